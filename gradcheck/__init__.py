@@ -1,0 +1,32 @@
+"""gradcheck: is the gradient of your differentiable operation right?
+
+A reverse-mode autodiff engine on NumPy with MyGrad's API (``import gradcheck as mg``),
+and tools that check the gradients an op's ``backward`` produces.
+"""
+
+from __future__ import annotations
+
+from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
+from gradcheck.graph import no_autodiff
+from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient
+from gradcheck.ops import *
+from gradcheck.ops import __all__ as _ops_all
+from gradcheck.tensor import Tensor, astensor, execute_op, tensor
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "BroadcastableOp",
+    "GradcheckError",
+    "InvalidBackprop",
+    "InvalidGradient",
+    "Operation",
+    "SkipGradient",
+    "Tensor",
+    "astensor",
+    "execute_op",
+    "is_invalid_gradient",
+    "no_autodiff",
+    "tensor",
+    *_ops_all,
+]

@@ -1,0 +1,130 @@
+"""The computational graph: whether it is being recorded, and how backprop walks it.
+
+Backprop visits every op of the graph once, in reverse topological order, so that the
+gradient of each tensor is complete (every consumer has contributed) before its creator
+passes it on. The order comes from an iterative depth-first search: no recursion, so a
+chain of 100,000 ops works, and the work is linear in the size of the graph.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from gradcheck.operation import Operation
+    from gradcheck.tensor import Tensor
+
+__all__ = ["no_autodiff", "is_tracking", "backpropagate", "clear_graph"]
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+class _Tracking:
+    """Holds the global "record the graph" switch (one attribute lookup per op)."""
+
+    __slots__ = ("on",)
+
+    def __init__(self) -> None:
+        self.on = True
+
+
+TRACK = _Tracking()
+
+
+def is_tracking() -> bool:
+    """True when ops record the graph (that is, outside :data:`no_autodiff`)."""
+    return TRACK.on
+
+
+class _NoAutodiff:
+    """Context manager and decorator that turns graph building off.
+
+    Inside it, ops compute their outputs but record no creator, so nothing can be
+    backpropagated and no graph is kept alive::
+
+        with no_autodiff:
+            y = x * 2          # y.creator is None
+
+        @no_autodiff
+        def evaluate(x): ...
+    """
+
+    def __init__(self) -> None:
+        self._previous: list[bool] = []
+
+    def __enter__(self) -> None:
+        self._previous.append(TRACK.on)
+        TRACK.on = False
+
+    def __exit__(self, *exc_info: object) -> None:
+        TRACK.on = self._previous.pop()
+
+    def __call__(self, func: _F) -> _F:
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with self:
+                return func(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+no_autodiff = _NoAutodiff()
+
+
+def _tensors_in_order(root: Tensor) -> list[Tensor]:
+    """The non-constant tensors with a creator that lead to ``root`` (itself
+    included), each after every tensor computed from it (reverse topological order
+    of creation)."""
+    postorder: list[Tensor] = []
+    seen: set[int] = set()
+    stack: list[tuple[Tensor, bool]] = [(root, False)]
+    while stack:
+        tensor, expanded = stack.pop()
+        if expanded:
+            postorder.append(tensor)
+            continue
+        if id(tensor) in seen:
+            continue
+        seen.add(id(tensor))
+        stack.append((tensor, True))
+        for var in tensor._creator.variables:
+            if var._creator is not None and not var._constant and id(var) not in seen:
+                stack.append((var, False))
+    postorder.reverse()
+    return postorder
+
+
+def backpropagate(root: Tensor) -> None:
+    """Send ``root.grad`` back through the graph that created ``root``.
+
+    ``root.grad`` must already hold the seed gradient. Every op in the graph runs its
+    ``backward`` once, after all ops that consume its output have run.
+    """
+    tensors = _tensors_in_order(root)
+    graph: list[Operation] = [t._creator for t in tensors]
+    for tensor, op in zip(tensors, graph):
+        if tensor.grad is not None:  # None: every path to it was skipped
+            op.backward(tensor.grad, graph=graph)
+
+
+def clear_graph(root: Tensor) -> None:
+    """Detach ``root`` and every tensor upstream of it from the graph.
+
+    Creators are dropped (so the ops and intermediate arrays can be freed) and every
+    tensor forgets the ops it fed: backprop through an op that still refers to one of
+    them raises :class:`InvalidBackprop` ("cleared prior to backprop").
+    """
+    root._ops = 0
+    stack = [root]
+    while stack:
+        tensor = stack.pop()
+        op = tensor._creator
+        if op is None:
+            continue
+        tensor._creator = None
+        for var in op.variables:
+            var._ops = 0
+            if var._creator is not None:
+                stack.append(var)

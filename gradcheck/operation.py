@@ -1,0 +1,206 @@
+"""`Operation`: the protocol every differentiable op follows, built-in or the user's.
+
+An op is a forward (``__call__``) and a backward (``backward_var``) side by side::
+
+    class Multiply(Operation):
+        def __call__(self, a, b):
+            self.variables = (a, b)
+            return a.data * b.data
+
+        def backward_var(self, grad, index, **kwargs):
+            a, b = self.variables
+            return grad * (b.data if index == 0 else a.data)
+
+``Operation.backward`` hands the upstream gradient to ``backward_var`` once per input
+and stores the result on the input, following the reference semantics in
+``shared/seed/backward-semantics.txt``. The graph traversal that calls it lives in
+:mod:`gradcheck.graph`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from numbers import Real
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from gradcheck.errors import InvalidBackprop, InvalidGradient, SkipGradient
+
+if TYPE_CHECKING:
+    from gradcheck.tensor import Tensor
+
+__all__ = [
+    "Operation",
+    "BroadcastableOp",
+    "is_invalid_gradient",
+    "reduce_broadcast",
+]
+
+_CLEARED_MESSAGE = (
+    "Part of the computational graph containing this tensor was 'cleared' prior to backprop."
+)
+
+
+def is_invalid_gradient(grad: Any) -> bool:
+    """Return True when ``grad`` cannot be a gradient.
+
+    A valid gradient is a real number (``int``/``float``, NumPy real scalars; not
+    ``bool``) or a NumPy array of an integer or floating dtype. Everything else is
+    invalid: ``None``, lists and other containers, strings, object, boolean and complex
+    arrays, and arbitrary objects.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> is_invalid_gradient(np.ones(3)), is_invalid_gradient(2.0)
+    (False, False)
+    >>> is_invalid_gradient([1.0, 2.0]), is_invalid_gradient(None)
+    (True, True)
+    """
+    if isinstance(grad, np.ndarray):
+        kind = grad.dtype.kind
+    elif isinstance(grad, Real):
+        kind = np.asarray(grad).dtype.kind
+    else:
+        return True
+    # 'b' bool, 'c' complex, 'O' object, 'U'/'S' strings... are all rejected.
+    return kind not in "iuf"
+
+
+def reduce_broadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """Sum ``grad`` over the axes along which an input of ``shape`` was broadcast.
+
+    This is the one place broadcasting is undone, so that no op repeats it: leading
+    axes that the input did not have are summed away, and axes where the input had
+    size 1 are summed with ``keepdims``. A gradient that cannot be reduced to ``shape``
+    is returned unchanged; :meth:`Operation.backward` then reports the mismatch.
+    """
+    if grad.shape == shape:
+        return grad
+    extra = grad.ndim - len(shape)
+    if extra < 0:
+        return grad
+    if extra:
+        grad = grad.sum(axis=tuple(range(extra)))
+    axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
+    if axes:
+        grad = grad.sum(axis=axes, keepdims=True)
+    return grad
+
+
+class Operation:
+    """Base class of a differentiable operation.
+
+    Subclasses implement:
+
+    ``__call__(self, *tensors, **params) -> numpy.ndarray``
+        The forward pass. It must set ``self.variables`` to the tuple of input tensors
+        and return the output as an array. Keyword arguments are the op's parameters
+        (``axis=``, ``keepdims=``...).
+    ``backward_var(self, grad, index, **kwargs) -> numpy.ndarray``
+        The gradient of the output with respect to ``self.variables[index]``,
+        contracted with ``grad`` (the gradient of the final result with respect to this
+        op's output). Raise :class:`SkipGradient` to send that input no gradient.
+
+    Ops are applied with :func:`gradcheck.execute_op`, which wraps the output in a
+    :class:`Tensor` that records the op as its ``creator``.
+    """
+
+    #: The input tensors, set by ``__call__``.
+    variables: tuple[Tensor, ...] = ()
+    #: When True, backprop through a graph containing this op must start from a
+    #: scalar (0-d) tensor unless an explicit gradient is given.
+    scalar_only: ClassVar[bool] = False
+
+    def __call__(self, *input_vars: Tensor, **kwargs: Any) -> np.ndarray:
+        raise NotImplementedError(f"{type(self).__name__} must implement __call__")
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        raise NotImplementedError(f"{type(self).__name__} must implement backward_var")
+
+    def backward(
+        self,
+        grad: np.ndarray,
+        *,
+        graph: Collection[Operation] | None = None,
+        _reduction: Callable[[np.ndarray, tuple[int, ...]], np.ndarray] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        """Back-propagate ``grad`` (d(final)/d(this op's output)) to every input.
+
+        For each non-constant input, ``backward_var`` is asked for its gradient; the
+        result is validated, passed through ``_reduction`` (undoing broadcasting) and
+        stored in the input's ``.grad`` (copied when it shares memory with ``grad``) or
+        added to the gradient already there. Constants receive nothing. ``graph`` is
+        the collection of ops taking part in this backprop; the traversal that visits
+        them in order is :func:`gradcheck.graph.backpropagate`, so this method does not
+        recurse.
+
+        Raises
+        ------
+        InvalidBackprop
+            An input's part of the graph was cleared before this backprop.
+        InvalidGradient
+            ``backward_var`` returned something that is not a gradient, or a gradient
+            whose shape is not the input's.
+        """
+        for index, var in enumerate(self.variables):
+            if var._constant:
+                continue
+            if not var._ops:
+                raise InvalidBackprop(_CLEARED_MESSAGE)
+            try:
+                backed_grad = self.backward_var(grad, index, **kwargs)
+            except SkipGradient:
+                continue
+            if is_invalid_gradient(backed_grad):
+                raise InvalidGradient(
+                    f"An invalid gradient-value was passed to:"
+                    f"\n\t`{type(self).__name__}.backward_var(<gradient>, index={index})`"
+                    f"\nGradients are expected to be real-valued scalars or "
+                    f"numpy arrays, got a gradient of type: {type(backed_grad)}"
+                )
+            backed_grad = np.asarray(backed_grad)
+            if _reduction is not None:
+                backed_grad = _reduction(backed_grad, var.data.shape)
+            if backed_grad.shape != var.data.shape:
+                raise InvalidGradient(
+                    f"`{type(self).__name__}.backward_var(<gradient>, index={index})` "
+                    f"returned a gradient of shape {backed_grad.shape} for an input of "
+                    f"shape {var.data.shape}; a gradient must have its input's shape"
+                )
+            if var.grad is None:
+                # may_share_memory is a cheap bounds test; a false positive only costs
+                # a copy, and a stored alias of `grad` would be corrupted by later
+                # accumulation into it.
+                var.grad = (
+                    np.copy(backed_grad) if np.may_share_memory(backed_grad, grad) else backed_grad
+                )
+            else:
+                # Not `+=`: the stored array may be another tensor's data or a view
+                # the user holds, and a float32 gradient may meet a float64 one.
+                var.grad = var.grad + backed_grad
+
+
+class BroadcastableOp(Operation):
+    """An op whose inputs broadcast against each other, NumPy style.
+
+    ``backward_var`` may return gradients of the output's shape; ``backward`` sums
+    them down to each input's shape with :func:`reduce_broadcast`.
+    """
+
+    def backward(
+        self,
+        grad: np.ndarray,
+        *,
+        graph: Collection[Operation] | None = None,
+        _reduction: Callable[[np.ndarray, tuple[int, ...]], np.ndarray] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().backward(
+            grad,
+            graph=graph,
+            _reduction=reduce_broadcast if _reduction is None else _reduction,
+            **kwargs,
+        )

@@ -1,0 +1,471 @@
+"""`Tensor`, the array that remembers how it was computed, and `execute_op`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+import numpy as np
+
+from gradcheck import graph as _graph
+from gradcheck.errors import InvalidBackprop, InvalidGradient
+from gradcheck.operation import Operation, is_invalid_gradient
+
+__all__ = ["Tensor", "tensor", "astensor", "execute_op"]
+
+_TRACK = _graph.TRACK
+
+
+def _is_float(dtype: np.dtype) -> bool:
+    return dtype.kind == "f"
+
+
+class Tensor:
+    """An array that records the operations applied to it, for reverse-mode autodiff.
+
+    Parameters
+    ----------
+    x : array_like
+        The data. A ``Tensor`` contributes its data.
+    dtype : data-type, optional
+        Cast the data to this type.
+    constant : bool, optional
+        A constant never receives a gradient. Defaults to False for floating-point
+        data and True for everything else; integer and boolean tensors are always
+        constant (``constant=False`` for them raises ``ValueError``). When ``x`` is a
+        ``Tensor``, its own ``constant`` is the default.
+    copy : bool, default True
+        Copy the data. With ``copy=False`` the tensor may share memory with ``x``.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> x = mg.Tensor([1.0, 2.0])
+    >>> y = (x * x).sum()
+    >>> y.backward()
+    >>> x.grad
+    array([2., 4.])
+    """
+
+    __slots__ = ("_constant", "_creator", "_ops", "_scalar_only", "data", "grad")
+    # Makes `ndarray <op> Tensor` defer to the Tensor's reflected operator.
+    __array_priority__ = 15.0
+
+    def __init__(
+        self,
+        x: Any,
+        *,
+        dtype: Any = None,
+        constant: bool | None = None,
+        copy: bool = True,
+    ) -> None:
+        if isinstance(x, Tensor):
+            if constant is None:
+                constant = x._constant
+            x = x.data
+        data = np.array(x, dtype=dtype, copy=True) if copy else np.asarray(x, dtype=dtype)
+        kind = data.dtype.kind
+        if kind not in "biufc":
+            raise TypeError(
+                f"Tensor data must be numeric; got an array of dtype {data.dtype} "
+                f"from {type(x).__name__}"
+            )
+        if kind != "f":
+            if constant is False:
+                raise ValueError(
+                    f"a tensor of dtype {data.dtype} must be constant: only "
+                    f"floating-point tensors can have gradients (pass float data or "
+                    f"dtype=float)"
+                )
+            constant = True
+        self.data: np.ndarray = data
+        self.grad: np.ndarray | None = None
+        self._creator: Operation | None = None
+        self._constant: bool = bool(constant)
+        self._ops: int = 0
+        self._scalar_only: bool = False
+
+    # -- attributes ---------------------------------------------------------------
+    @property
+    def constant(self) -> bool:
+        """A constant receives no gradient; backprop does not pass through it."""
+        return self._constant
+
+    @property
+    def creator(self) -> Operation | None:
+        """The op that produced this tensor, or None for a leaf (or after the graph
+        was cleared)."""
+        return self._creator
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def size(self) -> int:
+        return self.data.size
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def T(self) -> Tensor:
+        """The transposed tensor (a graph op)."""
+        return _ops.transpose(self)
+
+    def item(self) -> Any:
+        """The single element of a size-1 tensor, as a Python scalar."""
+        return self.data.item()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if copy:
+            return np.array(self.data, dtype=dtype, copy=True)
+        return np.asarray(self.data, dtype=dtype)
+
+    def __len__(self) -> int:
+        return len(self.data)
+
+    def __iter__(self) -> Iterator[Tensor]:
+        return (self[i] for i in range(len(self)))
+
+    def __float__(self) -> float:
+        return float(self.data)
+
+    def __int__(self) -> int:
+        return int(self.data)
+
+    def __bool__(self) -> bool:
+        return bool(self.data)
+
+    def __repr__(self) -> str:
+        # np's repr indents continuation lines for "array("; re-indent for "Tensor(".
+        return repr(self.data).replace("array(", "Tensor(", 1).replace("\n", "\n ")
+
+    # -- gradients ----------------------------------------------------------------
+    def null_grad(self) -> Tensor:
+        """Set ``.grad`` to None; returns the tensor."""
+        self.grad = None
+        return self
+
+    def clear_graph(self) -> None:
+        """Remove this tensor, and every tensor upstream of it, from the graph.
+
+        The creators are dropped, and backprop through an op that was built on any
+        of these tensors raises :class:`InvalidBackprop` from then on.
+        """
+        _graph.clear_graph(self)
+
+    def backward(self, grad: Any = None) -> None:
+        """Compute the gradient of this tensor with respect to every tensor it was
+        computed from, and store it in their ``.grad``.
+
+        Parameters
+        ----------
+        grad : array_like, optional
+            The gradient of some final quantity with respect to this tensor. By
+            default, ones of this tensor's shape (1.0 for a scalar), which makes each
+            ``x.grad`` the derivative of ``self.sum()`` with respect to ``x``. A
+            ``grad`` that broadcasts to this tensor's shape is broadcast.
+
+        Afterwards the graph is cleared (see :meth:`clear_graph`); the gradients stay.
+        A constant tensor does nothing.
+
+        Raises
+        ------
+        InvalidGradient
+            ``grad`` is not a real number or numeric array, or does not broadcast to
+            this tensor's shape.
+        InvalidBackprop
+            No ``grad`` was given, this tensor is not a scalar, and an op in its graph
+            only supports backprop from a scalar; or the graph was already cleared.
+
+        Examples
+        --------
+        >>> import gradcheck as mg
+        >>> x = mg.Tensor(2.0)
+        >>> y = mg.Tensor(3.0)
+        >>> w = x * y
+        >>> f = 2 * w
+        >>> f.backward()
+        >>> f.grad, w.grad, y.grad, x.grad
+        (array(1.), array(2.), array(4.), array(6.))
+        """
+        if self._constant:
+            return
+        if grad is not None:
+            grad = grad.data if isinstance(grad, Tensor) else grad
+            if is_invalid_gradient(grad):
+                raise InvalidGradient(
+                    "An invalid gradient-value was passed to "
+                    f"\n\t`{type(self).__name__}.backward(<gradient>)`"
+                    "\nGradients are expected to be real-valued scalars or "
+                    f"numpy arrays, got a gradient of type: {type(grad)}"
+                )
+            grad = np.asarray(grad)
+            if grad.shape != self.data.shape:
+                try:
+                    grad = np.broadcast_to(grad, self.data.shape).copy()
+                except ValueError:
+                    raise InvalidGradient(
+                        f"`Tensor.backward(grad)` got a gradient of shape {grad.shape} "
+                        f"for a tensor of shape {self.data.shape}; pass a gradient that "
+                        f"broadcasts to the tensor's shape"
+                    ) from None
+            self.grad = grad
+        else:
+            if self.data.ndim > 0 and self._scalar_only:
+                raise InvalidBackprop(
+                    "Backpropagation must be invoked from a "
+                    "scalar-tensor (a 0D tensor) for this computational "
+                    "graph."
+                )
+            dtype = float if np.issubdtype(self.data.dtype, np.signedinteger) else self.data.dtype
+            self.grad = np.ones(self.data.shape, dtype=dtype)
+        if self._creator is not None:
+            _graph.backpropagate(self)
+        _graph.clear_graph(self)
+
+    # -- operators ----------------------------------------------------------------
+    def __add__(self, other: Any) -> Tensor:
+        return _ops.add(self, other)
+
+    def __radd__(self, other: Any) -> Tensor:
+        return _ops.add(other, self)
+
+    def __sub__(self, other: Any) -> Tensor:
+        return _ops.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Tensor:
+        return _ops.subtract(other, self)
+
+    def __mul__(self, other: Any) -> Tensor:
+        return _ops.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Tensor:
+        return _ops.multiply(other, self)
+
+    def __truediv__(self, other: Any) -> Tensor:
+        return _ops.divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Tensor:
+        return _ops.divide(other, self)
+
+    def __pow__(self, other: Any) -> Tensor:
+        return _ops.power(self, other)
+
+    def __rpow__(self, other: Any) -> Tensor:
+        return _ops.power(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return _ops.matmul(other, self)
+
+    def __neg__(self) -> Tensor:
+        return _ops.negative(self)
+
+    def __pos__(self) -> Tensor:
+        return self
+
+    def __abs__(self) -> Tensor:
+        return _ops.absolute(self)
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return _ops.get_item(self, index)
+
+    # Comparisons are not differentiable: they return plain arrays, as MyGrad's do.
+    def __lt__(self, other: Any) -> np.ndarray:
+        return self.data < _data(other)
+
+    def __le__(self, other: Any) -> np.ndarray:
+        return self.data <= _data(other)
+
+    def __gt__(self, other: Any) -> np.ndarray:
+        return self.data > _data(other)
+
+    def __ge__(self, other: Any) -> np.ndarray:
+        return self.data >= _data(other)
+
+    def __eq__(self, other: Any) -> np.ndarray:  # type: ignore[override]
+        return self.data == _data(other)
+
+    def __ne__(self, other: Any) -> np.ndarray:  # type: ignore[override]
+        return self.data != _data(other)
+
+    __hash__ = object.__hash__
+
+    # -- methods mirroring the functions ------------------------------------------
+    def sum(
+        self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
+    ) -> Tensor:
+        return _ops.sum(self, axis=axis, keepdims=keepdims, constant=constant)
+
+    def mean(
+        self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
+    ) -> Tensor:
+        return _ops.mean(self, axis=axis, keepdims=keepdims, constant=constant)
+
+    def reshape(self, *newshape: Any, constant: bool | None = None) -> Tensor:
+        if len(newshape) == 1:
+            newshape = newshape[0]
+        return _ops.reshape(self, newshape, constant=constant)
+
+    def transpose(self, *axes: Any, constant: bool | None = None) -> Tensor:
+        if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+            axes = axes[0]
+        return _ops.transpose(self, axes if axes else None, constant=constant)
+
+
+def _data(x: Any) -> Any:
+    return x.data if isinstance(x, Tensor) else x
+
+
+def tensor(x: Any, dtype: Any = None, *, constant: bool | None = None, copy: bool = True) -> Tensor:
+    """Create a tensor from ``x`` (a copy by default); see :class:`Tensor`.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.tensor([1, 2, 3]).constant
+    True
+    """
+    return Tensor(x, dtype=dtype, constant=constant, copy=copy)
+
+
+def astensor(x: Any, dtype: Any = None, *, constant: bool | None = None) -> Tensor:
+    """Return ``x`` itself when it is already a tensor of that dtype and constant-ness,
+    otherwise a tensor that shares memory with ``x`` where it can.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> x = mg.Tensor([1.0])
+    >>> mg.astensor(x) is x
+    True
+    """
+    if (
+        isinstance(x, Tensor)
+        and (dtype is None or np.dtype(dtype) == x.data.dtype)
+        and (constant is None or constant == x._constant)
+    ):
+        return x
+    return Tensor(x, dtype=dtype, constant=constant, copy=False)
+
+
+def _as_input(x: Any) -> Tensor:
+    """An op input as a tensor: tensors as they are, anything else a constant."""
+    if isinstance(x, Tensor):
+        return x
+    t = Tensor.__new__(Tensor)
+    t.data = np.asarray(x)
+    if t.data.dtype.kind not in "biufc":
+        raise TypeError(
+            f"cannot use {type(x).__name__} of dtype {t.data.dtype} as an op input; "
+            f"pass numbers, arrays or tensors"
+        )
+    t.grad = None
+    t._creator = None
+    t._constant = True
+    t._ops = 0
+    t._scalar_only = False
+    return t
+
+
+def _weak_scalars(input_vars: Sequence[Any], tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
+    """Give Python ``int``/``float`` inputs the dtype NumPy would (NEP 50: a Python
+    scalar does not promote an array), so ``float32_tensor * 2.0`` stays float32."""
+    arrays = [
+        t.data for x, t in zip(input_vars, tensors) if type(x) is not float and type(x) is not int
+    ]
+    out = []
+    for x, t in zip(input_vars, tensors):
+        if type(x) is float or type(x) is int:
+            t.data = np.asarray(x, dtype=np.result_type(*arrays, x))
+        out.append(t)
+    return tuple(out)
+
+
+def execute_op(
+    Op: type[Operation],
+    *input_vars: Any,
+    op_args: Sequence[Any] = (),
+    op_kwargs: dict[str, Any] | None = None,
+    constant: bool | None = None,
+) -> Tensor:
+    """Apply the operation ``Op`` to ``input_vars`` and return its output tensor.
+
+    Inputs that are not tensors become constant tensors. The output is constant when
+    ``constant=True``, when every input is constant (unless ``constant=False``), and
+    always when its dtype is not floating-point. Outside :data:`no_autodiff`, the
+    output records the op as its ``creator``, and using a tensor in a new op resets
+    its ``.grad`` to None (gradients belong to one graph, as in MyGrad).
+
+    Parameters
+    ----------
+    Op : type[Operation]
+        The op's class; a fresh instance is made for this call.
+    *input_vars : array_like
+        The tensors (or arrays, numbers) the op's ``__call__`` takes.
+    op_args, op_kwargs
+        Further positional and keyword arguments for ``__call__``.
+    constant : bool, optional
+        Force the output to be (or not be) constant.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> from gradcheck.ops.arithmetic import Multiply
+    >>> z = mg.execute_op(Multiply, mg.Tensor(2.0), 3.0)
+    >>> z, z.constant
+    (Tensor(6.), False)
+    """
+    tensors = tuple(x if isinstance(x, Tensor) else _as_input(x) for x in input_vars)
+    if len(tensors) > 1:
+        for x in input_vars:
+            if type(x) is float or type(x) is int:
+                tensors = _weak_scalars(input_vars, tensors)
+                break
+    op = Op()
+    if op_kwargs is None:
+        out = op(*tensors, *op_args)
+    else:
+        out = op(*tensors, *op_args, **op_kwargs)
+    if not isinstance(out, np.ndarray):
+        out = np.asarray(out)
+    if constant is None:
+        constant = True
+        for t in tensors:
+            if not t._constant:
+                constant = False
+                break
+    if out.dtype.kind != "f":
+        constant = True
+
+    result = Tensor.__new__(Tensor)
+    result.data = out
+    result.grad = None
+    result._constant = constant
+    result._ops = 0
+    if _TRACK.on:
+        result._creator = op
+        scalar_only = op.scalar_only
+        for t in tensors:
+            if not t._constant:
+                t._ops += 1
+                t.grad = None
+                if t._scalar_only:
+                    scalar_only = True
+        result._scalar_only = scalar_only
+    else:
+        result._creator = None
+        result._scalar_only = False
+    return result
+
+
+from gradcheck import ops as _ops  # noqa: E402  (the ops module needs Tensor first)
