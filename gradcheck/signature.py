@@ -1,0 +1,78 @@
+"""How many tensors an op takes, read from its signature.
+
+The arity of a target is the number of positional parameters of its ``__call__`` (for
+an :class:`Operation` subclass; ``self`` excluded) or of the function, that have no
+default. Parameters with defaults and keyword-only parameters are the op's parameters
+(``axis=``, ``keepdims=``...). This is the one place that reads it, for the checker,
+the strategies and the CLI alike.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from gradcheck.operation import Operation
+
+__all__ = ["OpSignature", "op_signature"]
+
+
+@dataclass(frozen=True)
+class OpSignature:
+    """What a target's signature says about its inputs.
+
+    Attributes
+    ----------
+    arity : int
+        The number of tensor inputs without a default.
+    variadic : bool
+        True when it also takes ``*args`` (any number of further tensors).
+    parameters : tuple[str, ...]
+        The names of the op's other (keyword) parameters.
+    input_names : tuple[str, ...]
+        The names of the tensor inputs, in order.
+    """
+
+    arity: int
+    variadic: bool
+    parameters: tuple[str, ...]
+    input_names: tuple[str, ...]
+
+
+def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
+    """Read the inputs and parameters of an ``Operation`` subclass or a function.
+
+    Examples
+    --------
+    >>> from gradcheck.ops.reductions import Sum
+    >>> op_signature(Sum)
+    OpSignature(arity=1, variadic=False, parameters=('axis', 'keepdims'), input_names=('a',))
+    >>> op_signature(lambda x, y: x * y).arity
+    2
+    """
+    if isinstance(target, type) and issubclass(target, Operation):
+        func: Callable[..., Any] = target.__call__
+        skip_first = True
+    elif callable(target):
+        func = target
+        skip_first = False
+    else:
+        raise TypeError(f"{target!r} is neither an Operation subclass nor a function")
+    params = list(inspect.signature(func).parameters.values())
+    if skip_first:
+        params = params[1:]
+    inputs: list[str] = []
+    others: list[str] = []
+    variadic = False
+    for p in params:
+        if p.kind is p.VAR_POSITIONAL:
+            variadic = True
+        elif p.kind is p.VAR_KEYWORD:
+            continue
+        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty:
+            inputs.append(p.name)
+        else:
+            others.append(p.name)
+    return OpSignature(len(inputs), variadic, tuple(others), tuple(inputs))
