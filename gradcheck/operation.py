@@ -112,6 +112,9 @@ class Operation:
     #: When True, backprop through a graph containing this op must start from a
     #: scalar (0-d) tensor unless an explicit gradient is given.
     scalar_only: ClassVar[bool] = False
+    #: When True, ``backward`` sums each gradient down to its input's shape with
+    #: :func:`reduce_broadcast` (see :class:`BroadcastableOp`).
+    broadcastable: ClassVar[bool] = False
 
     def __call__(self, *input_vars: Tensor, **kwargs: Any) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} must implement __call__")
@@ -130,7 +133,8 @@ class Operation:
         """Back-propagate ``grad`` (d(final)/d(this op's output)) to every input.
 
         For each non-constant input, ``backward_var`` is asked for its gradient; the
-        result is validated, passed through ``_reduction`` (undoing broadcasting) and
+        result is validated, passed through ``_reduction`` (undoing broadcasting;
+        :func:`reduce_broadcast` by default for a ``broadcastable`` op) and
         stored in the input's ``.grad`` (copied when it shares memory with ``grad``) or
         added to the gradient already there. Constants receive nothing. ``graph`` is
         the collection of ops taking part in this backprop; the traversal that visits
@@ -145,6 +149,8 @@ class Operation:
             ``backward_var`` returned something that is not a gradient, or a gradient
             whose shape is not the input's.
         """
+        if _reduction is None and self.broadcastable:
+            _reduction = reduce_broadcast
         for index, var in enumerate(self.variables):
             if var._constant:
                 continue
@@ -154,29 +160,36 @@ class Operation:
                 backed_grad = self.backward_var(grad, index, **kwargs)
             except SkipGradient:
                 continue
-            if is_invalid_gradient(backed_grad):
-                raise InvalidGradient(
-                    f"An invalid gradient-value was passed to:"
-                    f"\n\t`{type(self).__name__}.backward_var(<gradient>, index={index})`"
-                    f"\nGradients are expected to be real-valued scalars or "
-                    f"numpy arrays, got a gradient of type: {type(backed_grad)}"
-                )
-            backed_grad = np.asarray(backed_grad)
+            # The common case (a float ndarray) is tested inline: this loop is the
+            # engine's hot path.
+            if type(backed_grad) is not np.ndarray or backed_grad.dtype.kind not in "iuf":
+                if is_invalid_gradient(backed_grad):
+                    raise InvalidGradient(
+                        f"An invalid gradient-value was passed to:"
+                        f"\n\t`{type(self).__name__}.backward_var(<gradient>, index={index})`"
+                        f"\nGradients are expected to be real-valued scalars or "
+                        f"numpy arrays, got a gradient of type: {type(backed_grad)}"
+                    )
+                backed_grad = np.asarray(backed_grad)
+            shape = var.data.shape
             if _reduction is not None:
-                backed_grad = _reduction(backed_grad, var.data.shape)
-            if backed_grad.shape != var.data.shape:
+                backed_grad = _reduction(backed_grad, shape)
+            if backed_grad.shape != shape:
                 raise InvalidGradient(
                     f"`{type(self).__name__}.backward_var(<gradient>, index={index})` "
                     f"returned a gradient of shape {backed_grad.shape} for an input of "
-                    f"shape {var.data.shape}; a gradient must have its input's shape"
+                    f"shape {shape}; a gradient must have its input's shape"
                 )
             if var.grad is None:
-                # may_share_memory is a cheap bounds test; a false positive only costs
-                # a copy, and a stored alias of `grad` would be corrupted by later
-                # accumulation into it.
-                var.grad = (
-                    np.copy(backed_grad) if np.may_share_memory(backed_grad, grad) else backed_grad
-                )
+                # A stored alias of `grad` would be corrupted by later accumulation,
+                # so it is copied. Two arrays that own their memory cannot overlap;
+                # only views need the (slower) memory-bounds test.
+                if backed_grad is grad or (
+                    (backed_grad.base is not None or getattr(grad, "base", None) is not None)
+                    and np.may_share_memory(backed_grad, grad)
+                ):
+                    backed_grad = backed_grad.copy()
+                var.grad = backed_grad
             else:
                 # Not `+=`: the stored array may be another tensor's data or a view
                 # the user holds, and a float32 gradient may meet a float64 one.
@@ -190,17 +203,4 @@ class BroadcastableOp(Operation):
     them down to each input's shape with :func:`reduce_broadcast`.
     """
 
-    def backward(
-        self,
-        grad: np.ndarray,
-        *,
-        graph: Collection[Operation] | None = None,
-        _reduction: Callable[[np.ndarray, tuple[int, ...]], np.ndarray] | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().backward(
-            grad,
-            graph=graph,
-            _reduction=reduce_broadcast if _reduction is None else _reduction,
-            **kwargs,
-        )
+    broadcastable = True

@@ -16,10 +16,6 @@ __all__ = ["Tensor", "tensor", "astensor", "execute_op"]
 _TRACK = _graph.TRACK
 
 
-def _is_float(dtype: np.dtype) -> bool:
-    return dtype.kind == "f"
-
-
 class Tensor:
     """An array that records the operations applied to it, for reverse-mode autodiff.
 
@@ -358,17 +354,10 @@ def astensor(x: Any, dtype: Any = None, *, constant: bool | None = None) -> Tens
     return Tensor(x, dtype=dtype, constant=constant, copy=False)
 
 
-def _as_input(x: Any) -> Tensor:
-    """An op input as a tensor: tensors as they are, anything else a constant."""
-    if isinstance(x, Tensor):
-        return x
+def _constant(data: np.ndarray) -> Tensor:
+    """A constant leaf tensor around ``data`` (no copy, no checks)."""
     t = Tensor.__new__(Tensor)
-    t.data = np.asarray(x)
-    if t.data.dtype.kind not in "biufc":
-        raise TypeError(
-            f"cannot use {type(x).__name__} of dtype {t.data.dtype} as an op input; "
-            f"pass numbers, arrays or tensors"
-        )
+    t.data = data
     t.grad = None
     t._creator = None
     t._constant = True
@@ -377,18 +366,48 @@ def _as_input(x: Any) -> Tensor:
     return t
 
 
-def _weak_scalars(input_vars: Sequence[Any], tensors: tuple[Tensor, ...]) -> tuple[Tensor, ...]:
-    """Give Python ``int``/``float`` inputs the dtype NumPy would (NEP 50: a Python
-    scalar does not promote an array), so ``float32_tensor * 2.0`` stays float32."""
-    arrays = [
-        t.data for x, t in zip(input_vars, tensors) if type(x) is not float and type(x) is not int
-    ]
-    out = []
-    for x, t in zip(input_vars, tensors):
-        if type(x) is float or type(x) is int:
-            t.data = np.asarray(x, dtype=np.result_type(*arrays, x))
-        out.append(t)
-    return tuple(out)
+def _as_input(x: Any) -> Tensor:
+    """An op input that is not a tensor, as a constant tensor."""
+    if isinstance(x, Tensor):  # a subclass
+        return x
+    data = np.asarray(x)
+    if data.dtype.kind not in "biufc":
+        raise TypeError(
+            f"cannot use {type(x).__name__} of dtype {data.dtype} as an op input; "
+            f"pass numbers, arrays or tensors"
+        )
+    return _constant(data)
+
+
+# Read-only 0-d arrays for the Python numbers ops meet again and again (the 2 in
+# `x * 2`), keyed by (type, value, dtype). Bounded: cleared when full.
+_SCALAR_CACHE: dict[tuple[type, Any, np.dtype], np.ndarray] = {}
+_SCALAR_CACHE_SIZE = 4096
+
+
+def _scalar_inputs(input_vars: Sequence[Any], tensors: list[Any]) -> None:
+    """Replace the Python ``int``/``float`` inputs (``None`` in ``tensors``) by
+    constant tensors of the dtype NumPy would give them (NEP 50: a Python number does
+    not promote an array), so that ``float32_tensor * 2.0`` stays float32."""
+    arrays = [t.data for t in tensors if t is not None]
+    common = arrays[0].dtype if len(arrays) == 1 else None
+    for i, x in enumerate(input_vars):
+        if tensors[i] is not None:
+            continue
+        if common is not None and common.kind == "f":
+            dtype = common
+        else:
+            dtype = np.result_type(*arrays, x)
+        key = (type(x), x, dtype)
+        data = _SCALAR_CACHE.get(key)
+        if data is None:
+            data = np.asarray(x, dtype=dtype)
+            data.flags.writeable = False
+            if x != 0:  # 0.0 and -0.0 are equal keys but different values
+                if len(_SCALAR_CACHE) >= _SCALAR_CACHE_SIZE:
+                    _SCALAR_CACHE.clear()
+                _SCALAR_CACHE[key] = data
+        tensors[i] = _constant(data)
 
 
 def execute_op(
@@ -425,38 +444,38 @@ def execute_op(
     >>> z, z.constant
     (Tensor(6.), False)
     """
-    tensors = tuple(x if isinstance(x, Tensor) else _as_input(x) for x in input_vars)
-    if len(tensors) > 1:
-        for x in input_vars:
-            if type(x) is float or type(x) is int:
-                tensors = _weak_scalars(input_vars, tensors)
-                break
+    # This function is the engine's per-op forward path: keep it lean.
+    tensors: list[Any] = []
+    numbers = False
+    for x in input_vars:
+        if type(x) is Tensor:
+            tensors.append(x)
+        elif type(x) is float or type(x) is int:
+            tensors.append(None)
+            numbers = True
+        else:
+            tensors.append(_as_input(x))
+    if numbers:
+        _scalar_inputs(input_vars, tensors)
     op = Op()
-    if op_kwargs is None:
-        out = op(*tensors, *op_args)
-    else:
+    if op_kwargs:
         out = op(*tensors, *op_args, **op_kwargs)
-    if not isinstance(out, np.ndarray):
+    else:
+        out = op(*tensors, *op_args)
+    if type(out) is not np.ndarray:
         out = np.asarray(out)
-    if constant is None:
-        constant = True
-        for t in tensors:
-            if not t._constant:
-                constant = False
-                break
-    if out.dtype.kind != "f":
-        constant = True
 
     result = Tensor.__new__(Tensor)
     result.data = out
     result.grad = None
-    result._constant = constant
     result._ops = 0
+    all_constant = True
     if _TRACK.on:
         result._creator = op
         scalar_only = op.scalar_only
         for t in tensors:
             if not t._constant:
+                all_constant = False
                 t._ops += 1
                 t.grad = None
                 if t._scalar_only:
@@ -465,6 +484,13 @@ def execute_op(
     else:
         result._creator = None
         result._scalar_only = False
+        for t in tensors:
+            if not t._constant:
+                all_constant = False
+                break
+    if constant is None:
+        constant = all_constant
+    result._constant = True if out.dtype.kind != "f" else constant
     return result
 
 

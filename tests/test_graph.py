@@ -1,0 +1,144 @@
+"""Backprop traversal, graph clearing and no_autodiff."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradcheck as mg
+from gradcheck import Operation
+
+
+class CountingMul(Operation):
+    """a * b that counts its backward calls."""
+
+    calls = 0
+
+    def __call__(self, a, b):
+        self.variables = (a, b)
+        return a.data * b.data
+
+    def backward(self, grad, **kwargs):
+        CountingMul.calls += 1
+        super().backward(grad, **kwargs)
+
+    def backward_var(self, grad, index, **kwargs):
+        a, b = self.variables
+        return grad * (b.data if index == 0 else a.data)
+
+
+def test_a_100000_op_chain_backprops_without_recursion():
+    x = mg.Tensor(1.0)
+    y = x
+    for _ in range(100_000):
+        y = y * 1.0
+    y.backward()
+    assert x.grad == 1.0
+
+
+def test_each_op_runs_backward_once_in_a_tower_of_diamonds():
+    # 60 stacked diamonds: 2**60 paths from top to bottom, 180 ops. Visiting paths
+    # instead of ops would never finish; visiting each op once gives 2**60 exactly.
+    CountingMul.calls = 0
+    x = mg.Tensor(1.0)
+    y = x
+    for _ in range(60):
+        a = mg.execute_op(CountingMul, y, 1.0)
+        b = mg.execute_op(CountingMul, y, 1.0)
+        y = a + b
+    y.backward()
+    assert CountingMul.calls == 120
+    assert x.grad == 2.0**60
+
+
+def test_fan_out_accumulates_before_propagating():
+    x = mg.Tensor(3.0)
+    y = x * x  # used by three consumers below
+    z = y * 2 + mg.sin(y) + y**2
+    z.backward()
+    yv = 9.0
+    expected_dz_dy = 2 + np.cos(yv) + 2 * yv
+    np.testing.assert_allclose(y.grad, expected_dz_dy)
+    np.testing.assert_allclose(x.grad, expected_dz_dy * 2 * 3.0)
+
+
+def test_the_graph_is_cleared_after_backward_and_gradients_stay():
+    x = mg.Tensor([1.0, 2.0])
+    y = x * 2
+    z = y.sum()
+    z.backward()
+    assert z.creator is None and y.creator is None
+    np.testing.assert_array_equal(y.grad, [1.0, 1.0])
+    np.testing.assert_array_equal(x.grad, [2.0, 2.0])
+
+
+def test_a_second_graph_from_the_same_leaf_after_backward_raises():
+    x = mg.Tensor([1.0, 2.0])
+    a = x * 2
+    b = x * 3
+    a.backward()
+    with pytest.raises(mg.InvalidBackprop):
+        b.backward()
+
+
+def test_a_fresh_graph_on_a_leaf_works_after_backward():
+    x = mg.Tensor([1.0, 2.0])
+    (x * 2).backward()
+    (x * 3).backward()
+    np.testing.assert_array_equal(x.grad, [3.0, 3.0])
+
+
+def test_constant_branches_are_not_traversed():
+    x = mg.Tensor([1.0, 2.0])
+    c = mg.Tensor([5.0, 6.0], constant=True)
+    cc = c * 2  # constant, has a creator
+    assert cc.constant
+    (x * cc).backward()
+    np.testing.assert_array_equal(x.grad, [10.0, 12.0])
+    assert c.grad is None and cc.grad is None
+
+
+def test_no_autodiff_as_context_manager_and_decorator():
+    x = mg.Tensor([1.0])
+    with mg.no_autodiff:
+        y = x * 2
+        with mg.no_autodiff:
+            pass
+        z = x * 2  # still off after the nested block
+    assert y.creator is None and z.creator is None
+    assert (x * 2).creator is not None
+
+    @mg.no_autodiff
+    def double(t):
+        return t * 2
+
+    assert double(x).creator is None
+    assert (x * 2).creator is not None
+
+
+def test_no_autodiff_restores_tracking_after_an_exception():
+    x = mg.Tensor([1.0])
+    with pytest.raises(RuntimeError), mg.no_autodiff:
+        raise RuntimeError
+    assert (x * 2).creator is not None
+
+
+def test_execute_op_makes_non_tensors_constant_and_honours_constant():
+    from gradcheck.ops.arithmetic import Multiply
+
+    x = mg.Tensor([1.0])
+    out = mg.execute_op(Multiply, x, np.array([2.0]))
+    assert not out.constant and out.creator.variables[1].constant
+    assert mg.execute_op(Multiply, x, 2.0, constant=True).constant
+    assert mg.execute_op(Multiply, 1.0, 2.0).constant
+    assert mg.execute_op(Multiply, np.array([1, 2]), 2).constant  # integer result
+
+
+def test_op_kwargs_and_args_reach_the_op():
+    from gradcheck.ops.reductions import Sum
+
+    x = mg.Tensor(np.ones((2, 3)))
+    out = mg.execute_op(Sum, x, op_kwargs={"axis": 1, "keepdims": True})
+    assert out.shape == (2, 1)
+    out = mg.execute_op(Sum, x, op_args=(0,))
+    assert out.shape == (3,)
