@@ -1,124 +1,298 @@
-"""Engine overhead: time per op (forward + backward) against hand-written NumPy.
+"""Engine overhead: forward + backward against hand-written NumPy of the same math.
 
 Question: how much does recording the graph and backpropagating cost on top of the
-NumPy arithmetic itself? Workload: a chain of 200 small elementwise ops (multiply by a
-constant, add a constant, sin, tanh; repeated 50 times) on a 16-element float64 array,
-forward then backward. The reference is the same math written by hand in NumPy (forward
-keeping what the backward needs, then the backward), measured in the same run. MyGrad
-and PyTorch (CPU) are measured too when installed, and skipped otherwise.
+NumPy arithmetic itself? Each workload is written three ways: hand-written NumPy
+(forward keeping what the backward needs, then the backward: the reference), our engine,
+and MyGrad / PyTorch CPU when they are installed (skipped otherwise). Every
+implementation's gradient is compared with the NumPy one before it is timed.
 
-Run: python benchmarks/engine_overhead.py [--repeats 30]
+Workloads:
+  chain      200 small elementwise ops (x*1.01, +0.5, sin, tanh; 50 times), 16 elements
+  mlp        one step of a 3-layer tanh MLP, batch 64, 256-256-256-10, mean-square loss
+  big        an elementwise expression on 1e6 elements
+  bcast      a broadcast multiply and reduce: sum over j of x[i, None] * y[None, j], 1000x1000
+  fanout     a 2,000-node graph where each node combines two earlier nodes (8 elements)
+
+Times are medians over repeats; ratios are to NumPy, measured in the same run.
+Run: python benchmarks/engine_overhead.py [--repeats 15] [--only chain,mlp]
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import itertools
 import statistics
 import sys
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import gradcheck as gc
+import gradcheck
 
-N_BLOCKS = 50  # 4 ops per block
-N_OPS = 4 * N_BLOCKS
-SCALE, SHIFT = 1.01, 0.5
+Inputs = dict[str, np.ndarray]
+Impl = Callable[[Inputs], list[np.ndarray]]  # returns the gradients of the inputs
 
 
-def numpy_chain(x0: np.ndarray) -> np.ndarray:
+# -- chain ---------------------------------------------------------------------------
+CHAIN_BLOCKS, SCALE, SHIFT = 50, 1.01, 0.5
+
+
+def chain_inputs(rng: np.random.Generator) -> Inputs:
+    return {"x": rng.standard_normal(16)}
+
+
+def chain_numpy(inp: Inputs) -> list[np.ndarray]:
     saved = []
-    y = x0
-    for _ in range(N_BLOCKS):
-        y = y * SCALE
-        y = y + SHIFT
+    y = inp["x"]
+    for _ in range(CHAIN_BLOCKS):
+        y = y * SCALE + SHIFT
         saved.append(y)
-        y = np.sin(y)
-        y = np.tanh(y)
+        y = np.tanh(np.sin(y))
         saved.append(y)
     grad = np.ones_like(y)
-    for _ in range(N_BLOCKS):
+    for _ in range(CHAIN_BLOCKS):
         t = saved.pop()
-        grad = grad * (1 - t * t)  # tanh'
-        s = saved.pop()
-        grad = grad * np.cos(s)  # sin'
-        grad = grad * SCALE  # (the add passes the gradient through)
-    return grad
+        grad = grad * (1 - t * t)
+        grad = grad * np.cos(saved.pop())
+        grad = grad * SCALE
+    return [grad]
 
 
-def engine_chain(lib) -> Callable[[np.ndarray], np.ndarray]:
-    def run(x0: np.ndarray) -> np.ndarray:
-        x = lib.Tensor(x0)
-        y = x
-        for _ in range(N_BLOCKS):
-            y = lib.tanh(lib.sin(y * SCALE + SHIFT))
-        y.backward()
-        return x.grad
-
-    return run
+def chain_lib(lib: Any, inp: Inputs) -> list[np.ndarray]:
+    x = lib.tensor(inp["x"])
+    y = x
+    for _ in range(CHAIN_BLOCKS):
+        y = lib.tanh(lib.sin(y * SCALE + SHIFT))
+    y.backward(lib.ones_like(y) if _is_torch(lib) else None)
+    return [_grad(x)]
 
 
-def torch_chain(torch) -> Callable[[np.ndarray], np.ndarray]:
-    def run(x0: np.ndarray) -> np.ndarray:
-        x = torch.tensor(x0, requires_grad=True)
-        y = x
-        for _ in range(N_BLOCKS):
-            y = torch.tanh(torch.sin(y * SCALE + SHIFT))
-        y.backward(torch.ones_like(y))
-        return x.grad.numpy()
-
-    return run
+# -- mlp -----------------------------------------------------------------------------
+def mlp_inputs(rng: np.random.Generator) -> Inputs:
+    sizes = [256, 256, 256, 10]
+    inp = {"x": rng.standard_normal((64, sizes[0])), "t": rng.standard_normal((64, 10))}
+    for i, (n, m) in enumerate(itertools.pairwise(sizes), 1):
+        inp[f"W{i}"] = rng.standard_normal((n, m)) / np.sqrt(n)
+        inp[f"b{i}"] = np.zeros(m)
+    return inp
 
 
-def median_seconds(func: Callable[[np.ndarray], np.ndarray], x0: np.ndarray, repeats: int) -> float:
-    func(x0)  # warm up
+MLP_PARAMS = ["W1", "b1", "W2", "b2", "W3", "b3"]
+
+
+def mlp_numpy(inp: Inputs) -> list[np.ndarray]:
+    x, t = inp["x"], inp["t"]
+    h1 = np.tanh(x @ inp["W1"] + inp["b1"])
+    h2 = np.tanh(h1 @ inp["W2"] + inp["b2"])
+    out = h2 @ inp["W3"] + inp["b3"]
+    # loss = mean((out - t)**2)
+    g_out = 2 * (out - t) / out.size
+    gW3, gb3 = h2.T @ g_out, g_out.sum(0)
+    g_h2 = (g_out @ inp["W3"].T) * (1 - h2 * h2)
+    gW2, gb2 = h1.T @ g_h2, g_h2.sum(0)
+    g_h1 = (g_h2 @ inp["W2"].T) * (1 - h1 * h1)
+    gW1, gb1 = x.T @ g_h1, g_h1.sum(0)
+    return [gW1, gb1, gW2, gb2, gW3, gb3]
+
+
+def mlp_lib(lib: Any, inp: Inputs) -> list[np.ndarray]:
+    p = {
+        k: lib.tensor(inp[k], requires_grad=True) if _is_torch(lib) else lib.tensor(inp[k])
+        for k in MLP_PARAMS
+    }
+    x, t = lib.tensor(inp["x"]), lib.tensor(inp["t"])
+    if not _is_torch(lib):
+        x, t = lib.tensor(inp["x"], constant=True), lib.tensor(inp["t"], constant=True)
+    h1 = lib.tanh(x @ p["W1"] + p["b1"])
+    h2 = lib.tanh(h1 @ p["W2"] + p["b2"])
+    out = h2 @ p["W3"] + p["b3"]
+    loss = ((out - t) ** 2).mean()
+    loss.backward()
+    return [_grad(p[k]) for k in MLP_PARAMS]
+
+
+# -- big -----------------------------------------------------------------------------
+def big_inputs(rng: np.random.Generator) -> Inputs:
+    return {"x": rng.standard_normal(1_000_000), "y": rng.standard_normal(1_000_000)}
+
+
+def big_numpy(inp: Inputs) -> list[np.ndarray]:
+    x, y = inp["x"], inp["y"]
+    s = np.sin(x)
+    e = np.exp(-(x * x))
+    # f = sum(s * y + e)
+    gx = np.cos(x) * y + e * (-2 * x)
+    gy = s
+    return [gx, gy]
+
+
+def big_lib(lib: Any, inp: Inputs) -> list[np.ndarray]:
+    x, y = _leaf(lib, inp["x"]), _leaf(lib, inp["y"])
+    f = (lib.sin(x) * y + lib.exp(-(x * x))).sum()
+    f.backward()
+    return [_grad(x), _grad(y)]
+
+
+# -- bcast ---------------------------------------------------------------------------
+def bcast_inputs(rng: np.random.Generator) -> Inputs:
+    return {"x": rng.standard_normal((1000, 1)), "y": rng.standard_normal((1, 1000))}
+
+
+def bcast_numpy(inp: Inputs) -> list[np.ndarray]:
+    x, y = inp["x"], inp["y"]
+    _ = (x * y).sum(axis=1)
+    g = np.ones((1000, 1000))  # the gradient of the sum of the reduced vector
+    return [(g * y).sum(axis=1, keepdims=True), (g * x).sum(axis=0, keepdims=True)]
+
+
+def bcast_lib(lib: Any, inp: Inputs) -> list[np.ndarray]:
+    x, y = _leaf(lib, inp["x"]), _leaf(lib, inp["y"])
+    r = (x * y).sum(axis=1) if not _is_torch(lib) else (x * y).sum(dim=1)
+    r.backward(lib.ones_like(r) if _is_torch(lib) else None)
+    return [_grad(x), _grad(y)]
+
+
+# -- fanout --------------------------------------------------------------------------
+FANOUT_NODES = 2000
+
+
+def _fanout_plan(n: int) -> list[tuple[int, int, int]]:
+    rng = np.random.default_rng(1)
+    plan = []
+    for k in range(2, n):
+        # each node reads two earlier nodes, mostly recent ones: wide reuse, deep chains
+        i, j = (k - 1 - rng.geometric(0.2, size=2)).clip(0, k - 1)
+        plan.append((int(rng.integers(3)), int(i), int(j)))
+    return plan
+
+
+FANOUT_PLAN = _fanout_plan(FANOUT_NODES)
+
+
+def _fanout_node(lib: Any, kind: int, vi: Any, vj: Any) -> Any:
+    """One node; every kind keeps values bounded, so deep paths neither overflow nor
+    vanish."""
+    if kind == 0:
+        return (vi + vj) * 0.5
+    if kind == 1:
+        return lib.sin(vi * vj)
+    return lib.sin(vi) + vj * 0.5
+
+
+def fanout_inputs(rng: np.random.Generator) -> Inputs:
+    return {"a": rng.uniform(0.5, 1.0, 8), "b": rng.uniform(0.5, 1.0, 8)}
+
+
+def fanout_numpy(inp: Inputs) -> list[np.ndarray]:
+    vals = [inp["a"], inp["b"]]
+    for kind, i, j in FANOUT_PLAN:
+        vals.append(_fanout_node(np, kind, vals[i], vals[j]))
+    grads = [np.zeros(8) for _ in vals]
+    grads[-1] = np.ones(8)
+    for k in range(len(vals) - 1, 1, -1):
+        kind, i, j = FANOUT_PLAN[k - 2]
+        g = grads[k]
+        vi, vj = vals[i], vals[j]
+        if kind == 0:  # (vi + vj) * 0.5
+            grads[i] = grads[i] + g * 0.5
+            grads[j] = grads[j] + g * 0.5
+        elif kind == 1:  # sin(vi * vj)
+            c = g * np.cos(vi * vj)
+            grads[i] = grads[i] + c * vj
+            grads[j] = grads[j] + c * vi
+        else:  # sin(vi) + vj * 0.5
+            grads[i] = grads[i] + g * np.cos(vi)
+            grads[j] = grads[j] + g * 0.5
+    return [grads[0], grads[1]]
+
+
+def fanout_lib(lib: Any, inp: Inputs) -> list[np.ndarray]:
+    a, b = _leaf(lib, inp["a"]), _leaf(lib, inp["b"])
+    vals = [a, b]
+    for kind, i, j in FANOUT_PLAN:
+        vi, vj = vals[i], vals[j]
+        vals.append(_fanout_node(lib, kind, vi, vj))
+    vals[-1].backward(lib.ones_like(vals[-1]) if _is_torch(lib) else None)
+    return [_grad(a), _grad(b)]
+
+
+# -- harness -------------------------------------------------------------------------
+def _is_torch(lib: Any) -> bool:
+    return lib.__name__ == "torch"
+
+
+def _leaf(lib: Any, arr: np.ndarray) -> Any:
+    return lib.tensor(arr, requires_grad=True) if _is_torch(lib) else lib.tensor(arr)
+
+
+def _grad(t: Any) -> np.ndarray:
+    g = t.grad
+    return g.numpy() if hasattr(g, "numpy") else np.asarray(g)
+
+
+WORKLOADS = {
+    "chain": (chain_inputs, chain_numpy, chain_lib, 200, 10),
+    "mlp": (mlp_inputs, mlp_numpy, mlp_lib, 1, 5),
+    "big": (big_inputs, big_numpy, big_lib, 1, 1),
+    "bcast": (bcast_inputs, bcast_numpy, bcast_lib, 1, 2),
+    "fanout": (fanout_inputs, fanout_numpy, fanout_lib, FANOUT_NODES, 2),
+}
+
+
+def median_seconds(func: Callable[[], Any], repeats: int, number: int) -> float:
+    func()  # warm up
     times = []
     for _ in range(repeats):
         start = time.perf_counter()
-        for _ in range(10):
-            func(x0)
-        times.append((time.perf_counter() - start) / 10)
+        for _ in range(number):
+            func()
+        times.append((time.perf_counter() - start) / number)
     return statistics.median(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeats", type=int, default=30)
-    args = parser.parse_args()
-
-    x0 = np.random.default_rng(0).standard_normal(16)
-    expected = numpy_chain(x0)
-    candidates: list[tuple[str, Callable[[np.ndarray], np.ndarray]]] = [
-        ("numpy (hand-written)", numpy_chain),
-        (f"gradcheck {gc.__version__}", engine_chain(gc)),
-    ]
+def libraries() -> list[Any]:
+    libs = [gradcheck]
     for name in ("mygrad", "torch"):
         try:
-            module = importlib.import_module(name)
+            libs.append(importlib.import_module(name))
         except ImportError:
-            print(f"{name}: not installed, skipped")
-            continue
-        run = torch_chain(module) if name == "torch" else engine_chain(module)
-        candidates.append((f"{name} {module.__version__}", run))
+            print(f"({name} not installed: skipped)")
+    return libs
 
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description="Engine overhead against hand-written NumPy.")
+    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads")
+    args = parser.parse_args()
+    libs = libraries()
     rows = []
-    reference = None
-    for name, func in candidates:
-        np.testing.assert_allclose(func(x0), expected, rtol=1e-10)  # same math
-        seconds = median_seconds(func, x0, args.repeats)
-        reference = reference or seconds
-        rows.append((name, seconds / N_OPS * 1e6, seconds / reference))
-
-    print(f"chain of {N_OPS} elementwise ops on 16 float64 elements, forward + backward")
-    print(f"median of {args.repeats} repeats (10 runs each)\n")
-    print(f"{'engine':<24} {'us per op':>10} {'ratio to numpy':>15}")
-    for name, per_op, ratio in rows:
-        print(f"{name:<24} {per_op:>10.2f} {ratio:>14.2f}x")
+    for name in args.only.split(","):
+        make_inputs, numpy_impl, lib_impl, n_ops, number = WORKLOADS[name]
+        inp = make_inputs(np.random.default_rng(0))
+        expected = numpy_impl(inp)
+        reference = median_seconds(partial(numpy_impl, inp), args.repeats, number)
+        rows.append((name, "numpy (hand-written)", reference, n_ops, 1.0))
+        for lib in libs:
+            got = lib_impl(lib, inp)
+            for g, e in zip(got, expected):
+                np.testing.assert_allclose(g, e, rtol=1e-7, atol=1e-10)
+            seconds = median_seconds(partial(lib_impl, lib, inp), args.repeats, number)
+            rows.append(
+                (name, f"{lib.__name__} {lib.__version__}", seconds, n_ops, seconds / reference)
+            )
+    print(f"forward + backward, median of {args.repeats} repeats\n")
+    print(f"{'workload':<8} {'implementation':<22} {'ms per run':>11} {'us/node':>8} {'ratio':>8}")
+    for name, impl, seconds, n_ops, ratio in rows:
+        per_op = f"{seconds / n_ops * 1e6:.2f}" if n_ops > 1 else ""
+        print(f"{name:<8} {impl:<22} {seconds * 1e3:>11.3f} {per_op:>8} {ratio:>7.2f}x")
 
 
 if __name__ == "__main__":
