@@ -1,0 +1,129 @@
+"""[tool.gradcheck]: reading, validation and one-line errors."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from gradcheck.config import ConfigError, load_config
+
+
+def write(tmp_path, text, name="pyproject.toml"):
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(text))
+    return path
+
+
+def test_defaults_and_targets_are_read(tmp_path):
+    path = write(
+        tmp_path,
+        """
+        [project]
+        name = "x"
+
+        [tool.gradcheck]
+        max-examples = 20
+        seed = 3
+        regression-factor = 2
+
+        [[tool.gradcheck.targets]]
+        target = "ops:Softplus"
+        domain = [-5, 5]
+
+        [[tool.gradcheck.targets]]
+        target = "ops:MatMul"
+        shapes = ["n,k", "k,m"]
+        dtype = "float32"
+        rtol = 1e-3
+        kwargs = { transpose = true }
+        domain = [[-1, 1], [0.5, 2.0]]
+        """,
+    )
+    config = load_config(path)
+    assert config.defaults == {"max_examples": 20, "seed": 3}
+    assert config.regression_factor == 2.0
+    assert [t.target for t in config.targets] == ["ops:Softplus", "ops:MatMul"]
+    assert config.options_for(config.targets[0]) == {
+        "max_examples": 20,
+        "seed": 3,
+        "domain": [-5, 5],
+    }
+    second = config.options_for(config.targets[1])
+    assert second["shapes"] == ["n,k", "k,m"] and second["dtype"] == "float32"
+    assert second["kwargs"] == {"transpose": True}
+
+
+def test_the_nearest_pyproject_is_found(tmp_path, monkeypatch):
+    write(tmp_path, "[tool.gradcheck]\nseed = 1\n")
+    sub = tmp_path / "a" / "b"
+    sub.mkdir(parents=True)
+    monkeypatch.chdir(sub)
+    assert load_config().defaults == {"seed": 1}
+
+
+def test_a_project_without_the_table_has_no_config(tmp_path, monkeypatch):
+    write(tmp_path, '[project]\nname = "x"\n')
+    monkeypatch.chdir(tmp_path)
+    assert load_config() is None
+
+
+def test_a_standalone_file_holds_the_table_at_top_level(tmp_path):
+    path = write(tmp_path, 'seed = 4\n[[targets]]\ntarget = "m:Op"\n', name="gradcheck.toml")
+    config = load_config(path)
+    assert config.defaults == {"seed": 4} and config.targets[0].target == "m:Op"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "[tool.gradcheck]\nmax_exampels = 3\n",
+            "unknown key 'max_exampels' (did you mean 'max-examples'?)",
+        ),
+        ("[tool.gradcheck]\nwhatever = 3\n", "unknown key 'whatever'; known keys:"),
+        (
+            "[tool.gradcheck]\nmax-examples = 0\n",
+            "key 'max-examples' must be a positive integer, got 0",
+        ),
+        (
+            "[tool.gradcheck]\nmode = 'slow'\n",
+            "key 'mode' must be one of auto, full, fast, got 'slow'",
+        ),
+        ("[tool.gradcheck]\ndtype = 'int8'\n", "key 'dtype' must be one of"),
+        ("[tool.gradcheck]\natol = -1\n", "key 'atol' must be a non-negative number"),
+        ("[tool.gradcheck]\ndomain = [3, 1]\n", "key 'domain' must be [lo, hi] with lo < hi"),
+        ("[tool.gradcheck]\nshapes = 'n,k'\n", "key 'shapes' must be an array of shape specs"),
+        ("[tool.gradcheck]\nbroadcast = 1\n", "key 'broadcast' must be true or false"),
+        (
+            "[tool.gradcheck]\nregression-factor = 0.5\n",
+            "'regression-factor' must be a number >= 1",
+        ),
+        ("[tool.gradcheck]\ntargets = 3\n", "key 'targets' must be an array of tables"),
+        ("[[tool.gradcheck.targets]]\ndomain = [0, 1]\n", "targets entry 1 needs a 'target' key"),
+        (
+            "[[tool.gradcheck.targets]]\ntarget = 'm:Op'\nsead = 1\n",
+            "targets entry 1 has an unknown key 'sead' (did you mean 'seed'?)",
+        ),
+        ("[tool.gradcheck\n", "not valid TOML"),
+    ],
+)
+def test_bad_files_get_one_line_naming_file_and_key(tmp_path, text, message):
+    path = write(tmp_path, text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    msg = str(info.value)
+    assert message in msg
+    assert str(path) in msg
+    assert "\n" not in msg
+    assert info.value.exit_code == 2
+
+
+def test_a_missing_explicit_file_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_config(tmp_path / "nope.toml")
+
+
+def test_an_explicit_pyproject_without_the_table_is_an_error(tmp_path):
+    with pytest.raises(ConfigError, match=r"has no \[tool.gradcheck\] table"):
+        load_config(write(tmp_path, "[project]\nname = 'x'\n"))
