@@ -13,11 +13,20 @@ Workloads:
   bcast      a broadcast multiply and reduce: sum over j of x[i, None] * y[None, j], 1000x1000
   fanout     a 2,000-node graph where each node combines two earlier nodes (8 elements)
 
-Times are medians over repeats; ratios are to NumPy, measured in the same run.
+Times are medians over repeats; ratios are to NumPy, measured in the same run. BLAS
+and PyTorch run single-threaded (the question is the engine's overhead, and thread
+pools on a shared 2-core machine add noise larger than the effect); set
+GRADCHECK_BENCH_THREADS to change that.
 Run: python benchmarks/engine_overhead.py [--repeats 15] [--only chain,mlp]
 """
 
 from __future__ import annotations
+
+import os
+
+_THREADS = os.environ.get("GRADCHECK_BENCH_THREADS", "1")
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, _THREADS)
 
 import argparse
 import importlib
@@ -261,9 +270,13 @@ def libraries() -> list[Any]:
     libs = [gradcheck]
     for name in ("mygrad", "torch"):
         try:
-            libs.append(importlib.import_module(name))
+            lib = importlib.import_module(name)
         except ImportError:
             print(f"({name} not installed: skipped)")
+            continue
+        if name == "torch":
+            lib.set_num_threads(int(_THREADS))
+        libs.append(lib)
     return libs
 
 
