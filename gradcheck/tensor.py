@@ -279,6 +279,21 @@ class Tensor:
     def __getitem__(self, index: Any) -> Tensor:
         return _ops.get_item(self, index)
 
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``x[index] = value`` as a graph op (MyGrad semantics): ``x`` becomes the
+        output of :func:`~gradcheck.ops.indexing.set_item` applied to its previous
+        value and ``value``, so gradients reach both. Ops built on ``x`` before the
+        assignment can no longer backpropagate to it (they raise InvalidBackprop
+        rather than use the new values)."""
+        previous = Tensor.__new__(Tensor)
+        for name in Tensor.__slots__:
+            setattr(previous, name, getattr(self, name))
+        out = _ops.set_item(previous, index, value)
+        for name in Tensor.__slots__:
+            # The ops that used `self` before now see `_ops == 0`, as after a cleared
+            # graph, so backprop through them raises instead of using the new values.
+            setattr(self, name, getattr(out, name))
+
     # Comparisons are not differentiable: they return plain arrays, as MyGrad's do.
     def __lt__(self, other: Any) -> np.ndarray:
         return self.data < _data(other)
