@@ -116,7 +116,7 @@ class Solve(Operation):
         x = self.out[..., None] if vector else self.out
         db = np.linalg.solve(_mT(a), g)
         if index == 1:
-            return db[..., 0] if vector else reduce_broadcast(db, b.shape)
+            return reduce_broadcast(db[..., 0] if vector else db, b.shape)
         return reduce_broadcast(-(db @ _mT(x)), a.shape)
 
 
