@@ -115,7 +115,7 @@ def test_einsum_rejects_what_numpy_rejects():
 @given(st.data(), small_shapes(0, 3), small_shapes(0, 3))
 def test_dot(data, sa, sb):
     if sa and sb:  # the contracted axes must agree
-        sb = sb[:-2] + (sa[-1],) + sb[-1:] if len(sb) >= 2 else (sa[-1],)
+        sb = (*sb[:-2], sa[-1], *sb[-1:]) if len(sb) >= 2 else (sa[-1],)
     a, b = data.draw(floats_array(sa)), data.draw(floats_array(sb))
     np.testing.assert_allclose(mg.dot(a, b).data, np.dot(a, b))
     check_gradients(mg.dot, a, b)
@@ -125,7 +125,7 @@ def test_dot(data, sa, sb):
 def test_tensordot(data, shape, n):
     n = min(n, len(shape))
     a = data.draw(floats_array(shape))
-    b = data.draw(floats_array(shape[len(shape) - n :] + (2,)))
+    b = data.draw(floats_array((*shape[len(shape) - n :], 2)))
     np.testing.assert_allclose(mg.tensordot(a, b, n).data, np.tensordot(a, b, n))
     check_gradients(lambda x, y: mg.tensordot(x, y, n), a, b)
     c = data.draw(floats_array((shape[0], 2)))
