@@ -336,6 +336,22 @@ class Tensor:
             axes = axes[0]
         return _ops.transpose(self, axes if axes else None, constant=constant)
 
+    # -- shape methods (structural ops) ---------------------------------------------
+    def flatten(self, *, constant: bool | None = None) -> Tensor:
+        return _ops.flatten(self, constant=constant)
+
+    def ravel(self, *, constant: bool | None = None) -> Tensor:
+        return _ops.ravel(self, constant=constant)
+
+    def squeeze(self, axis: Any = None, *, constant: bool | None = None) -> Tensor:
+        return _ops.squeeze(self, axis, constant=constant)
+
+    def swapaxes(self, axis1: int, axis2: int, *, constant: bool | None = None) -> Tensor:
+        return _ops.swapaxes(self, axis1, axis2, constant=constant)
+
+    def moveaxis(self, source: Any, destination: Any, *, constant: bool | None = None) -> Tensor:
+        return _ops.moveaxis(self, source, destination, constant=constant)
+
 
 def _data(x: Any) -> Any:
     return x.data if isinstance(x, Tensor) else x
