@@ -92,6 +92,8 @@ def conv_nd(
         ``out[n, f, o] = sum_{c, k} x_padded[n, c, o * stride + k * dilation] *
         filter_bank[f, c, k]`` (cross-correlation, as in MyGrad and deep-learning
         libraries), with ``Yi = (Xi + 2 padding - dilation (Ki - 1) - 1) // stride + 1``.
+        Unlike MyGrad, which requires the windows to tile the padded input exactly,
+        trailing elements that no window reaches are allowed (and get zero gradient).
 
     Examples
     --------
