@@ -231,3 +231,43 @@ def test_solve(data, batch, n, k):
         b = data.draw(floats_array((*batch[len(batch) // 2 :], n, k)))
     np.testing.assert_allclose(linalg.solve(a, b).data, np.linalg.solve(a, b))
     check_gradients(linalg.solve, a, b)
+
+
+@st.composite
+def einsum_expressions(draw):
+    """A random einsum: 1-3 operands, each 0-3 labels from "abcd" (repeats allowed,
+    so diagonals and traces), label sizes 1-3, explicit or implicit output."""
+    sizes = {c: draw(st.integers(1, 3)) for c in "abcd"}
+    specs = [
+        "".join(draw(st.lists(st.sampled_from("abcd"), max_size=3)))
+        for _ in range(draw(st.integers(1, 3)))
+    ]
+    used = sorted(set("".join(specs)))
+    if draw(st.booleans()):
+        out = "".join(draw(st.permutations(used))[: draw(st.integers(0, len(used)))])
+        subscripts = ",".join(specs) + "->" + out
+    else:
+        subscripts = ",".join(specs)
+    shapes = [tuple(sizes[c] for c in s) for s in specs]
+    return subscripts, shapes
+
+
+@given(st.data(), einsum_expressions())
+def test_einsum_random_expressions(data, expression):
+    subscripts, shapes = expression
+    arrays = [data.draw(floats_array(s)) for s in shapes]
+    np.testing.assert_allclose(
+        mg.einsum(subscripts, *arrays).data, np.einsum(subscripts, *arrays), atol=1e-12
+    )
+    check_gradients(lambda *ts: mg.einsum(subscripts, *ts), *arrays)
+
+
+@pytest.mark.parametrize(
+    "order, shape",
+    [(1, (3,)), (np.inf, (3,)), (3, (3,)), ("fro", (2, 3)), ("nuc", (2, 3)), (1, (2, 3))],
+)
+@given(data=st.data())
+def test_norm_with_ord_and_default_axis(order, shape, data):
+    x = data.draw(generic_array(shape))
+    np.testing.assert_allclose(linalg.norm(x, order).data, np.linalg.norm(x, order))
+    check_gradients(lambda t: linalg.norm(t, order), x)
