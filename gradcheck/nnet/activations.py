@@ -55,7 +55,7 @@ def relu(x: Any, *, constant: bool | None = None) -> Tensor:
 
 
 class LeakyReLU(Operation):
-    def __call__(self, x: Tensor, slope: float) -> np.ndarray:
+    def __call__(self, x: Tensor, *, slope: float) -> np.ndarray:
         self.variables = (x,)
         self.slope = slope
         return np.where(x.data > 0, x.data, slope * x.data)
@@ -75,11 +75,11 @@ def leaky_relu(x: Any, slope: float, *, constant: bool | None = None) -> Tensor:
     >>> leaky_relu(mg.Tensor([-2.0, 3.0]), 0.1)
     Tensor([-0.2,  3. ])
     """
-    return execute_op(LeakyReLU, x, op_args=(slope,), constant=constant)
+    return execute_op(LeakyReLU, x, op_kwargs={"slope": slope}, constant=constant)
 
 
 class ELU(Operation):
-    def __call__(self, x: Tensor, alpha: float) -> np.ndarray:
+    def __call__(self, x: Tensor, *, alpha: float) -> np.ndarray:
         self.variables = (x,)
         self.alpha = alpha
         # expm1 of the negative part only: exp of a large positive x would overflow.
@@ -101,7 +101,7 @@ def elu(x: Any, alpha: float, *, constant: bool | None = None) -> Tensor:
     >>> elu(mg.Tensor([0.0, 2.0]), alpha=0.5)
     Tensor([0., 2.])
     """
-    return execute_op(ELU, x, op_args=(alpha,), constant=constant)
+    return execute_op(ELU, x, op_kwargs={"alpha": alpha}, constant=constant)
 
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
@@ -119,7 +119,7 @@ def selu(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> selu(mg.Tensor([1.0]))
     Tensor([1.05070099])
     """
-    return execute_op(ELU, x, op_args=(_SELU_ALPHA,), constant=constant) * _SELU_SCALE
+    return execute_op(ELU, x, op_kwargs={"alpha": _SELU_ALPHA}, constant=constant) * _SELU_SCALE
 
 
 class Sigmoid(Operation):
@@ -170,7 +170,7 @@ def soft_sign(x: Any, *, constant: bool | None = None) -> Tensor:
 
 
 class HardTanh(Operation):
-    def __call__(self, x: Tensor, lower_bound: float, upper_bound: float) -> np.ndarray:
+    def __call__(self, x: Tensor, *, lower_bound: float, upper_bound: float) -> np.ndarray:
         self.variables = (x,)
         self.bounds = (lower_bound, upper_bound)
         return np.clip(x.data, lower_bound, upper_bound)
@@ -194,7 +194,12 @@ def hard_tanh(
     >>> hard_tanh(mg.Tensor([-3.0, 0.5, 3.0]))
     Tensor([-1. ,  0.5,  1. ])
     """
-    return execute_op(HardTanh, x, op_args=(lower_bound, upper_bound), constant=constant)
+    return execute_op(
+        HardTanh,
+        x,
+        op_kwargs={"lower_bound": lower_bound, "upper_bound": upper_bound},
+        constant=constant,
+    )
 
 
 def _shifted(x: np.ndarray, axis: Any) -> np.ndarray:

@@ -45,7 +45,7 @@ def _rows(x: Any) -> int:
 
 
 class SoftmaxCrossEntropy(Operation):
-    def __call__(self, x: Tensor, y_true: np.ndarray) -> np.ndarray:
+    def __call__(self, x: Tensor, *, y_true: np.ndarray) -> np.ndarray:
         self.variables = (x,)
         self.y = y_true
         z = x.data - np.max(x.data, axis=1, keepdims=True)
@@ -72,7 +72,7 @@ def softmax_crossentropy(x: Any, y_true: Any, *, constant: bool | None = None) -
     Tensor(0.69314718)
     """
     y = _labels(y_true, _rows(x))
-    return execute_op(SoftmaxCrossEntropy, x, op_args=(y,), constant=constant)
+    return execute_op(SoftmaxCrossEntropy, x, op_kwargs={"y_true": y}, constant=constant)
 
 
 def negative_log_likelihood(
@@ -98,7 +98,7 @@ def negative_log_likelihood(
 
 
 class MulticlassHinge(Operation):
-    def __call__(self, x: Tensor, y_true: np.ndarray, hinge: float = 1.0) -> np.ndarray:
+    def __call__(self, x: Tensor, *, y_true: np.ndarray, hinge: float = 1.0) -> np.ndarray:
         self.variables = (x,)
         rows = np.arange(len(y_true))
         self.y = y_true
@@ -128,7 +128,9 @@ def multiclass_hinge(
     Tensor(0.5)
     """
     y = _labels(y_true, _rows(x))
-    return execute_op(MulticlassHinge, x, op_args=(y, hinge), constant=constant)
+    return execute_op(
+        MulticlassHinge, x, op_kwargs={"y_true": y, "hinge": hinge}, constant=constant
+    )
 
 
 def margin_ranking_loss(

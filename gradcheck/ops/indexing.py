@@ -44,7 +44,7 @@ def _scatter_add(shape: tuple[int, ...], index: Any, grad: np.ndarray, dtype: An
 
 
 class GetItem(Operation):
-    def __call__(self, a: Tensor, index: Any) -> np.ndarray:
+    def __call__(self, a: Tensor, *, index: Any) -> np.ndarray:
         self.variables = (a,)
         self.index = index
         return np.asarray(a.data[index])
@@ -65,14 +65,14 @@ def get_item(a: Any, index: Any, *, constant: bool | None = None) -> Tensor:
     Tensor([[2.],
             [3.]])
     """
-    return execute_op(GetItem, a, op_args=(_plain_index(index),), constant=constant)
+    return execute_op(GetItem, a, op_kwargs={"index": _plain_index(index)}, constant=constant)
 
 
 class SetItem(Operation):
     """``out = a.copy(); out[index] = b``: the gradient reaches ``a`` everywhere it
     was not overwritten, and ``b`` wherever one of its (broadcast) values survived."""
 
-    def __call__(self, a: Tensor, b: Tensor, index: Any) -> np.ndarray:
+    def __call__(self, a: Tensor, b: Tensor, *, index: Any) -> np.ndarray:
         self.variables = (a, b)
         self.index = index
         out = np.array(a.data, copy=True)
@@ -114,7 +114,7 @@ def set_item(a: Any, index: Any, b: Any, *, constant: bool | None = None) -> Ten
     >>> z, x.grad, y.grad
     (Tensor([5., 2., 5.]), array([0., 1., 0.]), array(2.))
     """
-    return execute_op(SetItem, a, b, op_args=(_plain_index(index),), constant=constant)
+    return execute_op(SetItem, a, b, op_kwargs={"index": _plain_index(index)}, constant=constant)
 
 
 def take(a: Any, indices: Any, axis: int | None = None, *, constant: bool | None = None) -> Tensor:

@@ -35,7 +35,7 @@ class Reshape(Operation):
     """Any op whose output is its input with another shape (reshape, ravel, squeeze,
     expand_dims, atleast_*d): the gradient is reshaped back."""
 
-    def __call__(self, a: Tensor, newshape: Any) -> np.ndarray:
+    def __call__(self, a: Tensor, *, newshape: Any) -> np.ndarray:
         self.variables = (a,)
         return np.reshape(a.data, newshape)
 
@@ -57,7 +57,7 @@ def reshape(a: Any, newshape: Any, *, constant: bool | None = None) -> Tensor:
     Tensor([[1., 2.],
             [3., 4.]])
     """
-    return execute_op(Reshape, a, op_args=(newshape,), constant=constant)
+    return execute_op(Reshape, a, op_kwargs={"newshape": newshape}, constant=constant)
 
 
 def ravel(a: Any, *, constant: bool | None = None) -> Tensor:
@@ -69,7 +69,7 @@ def ravel(a: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.ravel(mg.Tensor([[1.0, 2.0], [3.0, 4.0]]))
     Tensor([1., 2., 3., 4.])
     """
-    return execute_op(Reshape, a, op_args=(-1,), constant=constant)
+    return execute_op(Reshape, a, op_kwargs={"newshape": -1}, constant=constant)
 
 
 def flatten(a: Any, *, constant: bool | None = None) -> Tensor:
@@ -81,7 +81,7 @@ def flatten(a: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.flatten(mg.Tensor([[1.0], [2.0]]))
     Tensor([1., 2.])
     """
-    return execute_op(Reshape, a, op_args=(-1,), constant=constant)
+    return execute_op(Reshape, a, op_kwargs={"newshape": -1}, constant=constant)
 
 
 def squeeze(
@@ -96,7 +96,7 @@ def squeeze(
     (2,)
     """
     newshape = np.squeeze(np.empty(_shape_of(a), dtype=np.bool_), axis=axis).shape
-    return execute_op(Reshape, a, op_args=(newshape,), constant=constant)
+    return execute_op(Reshape, a, op_kwargs={"newshape": newshape}, constant=constant)
 
 
 def expand_dims(a: Any, axis: int | tuple[int, ...], *, constant: bool | None = None) -> Tensor:
@@ -109,7 +109,7 @@ def expand_dims(a: Any, axis: int | tuple[int, ...], *, constant: bool | None = 
     (1, 2)
     """
     newshape = np.expand_dims(np.empty(_shape_of(a), dtype=np.bool_), axis).shape
-    return execute_op(Reshape, a, op_args=(newshape,), constant=constant)
+    return execute_op(Reshape, a, op_kwargs={"newshape": newshape}, constant=constant)
 
 
 def _atleast(n: int, tensors: tuple[Any, ...], constant: bool | None) -> Tensor | list[Tensor]:
@@ -120,7 +120,7 @@ def _atleast(n: int, tensors: tuple[Any, ...], constant: bool | None) -> Tensor 
         if isinstance(a, Tensor) and newshape == a.shape and constant is None:
             out.append(a)  # already has enough dimensions: returned as is, as NumPy does
         else:
-            out.append(execute_op(Reshape, a, op_args=(newshape,), constant=constant))
+            out.append(execute_op(Reshape, a, op_kwargs={"newshape": newshape}, constant=constant))
     return out[0] if len(out) == 1 else out
 
 
@@ -162,7 +162,7 @@ def atleast_3d(*tensors: Any, constant: bool | None = None) -> Tensor | list[Ten
 
 
 class BroadcastTo(Operation):
-    def __call__(self, a: Tensor, shape: Any) -> np.ndarray:
+    def __call__(self, a: Tensor, *, shape: Any) -> np.ndarray:
         self.variables = (a,)
         return np.broadcast_to(a.data, shape)
 
@@ -181,7 +181,7 @@ def broadcast_to(a: Any, shape: Any, *, constant: bool | None = None) -> Tensor:
     Tensor([[1., 2.],
             [1., 2.]])
     """
-    return execute_op(BroadcastTo, a, op_args=(shape,), constant=constant)
+    return execute_op(BroadcastTo, a, op_kwargs={"shape": shape}, constant=constant)
 
 
 class Transpose(Operation):
@@ -213,7 +213,9 @@ def transpose(a: Any, *axes: Any, constant: bool | None = None) -> Tensor:
     """
     if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
         axes = axes[0]
-    return execute_op(Transpose, a, op_args=(tuple(axes) if axes else None,), constant=constant)
+    return execute_op(
+        Transpose, a, op_kwargs={"axes": tuple(axes) if axes else None}, constant=constant
+    )
 
 
 def moveaxis(a: Any, source: Any, destination: Any, *, constant: bool | None = None) -> Tensor:
@@ -227,7 +229,7 @@ def moveaxis(a: Any, source: Any, destination: Any, *, constant: bool | None = N
     (1, 2, 1)
     """
     perm = _moved(len(_shape_of(a)), source, destination)
-    return execute_op(Transpose, a, op_args=(perm,), constant=constant)
+    return execute_op(Transpose, a, op_kwargs={"axes": perm}, constant=constant)
 
 
 def _moved(ndim: int, source: Any, destination: Any) -> tuple[int, ...]:
@@ -254,4 +256,4 @@ def swapaxes(a: Any, axis1: int, axis2: int, *, constant: bool | None = None) ->
     perm = list(range(ndim))
     i, j = axis1 % ndim, axis2 % ndim
     perm[i], perm[j] = perm[j], perm[i]
-    return execute_op(Transpose, a, op_args=(tuple(perm),), constant=constant)
+    return execute_op(Transpose, a, op_kwargs={"axes": tuple(perm)}, constant=constant)

@@ -27,6 +27,7 @@ class CopyElements(Operation):
     def __call__(
         self,
         a: Tensor,
+        *,
         func: Callable[[np.ndarray], np.ndarray],
         index_func: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> np.ndarray:
@@ -43,7 +44,9 @@ class CopyElements(Operation):
 
 
 def _copy(a: Any, func: Callable, index_func: Callable | None, constant: bool | None) -> Tensor:
-    return execute_op(CopyElements, a, op_args=(func, index_func), constant=constant)
+    return execute_op(
+        CopyElements, a, op_kwargs={"func": func, "index_func": index_func}, constant=constant
+    )
 
 
 def tile(a: Any, reps: Any, *, constant: bool | None = None) -> Tensor:

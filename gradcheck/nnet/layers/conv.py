@@ -20,6 +20,7 @@ class ConvND(Operation):
         self,
         x: Tensor,
         w: Tensor,
+        *,
         stride: Any,
         padding: Any = 0,
         dilation: Any = 1,

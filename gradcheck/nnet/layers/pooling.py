@@ -14,7 +14,7 @@ __all__ = ["max_pool"]
 
 
 class MaxPool(Operation):
-    def __call__(self, x: Tensor, pool: Any, stride: Any) -> np.ndarray:
+    def __call__(self, x: Tensor, *, pool: Any, stride: Any) -> np.ndarray:
         self.variables = (x,)
         pool = tuple(int(p) for p in pool)
         n = len(pool)
@@ -58,4 +58,4 @@ def max_pool(
     >>> y, x.grad
     (Tensor([[3., 2.]]), array([[0., 1., 1., 0.]]))
     """
-    return execute_op(MaxPool, x, op_args=(pool, stride), constant=constant)
+    return execute_op(MaxPool, x, op_kwargs={"pool": pool, "stride": stride}, constant=constant)
