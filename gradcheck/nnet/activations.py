@@ -61,7 +61,7 @@ class LeakyReLU(Operation):
         return np.where(x.data > 0, x.data, slope * x.data)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return grad * np.where(self.variables[0].data > 0, 1.0, self.slope)
+        return np.where(self.variables[0].data > 0, grad, self.slope * grad)
 
 
 def leaky_relu(x: Any, slope: float, *, constant: bool | None = None) -> Tensor:
