@@ -284,7 +284,18 @@ class Tensor:
         output of :func:`~gradcheck.ops.indexing.set_item` applied to its previous
         value and ``value``, so gradients reach both. Ops built on ``x`` before the
         assignment can no longer backpropagate to it (they raise InvalidBackprop
-        rather than use the new values)."""
+        rather than use the new values).
+
+        Examples
+        --------
+        >>> import gradcheck as mg
+        >>> w, y = mg.Tensor([1.0, 2.0, 3.0]), mg.Tensor(5.0)
+        >>> x = w * 1
+        >>> x[1:] = y
+        >>> (x * x).sum().backward()
+        >>> x, w.grad, y.grad
+        (Tensor([1., 5., 5.]), array([2., 0., 0.]), array(20.))
+        """
         previous = Tensor.__new__(Tensor)
         for name in Tensor.__slots__:
             setattr(previous, name, getattr(self, name))

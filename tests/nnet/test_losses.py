@@ -132,3 +132,10 @@ def test_losses_validate_labels():
         L.softmax_crossentropy(np.zeros((2, 3)), [0.5, 1.0])
     with pytest.raises(ValueError, match="shape"):
         L.softmax_crossentropy(np.zeros(3), [0])
+
+
+def test_margin_ranking_kink_policy():
+    x1, x2 = mg.Tensor([1.0]), mg.Tensor([0.5])
+    L.margin_ranking_loss(x1, x2, np.array([1]), 0.5).backward()  # margin exactly 0
+    np.testing.assert_array_equal(x1.grad, [0.0])
+    np.testing.assert_array_equal(x2.grad, [0.0])
