@@ -282,7 +282,8 @@ class Tensor:
     def __setitem__(self, index: Any, value: Any) -> None:
         """``x[index] = value`` as a graph op (MyGrad semantics): ``x`` becomes the
         output of :func:`~gradcheck.ops.indexing.set_item` applied to its previous
-        value and ``value``, so gradients reach both. Ops built on ``x`` before the
+        value and ``value``, so gradients reach both (``value`` may itself be computed
+        from ``x``, as in ``x[0] = x[1]``). Other ops built on ``x`` before the
         assignment can no longer backpropagate to it (they raise InvalidBackprop
         rather than use the new values).
 
@@ -296,14 +297,7 @@ class Tensor:
         >>> x, w.grad, y.grad
         (Tensor([1., 5., 5.]), array([2., 0., 0.]), array(20.))
         """
-        previous = Tensor.__new__(Tensor)
-        for name in Tensor.__slots__:
-            setattr(previous, name, getattr(self, name))
-        out = _ops.set_item(previous, index, value)
-        for name in Tensor.__slots__:
-            # The ops that used `self` before now see `_ops == 0`, as after a cleared
-            # graph, so backprop through them raises instead of using the new values.
-            setattr(self, name, getattr(out, name))
+        _ops.indexing.assign_in_place(self, index, value)
 
     # Comparisons are not differentiable: they return plain arrays, as MyGrad's do.
     def __lt__(self, other: Any) -> np.ndarray:

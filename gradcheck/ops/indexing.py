@@ -117,6 +117,42 @@ def set_item(a: Any, index: Any, b: Any, *, constant: bool | None = None) -> Ten
     return execute_op(SetItem, a, b, op_kwargs={"index": _plain_index(index)}, constant=constant)
 
 
+def assign_in_place(target: Tensor, index: Any, value: Any) -> None:
+    """``target[index] = value`` for ``Tensor.__setitem__`` (MyGrad semantics).
+
+    ``target``'s state (data, creator, gradient bookkeeping) moves to a new tensor
+    that stands for its previous value, and ``target`` takes the state of
+    ``set_item(previous, index, value)``, so that the user's reference is the output
+    of the new op. Ops in ``value``'s own graph that read ``target`` are pointed at
+    the previous value (``x[0] = x[1]`` reads the old ``x``); any other op built on
+    ``target`` before now sees a tensor with no consumers recorded, and backprop
+    through it raises InvalidBackprop instead of silently using the new values.
+    """
+    previous = Tensor.__new__(Tensor)
+    for name in Tensor.__slots__:
+        setattr(previous, name, getattr(target, name))
+    if isinstance(value, Tensor):
+        _redirect(value, target, previous)
+    out = set_item(previous, index, value)
+    for name in Tensor.__slots__:
+        setattr(target, name, getattr(out, name))
+
+
+def _redirect(root: Tensor, old: Tensor, new: Tensor) -> None:
+    """Replace ``old`` by ``new`` among the inputs of every op upstream of ``root``
+    (``root`` included) — iteratively, the graph may be deep."""
+    stack, seen = [root], set()
+    while stack:
+        tensor = stack.pop()
+        op = tensor._creator
+        if op is None or id(op) in seen:
+            continue
+        seen.add(id(op))
+        if any(v is old for v in op.variables):
+            op.variables = tuple(new if v is old else v for v in op.variables)
+        stack.extend(v for v in op.variables if v is not new)
+
+
 def take(a: Any, indices: Any, axis: int | None = None, *, constant: bool | None = None) -> Tensor:
     """Elements of ``a`` at ``indices`` along ``axis`` (of the flattened ``a`` when
     ``axis`` is None), like ``numpy.take``; repeated indices accumulate gradient.

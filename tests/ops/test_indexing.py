@@ -143,3 +143,21 @@ def test_take(data, shape):
     idx = data.draw(hnp.arrays(np.intp, small_shapes(0, 2), elements=st.integers(-n, n - 1)))
     np.testing.assert_array_equal(mg.take(x, idx, axis).data, np.take(x, idx, axis))
     check_gradients(lambda t: mg.take(t, idx, axis), x)
+
+
+def test_setitem_with_a_value_computed_from_the_same_tensor():
+    w = mg.Tensor([1.0, 2.0, 3.0])
+    x = w * 1
+    x[0] = x[1] * 2  # reads the old x
+    np.testing.assert_array_equal(x.data, [4.0, 2.0, 3.0])
+    x.backward(np.array([1.0, 10.0, 100.0]))
+    np.testing.assert_array_equal(w.grad, [0.0, 12.0, 100.0])
+
+
+def test_setitem_with_repeated_reads_of_the_same_tensor():
+    w = mg.Tensor([1.0, 2.0, 3.0])
+    x = w * 1
+    x[[0, 2]] = x[:2] ** 2  # x becomes [w0**2, w1, w1**2]
+    np.testing.assert_array_equal(x.data, [1.0, 2.0, 4.0])
+    (x * mg.Tensor([1.0, 10.0, 100.0])).sum().backward()
+    np.testing.assert_array_equal(w.grad, [2.0, 10.0 + 100.0 * 2 * 2.0, 0.0])
