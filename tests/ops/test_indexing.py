@@ -161,3 +161,18 @@ def test_setitem_with_repeated_reads_of_the_same_tensor():
     np.testing.assert_array_equal(x.data, [1.0, 2.0, 4.0])
     (x * mg.Tensor([1.0, 10.0, 100.0])).sum().backward()
     np.testing.assert_array_equal(w.grad, [2.0, 10.0 + 100.0 * 2 * 2.0, 0.0])
+
+
+@given(st.data(), small_shapes(1, 3))
+def test_setitem_in_place_matches_set_item(data, shape):
+    x = data.draw(floats_array(shape))
+    index = data.draw(indices(shape))
+    y = data.draw(floats_array(x[index].shape))
+
+    def assign(a, b):
+        out = a * 1  # a fresh tensor to assign into
+        out[index] = b
+        return out
+
+    np.testing.assert_array_equal(assign(mg.Tensor(x), y).data, mg.set_item(x, index, y).data)
+    check_gradients(assign, x, y)
