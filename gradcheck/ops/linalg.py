@@ -188,8 +188,11 @@ class EinSum(Operation):
         mine = self.labels[index]
         shape = self.variables[index].shape
         unique = "".join(dict.fromkeys(mine))  # labels of this operand, each once
-        others = [(lab, t.data) for i, (lab, t) in enumerate(zip(self.labels, self.variables))]
-        others = [pair for i, pair in enumerate(others) if i != index]
+        others = [
+            (lab, t.data)
+            for i, (lab, t) in enumerate(zip(self.labels, self.variables))
+            if i != index
+        ]
         # Labels that reach this operand through the einsum of the rest; the others
         # (summed only over this operand) are broadcast afterwards.
         reachable = set(self.output).union(*(set(lab) for lab, _ in others))
@@ -200,7 +203,7 @@ class EinSum(Operation):
         g = np.expand_dims(g, [i for i, c in enumerate(unique) if c not in reachable])
         target = tuple(sizes[c] for c in unique)
         # An axis of size 1 here that met a longer one elsewhere was broadcast.
-        g = reduce_broadcast(g, target) if g.shape != target else g
+        g = reduce_broadcast(g, target)
         g = np.broadcast_to(g, target)
         if unique == mine:
             return np.array(g)
