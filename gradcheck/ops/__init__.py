@@ -13,8 +13,11 @@ from gradcheck.ops.arithmetic import (
 )
 from gradcheck.ops.exp_log import exp, log
 from gradcheck.ops.hyperbolic import tanh
+from gradcheck.ops.indexing import get_item
+from gradcheck.ops.linalg import matmul
 from gradcheck.ops.misc import abs, absolute, sqrt
 from gradcheck.ops.reductions import mean, sum
+from gradcheck.ops.shape import reshape, transpose
 from gradcheck.ops.trigonometric import cos, sin
 
 __all__ = [
@@ -24,24 +27,28 @@ __all__ = [
     "cos",
     "divide",
     "exp",
+    "get_item",
     "log",
+    "matmul",
     "mean",
     "multiply",
     "negative",
     "power",
+    "reshape",
     "sin",
     "sqrt",
     "square",
     "subtract",
     "sum",
     "tanh",
+    "transpose",
     "true_divide",
 ]
 
 # -- structural ops: linear algebra, shape, joining, tiling, indexing, sorting ---------
-from gradcheck.ops.indexing import diagonal, get_item, set_item, take
+from gradcheck.ops.indexing import diagonal, set_item, take
 from gradcheck.ops.joining import concatenate, stack
-from gradcheck.ops.linalg import dot, einsum, matmul, multi_matmul, tensordot, trace
+from gradcheck.ops.linalg import dot, einsum, multi_matmul, tensordot, trace
 from gradcheck.ops.shape import (
     atleast_1d,
     atleast_2d,
@@ -51,10 +58,8 @@ from gradcheck.ops.shape import (
     flatten,
     moveaxis,
     ravel,
-    reshape,
     squeeze,
     swapaxes,
-    transpose,
 )
 from gradcheck.ops.sorting import sort
 from gradcheck.ops.special import logsumexp
@@ -72,15 +77,12 @@ __all__ += [
     "expand_dims",
     "flatten",
     "flip",
-    "get_item",
     "logsumexp",
-    "matmul",
     "moveaxis",
     "multi_matmul",
     "pad",
     "ravel",
     "repeat",
-    "reshape",
     "roll",
     "set_item",
     "sort",
@@ -91,5 +93,4 @@ __all__ += [
     "tensordot",
     "tile",
     "trace",
-    "transpose",
 ]
