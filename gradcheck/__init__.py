@@ -6,6 +6,8 @@ and tools that check the gradients an op's ``backward`` produces.
 
 from __future__ import annotations
 
+# -- structural half of the op library: subpackages mirroring mygrad.linalg, mygrad.nnet
+from gradcheck import linalg, nnet
 from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
 from gradcheck.graph import no_autodiff
 from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient
@@ -29,4 +31,6 @@ __all__ = [
     "no_autodiff",
     "tensor",
     *_ops_all,
+    "linalg",
+    "nnet",
 ]

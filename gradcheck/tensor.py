@@ -275,6 +275,26 @@ class Tensor:
     def __getitem__(self, index: Any) -> Tensor:
         return _ops.get_item(self, index)
 
+    def __setitem__(self, index: Any, value: Any) -> None:
+        """``x[index] = value`` as a graph op (MyGrad semantics): ``x`` becomes the
+        output of :func:`~gradcheck.ops.indexing.set_item` applied to its previous
+        value and ``value``, so gradients reach both (``value`` may itself be computed
+        from ``x``, as in ``x[0] = x[1]``). Other ops built on ``x`` before the
+        assignment can no longer backpropagate to it (they raise InvalidBackprop
+        rather than use the new values).
+
+        Examples
+        --------
+        >>> import gradcheck as mg
+        >>> w, y = mg.Tensor([1.0, 2.0, 3.0]), mg.Tensor(5.0)
+        >>> x = w * 1
+        >>> x[1:] = y
+        >>> (x * x).sum().backward()
+        >>> x, w.grad, y.grad
+        (Tensor([1., 5., 5.]), array([2., 0., 0.]), array(20.))
+        """
+        _ops.indexing.assign_in_place(self, index, value)
+
     # Comparisons are not differentiable: they return plain arrays, as MyGrad's do.
     def __lt__(self, other: Any) -> np.ndarray:
         return self.data < _data(other)
@@ -316,6 +336,22 @@ class Tensor:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
         return _ops.transpose(self, axes if axes else None, constant=constant)
+
+    # -- shape methods (structural ops) ---------------------------------------------
+    def flatten(self, *, constant: bool | None = None) -> Tensor:
+        return _ops.flatten(self, constant=constant)
+
+    def ravel(self, *, constant: bool | None = None) -> Tensor:
+        return _ops.ravel(self, constant=constant)
+
+    def squeeze(self, axis: Any = None, *, constant: bool | None = None) -> Tensor:
+        return _ops.squeeze(self, axis, constant=constant)
+
+    def swapaxes(self, axis1: int, axis2: int, *, constant: bool | None = None) -> Tensor:
+        return _ops.swapaxes(self, axis1, axis2, constant=constant)
+
+    def moveaxis(self, source: Any, destination: Any, *, constant: bool | None = None) -> Tensor:
+        return _ops.moveaxis(self, source, destination, constant=constant)
 
 
 def _data(x: Any) -> Any:

@@ -44,3 +44,53 @@ __all__ = [
     "transpose",
     "true_divide",
 ]
+
+# -- structural ops: linear algebra, shape, joining, tiling, indexing, sorting ---------
+from gradcheck.ops.indexing import diagonal, set_item, take
+from gradcheck.ops.joining import concatenate, stack
+from gradcheck.ops.linalg import dot, einsum, multi_matmul, tensordot, trace
+from gradcheck.ops.shape import (
+    atleast_1d,
+    atleast_2d,
+    atleast_3d,
+    broadcast_to,
+    expand_dims,
+    flatten,
+    moveaxis,
+    ravel,
+    squeeze,
+    swapaxes,
+)
+from gradcheck.ops.sorting import sort
+from gradcheck.ops.special import logsumexp
+from gradcheck.ops.tiling import flip, pad, repeat, roll, tile
+
+__all__ += [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "broadcast_to",
+    "concatenate",
+    "diagonal",
+    "dot",
+    "einsum",
+    "expand_dims",
+    "flatten",
+    "flip",
+    "logsumexp",
+    "moveaxis",
+    "multi_matmul",
+    "pad",
+    "ravel",
+    "repeat",
+    "roll",
+    "set_item",
+    "sort",
+    "squeeze",
+    "stack",
+    "swapaxes",
+    "take",
+    "tensordot",
+    "tile",
+    "trace",
+]

@@ -1,4 +1,10 @@
-"""Shape manipulation: reshape, transpose."""
+"""Shape manipulation: reshape, ravel, flatten, squeeze, expand_dims, broadcast_to,
+atleast_1d/2d/3d, transpose, moveaxis, swapaxes.
+
+Every op here only moves elements around, so each backward is the inverse movement of
+the upstream gradient (a reshape back, the inverse permutation, a sum over broadcast
+axes).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +12,30 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.operation import Operation
+from gradcheck.operation import Operation, reduce_broadcast
 from gradcheck.tensor import Tensor, execute_op
 
-__all__ = ["reshape", "transpose"]
+__all__ = [
+    "atleast_1d",
+    "atleast_2d",
+    "atleast_3d",
+    "broadcast_to",
+    "expand_dims",
+    "flatten",
+    "moveaxis",
+    "ravel",
+    "reshape",
+    "squeeze",
+    "swapaxes",
+    "transpose",
+]
 
 
 class Reshape(Operation):
-    def __call__(self, a: Tensor, newshape: Any) -> np.ndarray:
+    """Any op whose output is its input with another shape (reshape, ravel, squeeze,
+    expand_dims, atleast_*d): the gradient is reshaped back."""
+
+    def __call__(self, a: Tensor, *, newshape: Any) -> np.ndarray:
         self.variables = (a,)
         return np.reshape(a.data, newshape)
 
@@ -21,16 +43,8 @@ class Reshape(Operation):
         return np.reshape(grad, self.variables[0].shape)
 
 
-class Transpose(Operation):
-    def __call__(self, a: Tensor, axes: Any = None) -> np.ndarray:
-        self.variables = (a,)
-        if axes is None:
-            axes = tuple(range(a.ndim))[::-1]
-        self.axes = tuple(ax % a.ndim for ax in axes) if a.ndim else ()
-        return np.transpose(a.data, self.axes)
-
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return np.transpose(grad, np.argsort(self.axes))
+def _shape_of(a: Any) -> tuple[int, ...]:
+    return np.shape(a.data if isinstance(a, Tensor) else a)
 
 
 def reshape(a: Any, newshape: Any, *, constant: bool | None = None) -> Tensor:
@@ -43,11 +57,150 @@ def reshape(a: Any, newshape: Any, *, constant: bool | None = None) -> Tensor:
     Tensor([[1., 2.],
             [3., 4.]])
     """
-    return execute_op(Reshape, a, op_args=(newshape,), constant=constant)
+    return execute_op(Reshape, a, op_kwargs={"newshape": newshape}, constant=constant)
 
 
-def transpose(a: Any, axes: Any = None, *, constant: bool | None = None) -> Tensor:
-    """Permute the axes of ``a`` (reverse them by default).
+def ravel(a: Any, *, constant: bool | None = None) -> Tensor:
+    """``a`` flattened to 1-D in C order.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.ravel(mg.Tensor([[1.0, 2.0], [3.0, 4.0]]))
+    Tensor([1., 2., 3., 4.])
+    """
+    return execute_op(Reshape, a, op_kwargs={"newshape": -1}, constant=constant)
+
+
+def flatten(a: Any, *, constant: bool | None = None) -> Tensor:
+    """A 1-D copy of ``a`` in C order (MyGrad has it as ``Tensor.flatten``).
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.flatten(mg.Tensor([[1.0], [2.0]]))
+    Tensor([1., 2.])
+    """
+    return execute_op(Reshape, a, op_kwargs={"newshape": -1}, constant=constant)
+
+
+def squeeze(
+    a: Any, axis: int | tuple[int, ...] | None = None, *, constant: bool | None = None
+) -> Tensor:
+    """Remove axes of length one (all of them, or those in ``axis``).
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.squeeze(mg.Tensor([[1.0, 2.0]])).shape
+    (2,)
+    """
+    newshape = np.squeeze(np.empty(_shape_of(a), dtype=np.bool_), axis=axis).shape
+    return execute_op(Reshape, a, op_kwargs={"newshape": newshape}, constant=constant)
+
+
+def expand_dims(a: Any, axis: int | tuple[int, ...], *, constant: bool | None = None) -> Tensor:
+    """Insert axes of length one at ``axis``.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.expand_dims(mg.Tensor([1.0, 2.0]), 0).shape
+    (1, 2)
+    """
+    newshape = np.expand_dims(np.empty(_shape_of(a), dtype=np.bool_), axis).shape
+    return execute_op(Reshape, a, op_kwargs={"newshape": newshape}, constant=constant)
+
+
+def _atleast(n: int, tensors: tuple[Any, ...], constant: bool | None) -> Tensor | list[Tensor]:
+    func = {1: np.atleast_1d, 2: np.atleast_2d, 3: np.atleast_3d}[n]
+    out = []
+    for a in tensors:
+        newshape = func(np.empty(_shape_of(a), dtype=np.bool_)).shape
+        if isinstance(a, Tensor) and newshape == a.shape and constant is None:
+            out.append(a)  # already has enough dimensions: returned as is, as NumPy does
+        else:
+            out.append(execute_op(Reshape, a, op_kwargs={"newshape": newshape}, constant=constant))
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*tensors: Any, constant: bool | None = None) -> Tensor | list[Tensor]:
+    """Each input viewed with at least one dimension (a list for several inputs).
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.atleast_1d(mg.Tensor(3.0))
+    Tensor([3.])
+    """
+    return _atleast(1, tensors, constant)
+
+
+def atleast_2d(*tensors: Any, constant: bool | None = None) -> Tensor | list[Tensor]:
+    """Each input viewed with at least two dimensions (a list for several inputs).
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.atleast_2d(mg.Tensor([1.0, 2.0])).shape
+    (1, 2)
+    """
+    return _atleast(2, tensors, constant)
+
+
+def atleast_3d(*tensors: Any, constant: bool | None = None) -> Tensor | list[Tensor]:
+    """Each input viewed with at least three dimensions (a list for several inputs);
+    a 1-D ``(N,)`` becomes ``(1, N, 1)`` and a 2-D ``(M, N)`` becomes ``(M, N, 1)``.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.atleast_3d(mg.Tensor([1.0, 2.0])).shape
+    (1, 2, 1)
+    """
+    return _atleast(3, tensors, constant)
+
+
+class BroadcastTo(Operation):
+    def __call__(self, a: Tensor, *, shape: Any) -> np.ndarray:
+        self.variables = (a,)
+        return np.broadcast_to(a.data, shape)
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        return reduce_broadcast(grad, self.variables[0].shape)
+
+
+def broadcast_to(a: Any, shape: Any, *, constant: bool | None = None) -> Tensor:
+    """``a`` broadcast to ``shape`` (a read-only view, as in NumPy); the gradient sums
+    over the broadcast axes.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.broadcast_to(mg.Tensor([1.0, 2.0]), (2, 2))
+    Tensor([[1., 2.],
+            [1., 2.]])
+    """
+    return execute_op(BroadcastTo, a, op_kwargs={"shape": shape}, constant=constant)
+
+
+class Transpose(Operation):
+    """Any permutation of axes (transpose, moveaxis, swapaxes)."""
+
+    def __call__(self, a: Tensor, axes: Any = None) -> np.ndarray:
+        self.variables = (a,)
+        if axes is None:
+            axes = tuple(range(a.ndim))[::-1]
+        self.axes = tuple(ax % a.ndim for ax in axes) if a.ndim else ()
+        return np.transpose(a.data, self.axes)
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        return np.transpose(grad, np.argsort(self.axes))
+
+
+def transpose(a: Any, *axes: Any, constant: bool | None = None) -> Tensor:
+    """Permute the axes of ``a`` (reverse them by default). The axes may be given as
+    separate arguments or as one tuple.
 
     Examples
     --------
@@ -55,5 +208,52 @@ def transpose(a: Any, axes: Any = None, *, constant: bool | None = None) -> Tens
     >>> mg.transpose(mg.Tensor([[1.0, 2.0]]))
     Tensor([[1.],
             [2.]])
+    >>> mg.transpose(mg.Tensor([[[1.0, 2.0]]]), 1, 2, 0).shape
+    (1, 2, 1)
     """
-    return execute_op(Transpose, a, op_args=(axes,), constant=constant)
+    if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
+        axes = axes[0]
+    return execute_op(
+        Transpose, a, op_kwargs={"axes": tuple(axes) if axes else None}, constant=constant
+    )
+
+
+def moveaxis(a: Any, source: Any, destination: Any, *, constant: bool | None = None) -> Tensor:
+    """Move axes of ``a`` from ``source`` to ``destination``; the others keep their
+    order.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.moveaxis(mg.Tensor([[[1.0, 2.0]]]), 0, -1).shape
+    (1, 2, 1)
+    """
+    perm = _moved(len(_shape_of(a)), source, destination)
+    return execute_op(Transpose, a, op_kwargs={"axes": perm}, constant=constant)
+
+
+def _moved(ndim: int, source: Any, destination: Any) -> tuple[int, ...]:
+    src = [s % ndim for s in np.atleast_1d(source)]
+    dst = [d % ndim for d in np.atleast_1d(destination)]
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: `source` and `destination` must have the same length")
+    order = [n for n in range(ndim) if n not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return tuple(order)
+
+
+def swapaxes(a: Any, axis1: int, axis2: int, *, constant: bool | None = None) -> Tensor:
+    """Interchange two axes of ``a``.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.swapaxes(mg.Tensor([[1.0, 2.0]]), 0, 1).shape
+    (2, 1)
+    """
+    ndim = len(_shape_of(a))
+    perm = list(range(ndim))
+    i, j = axis1 % ndim, axis2 % ndim
+    perm[i], perm[j] = perm[j], perm[i]
+    return execute_op(Transpose, a, op_kwargs={"axes": tuple(perm)}, constant=constant)

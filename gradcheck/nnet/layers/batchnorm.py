@@ -1,0 +1,58 @@
+"""Batch normalisation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gradcheck.ops.misc import sqrt
+from gradcheck.ops.reductions import mean
+from gradcheck.tensor import Tensor
+
+__all__ = ["batchnorm"]
+
+
+def batchnorm(
+    x: Any,
+    *,
+    gamma: Any = None,
+    beta: Any = None,
+    eps: float,
+    constant: bool | None = None,
+) -> Tensor:
+    """Normalise ``x`` of shape ``(N, C, ...)`` per channel (axis 1) over the batch
+    and all other axes, then scale by ``gamma`` and shift by ``beta`` (shape ``(C,)``):
+    ``gamma * (x - mean) / sqrt(var + eps) + beta``, with the biased variance.
+
+    Built from engine ops, so its gradient (to ``x``, ``gamma`` and ``beta``) follows
+    from theirs.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> from gradcheck.nnet.layers import batchnorm
+    >>> batchnorm(mg.Tensor([[1.0], [3.0]]), eps=0.0)
+    Tensor([[-1.],
+            [ 1.]])
+    """
+    ndim = np.ndim(x.data if isinstance(x, Tensor) else x)
+    if ndim < 2:
+        raise ValueError("batchnorm: x must have shape (N, C, ...)")
+    axes = (0, *range(2, ndim))
+    centred = x - mean(x, axis=axes, keepdims=True)
+    out = centred / sqrt(mean(centred * centred, axis=axes, keepdims=True) + eps)
+    per_channel = (-1,) + (1,) * (ndim - 2)
+    if gamma is not None:
+        out = out * _reshaped(gamma, per_channel)
+    if beta is not None:
+        out = out + _reshaped(beta, per_channel)
+    if constant:
+        return Tensor(out, constant=True)
+    return out
+
+
+def _reshaped(p: Any, shape: tuple[int, ...]) -> Any:
+    from gradcheck.ops.shape import reshape
+
+    return reshape(p, shape) if isinstance(p, Tensor) else np.reshape(p, shape)

@@ -1,0 +1,200 @@
+"""Loss functions: focal_loss, softmax_focal_loss, margin_ranking_loss,
+multiclass_hinge, negative_log_likelihood, softmax_crossentropy.
+
+Scores are ``(N, C)`` (N samples, C classes) and targets ``(N,)`` integer labels, as in
+MyGrad. Losses with a fused, numerically delicate form (softmax cross-entropy, the
+multiclass hinge) are ops of their own; the rest are compositions of engine ops, so
+their gradients come from the ops' rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from gradcheck.nnet.activations import relu, softmax
+from gradcheck.operation import Operation
+from gradcheck.ops.exp_log import log
+from gradcheck.ops.indexing import get_item
+from gradcheck.ops.reductions import mean
+from gradcheck.tensor import Tensor, execute_op
+
+__all__ = [
+    "focal_loss",
+    "margin_ranking_loss",
+    "multiclass_hinge",
+    "negative_log_likelihood",
+    "softmax_crossentropy",
+    "softmax_focal_loss",
+]
+
+
+def _labels(y_true: Any, n: int) -> np.ndarray:
+    y = np.asarray(y_true.data if isinstance(y_true, Tensor) else y_true)
+    if y.ndim != 1 or y.shape[0] != n or y.dtype.kind not in "iu":
+        raise ValueError(f"targets must be {n} integer class labels, one per sample; got {y!r}")
+    return y
+
+
+def _rows(x: Any) -> int:
+    shape = np.shape(x.data if isinstance(x, Tensor) else x)
+    if len(shape) != 2:
+        raise ValueError(f"scores must have shape (N, C); got shape {shape}")
+    return shape[0]
+
+
+class SoftmaxCrossEntropy(Operation):
+    def __call__(self, x: Tensor, *, y_true: np.ndarray) -> np.ndarray:
+        self.variables = (x,)
+        self.y = y_true
+        z = x.data - np.max(x.data, axis=1, keepdims=True)
+        log_probs = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+        self.probs = np.exp(log_probs)
+        return -np.mean(log_probs[np.arange(len(y_true)), y_true])
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        d = np.array(self.probs, copy=True)
+        d[np.arange(len(self.y)), self.y] -= 1
+        return grad * d / len(self.y)
+
+
+def softmax_crossentropy(x: Any, y_true: Any, *, constant: bool | None = None) -> Tensor:
+    """Mean over the samples of ``-log(softmax(x)[i, y_true[i]])``, computed stably
+    (log-softmax by shifting each row by its maximum). The gradient with respect to
+    ``x`` is ``(softmax(x) - onehot(y_true)) / N``.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> from gradcheck.nnet.losses import softmax_crossentropy
+    >>> softmax_crossentropy(mg.Tensor([[0.0, 0.0]]), [1])
+    Tensor(0.69314718)
+    """
+    y = _labels(y_true, _rows(x))
+    return execute_op(SoftmaxCrossEntropy, x, op_kwargs={"y_true": y}, constant=constant)
+
+
+def negative_log_likelihood(
+    x: Any, y_true: Any, *, weights: Any = None, constant: bool | None = None
+) -> Tensor:
+    """``-mean(weights[y_true[i]] * x[i, y_true[i]])`` for log-probabilities ``x``
+    (e.g. from :func:`~gradcheck.nnet.activations.logsoftmax`); ``weights`` are
+    per-class (default 1), and the mean is over the N samples, as in MyGrad.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> from gradcheck.nnet.losses import negative_log_likelihood
+    >>> negative_log_likelihood(mg.Tensor([[-1.0, -2.0], [-3.0, -0.5]]), [0, 1])
+    Tensor(0.75)
+    """
+    y = _labels(y_true, _rows(x))
+    picked = get_item(x, (np.arange(len(y)), y))
+    if weights is not None:
+        w = np.asarray(weights.data if isinstance(weights, Tensor) else weights)
+        picked = picked * w[y]
+    return -mean(picked, constant=constant)
+
+
+class MulticlassHinge(Operation):
+    def __call__(self, x: Tensor, *, y_true: np.ndarray, hinge: float = 1.0) -> np.ndarray:
+        self.variables = (x,)
+        rows = np.arange(len(y_true))
+        self.y = y_true
+        margins = x.data - x.data[rows, y_true][:, None] + hinge
+        margins[rows, y_true] = 0
+        self.active = margins > 0  # NOTE: a margin of exactly 0 is inactive (kink policy)
+        return np.sum(np.maximum(margins, 0)) / len(y_true)
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        d = self.active.astype(self.variables[0].dtype)
+        d[np.arange(len(self.y)), self.y] = -d.sum(axis=1)
+        return grad * d / len(self.y)
+
+
+def multiclass_hinge(
+    x: Any, y_true: Any, hinge: float = 1.0, *, constant: bool | None = None
+) -> Tensor:
+    """The multiclass SVM loss: mean over samples of
+    ``sum_{j != y} max(0, x[j] - x[y] + hinge)``. Kink policy: a margin of exactly 0
+    contributes no gradient.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> from gradcheck.nnet.losses import multiclass_hinge
+    >>> multiclass_hinge(mg.Tensor([[2.0, 1.5, 0.0]]), [0])
+    Tensor(0.5)
+    """
+    y = _labels(y_true, _rows(x))
+    return execute_op(
+        MulticlassHinge, x, op_kwargs={"y_true": y, "hinge": hinge}, constant=constant
+    )
+
+
+def margin_ranking_loss(
+    x1: Any, x2: Any, y: Any, margin: float, *, constant: bool | None = None
+) -> Tensor:
+    """``mean(max(0, margin - y * (x1 - x2)))``, for ``y`` in {-1, 1} saying which of
+    ``x1``, ``x2`` should rank higher. Kink policy: at a margin of exactly 0 the
+    gradient is 0 (that of :func:`~gradcheck.nnet.activations.relu`).
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> from gradcheck.nnet.losses import margin_ranking_loss
+    >>> margin_ranking_loss(mg.Tensor([1.0, 2.0]), mg.Tensor([2.0, 1.0]), [1, -1], 0.5)
+    Tensor(1.5)
+    """
+    y = np.asarray(y.data if isinstance(y, Tensor) else y)
+    return mean(relu(margin - y * (x1 - x2)), constant=constant)
+
+
+def focal_loss(
+    class_probs: Any,
+    targets: Any,
+    *,
+    alpha: float = 1,
+    gamma: float = 0,
+    constant: bool | None = None,
+) -> Tensor:
+    """Focal loss (Lin et al., 2017) per sample: ``-alpha * (1 - p)**gamma * log(p)``
+    with ``p = class_probs[i, targets[i]]``; shape ``(N,)``. ``gamma = 0`` gives the
+    cross-entropy of each sample.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> from gradcheck.nnet.losses import focal_loss
+    >>> focal_loss(mg.Tensor([[0.5, 0.5]]), [0], gamma=1)
+    Tensor([0.34657359])
+    """
+    y = _labels(targets, _rows(class_probs))
+    p = get_item(class_probs, (np.arange(len(y)), y))
+    loss = -alpha * log(p)
+    if gamma:
+        loss = loss * (1 - p) ** gamma
+    if constant:
+        return Tensor(loss, constant=True)
+    return loss
+
+
+def softmax_focal_loss(
+    scores: Any,
+    targets: Any,
+    *,
+    alpha: float = 1,
+    gamma: float = 0,
+    constant: bool | None = None,
+) -> Tensor:
+    """:func:`focal_loss` of ``softmax(scores)`` over the classes; shape ``(N,)``.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> from gradcheck.nnet.losses import softmax_focal_loss
+    >>> softmax_focal_loss(mg.Tensor([[0.0, 0.0]]), [1])
+    Tensor([0.69314718])
+    """
+    return focal_loss(softmax(scores, axis=1), targets, alpha=alpha, gamma=gamma, constant=constant)
