@@ -6,6 +6,7 @@ and tools that check the gradients an op's ``backward`` produces.
 
 from __future__ import annotations
 
+from gradcheck import random  # noqa: F401  (MyGrad-like: mg.random.rand...)
 from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
 from gradcheck.graph import no_autodiff
 from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient
