@@ -115,7 +115,10 @@ def _data(x: Any) -> Any:
 
 
 def _returns_bool(ufunc: np.ufunc) -> bool:
-    return all(sig.split("->")[1].strip("?") == "" for sig in ufunc.types)
+    """True when every numeric loop of ``ufunc`` outputs booleans (``"dd->?"``); the
+    object loops (``"OO->O"``) say nothing."""
+    outputs = [sig.split("->")[1] for sig in ufunc.types if "O" not in sig]
+    return bool(outputs) and all(set(out) == {"?"} for out in outputs)
 
 
 def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict) -> Any:
