@@ -267,10 +267,14 @@ def clip(a: Any, a_min: Any, a_max: Any, *, constant: bool | None = None) -> Ten
     """
     if a_min is None and a_max is None:
         raise ValueError("clip: one of a_min and a_max must be given (not both None)")
-    # A missing bound is an infinite constant one (a Python float, so that it keeps
-    # the dtype of `a`).
-    a_min = -np.inf if a_min is None else a_min
-    a_max = np.inf if a_max is None else a_max
+    # A missing bound is a constant one that never cuts: infinite (a Python float,
+    # which keeps the float dtype of `a`), or the dtype's extreme for integers.
+    dtype = a.dtype if isinstance(a, Tensor) else np.asarray(a).dtype
+    lowest, highest = (-np.inf, np.inf)
+    if dtype.kind in "iu":
+        lowest, highest = (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    a_min = lowest if a_min is None else a_min
+    a_max = highest if a_max is None else a_max
     return execute_op(Clip, a, a_min, a_max, constant=constant)
 
 

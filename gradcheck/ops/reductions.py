@@ -166,9 +166,11 @@ class Prod(Operation):
         flat = _reduced_last(x, axes)
         # d prod / d x_i = product of all the other elements: prefix products times
         # suffix products, not prod / x_i, so one zero or several are handled exactly.
+        # before[i] = x[:i].prod(), after[i] = x[i+1:].prod() (empty products are 1).
         ones = np.ones((*flat.shape[:-1], 1), dtype=flat.dtype)
-        before = np.cumprod(np.concatenate([ones, flat[..., :-1]], axis=-1), axis=-1)
-        after = np.cumprod(np.concatenate([ones, flat[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+        before = np.cumprod(np.concatenate([ones, flat], axis=-1), axis=-1)[..., :-1]
+        reverse = np.concatenate([ones, flat[..., ::-1]], axis=-1)
+        after = np.cumprod(reverse, axis=-1)[..., :-1][..., ::-1]
         others = _from_reduced_last(before * after, x.shape, axes)
         return _expand_reduced(grad, x.shape, self.axis, self.keepdims) * others
 

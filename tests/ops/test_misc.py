@@ -134,3 +134,8 @@ def test_sqrt_and_cbrt_at_zero_are_infinite():
     with np.errstate(divide="ignore"):
         (mg.sqrt(x[:1]).sum() + mg.cbrt(x[1:]).sum()).backward()
     assert np.all(np.isinf(x.grad))
+
+
+def test_clip_with_one_bound_keeps_integer_and_float32_dtypes():
+    assert mg.clip(np.arange(5), None, 3).dtype == np.arange(5).dtype
+    assert mg.clip(mg.Tensor(np.ones(2, dtype=np.float32)), 0.5, None).dtype == np.float32

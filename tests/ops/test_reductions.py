@@ -125,3 +125,11 @@ def test_tensor_methods_are_the_functions():
     for got, expected in pairs:
         assert isinstance(got, mg.Tensor) and got.creator is not None
         np.testing.assert_allclose(got.data, expected)
+
+
+def test_prod_over_an_empty_axis():
+    x = mg.Tensor(np.zeros((2, 0)))
+    out = mg.prod(x, axis=1)
+    out.backward()
+    np.testing.assert_array_equal(out.data, [1.0, 1.0])
+    assert x.grad.shape == (2, 0)
