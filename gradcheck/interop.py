@@ -21,6 +21,18 @@ What is not differentiable is said so, never silently dropped from the graph:
   run on the data;
 - anything else returns ``NotImplemented``, and NumPy raises a ``TypeError`` naming
   the function.
+
+Examples
+--------
+>>> import numpy as np
+>>> import gradcheck as mg
+>>> x = mg.Tensor([0.0, 1.0])
+>>> y = np.sum(np.exp(x) * np.array([2.0, 3.0]))
+>>> y.backward()
+>>> x.grad
+array([2.        , 8.15484549])
+>>> np.less(x, 0.5)
+array([ True, False])
 """
 
 from __future__ import annotations

@@ -101,7 +101,7 @@ def test_std_of_a_constant_slice_has_gradient_zero():
 
 
 @given(x=hnp.arrays(np.float64, hnp.array_shapes(max_dims=2), elements=st.just(1.5)))
-def test_sum_and_mean_of_constants(x):
+def test_mean_spreads_the_gradient_evenly(x):
     t = mg.Tensor(x)
     mg.mean(t).backward()
     np.testing.assert_allclose(t.grad, np.full(x.shape, 1 / x.size))
