@@ -3,6 +3,7 @@ logaddexp2."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -13,8 +14,9 @@ from gradcheck.tensor import Tensor, execute_op
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp", "logaddexp2"]
 
-_LN2 = np.log(2.0)
-_LN10 = np.log(10.0)
+# Python floats, not NumPy scalars: they keep a float32 gradient float32 (NEP 50).
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
 
 
 class Exp(UnaryOp):

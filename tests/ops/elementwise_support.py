@@ -100,6 +100,16 @@ def check_unary(
     assert_forward_matches(op, reference, x)
     assert_forward_matches(op, reference, x.astype(np.float32))
     check_gradients(op, x)
+    assert_float32_gradients(op, x)
+
+
+def assert_float32_gradients(op: Callable[..., mg.Tensor], *arrays: np.ndarray) -> None:
+    """float32 inputs get float32 gradients (no silent promotion to float64)."""
+    tensors = [mg.Tensor(a.astype(np.float32)) for a in arrays]
+    out = op(*tensors)
+    out.backward(np.ones(out.shape, dtype=np.float32))
+    for i, t in enumerate(tensors):
+        assert t.grad is not None and t.grad.dtype == np.float32, (i, t.grad)
 
 
 def distinct_arrays(

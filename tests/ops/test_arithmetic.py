@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 import gradcheck as mg
 from tests.ops.elementwise_support import (
     arrays_in,
+    assert_float32_gradients,
     assert_forward_matches,
     check_gradients,
     check_unary,
@@ -50,6 +51,7 @@ def test_binary(name, shapes, data):
     b = data.draw(arrays_in(*domain_b, shape=shape_b), label="b")
     assert_forward_matches(getattr(mg, name), reference, a, b)
     check_gradients(getattr(mg, name), a, b)
+    assert_float32_gradients(getattr(mg, name), a, b)
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 import gradcheck as mg
 from tests.ops.elementwise_support import (
     arrays_in,
+    assert_float32_gradients,
     assert_forward_matches,
     check_gradients,
     check_unary,
@@ -39,6 +40,7 @@ def test_binary(name, shapes, data):
     a, b = (data.draw(arrays_in((-5, 5), shape=s)) for s in shapes.input_shapes)
     assert_forward_matches(getattr(mg, name), getattr(np, name), a, b)
     check_gradients(getattr(mg, name), a, b)
+    assert_float32_gradients(getattr(mg, name), a, b)
 
 
 def test_logaddexp_gradient_does_not_overflow():

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 import gradcheck as mg
 from tests.ops.elementwise_support import (
     arrays_in,
+    assert_float32_gradients,
     assert_forward_matches,
     check_gradients,
     check_unary,
@@ -39,6 +40,7 @@ def test_maximum_minimum_away_from_ties(name, shapes, data):
     b = data.draw(hnp.arrays(np.float64, shape_b, elements=offset_grid(0.35)), label="b")
     assert_forward_matches(getattr(mg, name), getattr(np, name), a, b)
     check_gradients(getattr(mg, name), a, b)
+    assert_float32_gradients(getattr(mg, name), a, b)
 
 
 @given(shapes=broadcastable_triples, data=st.data())
@@ -50,6 +52,7 @@ def test_clip_away_from_bounds(shapes, data):
     # a_min > a_max is allowed (the result is a_max, as in NumPy).
     assert_forward_matches(mg.clip, np.clip, x, lo, hi)
     check_gradients(mg.clip, x, lo, hi)
+    assert_float32_gradients(mg.clip, x, lo, hi)
 
 
 @given(x=arrays_in((-3, 3)), bound=st.sampled_from(["min", "max"]))

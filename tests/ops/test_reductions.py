@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 import gradcheck as mg
 from tests.ops.elementwise_support import (
     arrays_in,
+    assert_float32_gradients,
     assert_forward_matches,
     axes_for,
     check_gradients,
@@ -36,6 +37,7 @@ def test_reduction(name, data, keepdims):
     assert_forward_matches(getattr(mg, name), reference, x, **kwargs)
     assert_forward_matches(getattr(mg, name), reference, x.astype(np.float32), **kwargs)
     check_gradients(lambda t: getattr(mg, name)(t, **kwargs), x)
+    assert_float32_gradients(lambda t: getattr(mg, name)(t, **kwargs), x)
 
 
 @pytest.mark.parametrize("name", ["var", "std"])
@@ -48,6 +50,7 @@ def test_var_std(name, data, keepdims, ddof):
     kwargs = {"axis": axis, "ddof": ddof, "keepdims": keepdims}
     assert_forward_matches(getattr(mg, name), getattr(np, name), x, **kwargs)
     check_gradients(lambda t: getattr(mg, name)(t, **kwargs), x)
+    assert_float32_gradients(lambda t: getattr(mg, name)(t, **kwargs), x)
 
 
 @given(x=arrays_in((-2, 2), (0, 0)), data=st.data())
@@ -64,6 +67,7 @@ def test_cumulative(name, x, data):
     axis = data.draw(st.none() | st.integers(-x.ndim, x.ndim - 1), label="axis")
     assert_forward_matches(getattr(mg, name), getattr(np, name), x, axis=axis)
     check_gradients(lambda t: getattr(mg, name)(t, axis=axis), x)
+    assert_float32_gradients(lambda t: getattr(mg, name)(t, axis=axis), x)
 
 
 # -- exact values: zeros and ties ---------------------------------------------------

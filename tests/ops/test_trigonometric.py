@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 import gradcheck as mg
 from tests.ops.elementwise_support import (
     arrays_in,
+    assert_float32_gradients,
     assert_forward_matches,
     check_gradients,
     check_unary,
@@ -55,6 +56,7 @@ def test_arctan2(shapes, data):
     x = data.draw(arrays_in((-3, 3), shape=shape_x))
     assert_forward_matches(mg.arctan2, np.arctan2, y, x)
     check_gradients(mg.arctan2, y, x)
+    assert_float32_gradients(mg.arctan2, y, x)
 
 
 @given(st.lists(floats_in((-3, 3)), min_size=1, max_size=4))
