@@ -46,7 +46,8 @@ from gradcheck.tensor import Tensor
 
 __all__ = ["array_function", "array_ufunc", "register"]
 
-_UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
+#: ufunc -> gradcheck function; read directly by ``Tensor.__array_ufunc__``.
+UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
 _FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 _EXTRA: dict[Any, Callable[..., Any]] = {}
 _built = False
@@ -100,7 +101,7 @@ def register(numpy_function: Any, function: Callable[..., Any]) -> None:
 
 def _add(numpy_function: Any, function: Callable[..., Any]) -> None:
     if isinstance(numpy_function, np.ufunc):
-        _UFUNCS[numpy_function] = function
+        UFUNCS[numpy_function] = function
     else:
         _FUNCTIONS[numpy_function] = function
 
@@ -147,7 +148,7 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
             )
         # Writing into a plain array (`array += tensor`) keeps no graph.
         return getattr(ufunc, method)(*_data(inputs), **kwargs)
-    function = _UFUNCS.get(ufunc)
+    function = UFUNCS.get(ufunc)
     if function is not None:
         if method == "__call__" and not kwargs:
             return function(*inputs)

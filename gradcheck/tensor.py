@@ -302,6 +302,10 @@ class Tensor:
 
     # -- NumPy functions on tensors (see gradcheck.interop) -------------------------
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "__call__" and not kwargs:  # the common case (`array + tensor`)
+            function = _interop.UFUNCS.get(ufunc)
+            if function is not None:
+                return function(*inputs)
         return _interop.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
