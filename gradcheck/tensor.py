@@ -48,7 +48,8 @@ class Tensor:
     """
 
     __slots__ = ("_constant", "_creator", "_ops", "_scalar_only", "data", "grad")
-    # Makes `ndarray <op> Tensor` defer to the Tensor's reflected operator.
+    # `ndarray <op> Tensor` now dispatches through `__array_ufunc__`; the priority is
+    # kept for array-likes that still consult it.
     __array_priority__ = 15.0
 
     def __init__(
