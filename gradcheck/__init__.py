@@ -6,8 +6,8 @@ and tools that check the gradients an op's ``backward`` produces.
 
 from __future__ import annotations
 
-# -- structural half of the op library: subpackages mirroring mygrad.linalg, mygrad.nnet
-from gradcheck import linalg, nnet
+# subpackages mirroring mygrad.linalg, mygrad.nnet, mygrad.random
+from gradcheck import linalg, nnet, random
 from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
 from gradcheck.graph import no_autodiff
 from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient
@@ -33,4 +33,5 @@ __all__ = [
     *_ops_all,
     "linalg",
     "nnet",
+    "random",
 ]

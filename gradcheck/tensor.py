@@ -44,7 +44,8 @@ class Tensor:
     """
 
     __slots__ = ("_constant", "_creator", "_ops", "_scalar_only", "data", "grad")
-    # Makes `ndarray <op> Tensor` defer to the Tensor's reflected operator.
+    # `ndarray <op> Tensor` now dispatches through `__array_ufunc__`; the priority is
+    # kept for array-likes that still consult it.
     __array_priority__ = 15.0
 
     def __init__(
@@ -316,6 +317,17 @@ class Tensor:
 
     __hash__ = object.__hash__
 
+    # -- NumPy functions on tensors (see gradcheck.interop) -------------------------
+    def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        if method == "__call__" and not kwargs:  # the common case (`array + tensor`)
+            function = _interop.UFUNCS.get(ufunc)
+            if function is not None:
+                return function(*inputs)
+        return _interop.array_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        return _interop.array_function(func, types, args, kwargs)
+
     # -- methods mirroring the functions ------------------------------------------
     def sum(
         self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
@@ -326,6 +338,50 @@ class Tensor:
         self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
     ) -> Tensor:
         return _ops.mean(self, axis=axis, keepdims=keepdims, constant=constant)
+
+    def var(
+        self,
+        axis: Any = None,
+        ddof: int = 0,
+        keepdims: bool = False,
+        *,
+        constant: bool | None = None,
+    ) -> Tensor:
+        return _ops.var(self, axis=axis, ddof=ddof, keepdims=keepdims, constant=constant)
+
+    def std(
+        self,
+        axis: Any = None,
+        ddof: int = 0,
+        keepdims: bool = False,
+        *,
+        constant: bool | None = None,
+    ) -> Tensor:
+        return _ops.std(self, axis=axis, ddof=ddof, keepdims=keepdims, constant=constant)
+
+    def max(
+        self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
+    ) -> Tensor:
+        return _ops.max(self, axis=axis, keepdims=keepdims, constant=constant)
+
+    def min(
+        self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
+    ) -> Tensor:
+        return _ops.min(self, axis=axis, keepdims=keepdims, constant=constant)
+
+    def prod(
+        self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
+    ) -> Tensor:
+        return _ops.prod(self, axis=axis, keepdims=keepdims, constant=constant)
+
+    def cumsum(self, axis: int | None = None, *, constant: bool | None = None) -> Tensor:
+        return _ops.cumsum(self, axis=axis, constant=constant)
+
+    def cumprod(self, axis: int | None = None, *, constant: bool | None = None) -> Tensor:
+        return _ops.cumprod(self, axis=axis, constant=constant)
+
+    def clip(self, a_min: Any, a_max: Any, *, constant: bool | None = None) -> Tensor:
+        return _ops.clip(self, a_min, a_max, constant=constant)
 
     def reshape(self, *newshape: Any, constant: bool | None = None) -> Tensor:
         if len(newshape) == 1:
@@ -530,4 +586,5 @@ def execute_op(
     return result
 
 
-from gradcheck import ops as _ops  # noqa: E402  (the ops module needs Tensor first)
+from gradcheck import interop as _interop  # noqa: E402  (these modules need Tensor first)
+from gradcheck import ops as _ops  # noqa: E402

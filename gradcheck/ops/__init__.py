@@ -1,96 +1,53 @@
 """The engine's differentiable operations, one module per family as in NumPy's
-documentation. Every public function here is also exported from ``gradcheck``."""
+documentation. Every public function of a family (its ``__all__``) is exported here and
+from ``gradcheck``; ``gradcheck.linalg`` and ``gradcheck.nnet`` hold the rest."""
 
-from gradcheck.ops.arithmetic import (
-    add,
-    divide,
-    multiply,
-    negative,
-    power,
-    square,
-    subtract,
-    true_divide,
+from gradcheck.ops import (
+    arithmetic,
+    creation,
+    exp_log,
+    hyperbolic,
+    indexing,
+    joining,
+    linalg,
+    misc,
+    reductions,
+    shape,
+    sorting,
+    special,
+    tiling,
+    trigonometric,
 )
-from gradcheck.ops.exp_log import exp, log
-from gradcheck.ops.hyperbolic import tanh
-from gradcheck.ops.indexing import get_item
-from gradcheck.ops.linalg import matmul
-from gradcheck.ops.misc import abs, absolute, sqrt
-from gradcheck.ops.reductions import mean, sum
-from gradcheck.ops.shape import reshape, transpose
-from gradcheck.ops.trigonometric import cos, sin
+from gradcheck.ops.arithmetic import *
+from gradcheck.ops.creation import *
+from gradcheck.ops.exp_log import *
+from gradcheck.ops.hyperbolic import *
+from gradcheck.ops.indexing import *
+from gradcheck.ops.joining import *
+from gradcheck.ops.linalg import *
+from gradcheck.ops.misc import *
+from gradcheck.ops.reductions import *
+from gradcheck.ops.shape import *
+from gradcheck.ops.sorting import *
+from gradcheck.ops.special import *
+from gradcheck.ops.tiling import *
+from gradcheck.ops.trigonometric import *
 
-__all__ = [
-    "abs",
-    "absolute",
-    "add",
-    "cos",
-    "divide",
-    "exp",
-    "get_item",
-    "log",
-    "matmul",
-    "mean",
-    "multiply",
-    "negative",
-    "power",
-    "reshape",
-    "sin",
-    "sqrt",
-    "square",
-    "subtract",
-    "sum",
-    "tanh",
-    "transpose",
-    "true_divide",
-]
-
-# -- structural ops: linear algebra, shape, joining, tiling, indexing, sorting ---------
-from gradcheck.ops.indexing import diagonal, set_item, take
-from gradcheck.ops.joining import concatenate, stack
-from gradcheck.ops.linalg import dot, einsum, multi_matmul, tensordot, trace
-from gradcheck.ops.shape import (
-    atleast_1d,
-    atleast_2d,
-    atleast_3d,
-    broadcast_to,
-    expand_dims,
-    flatten,
-    moveaxis,
-    ravel,
-    squeeze,
-    swapaxes,
+FAMILIES = (
+    arithmetic,
+    exp_log,
+    trigonometric,
+    hyperbolic,
+    misc,
+    reductions,
+    linalg,
+    shape,
+    joining,
+    tiling,
+    indexing,
+    sorting,
+    special,
+    creation,
 )
-from gradcheck.ops.sorting import sort
-from gradcheck.ops.special import logsumexp
-from gradcheck.ops.tiling import flip, pad, repeat, roll, tile
 
-__all__ += [
-    "atleast_1d",
-    "atleast_2d",
-    "atleast_3d",
-    "broadcast_to",
-    "concatenate",
-    "diagonal",
-    "dot",
-    "einsum",
-    "expand_dims",
-    "flatten",
-    "flip",
-    "logsumexp",
-    "moveaxis",
-    "multi_matmul",
-    "pad",
-    "ravel",
-    "repeat",
-    "roll",
-    "set_item",
-    "sort",
-    "squeeze",
-    "stack",
-    "swapaxes",
-    "take",
-    "tensordot",
-    "tile",
-    "trace",
-]
+__all__ = sorted({name for family in FAMILIES for name in family.__all__})

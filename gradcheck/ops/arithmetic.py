@@ -1,7 +1,8 @@
-"""Arithmetic: add, subtract, multiply, divide, power, negative, square.
+"""Arithmetic: add, subtract, multiply, divide, power, negative, positive, reciprocal,
+square, and the n-ary add_sequence and multiply_sequence.
 
-Every binary op here broadcasts like NumPy; :class:`BroadcastableOp` sums each
-gradient back down to its input's shape, so no rule below repeats that.
+Every op of several inputs here broadcasts like NumPy; :class:`BroadcastableOp` sums
+each gradient back down to its input's shape, so no rule below repeats that.
 """
 
 from __future__ import annotations
@@ -10,10 +11,24 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.operation import BroadcastableOp, Operation
+from gradcheck.operation import BroadcastableOp
+from gradcheck.ops._unary import UnaryOp
 from gradcheck.tensor import Tensor, execute_op
 
-__all__ = ["add", "subtract", "multiply", "divide", "true_divide", "power", "negative", "square"]
+__all__ = [
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "true_divide",
+    "power",
+    "negative",
+    "positive",
+    "reciprocal",
+    "square",
+    "add_sequence",
+    "multiply_sequence",
+]
 
 
 class Add(BroadcastableOp):
@@ -73,32 +88,88 @@ class Power(BroadcastableOp):
         return grad * np.where(self.out == 0, 0.0, dout_db)
 
 
-class Negative(Operation):
-    def __call__(self, a: Tensor) -> np.ndarray:
-        self.variables = (a,)
-        return -a.data
+class Negative(UnaryOp):
+    func = staticmethod(np.negative)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         return -grad
 
 
-class Square(Operation):
-    def __call__(self, a: Tensor) -> np.ndarray:
-        self.variables = (a,)
-        return np.square(a.data)
+class Positive(UnaryOp):
+    func = staticmethod(np.positive)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return grad * 2 * self.variables[0].data
+        return grad
 
 
-def add(a: Any, b: Any, *, constant: bool | None = None) -> Tensor:
-    """Add ``a`` and ``b`` elementwise, with broadcasting.
+class Reciprocal(UnaryOp):
+    func = staticmethod(np.reciprocal)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return -(out**2)
+
+
+class Square(UnaryOp):
+    func = staticmethod(np.square)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return 2 * x
+
+
+class AddSequence(BroadcastableOp):
+    def __call__(self, *tensors: Tensor) -> np.ndarray:
+        self.variables = tensors
+        out = tensors[0].data + tensors[1].data
+        for t in tensors[2:]:
+            out = out + t.data
+        return out
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        return grad
+
+
+def exclusive_products(factors: list[np.ndarray]) -> list[np.ndarray]:
+    """For each ``i``, the product of every factor but the ``i``-th.
+
+    Prefix and suffix products instead of ``total / factors[i]``: exact when factors
+    are zero (one zero or several), and no division by zero.
+    """
+    n = len(factors)
+    before: list[Any] = [1.0] * n
+    after: list[Any] = [1.0] * n
+    for i in range(1, n):
+        before[i] = before[i - 1] * factors[i - 1]
+        after[n - 1 - i] = after[n - i] * factors[n - i]
+    return [b * a for b, a in zip(before, after)]
+
+
+class MultiplySequence(BroadcastableOp):
+    def __call__(self, *tensors: Tensor) -> np.ndarray:
+        self.variables = tensors
+        out = tensors[0].data * tensors[1].data
+        for t in tensors[2:]:
+            out = out * t.data
+        return out
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        if not hasattr(self, "_others"):  # computed once, used for every input
+            self._others = exclusive_products([t.data for t in self.variables])
+        return grad * self._others[index]
+
+
+def add(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+    """Add ``x1`` and ``x2`` elementwise, with broadcasting.
 
     Parameters
     ----------
-    a, b : array_like
+    x1, x2 : array_like
+        The addends; they broadcast against each other.
     constant : bool, optional
         Make the result a constant (see :class:`gradcheck.Tensor`).
+
+    Returns
+    -------
+    Tensor
 
     Examples
     --------
@@ -106,11 +177,21 @@ def add(a: Any, b: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.add(mg.Tensor([1.0, 2.0]), 3.0)
     Tensor([4., 5.])
     """
-    return execute_op(Add, a, b, constant=constant)
+    return execute_op(Add, x1, x2, constant=constant)
 
 
-def subtract(a: Any, b: Any, *, constant: bool | None = None) -> Tensor:
-    """Subtract ``b`` from ``a`` elementwise, with broadcasting.
+def subtract(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+    """Subtract ``x2`` from ``x1`` elementwise, with broadcasting.
+
+    Parameters
+    ----------
+    x1, x2 : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
 
     Examples
     --------
@@ -118,11 +199,21 @@ def subtract(a: Any, b: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.subtract(mg.Tensor([1.0, 2.0]), 3.0)
     Tensor([-2., -1.])
     """
-    return execute_op(Subtract, a, b, constant=constant)
+    return execute_op(Subtract, x1, x2, constant=constant)
 
 
-def multiply(a: Any, b: Any, *, constant: bool | None = None) -> Tensor:
-    """Multiply ``a`` and ``b`` elementwise, with broadcasting.
+def multiply(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+    """Multiply ``x1`` and ``x2`` elementwise, with broadcasting.
+
+    Parameters
+    ----------
+    x1, x2 : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
 
     Examples
     --------
@@ -130,11 +221,22 @@ def multiply(a: Any, b: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.multiply(mg.Tensor([1.0, 2.0]), 3.0)
     Tensor([3., 6.])
     """
-    return execute_op(Multiply, a, b, constant=constant)
+    return execute_op(Multiply, x1, x2, constant=constant)
 
 
-def divide(a: Any, b: Any, *, constant: bool | None = None) -> Tensor:
-    """Divide ``a`` by ``b`` elementwise (true division), with broadcasting.
+def divide(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+    """Divide ``x1`` by ``x2`` elementwise (true division), with broadcasting.
+
+    Parameters
+    ----------
+    x1, x2 : array_like
+        Dividend and divisor; differentiable where ``x2 != 0``.
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
 
     Examples
     --------
@@ -142,17 +244,30 @@ def divide(a: Any, b: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.divide(mg.Tensor([1.0, 2.0]), 4.0)
     Tensor([0.25, 0.5 ])
     """
-    return execute_op(Divide, a, b, constant=constant)
+    return execute_op(Divide, x1, x2, constant=constant)
 
 
 true_divide = divide
 
 
-def power(a: Any, b: Any, *, constant: bool | None = None) -> Tensor:
-    """Raise ``a`` to the power ``b`` elementwise, with broadcasting.
+def power(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+    """Raise ``x1`` to the power ``x2`` elementwise, with broadcasting.
 
-    The derivative with respect to ``b`` is ``a**b * log(a)``, taken as 0 where
-    ``a**b`` is 0; it is not real for negative ``a``.
+    Parameters
+    ----------
+    x1, x2 : array_like
+        Bases and exponents.
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Notes
+    -----
+    The derivative with respect to ``x2`` is ``x1**x2 * log(x1)``, taken as 0 where
+    ``x1**x2`` is 0 (its limit); it is not real for negative ``x1``.
 
     Examples
     --------
@@ -163,11 +278,21 @@ def power(a: Any, b: Any, *, constant: bool | None = None) -> Tensor:
     >>> x.grad
     array([ 3., 12.])
     """
-    return execute_op(Power, a, b, constant=constant)
+    return execute_op(Power, x1, x2, constant=constant)
 
 
-def negative(a: Any, *, constant: bool | None = None) -> Tensor:
-    """Negate ``a`` elementwise.
+def negative(x: Any, *, constant: bool | None = None) -> Tensor:
+    """Negate ``x`` elementwise.
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
 
     Examples
     --------
@@ -175,11 +300,65 @@ def negative(a: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.negative(mg.Tensor([1.0, -2.0]))
     Tensor([-1.,  2.])
     """
-    return execute_op(Negative, a, constant=constant)
+    return execute_op(Negative, x, constant=constant)
 
 
-def square(a: Any, *, constant: bool | None = None) -> Tensor:
-    """Square ``a`` elementwise.
+def positive(x: Any, *, constant: bool | None = None) -> Tensor:
+    """``+x`` elementwise: a copy of ``x`` in a new node of the graph.
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.positive(mg.Tensor([1.0, -2.0]))
+    Tensor([ 1., -2.])
+    """
+    return execute_op(Positive, x, constant=constant)
+
+
+def reciprocal(x: Any, *, constant: bool | None = None) -> Tensor:
+    """``1 / x`` elementwise (differentiable where ``x != 0``).
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.reciprocal(mg.Tensor([2.0, -4.0]))
+    Tensor([ 0.5 , -0.25])
+    """
+    return execute_op(Reciprocal, x, constant=constant)
+
+
+def square(x: Any, *, constant: bool | None = None) -> Tensor:
+    """Square ``x`` elementwise.
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
 
     Examples
     --------
@@ -187,4 +366,62 @@ def square(a: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.square(mg.Tensor([1.0, -2.0]))
     Tensor([1., 4.])
     """
-    return execute_op(Square, a, constant=constant)
+    return execute_op(Square, x, constant=constant)
+
+
+def _at_least_two(name: str, variables: tuple[Any, ...]) -> None:
+    if len(variables) < 2:
+        raise ValueError(f"`{name}` requires at least two inputs, got {len(variables)}")
+
+
+def add_sequence(*variables: Any, constant: bool | None = None) -> Tensor:
+    """``x1 + x2 + ... + xn`` as one node of the graph (cheaper than a chain of adds).
+
+    Parameters
+    ----------
+    *variables : array_like
+        Two or more addends; they broadcast against each other.
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.add_sequence(mg.Tensor([1.0]), mg.Tensor([1.0, 2.0]), 3.0)
+    Tensor([5., 6.])
+    """
+    _at_least_two("add_sequence", variables)
+    return execute_op(AddSequence, *variables, constant=constant)
+
+
+def multiply_sequence(*variables: Any, constant: bool | None = None) -> Tensor:
+    """``x1 * x2 * ... * xn`` as one node of the graph.
+
+    The gradient of each factor is the product of all the others, computed with
+    prefix and suffix products, so it is exact when some factors are zero.
+
+    Parameters
+    ----------
+    *variables : array_like
+        Two or more factors; they broadcast against each other.
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> x, y, z = mg.Tensor(2.0), mg.Tensor(0.0), mg.Tensor(5.0)
+    >>> mg.multiply_sequence(x, y, z).backward()
+    >>> x.grad, y.grad, z.grad
+    (array(0.), array(10.), array(0.))
+    """
+    _at_least_two("multiply_sequence", variables)
+    return execute_op(MultiplySequence, *variables, constant=constant)

@@ -1,4 +1,5 @@
-"""Hyperbolic functions: tanh."""
+"""Hyperbolic functions: sinh, cosh, tanh, their inverses, and the reciprocal
+functions csch, sech, coth with arccsch and arccoth (as in MyGrad)."""
 
 from __future__ import annotations
 
@@ -6,24 +7,177 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.operation import Operation
+from gradcheck.ops._unary import UnaryOp
 from gradcheck.tensor import Tensor, execute_op
 
-__all__ = ["tanh"]
+__all__ = [
+    "sinh",
+    "cosh",
+    "tanh",
+    "arcsinh",
+    "arccosh",
+    "arctanh",
+    "csch",
+    "sech",
+    "coth",
+    "arccsch",
+    "arccoth",
+]
 
 
-class Tanh(Operation):
-    def __call__(self, a: Tensor) -> np.ndarray:
-        self.variables = (a,)
-        self.out = np.tanh(a.data)
-        return self.out
+class Sinh(UnaryOp):
+    func = staticmethod(np.sinh)
 
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return grad * (1 - self.out**2)
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return np.cosh(x)
 
 
-def tanh(a: Any, *, constant: bool | None = None) -> Tensor:
+class Cosh(UnaryOp):
+    func = staticmethod(np.cosh)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return np.sinh(x)
+
+
+class Tanh(UnaryOp):
+    func = staticmethod(np.tanh)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return 1 - out**2
+
+
+class Arcsinh(UnaryOp):
+    func = staticmethod(np.arcsinh)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return 1 / np.sqrt(1 + x**2)
+
+
+class Arccosh(UnaryOp):
+    func = staticmethod(np.arccosh)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return 1 / np.sqrt(x**2 - 1)
+
+
+class Arctanh(UnaryOp):
+    func = staticmethod(np.arctanh)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return 1 / (1 - x**2)
+
+
+def _csch(x: np.ndarray) -> np.ndarray:
+    return 1 / np.sinh(x)
+
+
+def _sech(x: np.ndarray) -> np.ndarray:
+    return 1 / np.cosh(x)
+
+
+def _coth(x: np.ndarray) -> np.ndarray:
+    return 1 / np.tanh(x)
+
+
+def _arccsch(x: np.ndarray) -> np.ndarray:
+    return np.arcsinh(1 / x)
+
+
+def _arccoth(x: np.ndarray) -> np.ndarray:
+    return np.arctanh(1 / x)
+
+
+class Csch(UnaryOp):
+    func = staticmethod(_csch)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return -out / np.tanh(x)  # -csch(x) coth(x)
+
+
+class Sech(UnaryOp):
+    func = staticmethod(_sech)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return -out * np.tanh(x)
+
+
+class Coth(UnaryOp):
+    func = staticmethod(_coth)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return 1 - out**2  # -csch(x)**2
+
+
+class Arccsch(UnaryOp):
+    func = staticmethod(_arccsch)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return -1 / (np.abs(x) * np.sqrt(1 + x**2))
+
+
+class Arccoth(UnaryOp):
+    func = staticmethod(_arccoth)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return 1 / (1 - x**2)
+
+
+def sinh(x: Any, *, constant: bool | None = None) -> Tensor:
+    """The hyperbolic sine, elementwise.
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant (see :class:`gradcheck.Tensor`).
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.sinh(mg.Tensor([0.0]))
+    Tensor([0.])
+    """
+    return execute_op(Sinh, x, constant=constant)
+
+
+def cosh(x: Any, *, constant: bool | None = None) -> Tensor:
+    """The hyperbolic cosine, elementwise.
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.cosh(mg.Tensor([0.0]))
+    Tensor([1.])
+    """
+    return execute_op(Cosh, x, constant=constant)
+
+
+def tanh(x: Any, *, constant: bool | None = None) -> Tensor:
     """The hyperbolic tangent, elementwise.
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
 
     Examples
     --------
@@ -31,4 +185,181 @@ def tanh(a: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.tanh(mg.Tensor([0.0]))
     Tensor([0.])
     """
-    return execute_op(Tanh, a, constant=constant)
+    return execute_op(Tanh, x, constant=constant)
+
+
+def arcsinh(x: Any, *, constant: bool | None = None) -> Tensor:
+    """The inverse hyperbolic sine, elementwise.
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.arcsinh(mg.Tensor([0.0]))
+    Tensor([0.])
+    """
+    return execute_op(Arcsinh, x, constant=constant)
+
+
+def arccosh(x: Any, *, constant: bool | None = None) -> Tensor:
+    """The inverse hyperbolic cosine, elementwise (differentiable for ``x > 1``).
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.arccosh(mg.Tensor([1.0]))
+    Tensor([0.])
+    """
+    return execute_op(Arccosh, x, constant=constant)
+
+
+def arctanh(x: Any, *, constant: bool | None = None) -> Tensor:
+    """The inverse hyperbolic tangent, elementwise (defined for ``-1 < x < 1``).
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.arctanh(mg.Tensor([0.0]))
+    Tensor([0.])
+    """
+    return execute_op(Arctanh, x, constant=constant)
+
+
+def csch(x: Any, *, constant: bool | None = None) -> Tensor:
+    """The hyperbolic cosecant ``1 / sinh(x)``, elementwise (``x != 0``).
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.csch(mg.Tensor([1.0]))
+    Tensor([0.85091813])
+    """
+    return execute_op(Csch, x, constant=constant)
+
+
+def sech(x: Any, *, constant: bool | None = None) -> Tensor:
+    """The hyperbolic secant ``1 / cosh(x)``, elementwise.
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.sech(mg.Tensor([0.0]))
+    Tensor([1.])
+    """
+    return execute_op(Sech, x, constant=constant)
+
+
+def coth(x: Any, *, constant: bool | None = None) -> Tensor:
+    """The hyperbolic cotangent ``1 / tanh(x)``, elementwise (``x != 0``).
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.coth(mg.Tensor([1.0]))
+    Tensor([1.31303529])
+    """
+    return execute_op(Coth, x, constant=constant)
+
+
+def arccsch(x: Any, *, constant: bool | None = None) -> Tensor:
+    """The inverse hyperbolic cosecant ``arcsinh(1 / x)``, elementwise (``x != 0``).
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.arccsch(mg.Tensor([1.0]))
+    Tensor([0.88137359])
+    """
+    return execute_op(Arccsch, x, constant=constant)
+
+
+def arccoth(x: Any, *, constant: bool | None = None) -> Tensor:
+    """The inverse hyperbolic cotangent ``arctanh(1 / x)``, elementwise (defined for
+    ``|x| > 1``).
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.arccoth(mg.Tensor([2.0]))
+    Tensor([0.54930614])
+    """
+    return execute_op(Arccoth, x, constant=constant)

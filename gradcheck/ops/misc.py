@@ -1,4 +1,13 @@
-"""Miscellaneous elementwise functions: sqrt, absolute."""
+"""Miscellaneous elementwise functions: absolute, sqrt, cbrt, maximum, minimum, clip,
+where.
+
+Policy at non-differentiable points, the same in every op here and in the max/min
+reductions: where two candidates tie, the whole gradient goes to the *first* of them
+(the first argument of ``maximum``/``minimum``, the clipped array ``a`` of ``clip``
+at a bound). That is a one-sided derivative, hence a valid subgradient, and it keeps
+``maximum(t, t)`` and ``clip(t, t, t)`` with gradient 1 with respect to ``t``.
+``absolute`` at 0 takes the subgradient 0.
+"""
 
 from __future__ import annotations
 
@@ -6,40 +15,103 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.operation import Operation
+from gradcheck.operation import BroadcastableOp
+from gradcheck.ops._unary import UnaryOp
 from gradcheck.tensor import Tensor, execute_op
 
-__all__ = ["sqrt", "absolute", "abs"]
+__all__ = ["sqrt", "cbrt", "absolute", "abs", "maximum", "minimum", "clip", "where"]
 
 
-class Sqrt(Operation):
-    def __call__(self, a: Tensor) -> np.ndarray:
-        self.variables = (a,)
-        self.out = np.sqrt(a.data)
-        return self.out
+class Sqrt(UnaryOp):
+    func = staticmethod(np.sqrt)
 
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return grad / (2 * self.out)
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return 1 / (2 * out)
 
 
-class Absolute(Operation):
-    def __call__(self, a: Tensor, nan_to_num: bool = True) -> np.ndarray:
-        self.variables = (a,)
+class Cbrt(UnaryOp):
+    func = staticmethod(np.cbrt)
+
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        return 1 / (3 * out**2)
+
+
+class Absolute(UnaryOp):
+    func = staticmethod(np.absolute)
+
+    def __call__(self, x: Tensor, nan_to_num: bool = True) -> np.ndarray:
         self.nan_to_num = nan_to_num
-        return np.abs(a.data)
+        return super().__call__(x)
 
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        x = self.variables[0].data
+    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
         # NOTE: |x| has no derivative at 0. np.sign(0) == 0 picks the subgradient 0;
         # with nan_to_num=False the gradient there is nan instead.
         slope = np.sign(x)
         if not self.nan_to_num:
             slope = np.where(x == 0, np.nan, slope)
-        return grad * slope
+        return slope
 
 
-def sqrt(a: Any, *, constant: bool | None = None) -> Tensor:
-    """The non-negative square root, elementwise (differentiable for ``a > 0``).
+class Maximum(BroadcastableOp):
+    def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
+        self.variables = (a, b)
+        # Ties go to the first argument (see the module docstring).
+        self.first = a.data >= b.data
+        return np.maximum(a.data, b.data)
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        return grad * (self.first if index == 0 else ~self.first)
+
+
+class Minimum(BroadcastableOp):
+    def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
+        self.variables = (a, b)
+        self.first = a.data <= b.data
+        return np.minimum(a.data, b.data)
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        return grad * (self.first if index == 0 else ~self.first)
+
+
+class Clip(BroadcastableOp):
+    def __call__(self, a: Tensor, a_min: Tensor, a_max: Tensor) -> np.ndarray:
+        self.variables = (a, a_min, a_max)
+        x, lo, hi = a.data, a_min.data, a_max.data
+        # NumPy's clip is minimum(maximum(a, a_min), a_max). Exactly one input owns
+        # each output element: a_max where it cut (also where a_min > a_max), else
+        # a_min where a < a_min, else a -- a itself at a bound (the tie policy).
+        to_max = np.maximum(x, lo) > hi
+        to_min = ~to_max & (x < lo)
+        self.owners = (~(to_max | to_min), to_min, to_max)
+        return np.clip(x, lo, hi)
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        return grad * self.owners[index]
+
+
+class Where(BroadcastableOp):
+    def __call__(self, x: Tensor, y: Tensor, condition: np.ndarray) -> np.ndarray:
+        self.variables = (x, y)
+        self.condition = condition
+        return np.where(condition, x.data, y.data)
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        mask = self.condition if index == 0 else ~self.condition
+        return np.where(mask, grad, 0).astype(grad.dtype, copy=False)
+
+
+def sqrt(x: Any, *, constant: bool | None = None) -> Tensor:
+    """The non-negative square root, elementwise (differentiable for ``x > 0``).
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant (see :class:`gradcheck.Tensor`).
+
+    Returns
+    -------
+    Tensor
 
     Examples
     --------
@@ -47,14 +119,46 @@ def sqrt(a: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.sqrt(mg.Tensor([4.0]))
     Tensor([2.])
     """
-    return execute_op(Sqrt, a, constant=constant)
+    return execute_op(Sqrt, x, constant=constant)
 
 
-def absolute(a: Any, *, nan_to_num: bool = True, constant: bool | None = None) -> Tensor:
+def cbrt(x: Any, *, constant: bool | None = None) -> Tensor:
+    """The real cube root, elementwise (differentiable for ``x != 0``).
+
+    Parameters
+    ----------
+    x : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> mg.cbrt(mg.Tensor([-8.0, 27.0]))
+    Tensor([-2.,  3.])
+    """
+    return execute_op(Cbrt, x, constant=constant)
+
+
+def absolute(x: Any, *, nan_to_num: bool = True, constant: bool | None = None) -> Tensor:
     """The absolute value, elementwise.
 
-    Non-differentiable point: at ``a == 0`` the gradient is 0 (a subgradient), or
-    nan with ``nan_to_num=False``.
+    Parameters
+    ----------
+    x : array_like
+    nan_to_num : bool, default True
+        The gradient at ``x == 0``, where ``|x|`` is not differentiable: 0 (a
+        subgradient, as MyGrad) when True, nan when False.
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
 
     Examples
     --------
@@ -64,7 +168,150 @@ def absolute(a: Any, *, nan_to_num: bool = True, constant: bool | None = None) -
     >>> x.grad
     array([-1.,  0.,  1.])
     """
-    return execute_op(Absolute, a, op_kwargs={"nan_to_num": nan_to_num}, constant=constant)
+    return execute_op(Absolute, x, op_kwargs={"nan_to_num": nan_to_num}, constant=constant)
 
 
 abs = absolute
+
+
+def maximum(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+    """The elementwise maximum of ``x1`` and ``x2``, with broadcasting.
+
+    Parameters
+    ----------
+    x1, x2 : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Notes
+    -----
+    Ties (``x1 == x2``) are not differentiable; there the whole gradient goes to
+    ``x1``, the first argument (a one-sided derivative). MyGrad 2.5 gives 0 to both,
+    which is no subgradient: it makes ``maximum(t, t)`` have gradient 0.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> x, y = mg.Tensor([1.0, 2.0, 3.0]), mg.Tensor([2.0, 2.0, 2.0])
+    >>> mg.maximum(x, y).backward()
+    >>> x.grad, y.grad
+    (array([0., 1., 1.]), array([1., 0., 0.]))
+    """
+    return execute_op(Maximum, x1, x2, constant=constant)
+
+
+def minimum(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+    """The elementwise minimum of ``x1`` and ``x2``, with broadcasting.
+
+    Parameters
+    ----------
+    x1, x2 : array_like
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Notes
+    -----
+    Ties (``x1 == x2``) are not differentiable; there the whole gradient goes to
+    ``x1``, the first argument (MyGrad 2.5 gives 0 to both).
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> x, y = mg.Tensor([1.0, 2.0, 3.0]), mg.Tensor([2.0, 2.0, 2.0])
+    >>> mg.minimum(x, y).backward()
+    >>> x.grad, y.grad
+    (array([1., 1., 0.]), array([0., 0., 1.]))
+    """
+    return execute_op(Minimum, x1, x2, constant=constant)
+
+
+def clip(a: Any, a_min: Any, a_max: Any, *, constant: bool | None = None) -> Tensor:
+    """Limit the values of ``a`` to ``[a_min, a_max]``, with broadcasting.
+
+    Parameters
+    ----------
+    a : array_like
+    a_min, a_max : array_like or None
+        The bounds (one of them may be None: no bound on that side). Where
+        ``a_min > a_max`` the result is ``a_max``, as in NumPy.
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Notes
+    -----
+    Each element's gradient goes to the input it came from. At a bound
+    (``a == a_min`` or ``a == a_max``, not differentiable) it goes to ``a``: the
+    gradient of ``a`` is 1 on the closed interval. MyGrad 2.5 gives 0 to all three
+    there.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> x = mg.Tensor([0.0, 1.0, 1.5, 2.0, 3.0])
+    >>> y = mg.clip(x, 1.0, 2.0)
+    >>> y.backward()
+    >>> y, x.grad
+    (Tensor([1. , 1. , 1.5, 2. , 2. ]), array([0., 1., 1., 1., 0.]))
+    """
+    if a_min is None and a_max is None:
+        raise ValueError("clip: one of a_min and a_max must be given (not both None)")
+    # A missing bound is a constant one that never cuts: infinite (a Python float,
+    # which keeps the float dtype of `a`), or the dtype's extreme for integers.
+    dtype = a.dtype if isinstance(a, Tensor) else np.asarray(a).dtype
+    lowest, highest = (-np.inf, np.inf)
+    if dtype.kind in "iu":
+        lowest, highest = (np.iinfo(dtype).min, np.iinfo(dtype).max)
+    a_min = lowest if a_min is None else a_min
+    a_max = highest if a_max is None else a_max
+    return execute_op(Clip, a, a_min, a_max, constant=constant)
+
+
+_NO_VALUE: Any = object()
+
+
+def where(
+    condition: Any, x: Any = _NO_VALUE, y: Any = _NO_VALUE, *, constant: bool | None = None
+) -> Any:
+    """Elements of ``x`` where ``condition`` is True, of ``y`` elsewhere; broadcasts.
+
+    Parameters
+    ----------
+    condition : array_like of bool
+        Not differentiated (a tensor counts by its data).
+    x, y : array_like
+        The values to choose from. With neither given, ``where(condition)`` is
+        ``numpy.nonzero(condition)`` (a tuple of index arrays, not a tensor).
+    constant : bool, optional
+        Make the result a constant.
+
+    Returns
+    -------
+    Tensor
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> x, y = mg.Tensor([1.0, 2.0]), mg.Tensor([10.0, 20.0])
+    >>> z = mg.where([True, False], x, y)
+    >>> z.backward()
+    >>> z, x.grad, y.grad
+    (Tensor([ 1., 20.]), array([1., 0.]), array([0., 1.]))
+    """
+    cond = np.asarray(condition.data if isinstance(condition, Tensor) else condition, dtype=bool)
+    if x is _NO_VALUE and y is _NO_VALUE:
+        return np.nonzero(cond)
+    if x is _NO_VALUE or y is _NO_VALUE:
+        raise ValueError("where: either both or neither of x and y must be given")
+    return execute_op(Where, x, y, op_kwargs={"condition": cond}, constant=constant)

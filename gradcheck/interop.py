@@ -1,0 +1,183 @@
+"""NumPy interoperability: NumPy functions called on tensors build graph ops.
+
+``Tensor.__array_ufunc__`` and ``Tensor.__array_function__`` hand over to
+:func:`array_ufunc` and :func:`array_function` here, so that ``np.sin(t)``,
+``np.add(t, u)``, ``ndarray + t``, ``np.sum(t, axis=0)`` or ``np.mean(t)`` run
+``gradcheck.sin``, ``gradcheck.add``... and return tensors with a graph.
+
+The dispatch table is built once, on first use, from the names of
+:mod:`gradcheck.ops`: a NumPy function and a gradcheck op of the same name are the
+same operation (MyGrad's names and arguments are NumPy's), so a new op is dispatched
+without further registration. :func:`register` adds a pair whose names differ
+(``numpy.linalg.norm``, say).
+
+What is not differentiable is said so, never silently dropped from the graph:
+
+- ufuncs whose outputs are booleans (comparisons, ``isnan``, ``logical_and``...) run
+  on the tensors' data and return arrays, as the comparison operators do;
+- other ufuncs without a gradcheck op (``floor``, ``sign``...) run on the data of
+  constant tensors, and raise ``TypeError`` for a tensor that needs a gradient;
+- NumPy functions that only inspect (``np.shape``, ``np.allclose``, ``np.argmax``...)
+  run on the data;
+- anything else returns ``NotImplemented``, and NumPy raises a ``TypeError`` naming
+  the function.
+
+Examples
+--------
+>>> import numpy as np
+>>> import gradcheck as mg
+>>> x = mg.Tensor([0.0, 1.0])
+>>> y = np.sum(np.exp(x) * np.array([2.0, 3.0]))
+>>> y.backward()
+>>> x.grad
+array([2.        , 8.15484549])
+>>> np.less(x, 0.5)
+array([ True, False])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from gradcheck.tensor import Tensor
+
+__all__ = ["array_function", "array_ufunc", "register"]
+
+#: ufunc -> gradcheck function; read directly by ``Tensor.__array_ufunc__``.
+UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
+_FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
+_EXTRA: dict[Any, Callable[..., Any]] = {}
+_built = False
+
+# NumPy functions that only inspect their arguments: run on the data.
+_INSPECTING = {
+    np.shape,
+    np.ndim,
+    np.size,
+    np.allclose,
+    np.isclose,
+    np.array_equal,
+    np.array_equiv,
+    np.argmax,
+    np.argmin,
+    np.argsort,
+    np.argwhere,
+    np.nonzero,
+    np.flatnonzero,
+    np.count_nonzero,
+    np.any,
+    np.all,
+    np.unique,
+    np.searchsorted,
+    np.may_share_memory,
+    np.shares_memory,
+    np.result_type,
+    np.can_cast,
+    np.iscomplexobj,
+    np.isrealobj,
+    np.isscalar,
+}
+
+
+def register(numpy_function: Any, function: Callable[..., Any]) -> None:
+    """Dispatch ``numpy_function`` (a ufunc or a NumPy function) on tensors to
+    ``function``, for pairs that do not share a name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gradcheck as mg
+    >>> register(np.fabs, mg.absolute)
+    >>> np.fabs(mg.Tensor([-2.0]))
+    Tensor([2.])
+    """
+    _EXTRA[numpy_function] = function
+    if _built:
+        _add(numpy_function, function)
+
+
+def _add(numpy_function: Any, function: Callable[..., Any]) -> None:
+    if isinstance(numpy_function, np.ufunc):
+        UFUNCS[numpy_function] = function
+    else:
+        _FUNCTIONS[numpy_function] = function
+
+
+def _build() -> None:
+    global _built
+    from gradcheck import ops
+
+    for name in ops.__all__:
+        numpy_function = getattr(np, name, None)
+        if callable(numpy_function):
+            _add(numpy_function, getattr(ops, name))
+    for numpy_function, function in _EXTRA.items():
+        _add(numpy_function, function)
+    _built = True
+
+
+def _data(x: Any) -> Any:
+    if isinstance(x, Tensor):
+        return x.data
+    if isinstance(x, (tuple, list)):
+        return type(x)(_data(v) for v in x)
+    return x
+
+
+def _returns_bool(ufunc: np.ufunc) -> bool:
+    """True when every numeric loop of ``ufunc`` outputs booleans (``"dd->?"``); the
+    object loops (``"OO->O"``) say nothing."""
+    outputs = [sig.split("->")[1] for sig in ufunc.types if "O" not in sig]
+    return bool(outputs) and all(set(out) == {"?"} for out in outputs)
+
+
+def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: dict) -> Any:
+    """``Tensor.__array_ufunc__``: run ``ufunc`` on ``inputs``, as a graph op where
+    gradcheck has one."""
+    if not _built:
+        _build()
+    out = kwargs.get("out")
+    if out is not None:
+        if any(isinstance(o, Tensor) for o in out):
+            raise TypeError(
+                f"numpy.{ufunc.__name__}(..., out=<Tensor>): tensors cannot be written "
+                f"in place; use the result (y = np.{ufunc.__name__}(...)) instead"
+            )
+        # Writing into a plain array (`array += tensor`) keeps no graph.
+        return getattr(ufunc, method)(*_data(inputs), **kwargs)
+    function = UFUNCS.get(ufunc)
+    if function is not None:
+        if method == "__call__" and not kwargs:
+            return function(*inputs)
+        given = ", ".join(kwargs) if method == "__call__" else f"method {method!r}"
+        raise TypeError(
+            f"numpy.{ufunc.__name__} on a Tensor runs gradcheck.{function.__name__}, "
+            f"which does not support {given}; call it without them, or on "
+            f"tensor.data for a plain array"
+        )
+    if _returns_bool(ufunc) or all(x._constant for x in inputs if isinstance(x, Tensor)):
+        return getattr(ufunc, method)(*_data(inputs), **kwargs)
+    raise TypeError(
+        f"numpy.{ufunc.__name__} is not differentiable in gradcheck and a tensor "
+        f"here needs a gradient; apply it to tensor.data, or make the tensor constant"
+    )
+
+
+def array_function(
+    func: Callable[..., Any], types: tuple[type, ...], args: tuple[Any, ...], kwargs: dict
+) -> Any:
+    """``Tensor.__array_function__``: run the NumPy function ``func`` as a graph op
+    where gradcheck has one."""
+    if not all(issubclass(t, (Tensor, np.ndarray)) for t in types):
+        return NotImplemented
+    if not _built:
+        _build()
+    function = _FUNCTIONS.get(func)
+    if function is not None:
+        return function(*args, **kwargs)
+    if func in _INSPECTING:
+        return func(*_data(args), **{k: _data(v) for k, v in kwargs.items()})
+    return NotImplemented
