@@ -88,7 +88,8 @@ OPS: dict[str, tuple[Callable[..., Any], Callable[..., Any]]] = {
     "mean": (mg.mean, np.mean),
     "matmul": (mg.matmul, np.matmul),
     "reshape": (mg.reshape, lambda a, newshape: np.reshape(a, newshape)),
-    "transpose": (mg.transpose, np.transpose),
+    # MyGrad's transpose takes the axes positionally (``transpose(a, *axes)``)
+    "transpose": (lambda a, axes=None: mg.transpose(a, axes), np.transpose),
     "get_item": (mg.get_item, lambda a, index: a[index]),
 }
 
