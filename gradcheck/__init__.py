@@ -6,11 +6,15 @@ and tools that check the gradients an op's ``backward`` produces.
 
 from __future__ import annotations
 
+from gradcheck.check import check
 from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
 from gradcheck.graph import no_autodiff
+from gradcheck.numerical import numerical_gradient
 from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient
 from gradcheck.ops import *
 from gradcheck.ops import __all__ as _ops_all
+from gradcheck.result import CheckResult, Failure
+from gradcheck.target import Target, resolve_target
 from gradcheck.tensor import Tensor, astensor, execute_op, tensor
 
 __version__ = "0.1.0"
@@ -29,4 +33,10 @@ __all__ = [
     "no_autodiff",
     "tensor",
     *_ops_all,
+    "check",
+    "CheckResult",
+    "Failure",
+    "Target",
+    "resolve_target",
+    "numerical_gradient",
 ]
