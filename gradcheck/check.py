@@ -730,7 +730,9 @@ def _fast(ev: Evaluator, cmp: _Comparison, rng: np.random.Generator, directions:
     located: list[int] = []
 
     def agrees(e: np.ndarray) -> tuple[bool, float, float, float, bool]:
-        numeric, err, kink, curvature = ev.refine(i, e, h0, float(np.sqrt(np.sum((t * e) ** 2))))
+        numeric, err, kink, curvature = ev.refine(
+            i, e, h0, float(np.sqrt(np.sum((t * e) ** 2))), float(scale.max(initial=1.0))
+        )
         analytic = float(g @ e)
         # As in full mode, plus the inputs' rounding: e is scaled like x, so about
         # eps·|e' H e| (curvature along e).

@@ -270,7 +270,7 @@ def _combine(
     n = len(ok)
     if n < 2:
         return (D[0] if n else float("nan")), float("inf"), True, 0.0
-    # s'' = J / h, read at the finite step nearest the base step.
+    # s'' = J / h: at the step nearest the base step for now, at the chosen step below.
     near = min(range(n), key=lambda a: abs(ok[a] - base_index))
     curvature = Jv[near] / H[near]
     # Function noise, measured: the second difference J·h is s''·h² plus noise; the
@@ -298,6 +298,7 @@ def _combine(
     errs = [e + level_noise[a] for e, a in zip(errs, pairs)]
     best = min(range(len(errs)), key=errs.__getitem__)
     value = rich[best]
+    curvature = Jv[pairs[best]] / H[pairs[best]]
     # x ± h rounds: the stencil's centre may sit up to eps·h off x (all of x, when
     # x is below h's ulp), which moves the estimate by s''·(that).
     shift = 2 * eps * H[pairs[best]] * abs(curvature)
