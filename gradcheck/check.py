@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.errors import GradcheckError, InvalidGradient
-from gradcheck.numerical import Evaluator, full_estimate
+from gradcheck.numerical import ComplexStepUnsupported, Evaluator, full_estimate
 from gradcheck.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.target import Target, TargetRaised, resolve_target, user_frame
 from gradcheck.tensor import Tensor
@@ -508,16 +508,14 @@ class _Run:
                 kinks.extend((i, idx) for idx in comparison.kinks)
                 if failure is None and comparison.mismatched:
                     failure = comparison.failure(missing=g is None)
-        except _Fail:
-            raise
-        except ValueError as exc:
-            if self.settings["complex_step"]:
-                raise CheckUsageError(str(exc)) from None
-            raise _Fail(_raised("forward_error", TargetRaised("forward", exc))) from None
+        except ComplexStepUnsupported as exc:
+            raise CheckUsageError(str(exc)) from None
         except Exception as exc:
-            raise _Fail(_raised("forward_error", TargetRaised("forward", exc))) from None
+            raise _Fail(
+                _raised("forward_error", TargetRaised("forward at a perturbed input", exc))
+            ) from None
         finally:
-            self.forward_calls += ev.calls if "ev" in locals() else 0
+            self.forward_calls += ev.calls
         worst = sorted(elements, key=lambda e: -e.ratio)[:WORST_ELEMENTS]
         if failure is not None:
             verdict = "failed"

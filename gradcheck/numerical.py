@@ -40,7 +40,14 @@ import numpy as np
 
 from gradcheck.graph import no_autodiff
 
-__all__ = ["Evaluator", "Estimate", "numerical_gradient", "full_estimate", "step_sizes"]
+__all__ = [
+    "ComplexStepUnsupported",
+    "Evaluator",
+    "Estimate",
+    "numerical_gradient",
+    "full_estimate",
+    "step_sizes",
+]
 
 #: Refinement steps, as powers of 4 times the base step: from 1/16 to 64 of it, and
 #: further down for |x| > 1 (see ``Evaluator.refine``).
@@ -76,6 +83,11 @@ def step_sizes(x: np.ndarray, eps: float) -> np.ndarray:
     xf = np.asarray(x, dtype=np.float64)
     h = np.cbrt(eps) * np.maximum(np.abs(xf), 1.0)
     return np.exp2(np.round(np.log2(h)))
+
+
+class ComplexStepUnsupported(ValueError):
+    """The complex step was asked for, but the target does not compute with complex
+    input (it raised, or returned a real array)."""
 
 
 @dataclass
@@ -237,10 +249,16 @@ class Evaluator:
             old = flat[j]
             h = 1e-20 * max(abs(old.real), 1.0)
             flat[j] = old + 1j * h
-            out = self.call(arrays)
+            try:
+                out = self.call(arrays)
+            except Exception as exc:
+                raise ComplexStepUnsupported(
+                    f"complex_step=True needs a target that computes with complex input; "
+                    f"this one raised {type(exc).__name__}: {exc}"
+                ) from exc
             flat[j] = old
             if out.dtype.kind != "c":
-                raise ValueError(
+                raise ComplexStepUnsupported(
                     "complex_step=True needs a target that computes with complex input; "
                     f"this one returned {out.dtype}"
                 )
