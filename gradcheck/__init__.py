@@ -8,11 +8,15 @@ from __future__ import annotations
 
 # subpackages mirroring mygrad.linalg, mygrad.nnet, mygrad.random
 from gradcheck import linalg, nnet, random
+from gradcheck.check import check
 from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
 from gradcheck.graph import no_autodiff
+from gradcheck.numerical import numerical_gradient
 from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient
 from gradcheck.ops import *
 from gradcheck.ops import __all__ as _ops_all
+from gradcheck.result import CheckResult, Failure
+from gradcheck.target import Target, resolve_target
 from gradcheck.tensor import Tensor, astensor, execute_op, tensor
 
 __version__ = "0.1.0"
@@ -34,4 +38,10 @@ __all__ = [
     "linalg",
     "nnet",
     "random",
+    "check",
+    "CheckResult",
+    "Failure",
+    "Target",
+    "resolve_target",
+    "numerical_gradient",
 ]
