@@ -122,8 +122,9 @@ class Target:
         """Backpropagate ``v`` from the graph's output; the gradient of each input
         (None for constants and inputs that received none).
 
-        ``v`` is handed to the engine as it is (not copied), so that a backward that
-        changes it in place can be caught. Raises :class:`TargetRaised` (phase
+        The engine stores a copy of ``v`` as the output's ``.grad`` and hands that to
+        the ops, so a backward that changes its ``grad`` in place shows in
+        ``graph.output.grad``. Raises :class:`TargetRaised` (phase
         "backward"); the engine's own :class:`~gradcheck.errors.InvalidGradient` is
         wrapped the same way.
         """

@@ -203,7 +203,9 @@ class Tensor:
                     "\nGradients are expected to be real-valued scalars or "
                     f"numpy arrays, got a gradient of type: {type(grad)}"
                 )
-            grad = np.asarray(grad)
+            # A copy: the caller's array must not become (and later be changed as)
+            # this tensor's gradient.
+            grad = np.array(grad)
             if grad.shape != self.data.shape:
                 try:
                     grad = np.broadcast_to(grad, self.data.shape).copy()

@@ -269,10 +269,11 @@ def test_mutated_input_says_forward_or_backward():
     assert "by the backward" in result.failure.message
 
 
-def test_gradient_aliasing_the_upstream_gradient():
-    result = check(lambda x: +x, X)  # the output is the input: x.grad is v itself
-    assert result.failure.kind == "aliased_gradient"
-    assert "upstream" in result.failure.message
+def test_the_identity_is_not_an_aliasing_failure():
+    # The output is the input tensor itself: its gradient is v, and the engine stores
+    # a copy, so nothing aliases the caller's array.
+    result = check(lambda x: +x, X)
+    assert result.verdict == "passed", result.failure
 
 
 def test_engine_rejection_in_a_function_target_is_classified():

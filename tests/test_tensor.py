@@ -221,3 +221,13 @@ def test_data_round_trips(arr):
     t = mg.Tensor(arr)
     np.testing.assert_array_equal(t.data, arr)
     assert t.shape == arr.shape and not t.constant
+
+
+def test_a_given_gradient_is_copied_not_aliased():
+    x = mg.Tensor([1.0, 2.0])
+    y = mg.reshape(x, (2,))
+    g = np.array([3.0, 4.0])
+    y.backward(g)
+    assert not np.shares_memory(y.grad, g) and not np.shares_memory(x.grad, g)
+    g[0] = 100.0
+    np.testing.assert_array_equal(x.grad, [3.0, 4.0])

@@ -79,10 +79,16 @@ class Sinc(UnaryOp):
     func = staticmethod(_sinc)
 
     def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        # d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x: 0/0 at x = 0, where the
-        # limit (sinc is even and smooth) is 0.
-        safe = np.where(x == 0, 1.0, x)
-        return np.where(x == 0, 0.0, (np.cos(np.pi * x) - out) / safe)
+        # d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x. NOTE: near 0 the two terms
+        # cancel catastrophically (at x = 1e-9 both round to 1.0 and the quotient is 0
+        # instead of -pi^2 x / 3), so for |pi x| < 0.1 the Taylor series is used:
+        # pi * (-y/3 + y^3/30 - y^5/840 + y^7/45360), y = pi x, accurate to ~1e-16 there.
+        y = np.pi * x
+        small = np.abs(y) < 0.1
+        y2 = y * y
+        series = np.pi * y * (-1 / 3 + y2 * (1 / 30 + y2 * (-1 / 840 + y2 / 45360)))
+        safe = np.where(small, 1.0, x)
+        return np.where(small, series, (np.cos(y) - out) / safe).astype(out.dtype, copy=False)
 
 
 def _csc(x: np.ndarray) -> np.ndarray:

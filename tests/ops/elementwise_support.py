@@ -1,8 +1,7 @@
 """Shared pieces of the op tests of the elementwise, reduction and creation families.
 
-Every gradient comparison of these tests goes through :func:`check_gradients`, so
-switching them from the independent finite-difference helper to the project's own
-checker is a change of one line.
+Every gradient comparison of these tests goes through
+:func:`tests.gradients.check_gradients` (re-exported here), the project's checker.
 """
 
 from __future__ import annotations
@@ -15,14 +14,9 @@ import numpy as np
 from hypothesis import strategies as st
 
 import gradcheck as mg
-from tests.helpers import assert_grads_match
+from tests.gradients import check_gradients
 
 Interval = tuple[float, float]
-
-
-def check_gradients(f: Callable[..., mg.Tensor], *arrays: Any, **tolerances: float) -> None:
-    """Assert that the gradients ``f``'s backward gives match finite differences."""
-    assert_grads_match(f, *arrays, **tolerances)
 
 
 def floats_in(*intervals: Interval) -> st.SearchStrategy[float]:

@@ -66,3 +66,10 @@ def test_trig_identities_hold_through_the_graph(values):
     total.backward()
     np.testing.assert_allclose(total.data, 1.0)
     np.testing.assert_allclose(x.grad, 0.0, atol=1e-12)
+
+
+def test_sinc_gradient_near_zero_does_not_cancel():
+    # (cos(pi x) - sinc(x)) / x rounds to 0 for tiny x; the true slope is -pi^2 x / 3
+    x = mg.Tensor([1e-9, -1e-6, 0.0])
+    mg.sinc(x).backward()
+    np.testing.assert_allclose(x.grad, -(np.pi**2) * np.array([1e-9, -1e-6, 0.0]) / 3, rtol=1e-12)
