@@ -6,12 +6,14 @@ and tools that check the gradients an op's ``backward`` produces.
 
 from __future__ import annotations
 
+from gradcheck.description import describe
 from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
 from gradcheck.graph import no_autodiff
 from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient
 from gradcheck.ops import *
 from gradcheck.ops import __all__ as _ops_all
 from gradcheck.tensor import Tensor, astensor, execute_op, tensor
+from gradcheck.verify import VerifyResult, verify
 
 __version__ = "0.1.0"
 
@@ -28,5 +30,8 @@ __all__ = [
     "is_invalid_gradient",
     "no_autodiff",
     "tensor",
+    "describe",
+    "verify",
+    "VerifyResult",
     *_ops_all,
 ]
