@@ -6,12 +6,16 @@ and tools that check the gradients an op's ``backward`` produces.
 
 from __future__ import annotations
 
+from gradcheck.check import check
 from gradcheck.description import describe
 from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
 from gradcheck.graph import no_autodiff
+from gradcheck.numerical import numerical_gradient
 from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient
 from gradcheck.ops import *
 from gradcheck.ops import __all__ as _ops_all
+from gradcheck.result import CheckResult, Failure
+from gradcheck.target import Target, resolve_target
 from gradcheck.tensor import Tensor, astensor, execute_op, tensor
 from gradcheck.verify import VerifyResult, verify
 
@@ -34,4 +38,10 @@ __all__ = [
     "verify",
     "VerifyResult",
     *_ops_all,
+    "check",
+    "CheckResult",
+    "Failure",
+    "Target",
+    "resolve_target",
+    "numerical_gradient",
 ]

@@ -1,0 +1,376 @@
+"""Finite differences: the numeric gradient of ``s(x) = <v, f(x)>``.
+
+The numbers, and why:
+
+* **Reference precision.** Float inputs are evaluated in float64 when the target
+  accepts it (its output then is float64), so that a float32 or float16 op is compared
+  against a float64 reference; otherwise in the op's own dtype, with that dtype's eps.
+* **Step.** Element ``x_j`` gets ``h_j = eps**(1/3) * max(|x_j|, 1)``, the step that
+  balances the O(h²) truncation error of a central difference against the O(eps/h)
+  rounding error, rounded to a power of two (see :func:`step_sizes`).
+* **Exact differences.** ``<v, f(x+h e_j) - f(x-h e_j)>`` rather than a difference of
+  two sums: outputs the perturbation does not reach cancel exactly, so the rounding
+  error is that of the touched outputs only.
+* **Two stages.** Every element first gets one central difference (two forward calls).
+  The caller says which elements are clearly fine (the checker: within tolerance of the
+  analytic gradient); only the others are *refined*: central differences at six steps
+  ``h·4^k`` (k = -2..3), Richardson extrapolation of neighbouring pairs
+  (``(16 D(h) - D(4h)) / 15`` cancels the h² term), and the pair whose value agrees
+  best with its neighbours gives the value and its error estimate.
+* **Kinks.** ``J(h) = (s(x+h) + s(x-h) - 2 s(x)) / h`` is the difference of the two
+  one-sided quotients. Where ``s`` is smooth it shrinks like ``h`` (by 4 per level);
+  where the one-sided derivatives differ (``abs`` at 0, ``relu`` at 0, ``max`` with a
+  tie, ``clip`` at a bound) it stays at the jump; rounding noise grows like ``1/h``
+  with random sign. A jump that is constant (same sign, within 2×) over the four
+  smallest steps and larger than what matters marks the element not differentiable;
+  so does an estimate that does not converge at all.
+* **Complex step** (on request, for ops analytic in their inputs):
+  ``Im s(x + i h e_j) / h`` has no subtractive cancellation, so h can be tiny.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Evaluator", "Estimate", "numerical_gradient", "full_estimate", "step_sizes"]
+
+#: Refinement steps, as multiples of the base step.
+_LEVELS = (1 / 16, 1 / 4, 1.0, 4.0, 16.0, 64.0)
+_BASE = _LEVELS.index(1.0)
+
+
+def step_sizes(x: np.ndarray, eps: float) -> np.ndarray:
+    """Per-element central-difference steps for ``x``: ``eps**(1/3) * max(|x|, 1)``
+    rounded to a power of two.
+
+    A power-of-two step is a whole number of units in the last place of every
+    intermediate at least as large as the step's own ulp: when an op rounds its
+    intermediates coarsely (``(x + 1e6) - 1e6`` rounds to 1e6's ulp, 2**-33), both
+    ``x + h`` and ``x - h`` round by the same amount and their difference stays exact.
+
+    Examples
+    --------
+    >>> step_sizes(np.array([0.0, 1e6]), np.finfo(np.float64).eps)
+    array([7.62939453e-06, 8.00000000e+00])
+    """
+    xf = np.asarray(x, dtype=np.float64)
+    h = np.cbrt(eps) * np.maximum(np.abs(xf), 1.0)
+    return np.exp2(np.round(np.log2(h)))
+
+
+@dataclass
+class Estimate:
+    """Numeric gradient of one input: value, error estimate, and where it is not
+    differentiable, plus the number of forward calls spent."""
+
+    value: np.ndarray
+    error: np.ndarray
+    kink: np.ndarray
+    refined: np.ndarray
+    calls: int = 0
+
+
+class Evaluator:
+    """Evaluates ``f`` around a point with one input element perturbed.
+
+    Holds working copies of the inputs (float64 when the target accepts it), the
+    upstream gradient ``v`` in that dtype, the output at the point, and a count of
+    forward calls. ``forward`` is any ``forward(arrays, params) -> ndarray``, such
+    as :meth:`gradcheck.target.Target.forward`.
+    """
+
+    def __init__(
+        self,
+        forward: Callable[[Sequence[np.ndarray], Mapping[str, Any]], np.ndarray],
+        arrays: Sequence[np.ndarray],
+        params: Mapping[str, Any] | None,
+        v: np.ndarray,
+        *,
+        reference: str = "float64",
+    ) -> None:
+        self._forward = forward
+        self.params = dict(params or {})
+        self.calls = 0
+        native = [np.array(a, order="C") for a in arrays]
+        self.work = native
+        self.eval_dtype = np.result_type(
+            *[a.dtype for a in native if a.dtype.kind == "f"] or [np.float64]
+        )
+        if reference == "float64" and any(
+            a.dtype.kind == "f" and a.dtype != np.float64 for a in native
+        ):
+            wide = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in native]
+            try:
+                out = self.call(wide)
+            except Exception:
+                out = None
+            if out is not None and out.dtype == np.float64 and out.shape == np.shape(v):
+                self.work = wide
+                self.eval_dtype = np.dtype(np.float64)
+        self.eps = float(np.finfo(self.eval_dtype).eps)
+        self.v = np.asarray(v, dtype=np.float64)
+        self.f0 = np.asarray(self.call(self.work), dtype=np.float64)
+
+    def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        self.calls += 1
+        return np.asarray(self._forward(arrays, self.params))
+
+    def s_diff(self, out_a: np.ndarray, out_b: np.ndarray) -> float:
+        """``<v, out_a - out_b>`` in float64."""
+        return float(np.vdot(self.v, np.subtract(out_a, out_b, dtype=np.float64)))
+
+    def first_pass(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """One central difference per element of input ``i``: (values, jumps J at the
+        same step, steps). Two forward calls per element, nothing else."""
+        x = self.work[i]
+        flat = x.reshape(-1)  # a view: `work` arrays are contiguous copies
+        steps = step_sizes(flat, self.eps).astype(x.dtype)
+        steps = (flat + steps) - flat  # exact in the evaluated dtype too
+        values = np.empty(flat.size)
+        jumps = np.empty(flat.size)
+        arrays = self.work
+        fwd = self._forward
+        params = self.params
+        v = self.v
+        f0 = self.f0
+        sub = np.subtract
+        vdot = np.vdot
+        f64 = np.float64
+        with np.errstate(all="ignore"):
+            for j in range(flat.size):
+                old = flat[j]
+                h = steps[j]
+                flat[j] = old + h
+                up = sub(fwd(arrays, params), f0, dtype=f64)
+                flat[j] = old - h
+                down = sub(fwd(arrays, params), f0, dtype=f64)
+                flat[j] = old
+                values[j] = vdot(v, up - down) / (2 * h)
+                jumps[j] = vdot(v, up + down) / h
+        self.calls += 2 * flat.size
+        return values.reshape(x.shape), jumps.reshape(x.shape), steps.reshape(x.shape)
+
+    def refine(
+        self, i: int, along: int | np.ndarray, h0: float, jump_threshold: float
+    ) -> tuple[float, float, bool]:
+        """Refined derivative of ``s`` along element ``along`` (a flat index) of input
+        ``i``, or along the direction ``along`` (an array of the input's size):
+        (value, error estimate, not differentiable)."""
+        flat = self.work[i].reshape(-1)
+        base = flat.copy()
+        n = len(_LEVELS)
+        d = np.full(n, np.nan)
+        jump = np.full(n, np.nan)
+        noise = np.zeros(n)
+        hs = np.ones(n)
+        absvf = np.abs(self.v) * np.abs(self.f0)
+        element = isinstance(along, (int, np.integer))
+        with np.errstate(all="ignore"):
+            for k, m in enumerate(_LEVELS):
+                if element:
+                    old = base[along]
+                    h = float(np.asarray(old + h0 * m, dtype=flat.dtype) - old)
+                    if h == 0:
+                        continue
+                    flat[along] = old + h
+                    plus = np.asarray(self.call(self.work), dtype=np.float64)
+                    flat[along] = old - h
+                    minus = np.asarray(self.call(self.work), dtype=np.float64)
+                    flat[along] = old
+                else:
+                    h = h0 * m
+                    np.add(base, h * along, out=flat, casting="unsafe")
+                    plus = np.asarray(self.call(self.work), dtype=np.float64)
+                    np.subtract(base, h * along, out=flat, casting="unsafe")
+                    minus = np.asarray(self.call(self.work), dtype=np.float64)
+                    flat[:] = base
+                if plus.shape != self.f0.shape or minus.shape != self.f0.shape:
+                    continue
+                hs[k] = h
+                d[k] = float(np.vdot(self.v, plus - minus)) / (2 * h)
+                jump[k] = float(np.vdot(self.v, (plus - self.f0) + (minus - self.f0))) / h
+                touched = (plus != self.f0) | (minus != self.f0)
+                noise[k] = 4 * self.eps * float(absvf[touched].sum()) / h
+        return _combine(d, jump, noise, hs, self.eps, jump_threshold)
+
+    def complex_step(self, i: int) -> np.ndarray:
+        """``Im s(x + i h e_j) / h`` for every element of input ``i``."""
+        arrays = [a.astype(np.complex128) if a.dtype.kind == "f" else a for a in self.work]
+        flat = arrays[i].reshape(-1)
+        values = np.empty(flat.size)
+        for j in range(flat.size):
+            old = flat[j]
+            h = 1e-20 * max(abs(old.real), 1.0)
+            flat[j] = old + 1j * h
+            out = self.call(arrays)
+            flat[j] = old
+            if out.dtype.kind != "c":
+                raise ValueError(
+                    "complex_step=True needs a target that computes with complex input; "
+                    f"this one returned {out.dtype}"
+                )
+            values[j] = np.vdot(self.v, out).imag / h
+        return values.reshape(self.work[i].shape)
+
+
+def _combine(
+    d: np.ndarray,
+    jump: np.ndarray,
+    noise: np.ndarray,
+    hs: np.ndarray,
+    eps: float,
+    jump_threshold: float,
+) -> tuple[float, float, bool]:
+    """Value, error and kink flag from central differences ``d`` at steps ``hs``
+    (nan where unavailable), jumps ``J`` and model rounding-noise estimates."""
+    ok = np.flatnonzero(np.isfinite(d) & np.isfinite(jump))
+    if ok.size < 2:
+        value = float(d[ok[0]]) if ok.size else float("nan")
+        return value, float("inf"), True
+    # Function noise, measured: the second difference J·h is s''·h² plus noise; the
+    # smooth part grows 16× per level, so what does not is noise. This catches noise
+    # the output's size does not show, e.g. (x + 1e6) - 1e6 rounding at 1e6's ulp.
+    # Likewise D(h) - D(4h) is c·h² for smooth s; its part that does not shrink 16×
+    # per level, times h, measures noise that rounds x ± h symmetrically (J = 0).
+    second = jump[ok] * hs[ok]
+    dd = d[ok][:-1] - d[ok][1:]
+    sigma = 0.0
+    for a in range(min(3, ok.size - 1)):
+        sigma = max(sigma, abs(second[a] - second[a + 1] / 16.0))
+        if a + 1 < dd.size:
+            sigma = max(sigma, abs(dd[a] - dd[a + 1] / 16.0) * hs[ok[a]])
+    level_noise = np.maximum(noise[ok], sigma / hs[ok])
+    # Richardson pairs of neighbouring finite levels: (16 D(h) - D(4h)) / 15.
+    pairs = [(a, b) for a, b in zip(range(ok.size - 1), range(1, ok.size)) if ok[b] == ok[a] + 1]
+    if not pairs:
+        return float(d[ok[0]]), float("inf"), True
+    rich = np.array([d[ok[a]] + (d[ok[a]] - d[ok[b]]) / 15.0 for a, b in pairs])
+    floor = np.array([level_noise[a] for a, _ in pairs])
+    if rich.size == 1:
+        errs = np.array([abs(d[ok[pairs[0][0]]] - d[ok[pairs[0][1]]]) / 15.0])
+    else:
+        diffs = np.abs(np.diff(rich))
+        errs = np.empty(rich.size)
+        errs[0] = diffs[0]
+        errs[-1] = diffs[-1]
+        if rich.size > 2:
+            errs[1:-1] = np.maximum(diffs[:-1], diffs[1:])
+    errs = errs + floor
+    best = int(np.argmin(errs))
+    value = float(rich[best])
+    error = max(float(errs[best]), 8 * eps * abs(value))
+
+    # Kink: a jump of constant sign and size over the four smallest finite steps,
+    # larger than rounding and than what matters. (Measured noise is no guide here: a
+    # jump's second difference grows like h, which the noise measure above counts.)
+    kink = False
+    if ok.size >= 4 and np.all(ok[:4] == ok[0] + np.arange(4)):
+        js = jump[ok[:4]]
+        big = np.all(np.abs(js) > np.maximum(jump_threshold, 8 * noise[ok[:4]]))
+        if big and np.all(np.sign(js) == np.sign(js[0])):
+            ratios = np.abs(js[:-1]) / np.abs(js[1:])
+            kink = bool(np.all((ratios > 0.5) & (ratios < 2.0)))
+    return value, error, kink
+
+
+def full_estimate(
+    ev: Evaluator,
+    i: int,
+    *,
+    settled: Callable[[np.ndarray], np.ndarray] | None = None,
+    jump_threshold: Callable[[np.ndarray], float] | float = 0.0,
+) -> Estimate:
+    """The numeric gradient of input ``i``, element by element.
+
+    ``settled(first)`` receives the first-pass central differences and returns a
+    boolean mask of the elements that need no refinement (default: none). The
+    ``jump_threshold`` (or a function of the first pass giving it) is the size
+    below which a difference of one-sided derivatives does not matter.
+    """
+    calls0 = ev.calls
+    first, jumps, steps = ev.first_pass(i)
+    value = first.copy()
+    error = np.abs(first) * 8 * ev.eps
+    kink = np.zeros(first.shape, dtype=bool)
+    done = np.zeros(first.shape, dtype=bool) if settled is None else np.asarray(settled(first))
+    done &= np.isfinite(first)
+    threshold = jump_threshold(first) if callable(jump_threshold) else jump_threshold
+    # One-sided quotients that already differ at the first step: maybe a kink, even
+    # where the central difference agrees (abs at 0 with the subgradient 0). Smooth
+    # functions give J = s''·h, below 1e-3 of the gradient's scale unless very curved.
+    finite = np.abs(first[np.isfinite(first)])
+    scale = float(finite.max()) if finite.size else 0.0
+    done &= ~(np.abs(jumps) > max(threshold, 1e-3 * scale))
+    flat_v, flat_e, flat_k, flat_s = (
+        value.reshape(-1),
+        error.reshape(-1),
+        kink.reshape(-1),
+        steps.reshape(-1),
+    )
+    todo = np.flatnonzero(~done.reshape(-1))
+    for j in todo:
+        flat_v[j], flat_e[j], flat_k[j] = ev.refine(i, int(j), float(flat_s[j]), threshold)
+    return Estimate(value, error, kink, ~done, ev.calls - calls0)
+
+
+def numerical_gradient(
+    f: Any,
+    *arrays: Any,
+    v: Any = None,
+    params: Mapping[str, Any] | None = None,
+    inputs: Sequence[int] | None = None,
+    complex_step: bool = False,
+) -> list[np.ndarray]:
+    """The numeric gradient of ``<v, f(*arrays)>`` with respect to each input.
+
+    Parameters
+    ----------
+    f : Operation subclass, function of Tensors, or Target
+        What to differentiate (resolved with :func:`gradcheck.resolve_target`).
+    *arrays : array_like
+        The point.
+    v : array_like, optional
+        The upstream gradient; ones of the output's shape by default (the gradient of
+        ``f(...).sum()``).
+    params : mapping, optional
+        The op's keyword parameters.
+    inputs : sequence of int, optional
+        Which inputs to differentiate (default: every floating-point input); the
+        others get None.
+    complex_step : bool, default False
+        Use the complex step (the target must compute with complex input).
+
+    Returns
+    -------
+    list of ndarray or None
+        Richardson-refined central differences, in float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gradcheck as mg
+    >>> g, = numerical_gradient(lambda x: x * x, np.array([1.0, 3.0]))
+    >>> np.round(g, 8)
+    array([2., 6.])
+    """
+    from gradcheck.target import resolve_target
+
+    target = resolve_target(f)
+    arrays_ = [np.asarray(a) for a in arrays]
+    if v is None:
+        out = target.forward(arrays_, params)
+        v = np.ones(np.shape(out))
+    ev = Evaluator(target.forward, arrays_, params, np.asarray(v, dtype=np.float64))
+    which = (
+        [i for i, a in enumerate(arrays_) if a.dtype.kind == "f"]
+        if inputs is None
+        else list(inputs)
+    )
+    grads: list[Any] = [None] * len(arrays_)
+    for i in which:
+        grads[i] = ev.complex_step(i) if complex_step else full_estimate(ev, i).value
+    return grads

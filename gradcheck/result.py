@@ -1,0 +1,173 @@
+"""The result of one check, as data: :class:`CheckResult`, :class:`Failure`,
+:class:`Element`.
+
+Nothing here prints or computes; :mod:`gradcheck.report` renders a result as text,
+the front ends as tables, JSON or JUnit. ``to_dict`` gives a JSON-ready form with
+floats at full precision (``json.dumps`` writes the shortest repr that round-trips).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["CheckResult", "Element", "Failure", "InputErrors", "FAILURE_KINDS"]
+
+#: Every failure kind, with what it means. Kinds are short stable ids; front ends and
+#: CI baselines may key on them.
+FAILURE_KINDS: dict[str, str] = {
+    "forward_error": "the forward raised",
+    "backward_error": "the backward raised",
+    "invalid_output": "the output is not a real floating-point Tensor/array",
+    "nonfinite_output": "the output has inf or nan",
+    "missing_gradient": "a non-constant input received no gradient",
+    "extra_gradient": "a constant input received a gradient",
+    "not_array": "a gradient is not an array or a real number",
+    "non_real_dtype": "a gradient is complex, boolean or not numeric",
+    "wrong_dtype": "a gradient's dtype is not its input's",
+    "wrong_shape": "a gradient's shape is not its input's",
+    "nonfinite_gradient": "a gradient has inf or nan",
+    "mutated_input": "an input was changed in place",
+    "mutated_upstream": "the upstream gradient was changed in place",
+    "aliased_gradient": "a gradient shares memory with the upstream gradient or another",
+    "nondeterministic": "a second run on a fresh graph gave other gradients",
+    "nonlinear": "backward(2v) is not 2 * backward(v)",
+    "mismatch": "the gradient differs from finite differences",
+}
+
+
+@dataclass(frozen=True)
+class Element:
+    """One compared element of one input's gradient."""
+
+    input: int
+    index: tuple[int, ...]
+    analytic: float
+    numeric: float
+    abs_error: float
+    rel_error: float
+    #: abs_error / allowed tolerance (> 1 means a mismatch).
+    ratio: float
+
+
+@dataclass(frozen=True)
+class InputErrors:
+    """Error summary of one input's gradient."""
+
+    input: int
+    max_abs_error: float
+    max_rel_error: float
+    error_ratio: float
+    mismatched: int
+    size: int
+    #: Elements where the function is not differentiable (a kink).
+    kinks: int = 0
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why a check failed.
+
+    ``kind`` is one of :data:`FAILURE_KINDS`; ``input`` the input concerned (None when
+    not one); ``worst`` the worst elements for a mismatch; ``exception`` and ``frame``
+    the exception text and the op's own frame when the op raised.
+    """
+
+    kind: str
+    message: str
+    input: int | None = None
+    worst: tuple[Element, ...] = ()
+    mismatched: int = 0
+    size: int = 0
+    exception: str | None = None
+    frame: str | None = None
+
+
+@dataclass
+class CheckResult:
+    """The outcome of :func:`gradcheck.check` on one example.
+
+    ``verdict`` is "passed", "failed" or "not differentiable" (the inputs hit a point
+    where the function has no derivative; never a failure). ``error_ratio`` is the
+    worst ``|analytic - numeric| / allowed`` over all compared elements: below 1 passes,
+    and CI baselines compare it between runs.
+    """
+
+    verdict: str
+    target: str
+    failure: Failure | None = None
+    inputs: list[np.ndarray] = field(default_factory=list)
+    params: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    settings: dict[str, Any] = field(default_factory=dict)
+    per_input: list[InputErrors] = field(default_factory=list)
+    worst: list[Element] = field(default_factory=list)
+    #: Elements where the function is not differentiable (input, index).
+    kinks: list[tuple[int, tuple[int, ...]]] = field(default_factory=list)
+    forward_calls: int = 0
+    backward_calls: int = 0
+    seconds: float = 0.0
+
+    @property
+    def passed(self) -> bool:
+        """True unless the verdict is "failed" (a not-differentiable example is not a
+        failure)."""
+        return self.verdict != "failed"
+
+    @property
+    def max_abs_error(self) -> float:
+        return max((e.max_abs_error for e in self.per_input), default=0.0)
+
+    @property
+    def max_rel_error(self) -> float:
+        return max((e.max_rel_error for e in self.per_input), default=0.0)
+
+    @property
+    def error_ratio(self) -> float:
+        return max((e.error_ratio for e in self.per_input), default=0.0)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready dict (arrays as nested lists, non-finite floats as strings)."""
+        return {
+            "verdict": self.verdict,
+            "passed": self.passed,
+            "target": self.target,
+            "failure": None if self.failure is None else _jsonable(asdict(self.failure)),
+            "max_abs_error": _jsonable(self.max_abs_error),
+            "max_rel_error": _jsonable(self.max_rel_error),
+            "error_ratio": _jsonable(self.error_ratio),
+            "per_input": [_jsonable(asdict(e)) for e in self.per_input],
+            "worst": [_jsonable(asdict(e)) for e in self.worst],
+            "kinks": [[i, list(idx)] for i, idx in self.kinks],
+            "inputs": [
+                {"dtype": str(a.dtype), "shape": list(a.shape), "data": _jsonable(a.tolist())}
+                for a in self.inputs
+            ],
+            "params": _jsonable(self.params),
+            "seed": self.seed,
+            "settings": _jsonable(self.settings),
+            "forward_calls": self.forward_calls,
+            "backward_calls": self.backward_calls,
+            "seconds": self.seconds,
+        }
+
+
+def _jsonable(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {str(k): _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.ndarray):
+        return _jsonable(x.tolist())
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and not math.isfinite(x):
+        return repr(x)  # "inf", "-inf", "nan": JSON has no literal for them
+    if isinstance(x, (bool, int, float, str)) or x is None:
+        return x
+    if isinstance(x, complex):
+        return repr(x)
+    return repr(x)

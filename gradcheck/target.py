@@ -1,0 +1,253 @@
+"""`Target`: what the checker checks, resolved once into one small object.
+
+A target is something that maps tensors to a tensor and has a ``backward``: an
+:class:`Operation` subclass, or a plain function of Tensors built from gradcheck ops.
+:func:`resolve_target` turns either into a :class:`Target` that runs forward (with or
+without the graph) and backward on plain arrays. Everything downstream (the numerics,
+the checker, the front ends) works on a ``Target`` only, so a new kind of target (a
+MyGrad op, a ``torch.autograd.Function``) is one more branch in :func:`resolve_target`.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any
+
+import numpy as np
+
+from gradcheck.errors import GradcheckError, SkipGradient
+from gradcheck.graph import no_autodiff
+from gradcheck.operation import BroadcastableOp, Operation, reduce_broadcast
+from gradcheck.signature import OpSignature, op_signature
+from gradcheck.tensor import Tensor, execute_op
+
+__all__ = ["Target", "NotATarget", "TargetRaised", "resolve_target", "user_frame"]
+
+
+class NotATarget(GradcheckError):
+    """The object named as a target is neither an ``Operation`` subclass nor a
+    function of Tensors."""
+
+
+class TargetRaised(GradcheckError):
+    """The target's forward or backward raised; ``phase`` says which and
+    ``exception`` is the original exception (also its ``__cause__``)."""
+
+    exit_code = 1
+
+    def __init__(self, phase: str, exception: BaseException) -> None:
+        super().__init__(f"{phase} raised {type(exception).__name__}: {exception}")
+        self.phase = phase
+        self.exception = exception
+
+
+@dataclass(frozen=True)
+class Graph:
+    """One forward pass with the graph: the input tensors and the output tensor."""
+
+    tensors: tuple[Tensor, ...]
+    output: Tensor
+
+
+@dataclass(frozen=True, eq=False)
+class Target:
+    """A differentiable operation the checker can run on arrays.
+
+    Attributes
+    ----------
+    name : str
+        A readable name (``module.Qualname``).
+    signature : OpSignature
+        Its inputs and parameters, from :func:`gradcheck.signature.op_signature`.
+    obj : object
+        What was resolved (the class or the function).
+    """
+
+    name: str
+    signature: OpSignature
+    obj: Any
+    _build: Callable[..., Tensor]
+    _evaluate: Callable[..., np.ndarray]
+
+    def forward(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any] | None = None):
+        """The output for ``arrays`` as an ndarray, without building a graph.
+
+        This is the hot path of the finite differences: the arrays are wrapped without
+        copying, so they must not be changed while the call runs.
+        """
+        with no_autodiff:
+            return self._evaluate([Tensor(a, copy=False) for a in arrays], params or {})
+
+    def apply(
+        self,
+        arrays: Sequence[np.ndarray],
+        params: Mapping[str, Any] | None = None,
+        *,
+        constants: Sequence[int] = (),
+    ) -> Graph:
+        """Forward with the graph on copies of ``arrays``; inputs whose index is in
+        ``constants`` (and every non-float input) are constant tensors.
+
+        Raises :class:`TargetRaised` (phase "forward") when the target raises.
+        """
+        tensors = tuple(
+            Tensor(a, constant=True if i in constants else None) for i, a in enumerate(arrays)
+        )
+        try:
+            out = self._build(tensors, params or {})
+        except Exception as exc:
+            raise TargetRaised("forward", exc) from exc
+        return Graph(tensors, out)
+
+    def backward(self, graph: Graph, v: np.ndarray) -> list[Any]:
+        """Backpropagate ``v`` from the graph's output; the gradient of each input
+        (None for constants and inputs that received none).
+
+        ``v`` is handed to the engine as it is (not copied), so that a backward that
+        changes it in place can be caught. Raises :class:`TargetRaised` (phase
+        "backward"); the engine's own :class:`~gradcheck.errors.InvalidGradient` is
+        wrapped the same way.
+        """
+        out = graph.output
+        if isinstance(out, Tensor) and not out.constant:
+            try:
+                out.backward(v)
+            except Exception as exc:
+                raise TargetRaised("backward", exc) from exc
+        return [t.grad for t in graph.tensors]
+
+    def raw_gradients(
+        self,
+        arrays: Sequence[np.ndarray],
+        params: Mapping[str, Any] | None,
+        v: np.ndarray,
+        *,
+        constants: Sequence[int] = (),
+    ) -> list[Any] | None:
+        """What an ``Operation`` target's ``backward_var`` returns for each input,
+        before the engine validates it (None for constants and skipped inputs);
+        None for other kinds of target. Used to say precisely what was wrong when
+        the engine rejected a gradient."""
+        op_type = self.obj
+        if not (isinstance(op_type, type) and issubclass(op_type, Operation)):
+            return None
+        tensors = [
+            Tensor(a, constant=True if i in constants else None) for i, a in enumerate(arrays)
+        ]
+        op = op_type()
+        try:
+            op(*tensors, **(params or {}))
+            grads: list[Any] = []
+            for i, t in enumerate(tensors):
+                if t.constant:
+                    grads.append(None)
+                    continue
+                try:
+                    g = op.backward_var(np.array(v), i)
+                except SkipGradient:
+                    grads.append(None)
+                    continue
+                if isinstance(op, BroadcastableOp) and isinstance(g, np.ndarray):
+                    g = reduce_broadcast(g, t.shape)
+                grads.append(g)
+        except Exception:
+            return None
+        return grads
+
+
+def _qualname(obj: Any) -> str:
+    module = getattr(obj, "__module__", None) or ""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    return f"{module}.{name}" if module and module != "__main__" else name
+
+
+def resolve_target(obj: Any) -> Target:
+    """Resolve an ``Operation`` subclass or a function of Tensors into a :class:`Target`.
+
+    Parameters
+    ----------
+    obj : type[Operation] or callable
+        An op class (applied with :func:`gradcheck.execute_op`) or a function that
+        takes Tensors (and keyword parameters) and returns a Tensor.
+
+    Raises
+    ------
+    NotATarget
+        ``obj`` is neither.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gradcheck as mg
+    >>> t = resolve_target(lambda x: mg.tanh(x) * x)
+    >>> t.signature.arity
+    1
+    >>> t.forward([np.array([0.0, 1.0])])
+    array([0.        , 0.76159416])
+    """
+    if isinstance(obj, Target):
+        return obj
+    if isinstance(obj, type):
+        if not issubclass(obj, Operation):
+            raise NotATarget(
+                f"{_qualname(obj)} is a class but not an Operation subclass; "
+                f"a target is an Operation subclass or a function of Tensors"
+            )
+        if obj.__call__ is Operation.__call__:
+            raise NotATarget(f"{_qualname(obj)} does not implement __call__ (its forward)")
+        op_type: type[Operation] = obj
+
+        def build(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> Tensor:
+            return execute_op(op_type, *tensors, op_kwargs=dict(params))
+
+        def evaluate(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> np.ndarray:
+            # No execute_op here: no graph is wanted, and this is the hot path.
+            return np.asarray(op_type()(*tensors, **params))
+
+        return Target(_qualname(obj), op_signature(obj), obj, build, evaluate)
+    if callable(obj):
+        try:
+            signature = op_signature(obj)
+        except (TypeError, ValueError) as exc:
+            raise NotATarget(f"cannot read the signature of {_qualname(obj)}: {exc}") from None
+        func = obj
+
+        def build_f(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> Tensor:
+            return func(*tensors, **params)
+
+        def evaluate_f(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> np.ndarray:
+            out = func(*tensors, **params)
+            return out.data if isinstance(out, Tensor) else np.asarray(out)
+
+        return Target(_qualname(obj), signature, obj, build_f, evaluate_f)
+    raise NotATarget(
+        f"{obj!r} ({type(obj).__name__}) is not an op: a target is an Operation "
+        f"subclass or a function of Tensors"
+    )
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+#: Modules that run a target rather than define it; their frames are not "the op's".
+_MACHINERY = {
+    os.path.join(_PACKAGE_DIR, name)
+    for name in ("target.py", "check.py", "numerical.py", "tensor.py", "operation.py", "graph.py")
+}
+_NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
+
+
+def user_frame(tb: TracebackType | None) -> str | None:
+    """The innermost frame of a traceback that belongs to the op (not to gradcheck's
+    machinery nor to NumPy), as ``"path:line in function: source"``."""
+    found = None
+    for frame in traceback.extract_tb(tb):
+        path = os.path.abspath(frame.filename)
+        if path in _MACHINERY or path.startswith(_NUMPY_DIR):
+            continue
+        found = frame
+    if found is None:
+        return None
+    return f"{found.filename}:{found.lineno} in {found.name}: {(found.line or '').strip()}"
