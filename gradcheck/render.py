@@ -112,36 +112,27 @@ def render_table(
 
 
 def _failure_block(result: VerifyResult, color: bool) -> str:
-    head = f"{result.target} failed"
+    text = _report_text(result.failure)
     if color:
-        head = click.style(head, fg="red", bold=True)
-    lines = [head]
+        head, _, rest = text.partition("\n")
+        text = f"{click.style(head, fg='red', bold=True)}\n{rest}"
     if result.note:
-        lines.append(f"({result.note})")
-    lines.append(_report_text(result.failure).rstrip("\n"))
-    return "\n".join(lines)
+        text += f"\nNote: {result.note}"
+    return text
 
 
 def _report_text(check_result: Any) -> str:
-    try:
-        from gradcheck.report import format_result
-    except ImportError:  # TEMPORARY until the checker's report lands
-        failure = check_result.failure
-        lines = [f"{failure.kind}: {failure.message}"]
-        if failure.worst:
-            lines.append(
-                tabulate(
-                    [
-                        [e.input, e.index, e.analytic, e.numeric, e.abs_error, e.rel_error]
-                        for e in failure.worst
-                    ],
-                    headers=["input", "index", "analytic", "numeric", "abs err", "rel err"],
-                )
-            )
-        for i, a in enumerate(check_result.inputs):
-            lines.append(f"input {i}: {a!r}")
-        return "\n".join(lines)
-    return format_result(check_result)
+    """The checker's own report of the failing check, then the (shrunk) inputs
+    themselves, which the report gives only as shapes."""
+    import numpy as np
+
+    from gradcheck.report import format_result
+
+    lines = [format_result(check_result)]
+    for i, a in enumerate(check_result.inputs):
+        text = np.array2string(np.asarray(a), precision=17, threshold=64, separator=", ")
+        lines.append(f"input {i} ({a.dtype}{list(a.shape)}):\n  " + text.replace("\n", "\n  "))
+    return "\n".join(lines)
 
 
 def _summary(results: Sequence[VerifyResult], seed: int) -> str:

@@ -32,6 +32,7 @@ from gradcheck.description import (
 )
 from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.loading import LoadedTarget, target_label
+from gradcheck.result import _jsonable as jsonable
 from gradcheck.signature import op_signature
 
 __all__ = ["VerifyResult", "verify", "DEFAULTS"]
@@ -100,26 +101,27 @@ class VerifyResult:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready form (see the schema in :mod:`gradcheck.cli`); non-finite
-        floats become ``None``."""
-        failure = None
-        if self.failure is not None:
-            failure = _failure_dict(self.failure)
-        return {
-            "target": self.target,
-            "passed": self.passed,
-            "verdict": self.verdict,
-            "examples": self.examples,
-            "rejected": self.rejected,
-            "failure": failure,
-            "max_abs_error": _finite_or_none(self.max_abs_error),
-            "max_rel_error": _finite_or_none(self.max_rel_error),
-            "error_ratio": _finite_or_none(self.error_ratio),
-            "seconds": self.seconds,
-            "seed": self.seed,
-            "settings": _jsonable(self.settings),
-            "note": self.note or None,
-        }
+        """The JSON-ready form (the schema is in :mod:`gradcheck.render`); floats that
+        are not finite become the strings ``"nan"``, ``"inf"``, ``"-inf"``, as in
+        :meth:`CheckResult.to_dict`."""
+        return jsonable(
+            {
+                "target": self.target,
+                "passed": self.passed,
+                "verdict": self.verdict,
+                "examples": self.examples,
+                "rejected": self.rejected,
+                "failure": None if self.failure is None else _failure_dict(self.failure),
+                "max_abs_error": self.max_abs_error,
+                "max_rel_error": self.max_rel_error,
+                "error_ratio": self.error_ratio,
+                "seconds": self.seconds,
+                "seed": self.seed,
+                "settings": self.settings,
+                "shrink_steps": self.shrink_steps,
+                "note": self.note or None,
+            }
+        )
 
 
 class _ExampleFailed(Exception):
@@ -340,11 +342,11 @@ def _check(tgt: Any, arrays: Sequence[Any], options: dict[str, Any], check_seed:
 
 
 def _errors(result: Any) -> tuple[float, float, float]:
-    return (
-        float(getattr(result, "max_abs_error", math.nan)),
-        float(getattr(result, "max_rel_error", math.nan)),
-        float(getattr(result, "error_ratio", math.nan)),
-    )
+    """Max absolute, relative error and error ratio of a check; nan when it compared
+    no gradient (the op raised before, or a structural check failed first)."""
+    if not result.per_input:
+        return math.nan, math.nan, math.nan
+    return result.max_abs_error, result.max_rel_error, result.error_ratio
 
 
 def _nanmax(a: float, b: float) -> float:
@@ -485,36 +487,12 @@ def _passed(result: Any) -> bool:
     return bool(result.passed)
 
 
-# --- JSON helpers ------------------------------------------------------------------
-
-
-def _finite_or_none(value: Any) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value if math.isfinite(value) else None
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, float):
-        return _finite_or_none(value)
-    if value is None or isinstance(value, (bool, int, str)):
-        return value
-    if hasattr(value, "tolist"):
-        return _jsonable(value.tolist())
-    return repr(value)
+# --- JSON ---------------------------------------------------------------------------
 
 
 def _failure_dict(result: Any) -> dict[str, Any]:
-    data = result.to_dict() if hasattr(result, "to_dict") else {}
-    failure = data.get("failure") if isinstance(data.get("failure"), Mapping) else None
-    out = dict(_jsonable(data))
-    if failure is not None:
-        out.update(_jsonable(failure))
-    out.setdefault("kind", getattr(result, "kind", "unknown"))
-    out.setdefault("message", getattr(result, "message", ""))
-    return out
+    """The failing check's dict with its failure's fields (kind, message, input,
+    worst...) lifted to the top level, as the JSON schema promises."""
+    data = result.to_dict()
+    failure = data.pop("failure") or {}
+    return {**data, **failure}
