@@ -194,7 +194,13 @@ class Evaluator:
                 d[k] = float(np.vdot(self.v, plus - minus)) / (2 * h)
                 jump[k] = float(np.vdot(self.v, (plus - self.f0) + (minus - self.f0))) / h
                 touched = (plus != self.f0) | (minus != self.f0)
-                noise[k] = 4 * self.eps * float(absvf[touched].sum()) / h
+                # Rounding noise of the outputs at x ± h, not only at x: where x is
+                # far below h (x = 1e-137, h = 6e-6), x ± h rounds to ±h, f(x) is ~0
+                # but f(x ± h) is not, and the difference quotient cannot see x at all.
+                absvf_h = np.abs(self.v) * np.maximum(np.abs(plus), np.abs(minus))
+                noise[k] = (
+                    4 * self.eps * float(np.maximum(absvf, absvf_h)[touched].sum()) / h
+                )
         return _combine(d, jump, noise, hs, self.eps, jump_threshold)
 
     def complex_step(self, i: int) -> np.ndarray:
@@ -294,7 +300,9 @@ def full_estimate(
     calls0 = ev.calls
     first, jumps, steps = ev.first_pass(i)
     value = first.copy()
-    error = np.abs(first) * 8 * ev.eps
+    # np.array: for a 0-d input, `np.abs(first) * c` is a NumPy scalar, and the
+    # refined errors written through `flat_e` below would be lost.
+    error = np.array(np.abs(first) * 8 * ev.eps)
     kink = np.zeros(first.shape, dtype=bool)
     done = np.zeros(first.shape, dtype=bool) if settled is None else np.asarray(settled(first))
     done &= np.isfinite(first)
