@@ -113,7 +113,10 @@ class Evaluator:
                 self.eval_dtype = np.dtype(np.float64)
         self.eps = float(np.finfo(self.eval_dtype).eps)
         self.v = np.asarray(v, dtype=np.float64)
-        self.f0 = np.asarray(self.call(self.work), dtype=np.float64)
+        # Copies (np.array, not np.asarray), here and in `refine`: a forward may
+        # return a view of its input (reshape, transpose, indexing), which the
+        # perturbations below change in place.
+        self.f0 = np.array(self.call(self.work), dtype=np.float64)
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
         self.calls += 1
@@ -177,16 +180,16 @@ class Evaluator:
                     if h == 0:
                         continue
                     flat[along] = old + h
-                    plus = np.asarray(self.call(self.work), dtype=np.float64)
+                    plus = np.array(self.call(self.work), dtype=np.float64)
                     flat[along] = old - h
-                    minus = np.asarray(self.call(self.work), dtype=np.float64)
+                    minus = np.array(self.call(self.work), dtype=np.float64)
                     flat[along] = old
                 else:
                     h = h0 * m
                     np.add(base, h * along, out=flat, casting="unsafe")
-                    plus = np.asarray(self.call(self.work), dtype=np.float64)
+                    plus = np.array(self.call(self.work), dtype=np.float64)
                     np.subtract(base, h * along, out=flat, casting="unsafe")
-                    minus = np.asarray(self.call(self.work), dtype=np.float64)
+                    minus = np.array(self.call(self.work), dtype=np.float64)
                     flat[:] = base
                 if plus.shape != self.f0.shape or minus.shape != self.f0.shape:
                     continue
