@@ -62,6 +62,7 @@ _FLAGS = {
     "atol": "--atol",
     "rtol": "--rtol",
     "broadcast": "--broadcast",
+    "avoid": "--avoid",
 }
 # The settings name (as in gradcheck.describe / gradcheck.verify) of each option.
 _SETTING_OF_OPTION = {"shape": "shapes"}
@@ -239,7 +240,7 @@ def _replay_command(ctx: click.Context, target: str, seed: int) -> str:
         if option == "broadcast":
             words.append(flag if value else "--no-broadcast")
         elif isinstance(value, tuple):
-            for v in value:
+            for v in map(str, value):
                 # A value starting with '-' must be attached, or it reads as an option.
                 words.extend([f"{flag}={v}"] if v.startswith("-") else [flag, v])
         else:
@@ -302,6 +303,14 @@ def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[s
     help="Draw broadcastable shapes instead of equal ones.",
 )
 @click.option(
+    "--avoid",
+    multiple=True,
+    type=float,
+    metavar="X",
+    help="A point where the op is not differentiable (a kink); values keep a margin "
+    "from it. Repeatable.",
+)
+@click.option(
     "--format",
     "output_format",
     type=click.Choice(["table", "json"]),
@@ -324,6 +333,7 @@ def verify_command(
     atol: float | None,
     rtol: float | None,
     broadcast: bool | None,
+    avoid: tuple[float, ...],
     output_format: str,
     verbose: bool,
 ) -> None:
@@ -345,6 +355,7 @@ def verify_command(
         "atol": atol,
         "rtol": rtol,
         "broadcast": broadcast,
+        "avoid": avoid or None,
     }
     overrides = _settings_from_options(ctx, parsed)
     try:

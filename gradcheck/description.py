@@ -45,6 +45,7 @@ __all__ = [
     "Description",
     "describe",
     "description_of",
+    "normalize_avoid",
     "normalize_domain",
     "normalize_dtype",
     "normalize_kwargs",
@@ -84,6 +85,9 @@ class Description:
         How many generated examples to check.
     mode : {"auto", "full", "fast"}, optional
         How the numeric gradient is compared (see :func:`gradcheck.check`).
+    avoid : tuple of float, optional
+        Points where the op is not differentiable (0 for ``abs``): drawn values keep
+        a small margin from each.
     """
 
     shapes: tuple[str | tuple[int | str, ...], ...] | None = None
@@ -95,6 +99,7 @@ class Description:
     broadcast: bool | None = None
     max_examples: int | None = None
     mode: str | None = None
+    avoid: tuple[float, ...] | None = None
 
     def merged(self, **overrides: Any) -> Description:
         """A copy where every override that is not ``None`` replaces the declared
@@ -119,6 +124,7 @@ def describe(
     broadcast: bool | None = None,
     max_examples: int | None = None,
     mode: str | None = None,
+    avoid: Sequence[float] | None = None,
 ) -> Any:
     """Declare how an op should be checked, and mark a function as a target.
 
@@ -146,6 +152,10 @@ def describe(
         Number of generated examples (at least 1).
     mode : {"auto", "full", "fast"}, optional
         Full (element by element) or fast (random directions) numeric comparison.
+    avoid : sequence of float, optional
+        Points where the op is not differentiable (kinks: 0 for ``abs`` or ``relu``);
+        values are drawn a small margin away from them. Without it, examples that hit
+        a kink are skipped and counted, never failed.
 
     Returns
     -------
@@ -173,6 +183,7 @@ def describe(
         broadcast=None if broadcast is None else bool(broadcast),
         max_examples=None if max_examples is None else _positive_int("max_examples", max_examples),
         mode=None if mode is None else normalize_mode(mode),
+        avoid=None if avoid is None else normalize_avoid(avoid),
     )
 
     def decorate(obj: T) -> T:
@@ -308,6 +319,21 @@ def normalize_mode(mode: Any) -> str:
     if mode not in MODES:
         raise InvalidDescription(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     return str(mode)
+
+
+def normalize_avoid(points: Any) -> tuple[float, ...]:
+    """A tuple of finite floats (the points an op is not differentiable at)."""
+    if isinstance(points, (int, float)) and not isinstance(points, bool):
+        points = (points,)
+    try:
+        out = tuple(float(p) for p in points)
+    except (TypeError, ValueError):
+        raise InvalidDescription(
+            f"avoid must be a list of numbers (e.g. [0.0]), got {points!r}"
+        ) from None
+    if not all(math.isfinite(p) for p in out):
+        raise InvalidDescription(f"avoid must hold finite numbers, got {points!r}")
+    return out
 
 
 def _non_negative(name: str, value: Any) -> float:

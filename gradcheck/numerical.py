@@ -201,9 +201,7 @@ class Evaluator:
                 # far below h (x = 1e-137, h = 6e-6), x ± h rounds to ±h, f(x) is ~0
                 # but f(x ± h) is not, and the difference quotient cannot see x at all.
                 absvf_h = np.abs(self.v) * np.maximum(np.abs(plus), np.abs(minus))
-                noise[k] = (
-                    4 * self.eps * float(np.maximum(absvf, absvf_h)[touched].sum()) / h
-                )
+                noise[k] = 4 * self.eps * float(np.maximum(absvf, absvf_h)[touched].sum()) / h
         return _combine(d, jump, noise, hs, self.eps, jump_threshold)
 
     def complex_step(self, i: int) -> np.ndarray:

@@ -24,6 +24,7 @@ from typing import Any
 from gradcheck.description import (
     Description,
     description_of,
+    normalize_avoid,
     normalize_domain,
     normalize_dtype,
     normalize_kwargs,
@@ -146,6 +147,7 @@ def verify(
     atol: float | None = None,
     rtol: float | None = None,
     broadcast: bool | None = None,
+    avoid: Sequence[float] | None = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> VerifyResult:
@@ -177,6 +179,8 @@ def verify(
         Tolerances of each check.
     broadcast : bool, optional
         Draw broadcastable shapes instead of equal ones (when ``shapes`` is not given).
+    avoid : sequence of float, optional
+        Points where the op is not differentiable; values keep a margin from them.
     name : str, optional
         The name to report (default: from the target).
     progress : callable, optional
@@ -213,6 +217,7 @@ def verify(
         atol=atol,
         rtol=rtol,
         broadcast=broadcast,
+        avoid=avoid,
     )
     if seed is None:
         seed = secrets.randbits(32)
@@ -238,6 +243,7 @@ def _effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("dtype", normalize_dtype),
         ("kwargs", normalize_kwargs),
         ("mode", normalize_mode),
+        ("avoid", normalize_avoid),
     ):
         if key in options:
             try:
@@ -321,9 +327,10 @@ def _inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
             domain=options.get("domain"),
             dtype=options["dtype"],
             broadcast=options["broadcast"],
+            avoid=options.get("avoid"),
         )
     except InvalidArgument as exc:
-        key = next((k for k in ("shapes", "domain", "dtype") if k in str(exc)), "shapes")
+        key = next((k for k in ("avoid", "domain", "dtype") if k in str(exc)), "shapes")
         raise _invalid(str(exc), key) from None
 
 

@@ -134,13 +134,18 @@ def test_op_that_returns_nan_is_a_failure(workdir: Path) -> None:
 
 
 def test_not_differentiable_examples_are_skipped_and_counted(workdir: Path) -> None:
-    result = run("verify", "user_ops:Absolute", "--seed", "0", "--format", "json")
-    (entry,) = json.loads(result.stdout)["targets"]
-    assert entry["passed"], entry
-    table = run("verify", "user_ops:Absolute", "--seed", "0")
-    if entry["rejected"]:
-        assert f"{entry['rejected']} example" in table.stdout
-        assert "skipped: not differentiable there" in table.stdout
+    args = ["verify", "user_ops:Absolute", "--seed", "2", "--max-examples", "30"]
+    (entry,) = json.loads(run(*args, "--format", "json").stdout)["targets"]
+    assert entry["passed"] and entry["examples"] == 30 and entry["rejected"] > 0
+    table = run(*args)
+    assert table.exit_code == 0
+    assert (
+        f"user_ops:Absolute: {entry['rejected']} examples skipped: not differentiable there"
+        in table.stdout
+    )
+    # Declaring the kink keeps values away from it: nothing to skip.
+    (avoided,) = json.loads(run(*args, "--avoid", "0", "--format", "json").stdout)["targets"]
+    assert avoided["passed"] and avoided["rejected"] == 0
 
 
 @pytest.mark.parametrize(
