@@ -332,19 +332,22 @@ class _Run:
                         input=i,
                     )
                 )
-        # Linearity in v: backward(2v) == 2 backward(v) (exact in floating point).
-        doubled = self.backward(self.forward(), 2 * v)
-        for i, (g1, g2) in enumerate(zip(grads, doubled)):
+        # Linearity in v: backward(-2v) == -2 backward(v), exact in floating point.
+        # (-2, not 2: a backward that is only positively homogeneous, |grad| * ...,
+        # passes with 2.)
+        scaled = self.backward(self.forward(), -2 * v)
+        for i, (g1, g2) in enumerate(zip(grads, scaled)):
             if g1 is None:
                 continue
-            if g2 is None or not _same(2 * np.asarray(g1), g2, np.asarray(g1).dtype):
+            expected = -2 * np.asarray(g1)
+            if g2 is None or not _same(expected, g2, np.asarray(g1).dtype):
                 raise _Fail(
                     Failure(
                         "nonlinear",
-                        f"input {i}: backward(2v) is not 2·backward(v) (max difference "
-                        f"{_maxdiff(None if g2 is None else 2 * np.asarray(g1), g2):.3g}); "
-                        f"a gradient must be linear in the upstream gradient: "
-                        f"multiply `grad` in, do not ignore or transform it",
+                        f"input {i}: backward(-2v) is not -2·backward(v) (max difference "
+                        f"{_maxdiff(expected, g2):.3g}); a gradient must be linear in the "
+                        f"upstream gradient: multiply `grad` in, do not ignore or "
+                        f"transform it",
                         input=i,
                     )
                 )
@@ -470,7 +473,12 @@ class _Run:
     ) -> CheckResult:
         try:
             ev = Evaluator(
-                self.tgt.forward, self.xs, self.params, v, reference=self.settings["reference"]
+                self.tgt.forward,
+                self.xs,
+                self.params,
+                v,
+                reference=self.settings["reference"],
+                bind=self.tgt.bind,
             )
         except Exception as exc:
             raise _Fail(_raised("forward_error", TargetRaised("forward", exc))) from None

@@ -34,7 +34,7 @@ FAILURE_KINDS: dict[str, str] = {
     "mutated_upstream": "the upstream gradient was changed in place",
     "aliased_gradient": "a gradient shares memory with the upstream gradient or another",
     "nondeterministic": "a second run on a fresh graph gave other gradients",
-    "nonlinear": "backward(2v) is not 2 * backward(v)",
+    "nonlinear": "backward(-2v) is not -2 * backward(v)",
     "mismatch": "the gradient differs from finite differences",
 }
 

@@ -33,6 +33,15 @@ def _inward(value: float, dtype: np.dtype, toward: float) -> float:
     return float(cast)
 
 
+def _step_away(p: float, margin: float) -> float:
+    """``p + margin``, moved outward until it is at least ``|margin|`` from ``p`` in
+    floating point too (``1.0 - 0.1`` is 0.09999999999999998 away from 1)."""
+    q = p + margin
+    while abs(q - p) < abs(margin):
+        q = float(np.nextafter(q, math.copysign(math.inf, margin)))
+    return q
+
+
 def allowed_intervals(
     lo: float, hi: float, avoid: Sequence[float], margin: float
 ) -> list[tuple[float, float]]:
@@ -48,10 +57,11 @@ def allowed_intervals(
             if p + margin <= a or p - margin >= b:
                 pieces.append((a, b))
                 continue
-            if a <= p - margin:
-                pieces.append((a, p - margin))
-            if p + margin <= b:
-                pieces.append((p + margin, b))
+            below, above = _step_away(p, -margin), _step_away(p, margin)
+            if a <= below:
+                pieces.append((a, below))
+            if above <= b:
+                pieces.append((above, b))
         intervals = pieces
 
     def distance_from_zero(interval: tuple[float, float]) -> tuple[float, bool]:

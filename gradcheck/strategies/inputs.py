@@ -189,12 +189,20 @@ def op_inputs(
                 for shape, el in zip(input_shapes, per_input)
             )
         # Unique across all inputs (a tie between two inputs is a kink of an
-        # elementwise maximum too): draw the values as one flat unique array per
-        # input, then reject draws with two values closer than `margin`.
-        arrays = tuple(
-            draw(hnp.arrays(dtype, shape, elements=el, unique=True))
-            for shape, el in zip(input_shapes, per_input)
-        )
+        # elementwise maximum too). With one domain for all, draw every value in one
+        # flat unique array and split it, so that no two inputs share a value; then
+        # reject draws with two values closer than `margin` (rare once exact
+        # duplicates are gone).
+        if len(set(domains)) == 1:
+            sizes = [int(np.prod(shape)) for shape in input_shapes]
+            flat = draw(hnp.arrays(dtype, sum(sizes), elements=per_input[0], unique=True))
+            pieces = np.split(flat, np.cumsum(sizes)[:-1])
+            arrays = tuple(p.reshape(shape).copy() for p, shape in zip(pieces, input_shapes))
+        else:
+            arrays = tuple(
+                draw(hnp.arrays(dtype, shape, elements=el, unique=True))
+                for shape, el in zip(input_shapes, per_input)
+            )
         assume(_min_gap(arrays) >= margin)
         return arrays
 

@@ -1,0 +1,131 @@
+"""`op_inputs()`: arity, shapes, domains, avoided points, uniqueness, conditioning."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import find, given, settings
+from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
+
+import gradcheck as mg
+from gradcheck.ops.arithmetic import Add, Multiply
+from gradcheck.ops.exp_log import Log
+from gradcheck.strategies import op_inputs
+from tests.helpers import assert_grads_match
+
+
+def _well_conditioned(x: np.ndarray, bound: float = 10.0) -> bool:
+    nonzero = np.abs(x[x != 0])
+    return bool(
+        np.isfinite(x).all()
+        and (np.abs(x) <= bound).all()
+        and (nonzero >= np.finfo(x.dtype).tiny).all()
+    )
+
+
+@pytest.mark.parametrize(
+    "target, arity",
+    [(Multiply, 2), (Log, 1), (lambda a, b, c, *, axis=None: a, 3), (4, 4)],
+)
+@settings(max_examples=5)
+@given(data=st.data())
+def test_arity_comes_from_the_target(target, arity, data):
+    assert len(data.draw(op_inputs(target))) == arity
+
+
+@given(op_inputs(Add, dtype=np.float32, max_dims=2, max_side=3))
+def test_inputs_share_a_shape_and_are_well_conditioned_by_default(xs):
+    a, b = xs
+    assert a.shape == b.shape and a.ndim <= 2 and all(n <= 3 for n in a.shape)
+    assert a.dtype == b.dtype == np.float32
+    assert _well_conditioned(a) and _well_conditioned(b)
+
+
+@given(op_inputs(3, broadcast=True, min_dims=1, max_dims=3))
+def test_broadcast_draws_mutually_broadcastable_shapes(xs):
+    np.broadcast_shapes(*(x.shape for x in xs))
+    assert all(1 <= x.ndim <= 3 for x in xs)
+
+
+def test_broadcast_reaches_different_shapes():
+    xs = find(op_inputs(2, broadcast=True), lambda xs: xs[0].shape != xs[1].shape)
+    assert xs[0].shape != xs[1].shape
+
+
+@given(op_inputs(mg.matmul, shapes=["n,k", ("k", 2)], min_side=2, max_side=3))
+def test_named_shapes_fit_the_op(xs):
+    a, b = xs
+    assert a.shape[1] == b.shape[0] and b.shape[1] == 2 and 2 <= a.shape[0] <= 3
+    assert_grads_match(mg.matmul, a, b)
+
+
+@given(op_inputs(2, domain=(0.0, 2.0)))
+def test_values_lie_inside_the_domain_away_from_its_edges(xs):
+    for x in xs:
+        assert ((x >= 0.01) & (x <= 1.99)).all()
+
+
+@given(op_inputs(2, domain=[(0, None), (None, -5.0)]))
+def test_one_domain_per_input_and_open_bounds(xs):
+    a, b = xs
+    assert ((a >= 0.01) & (a <= 10)).all()
+    assert ((b >= -10) & (b <= -5.01)).all()
+
+
+@given(op_inputs(1, avoid=[0.0, 1.0], margin=0.1))
+def test_values_keep_away_from_avoided_points(xs):
+    (x,) = xs
+    assert (np.abs(x) >= 0.1).all() and (np.abs(x - 1) >= 0.1).all()
+
+
+@given(op_inputs(2, unique=True, margin=1e-3, max_side=3))
+def test_unique_values_are_distinct_across_inputs(xs):
+    flat = np.sort(np.concatenate([x.ravel() for x in xs]))
+    assert flat.size < 2 or np.diff(flat).min() >= 1e-3
+
+
+@given(op_inputs(mg.multiply, elements=st.just(2.0)))
+def test_elements_replace_the_values(xs):
+    assert all((x == 2.0).all() for x in xs)
+
+
+def test_shrinks_to_zero_dimensional_simple_values():
+    assert find(op_inputs(Multiply), lambda xs: True) == (np.array(0.0), np.array(0.0))
+    (x,) = find(op_inputs(1), lambda xs: xs[0].size >= 3)
+    assert x.shape == (3,) and (x == 0).all()
+    (x,) = find(op_inputs(1, domain=(0, None)), lambda xs: True)
+    assert x.shape == () and x == 1.0
+
+
+@given(op_inputs(mg.multiply, broadcast=True))
+def test_drawn_inputs_feed_a_gradient_check(xs):
+    assert_grads_match(mg.multiply, *xs)
+
+
+@pytest.mark.parametrize(
+    "target, kwargs, message",
+    [
+        ("not an op", {}, "target"),
+        (lambda: 1, {}, "no tensor inputs"),
+        (0, {}, "no tensor inputs"),
+        (2, {"domain": (1.0, 0.0)}, "lower bound"),
+        (2, {"domain": 5.0}, "pair"),
+        (2, {"domain": [(0, 1)] * 3}, "one"),
+        (2, {"domain": ("a", 1)}, "real number"),
+        (1, {"domain": (0, 1), "avoid": [0.5], "margin": 0.5}, "no float64 value"),
+        (2, {"dtype": np.int32}, "floating-point"),
+        (2, {"shapes": [("n",)]}, "one shape spec per input"),
+        (2, {"shapes": ["n,,k", "k"]}, "shape spec"),
+        (2, {"min_side": 3, "max_side": 2}, "max_side"),
+        (2, {"min_dims": 2, "max_dims": 1}, "max_dims"),
+        (2, {"margin": 0}, "margin"),
+        (2, {"avoid": "0"}, "avoid"),
+        (2, {"unique": 1}, "unique"),
+        (2, {"broadcast": None}, "broadcast"),
+        (2, {"elements": [1.0]}, "elements"),
+    ],
+)
+def test_invalid_arguments_are_refused(target, kwargs, message):
+    with pytest.raises(InvalidArgument, match=message):
+        op_inputs(target, **kwargs)

@@ -1,0 +1,405 @@
+"""check(): every failure kind caught on a deliberately wrong op, and its correct twin
+passing; the settings and parameters API; the result data and the text report."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import gradcheck as mg
+from gradcheck import Operation, SkipGradient, check
+from gradcheck.check import CheckUsageError
+from gradcheck.report import format_result
+from gradcheck.result import FAILURE_KINDS
+from gradcheck.target import NotATarget
+from tests.checker_ops import Mul
+
+X = np.array([0.3, -1.2, 2.0, 0.7])
+Y = np.array([1.5, 0.4, -0.8, 2.2])
+
+
+def sin_op(backward, forward=None):
+    """An op computing sin (or ``forward``), with the given ``backward_var`` body."""
+
+    def __call__(self, a):
+        self.variables = (a,)
+        return np.sin(a.data) if forward is None else forward(self, a)
+
+    return type("Op", (Operation,), {"__call__": __call__, "backward_var": backward})
+
+
+def correct_sin(self, grad, index, **kw):
+    return grad * np.cos(self.variables[0].data)
+
+
+def two_input_op(backward):
+    def __call__(self, a, b):
+        self.variables = (a, b)
+        return a.data * b.data
+
+    return type("Op2", (Operation,), {"__call__": __call__, "backward_var": backward})
+
+
+def correct_mul(self, grad, index, **kw):
+    a, b = self.variables
+    return grad * (b.data if index == 0 else a.data)
+
+
+_noise = np.random.default_rng(123)
+_shared: dict[str, np.ndarray] = {}
+
+
+def _cached_mul(self, grad, index, **kw):
+    # Wrong: one cached array for both inputs (they alias each other).
+    a, b = self.variables
+    if "g" not in _shared:
+        _shared["g"] = grad * (a.data + b.data)
+    return _shared.pop("g") if index == 1 else _shared["g"]
+
+
+class MutatesInputInForward(Operation):
+    def __call__(self, a):
+        self.variables = (a,)
+        np.sin(a.data, out=a.data)  # wrong: overwrites the input
+        return a.data.copy()
+
+    def backward_var(self, grad, index, **kw):
+        return grad * np.cos(np.arcsin(self.variables[0].data))
+
+
+class ExtraGradient(Mul):
+    """Overrides backward and writes a gradient to every input, constants too."""
+
+    def backward(self, grad, **kwargs):
+        for index, var in enumerate(self.variables):
+            g = self.backward_var(grad, index)
+            var.grad = g if var.grad is None else var.grad + g
+
+
+class SkipsFirst(Operation):
+    """a * 2 + 0 * b: skipping b is correct (the output does not depend on it)."""
+
+    def __call__(self, a, b):
+        self.variables = (a, b)
+        return 2 * a.data + 0 * b.data
+
+    def backward_var(self, grad, index, **kw):
+        if index == 1:
+            raise SkipGradient
+        return 2 * grad
+
+
+class RaisesInForward(Operation):
+    def __call__(self, a):
+        self.variables = (a,)
+        raise RuntimeError("forward exploded")
+
+
+class IntOutput(Operation):
+    def __call__(self, a):
+        self.variables = (a,)
+        return np.round(a.data).astype(int)
+
+    def backward_var(self, grad, index, **kw):
+        return grad * 0.0
+
+
+WRONG = {
+    "forward_error": (RaisesInForward, (X,), {}),
+    "backward_error": (
+        sin_op(lambda self, grad, index, **kw: grad * undefined_name),  # noqa: F821
+        (X,),
+        {},
+    ),
+    "invalid_output": (IntOutput, (X,), {}),
+    "nonfinite_output": (sin_op(correct_sin, lambda self, a: np.log(a.data)), (X,), {}),
+    "missing_gradient": (
+        two_input_op(
+            lambda self, grad, index, **kw: (
+                (_ for _ in ()).throw(SkipGradient)
+                if index == 1
+                else correct_mul(self, grad, index)
+            )
+        ),
+        (X, Y),
+        {},
+    ),
+    "extra_gradient": (ExtraGradient, (X, Y), {"constants": (1,)}),
+    "not_array": (
+        sin_op(lambda self, grad, index, **kw: correct_sin(self, grad, index).tolist()),
+        (X,),
+        {},
+    ),
+    "non_real_dtype": (
+        sin_op(lambda self, grad, index, **kw: correct_sin(self, grad, index) + 0j),
+        (X,),
+        {},
+    ),
+    "wrong_dtype": (
+        sin_op(lambda self, grad, index, **kw: correct_sin(self, grad, index).astype(np.float32)),
+        (X,),
+        {},
+    ),
+    "wrong_shape": (
+        sin_op(lambda self, grad, index, **kw: correct_sin(self, grad, index)[:-1]),
+        (X,),
+        {},
+    ),
+    "nonfinite_gradient": (
+        sin_op(lambda self, grad, index, **kw: correct_sin(self, grad, index) / 0.0),
+        (X,),
+        {},
+    ),
+    "mutated_input": (MutatesInputInForward, (X,), {}),
+    "mutated_upstream": (
+        sin_op(
+            lambda self, grad, index, **kw: np.multiply(
+                grad, np.cos(self.variables[0].data), out=grad
+            )
+        ),
+        (X,),
+        {},
+    ),
+    "aliased_gradient": (two_input_op(_cached_mul), (X, Y), {}),
+    "nondeterministic": (
+        sin_op(
+            lambda self, grad, index, **kw: (
+                correct_sin(self, grad, index) + _noise.normal(0, 1e-3, grad.shape) * grad
+            )
+        ),
+        (X,),
+        {},
+    ),
+    "nonlinear": (
+        sin_op(lambda self, grad, index, **kw: np.abs(grad) * np.cos(self.variables[0].data)),
+        (X,),
+        {},
+    ),
+    "mismatch": (sin_op(lambda self, grad, index, **kw: -correct_sin(self, grad, index)), (X,), {}),
+}
+
+#: Each wrong op's correct twin.
+RIGHT = {
+    "forward_error": (sin_op(correct_sin), (X,), {}),
+    "backward_error": (sin_op(correct_sin), (X,), {}),
+    "invalid_output": (sin_op(correct_sin), (X,), {}),
+    "nonfinite_output": (
+        sin_op(
+            lambda self, grad, index, **kw: grad / self.variables[0].data,
+            lambda self, a: np.log(a.data),
+        ),
+        (np.abs(X),),
+        {},
+    ),
+    "missing_gradient": (SkipsFirst, (X, Y), {}),
+    "extra_gradient": (Mul, (X, Y), {"constants": (1,)}),
+    "not_array": (sin_op(correct_sin), (X,), {}),
+    "non_real_dtype": (sin_op(correct_sin), (X,), {}),
+    "wrong_dtype": (sin_op(correct_sin), (X,), {}),
+    "wrong_shape": (sin_op(correct_sin), (X,), {}),
+    "nonfinite_gradient": (sin_op(correct_sin), (X,), {}),
+    "mutated_input": (sin_op(correct_sin), (X,), {}),
+    "mutated_upstream": (sin_op(correct_sin), (X,), {}),
+    "aliased_gradient": (two_input_op(correct_mul), (X, Y), {}),
+    "nondeterministic": (sin_op(correct_sin), (X,), {}),
+    "nonlinear": (sin_op(correct_sin), (X,), {}),
+    "mismatch": (sin_op(correct_sin), (X,), {}),
+}
+
+
+def test_every_failure_kind_has_a_wrong_op_and_a_twin():
+    assert set(WRONG) == set(FAILURE_KINDS) == set(RIGHT)
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@pytest.mark.parametrize("kind", sorted(WRONG))
+def test_wrong_op_is_caught_with_its_kind(kind):
+    op, arrays, settings = WRONG[kind]
+    _shared.clear()
+    result = check(op, *arrays, **settings)
+    assert result.verdict == "failed", format_result(result)
+    assert not result.passed
+    assert result.failure.kind == kind, format_result(result)
+    assert result.failure.message
+    report = format_result(result)
+    assert kind in report.splitlines()[0]
+
+
+@pytest.mark.parametrize("kind", sorted(RIGHT))
+def test_correct_twin_passes(kind):
+    op, arrays, settings = RIGHT[kind]
+    result = check(op, *arrays, **settings)
+    assert result.verdict == "passed", format_result(result)
+    assert result.failure is None
+
+
+def test_failure_names_the_input():
+    wrong = two_input_op(
+        lambda self, grad, index, **kw: correct_mul(self, grad, index) * (1.01 if index else 1)
+    )
+    result = check(wrong, X, Y)
+    assert result.failure.kind == "mismatch"
+    assert result.failure.input == 1
+    assert result.per_input[0].mismatched == 0
+    assert result.per_input[1].mismatched == 4
+
+
+def test_exception_report_has_the_ops_own_frame():
+    result = check(*WRONG["backward_error"][:1], X)
+    f = result.failure
+    assert f.exception.startswith("NameError")
+    assert f.frame is not None and "test_check.py" in f.frame and "undefined_name" in f.frame
+    result = check(RaisesInForward, X)
+    assert "forward exploded" in result.failure.message
+    assert "test_check.py" in result.failure.frame
+
+
+def test_mutated_input_says_forward_or_backward():
+    assert "by the forward" in check(MutatesInputInForward, X).failure.message
+
+    def backward(self, grad, index, **kw):
+        g = correct_sin(self, grad, index)
+        self.variables[0].data[0] = 99.0
+        return g
+
+    result = check(sin_op(backward), X)
+    assert result.failure.kind == "mutated_input"
+    assert "by the backward" in result.failure.message
+
+
+def test_gradient_aliasing_the_upstream_gradient():
+    result = check(lambda x: +x, X)  # the output is the input: x.grad is v itself
+    assert result.failure.kind == "aliased_gradient"
+    assert "upstream" in result.failure.message
+
+
+def test_engine_rejection_in_a_function_target_is_classified():
+    bad_shape = sin_op(lambda self, grad, index, **kw: correct_sin(self, grad, index)[:-1])
+
+    def f(x):
+        return mg.execute_op(bad_shape, x) * 2
+
+    result = check(f, X)
+    assert result.failure.kind == "wrong_shape"
+    listy = sin_op(lambda self, grad, index, **kw: correct_sin(self, grad, index).tolist())
+    assert check(lambda x: mg.execute_op(listy, x) * 2, X).failure.kind == "not_array"
+
+
+def test_missing_gradient_for_an_input_the_output_does_not_depend_on_is_fine():
+    result = check(SkipsFirst, X, Y)
+    assert result.passed and result.verdict == "passed"
+
+
+# -- settings and parameters -----------------------------------------------------------
+def test_op_params_by_keyword_and_by_params():
+    from tests.checker_ops import Clip
+
+    x = np.array([-3.0, 0.2, 0.5, 3.0])
+    r1 = check(Clip, x, lo=-2.0, hi=2.0)
+    r2 = check(Clip, x, params={"lo": -2.0, "hi": 2.0})
+    assert r1.verdict == r2.verdict == "passed"
+    assert r1.params == r2.params == {"lo": -2.0, "hi": 2.0}
+
+
+def test_params_whose_names_clash_with_settings_go_through_params():
+    class Seeded(Operation):
+        def __call__(self, a, seed=0):
+            self.variables = (a,)
+            self.seed = seed
+            return a.data * seed
+
+        def backward_var(self, grad, index, **kw):
+            return grad * np.asarray(self.seed, dtype=grad.dtype)
+
+    result = check(Seeded, X, params={"seed": 3.0}, seed=7)
+    assert result.passed and result.params == {"seed": 3.0} and result.seed == 7
+
+
+def test_unknown_keyword_is_a_usage_error():
+    with pytest.raises(CheckUsageError, match="neither a setting"):
+        check(sin_op(correct_sin), X, atoll=1e-3)
+
+
+def test_wrong_number_of_inputs_is_a_usage_error():
+    with pytest.raises(CheckUsageError, match="takes 2"):
+        check(Mul, X)
+    with pytest.raises(CheckUsageError, match="mode"):
+        check(Mul, X, Y, mode="quick")
+
+
+def test_not_an_op_is_rejected():
+    with pytest.raises(NotATarget):
+        check(42, X)
+
+
+def test_constants_get_no_gradient_and_are_not_compared():
+    result = check(Mul, X, Y, constants=(0,))
+    assert result.passed
+    assert [e.input for e in result.per_input] == [1]
+    # integer inputs are constants automatically
+    result = check(Mul, X, np.array([1, 2, 3, 4]))
+    assert result.passed and result.settings["constants"] == [1]
+
+
+def test_dtype_setting_casts_the_inputs():
+    result = check(sin_op(correct_sin), X, dtype=np.float32)
+    assert result.passed
+    assert result.inputs[0].dtype == np.float32
+
+
+def test_same_seed_same_result_other_seed_other_v():
+    wrong = WRONG["mismatch"][0]
+    a, b, c = check(wrong, X, seed=1), check(wrong, X, seed=1), check(wrong, X, seed=2)
+    assert a.worst == b.worst
+    assert a.worst != c.worst
+
+
+def test_modes_and_counters():
+    x = np.linspace(-2, 2, 30)
+    full = check(sin_op(correct_sin), x, mode="full")
+    fast = check(sin_op(correct_sin), x, mode="fast")
+    assert full.settings["mode"] == "full" and fast.settings["mode"] == "fast"
+    assert full.forward_calls >= 2 * x.size
+    assert fast.forward_calls < full.forward_calls
+    assert full.backward_calls == fast.backward_calls == 3
+    assert check(sin_op(correct_sin), x).settings["mode"] == "full"  # auto, small
+
+
+def test_complex_step():
+    result = check(sin_op(correct_sin), X, complex_step=True)
+    assert result.passed and result.max_rel_error < 1e-12
+    wrong = WRONG["mismatch"][0]
+    assert check(wrong, X, complex_step=True).failure.kind == "mismatch"
+    with pytest.raises(CheckUsageError, match="complex"):
+        check(lambda x: mg.absolute(x), X, complex_step=True)
+
+
+# -- result data and report --------------------------------------------------------------
+def test_to_dict_is_json_with_full_precision():
+    result = check(WRONG["mismatch"][0], X)
+    data = json.loads(json.dumps(result.to_dict()))
+    assert data["verdict"] == "failed" and data["failure"]["kind"] == "mismatch"
+    assert data["error_ratio"] == result.error_ratio  # exact round trip
+    assert data["inputs"][0]["data"] == X.tolist()
+    assert data["failure"]["worst"][0]["analytic"] == result.failure.worst[0].analytic
+    assert data["forward_calls"] == result.forward_calls
+
+
+def test_report_is_pytest_approx_style():
+    x = np.linspace(-1, 1, 12).reshape(3, 4)
+    text = format_result(check(WRONG["mismatch"][0], x, seed=5))
+    lines = text.splitlines()
+    assert lines[0].startswith("gradcheck: ") and "failed: mismatch (input 0)" in lines[0]
+    assert "Mismatched elements: " in text and " / 12" in text
+    assert "Max absolute difference" in text and "Max relative difference" in text
+    header = next(line for line in lines if line.startswith("Index"))
+    assert [c.strip() for c in header.split("|")] == [
+        "Index",
+        "Analytic",
+        "Numeric",
+        "Abs err",
+        "Rel err",
+    ]
+    assert "seed: 5" in text
