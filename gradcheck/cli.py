@@ -170,6 +170,17 @@ def _use_color() -> bool:
     return _is_tty(sys.stdout) and not os.environ.get("NO_COLOR")
 
 
+def _keep_hypothesis_files_out_of_the_working_directory() -> None:
+    # Hypothesis caches what it learns (e.g. constants found in the user's code) under
+    # ./.hypothesis; a command run in someone's project should not leave that behind.
+    # A storage directory the user chose is respected.
+    if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(
+            os.path.expanduser("~"), ".cache"
+        )
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(cache, "gradcheck", "hypothesis")
+
+
 def _fail(message: str, code: int, exc: BaseException | None, verbose: bool) -> None:
     if verbose and exc is not None:
         cause = exc.__cause__ or exc
@@ -363,6 +374,7 @@ def verify_command(
     except GradcheckError as exc:
         _fail(str(exc), exc.exit_code, exc, verbose)
     run_seed = seed if seed is not None else secrets.randbits(32)
+    _keep_hypothesis_files_out_of_the_working_directory()
 
     results: list[VerifyResult] = []
     for item in items:
