@@ -175,9 +175,7 @@ def _keep_hypothesis_files_out_of_the_working_directory() -> None:
     # ./.hypothesis; a command run in someone's project should not leave that behind.
     # A storage directory the user chose is respected.
     if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
-        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(
-            os.path.expanduser("~"), ".cache"
-        )
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(cache, "gradcheck", "hypothesis")
 
 
