@@ -153,3 +153,20 @@ def test_result_to_dict_is_json_ready() -> None:
     data = json.loads(json.dumps(result.to_dict(), allow_nan=False))
     assert data["verdict"] == "failed" and data["failure"]["kind"] == "mismatch"
     assert data["failure"]["inputs"][0]["shape"]
+
+
+def test_every_example_not_differentiable_is_inconclusive(monkeypatch) -> None:
+    import sys
+
+    from gradcheck.result import CheckResult
+
+    verify_module = sys.modules["gradcheck.verify"]
+    monkeypatch.setattr(
+        verify_module,
+        "_check",
+        lambda tgt, arrays, options, seed: CheckResult("not differentiable", "op"),
+    )
+    result = verify(Square, max_examples=5, seed=0)
+    assert (result.passed, result.verdict, result.examples) == (False, "inconclusive", 0)
+    assert result.rejected > 0
+    assert "not differentiable" in result.note
