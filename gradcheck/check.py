@@ -40,6 +40,9 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 }
 #: The multiple of the finite-difference error estimate added to the tolerance.
 ERROR_ESTIMATE_FACTOR = 3.0
+#: Multiple of eps·|x|·|s''| allowed for the rounding of the inputs of the analytic
+#: gradient (its backward error); matters for float16 and float32 only.
+INPUT_ROUNDING_FACTOR = 4.0
 #: mode="auto" checks element by element up to this many elements in all inputs.
 FULL_MODE_MAX_SIZE = 4096
 #: Elements listed as "worst" in a result.
@@ -493,7 +496,7 @@ class _Run:
                 g = grads[i]
                 analytic = np.zeros(x.shape) if g is None else np.asarray(g, dtype=np.float64)
                 r, a, relative = _tolerances(x.dtype, atol, rtol)
-                comparison = _Comparison(i, analytic, r, a, relative)
+                comparison = _Comparison(i, x, analytic, r, a, relative)
                 if self.settings["mode"] == "fast" and not self.settings["complex_step"]:
                     _fast(ev, comparison, self.rng, self.settings["directions"])
                 else:
@@ -547,7 +550,19 @@ def _raised(kind: str, exc: TargetRaised) -> Failure:
 class _Comparison:
     """Analytic against numeric for one input: tolerances, elements, verdicts."""
 
-    def __init__(self, i: int, analytic: np.ndarray, rtol: float, atol: float, relative: bool):
+    def __init__(
+        self,
+        i: int,
+        x: np.ndarray,
+        analytic: np.ndarray,
+        rtol: float,
+        atol: float,
+        relative: bool,
+    ):
+        self.x = x
+        info = np.finfo(x.dtype if x.dtype.kind == "f" else np.float64)
+        self.eps = float(info.eps)
+        self.smallest_normal = float(info.smallest_normal)
         self.i, self.analytic, self.rtol, self.atol, self.relative = (
             i,
             analytic,
@@ -571,7 +586,9 @@ class _Comparison:
             return self.atol
         finite = np.abs(numeric[np.isfinite(numeric)])
         scale = float(finite.max()) if finite.size else 0.0
-        return self.atol * scale + np.finfo(np.float64).tiny
+        # Below the dtype's smallest normal number a gradient loses relative precision
+        # (a float16 gradient of 1e-8 underflows to 0): no claim is made there.
+        return self.atol * scale + self.smallest_normal
 
     def settled(self, first: np.ndarray) -> np.ndarray:
         a = self.abs_tol(first)
@@ -589,12 +606,14 @@ class _Comparison:
         error: np.ndarray,
         kink: np.ndarray,
         atol: float,
+        extra: np.ndarray | float = 0.0,
     ) -> None:
-        """Judge elements (flat indices into the input) and keep the worst."""
+        """Judge elements (flat indices into the input) and keep the worst; ``extra``
+        is added to each element's allowed difference."""
         shape = self.analytic.shape
         with np.errstate(all="ignore"):
             diff = np.abs(analytic - numeric)
-            allowed = atol + self.rtol * np.abs(numeric) + ERROR_ESTIMATE_FACTOR * error
+            allowed = atol + self.rtol * np.abs(numeric) + ERROR_ESTIMATE_FACTOR * error + extra
             ratio = np.where(np.isfinite(diff), diff / allowed, np.inf)
             rel = diff / np.maximum(np.abs(numeric), np.finfo(np.float64).tiny)
         smooth = ~kink
@@ -673,17 +692,25 @@ def _full(ev: Evaluator, cmp: _Comparison, complex_step: bool) -> None:
         numeric = ev.complex_step(i)
         error = 8 * ev.eps * np.abs(numeric)
         kink = np.zeros(numeric.shape, dtype=bool)
+        curvature = np.zeros(numeric.shape)
     else:
         est = full_estimate(ev, i, settled=cmp.settled, jump_threshold=cmp.jump_threshold)
-        numeric, error, kink = est.value, est.error, est.kink
-    flat = np.arange(numeric.size)
+        numeric, error, kink, curvature = est.value, est.error, est.kink, est.curvature
+    # Backward error of the analytic gradient: computed in the op's dtype, it is at
+    # best the gradient at a point off by a rounding of each input, eps·|x|, which
+    # moves it by about s''·eps·|x|. This is what float16 sin(25 x) needs.
+    x = np.abs(cmp.x).astype(np.float64).reshape(-1)
+    with np.errstate(all="ignore"):
+        extra = INPUT_ROUNDING_FACTOR * cmp.eps * x * np.abs(curvature.reshape(-1))
+    extra = np.where(np.isfinite(extra), extra, 0.0)
     cmp.record(
-        flat,
+        np.arange(numeric.size),
         cmp.analytic.reshape(-1),
         numeric.reshape(-1),
         error.reshape(-1),
         kink.reshape(-1),
         cmp.abs_tol(np.where(kink, 0.0, numeric)),
+        extra,
     )
 
 
@@ -701,9 +728,15 @@ def _fast(ev: Evaluator, cmp: _Comparison, rng: np.random.Generator, directions:
     located: list[int] = []
 
     def agrees(e: np.ndarray) -> tuple[bool, float, float, float, bool]:
-        numeric, err, kink = ev.refine(i, e, h0, float(np.sqrt(np.sum((t * e) ** 2))))
+        numeric, err, kink, curvature = ev.refine(i, e, h0, float(np.sqrt(np.sum((t * e) ** 2))))
         analytic = float(g @ e)
-        allowed = float(np.sqrt(np.sum((t * e) ** 2))) + ERROR_ESTIMATE_FACTOR * err
+        # As in full mode, plus the inputs' rounding: e is scaled like x, so about
+        # eps·|e' H e| (curvature along e).
+        allowed = (
+            float(np.sqrt(np.sum((t * e) ** 2)))
+            + ERROR_ESTIMATE_FACTOR * err
+            + INPUT_ROUNDING_FACTOR * cmp.eps * abs(curvature)
+        )
         ok = bool(np.isfinite(numeric) and abs(analytic - numeric) <= allowed and not kink)
         return ok, analytic, numeric, allowed, kink
 
@@ -745,11 +778,13 @@ def _fast(ev: Evaluator, cmp: _Comparison, rng: np.random.Generator, directions:
     # Judge the located elements one by one, as full mode would.
     threshold = cmp.jump_threshold(g)
     idx = np.array(sorted(set(located)))
-    results = [ev.refine(i, int(j), float(h0 * scale[j]), threshold) for j in idx]
+    results = [ev.refine(i, int(j), float(h0 * scale[j]), threshold, scale[j]) for j in idx]
     numeric = np.array([r[0] for r in results])
     error = np.array([r[1] for r in results])
     kink = np.array([r[2] for r in results])
+    curvature = np.abs(np.array([r[3] for r in results]))
+    extra = INPUT_ROUNDING_FACTOR * cmp.eps * np.abs(x[idx]) * curvature
     before = cmp.mismatched
-    cmp.record(idx, g[idx], numeric, error, kink, atol)
+    cmp.record(idx, g[idx], numeric, error, kink, atol, extra)
     if cmp.mismatched == before and not kink.any() and cmp.direction_failure is not None:
         cmp.mismatched += 1  # the direction failed; no single element explains it

@@ -13,8 +13,9 @@ The numbers, and why:
   error is that of the touched outputs only.
 * **Two stages.** Every element first gets one central difference (two forward calls).
   The caller says which elements are clearly fine (the checker: within tolerance of the
-  analytic gradient); only the others are *refined*: central differences at six steps
-  ``h·4^k`` (k = -2..3), Richardson extrapolation of neighbouring pairs
+  analytic gradient); only the others are *refined*: central differences at steps
+  ``h·4^k`` (k = -2..3, and lower for |x| > 1 down to an absolute eps**(1/3)/16),
+  Richardson extrapolation of neighbouring pairs
   (``(16 D(h) - D(4h)) / 15`` cancels the h² term), and the pair whose value agrees
   best with its neighbours gives the value and its error estimate.
 * **Kinks.** ``J(h) = (s(x+h) + s(x-h) - 2 s(x)) / h`` is the difference of the two
@@ -40,9 +41,21 @@ from gradcheck.graph import no_autodiff
 
 __all__ = ["Evaluator", "Estimate", "numerical_gradient", "full_estimate", "step_sizes"]
 
-#: Refinement steps, as multiples of the base step.
-_LEVELS = (1 / 16, 1 / 4, 1.0, 4.0, 16.0, 64.0)
-_BASE = _LEVELS.index(1.0)
+#: Refinement steps, as powers of 4 times the base step: from 1/16 to 64 of it, and
+#: further down for |x| > 1 (see ``Evaluator.refine``).
+_LOWEST, _HIGHEST = -2, 3
+
+
+def _levels(scale: float) -> tuple[np.ndarray, int]:
+    """Step multipliers for an element of size ``scale`` (>= 1), and the index of 1.
+
+    The base step is relative to |x|, right for x², log x...; but a function whose
+    own scale is 1 at a large x (sin(x) at x = 1e6) needs steps that small in
+    absolute terms, so the levels reach down to the absolute step eps**(1/3) / 16.
+    """
+    extra = max(0, int(np.ceil(np.log(scale) / np.log(4.0) - 1e-9)))
+    powers = np.arange(_LOWEST - extra, _HIGHEST + 1)
+    return 4.0**powers, extra - _LOWEST
 
 
 def step_sizes(x: np.ndarray, eps: float) -> np.ndarray:
@@ -66,12 +79,14 @@ def step_sizes(x: np.ndarray, eps: float) -> np.ndarray:
 
 @dataclass
 class Estimate:
-    """Numeric gradient of one input: value, error estimate, and where it is not
-    differentiable, plus the number of forward calls spent."""
+    """Numeric gradient of one input: value, error estimate, where it is not
+    differentiable, the second derivative of ``s`` along each element (a by-product:
+    ``J / h``), which elements were refined, and the forward calls spent."""
 
     value: np.ndarray
     error: np.ndarray
     kink: np.ndarray
+    curvature: np.ndarray
     refined: np.ndarray
     calls: int = 0
 
@@ -163,22 +178,30 @@ class Evaluator:
         return values.reshape(x.shape), jumps.reshape(x.shape), steps.reshape(x.shape)
 
     def refine(
-        self, i: int, along: int | np.ndarray, h0: float, jump_threshold: float
-    ) -> tuple[float, float, bool]:
+        self,
+        i: int,
+        along: int | np.ndarray,
+        h0: float,
+        jump_threshold: float,
+        scale: float = 1.0,
+    ) -> tuple[float, float, bool, float]:
         """Refined derivative of ``s`` along element ``along`` (a flat index) of input
         ``i``, or along the direction ``along`` (an array of the input's size):
-        (value, error estimate, not differentiable)."""
+        (value, error estimate, not differentiable, second derivative). ``h0`` is
+        the base step; ``scale`` the size of the element (``max(|x|, 1)``) it was
+        made relative to."""
         flat = self.work[i].reshape(-1)
         base = flat.copy()
-        n = len(_LEVELS)
+        multipliers, base_index = _levels(scale)
+        n = len(multipliers)
         d = np.full(n, np.nan)
         jump = np.full(n, np.nan)
         noise = np.zeros(n)
         hs = np.ones(n)
-        absvf = np.abs(self.v) * np.abs(self.f0)
+        absv = np.abs(self.v)
         element = isinstance(along, (int, np.integer))
         with np.errstate(all="ignore"):
-            for k, m in enumerate(_LEVELS):
+            for k, m in enumerate(multipliers):
                 if element:
                     old = base[along]
                     h = float(np.asarray(old + h0 * m, dtype=flat.dtype) - old)
@@ -201,13 +224,11 @@ class Evaluator:
                 hs[k] = h
                 d[k] = float(np.vdot(self.v, plus - minus)) / (2 * h)
                 jump[k] = float(np.vdot(self.v, (plus - self.f0) + (minus - self.f0))) / h
+                # Rounding in the touched outputs, at their largest (at f0 or moved).
                 touched = (plus != self.f0) | (minus != self.f0)
-                # Rounding noise of the outputs at x ± h, not only at x: where x is
-                # far below h (x = 1e-137, h = 6e-6), x ± h rounds to ±h, f(x) is ~0
-                # but f(x ± h) is not, and the difference quotient cannot see x at all.
-                absvf_h = np.abs(self.v) * np.maximum(np.abs(plus), np.abs(minus))
-                noise[k] = 4 * self.eps * float(np.maximum(absvf, absvf_h)[touched].sum()) / h
-        return _combine(d, jump, noise, hs, self.eps, jump_threshold)
+                size = np.maximum(np.maximum(np.abs(plus), np.abs(minus)), np.abs(self.f0))
+                noise[k] = 4 * self.eps * float(np.vdot(absv[touched], size[touched])) / h
+        return _combine(d, jump, noise, hs, self.eps, jump_threshold, base_index)
 
     def complex_step(self, i: int) -> np.ndarray:
         """``Im s(x + i h e_j) / h`` for every element of input ``i``."""
@@ -236,13 +257,17 @@ def _combine(
     hs: np.ndarray,
     eps: float,
     jump_threshold: float,
-) -> tuple[float, float, bool]:
-    """Value, error and kink flag from central differences ``d`` at steps ``hs``
-    (nan where unavailable), jumps ``J`` and model rounding-noise estimates."""
+    base_index: int,
+) -> tuple[float, float, bool, float]:
+    """Value, error, kink flag and second derivative from central differences ``d``
+    at steps ``hs`` (nan where unavailable), jumps ``J`` and model rounding noise."""
     ok = np.flatnonzero(np.isfinite(d) & np.isfinite(jump))
     if ok.size < 2:
         value = float(d[ok[0]]) if ok.size else float("nan")
-        return value, float("inf"), True
+        return value, float("inf"), True, 0.0
+    # s'' = J / h, read at the finite step nearest the base step.
+    near = ok[np.argmin(np.abs(ok - base_index))]
+    curvature = float(jump[near] / hs[near])
     # Function noise, measured: the second difference J·h is s''·h² plus noise; the
     # smooth part grows 16× per level, so what does not is noise. This catches noise
     # the output's size does not show, e.g. (x + 1e6) - 1e6 rounding at 1e6's ulp.
@@ -259,7 +284,7 @@ def _combine(
     # Richardson pairs of neighbouring finite levels: (16 D(h) - D(4h)) / 15.
     pairs = [(a, b) for a, b in zip(range(ok.size - 1), range(1, ok.size)) if ok[b] == ok[a] + 1]
     if not pairs:
-        return float(d[ok[0]]), float("inf"), True
+        return float(d[ok[0]]), float("inf"), True, curvature
     rich = np.array([d[ok[a]] + (d[ok[a]] - d[ok[b]]) / 15.0 for a, b in pairs])
     floor = np.array([level_noise[a] for a, _ in pairs])
     if rich.size == 1:
@@ -274,7 +299,10 @@ def _combine(
     errs = errs + floor
     best = int(np.argmin(errs))
     value = float(rich[best])
-    error = max(float(errs[best]), 8 * eps * abs(value))
+    # x ± h rounds: the stencil's centre may sit up to eps·h off x (all of x, when
+    # x is below h's ulp), which moves the estimate by s''·(that).
+    shift = 2 * eps * hs[ok[pairs[best][0]]] * abs(curvature)
+    error = max(float(errs[best]) + shift, 8 * eps * abs(value))
 
     # Kink: a jump of constant sign and size over the four smallest finite steps,
     # larger than rounding and than what matters. (Measured noise is no guide here: a
@@ -286,7 +314,7 @@ def _combine(
         if big and np.all(np.sign(js) == np.sign(js[0])):
             ratios = np.abs(js[:-1]) / np.abs(js[1:])
             kink = bool(np.all((ratios > 0.5) & (ratios < 2.0)))
-    return value, error, kink
+    return value, error, kink, curvature
 
 
 def full_estimate(
@@ -305,12 +333,21 @@ def full_estimate(
     """
     calls0 = ev.calls
     first, jumps, steps = ev.first_pass(i)
+    shape = first.shape
+    # Flat float arrays throughout (0-d arithmetic would give NumPy scalars).
+    first, jumps, steps = (
+        np.asarray(a, dtype=np.float64).reshape(-1) for a in (first, jumps, steps)
+    )
     value = first.copy()
-    # np.array: for a 0-d input, `np.abs(first) * c` is a NumPy scalar, and the
-    # refined errors written through `flat_e` below would be lost.
-    error = np.array(np.abs(first) * 8 * ev.eps)
-    kink = np.zeros(first.shape, dtype=bool)
-    done = np.zeros(first.shape, dtype=bool) if settled is None else np.asarray(settled(first))
+    error = np.abs(first) * 8 * ev.eps
+    kink = np.zeros(first.size, dtype=bool)
+    with np.errstate(all="ignore"):
+        curvature = jumps / steps
+    done = (
+        np.zeros(first.size, dtype=bool)
+        if settled is None
+        else np.asarray(settled(first.reshape(shape))).reshape(-1)
+    )
     done &= np.isfinite(first)
     threshold = jump_threshold(first) if callable(jump_threshold) else jump_threshold
     # One-sided quotients that already differ at the first step: maybe a kink, even
@@ -319,16 +356,15 @@ def full_estimate(
     finite = np.abs(first[np.isfinite(first)])
     scale = float(finite.max()) if finite.size else 0.0
     done &= ~(np.abs(jumps) > max(threshold, 1e-3 * scale))
-    flat_v, flat_e, flat_k, flat_s = (
-        value.reshape(-1),
-        error.reshape(-1),
-        kink.reshape(-1),
-        steps.reshape(-1),
+    x = ev.work[i].reshape(-1)
+    for j in np.flatnonzero(~done):
+        value[j], error[j], kink[j], curvature[j] = ev.refine(
+            i, int(j), float(steps[j]), threshold, max(abs(float(x[j])), 1.0)
+        )
+    value, error, kink, curvature, done = (
+        a.reshape(shape) for a in (value, error, kink, curvature, done)
     )
-    todo = np.flatnonzero(~done.reshape(-1))
-    for j in todo:
-        flat_v[j], flat_e[j], flat_k[j] = ev.refine(i, int(j), float(flat_s[j]), threshold)
-    return Estimate(value, error, kink, ~done, ev.calls - calls0)
+    return Estimate(value, error, kink, curvature, ~done, ev.calls - calls0)
 
 
 def numerical_gradient(

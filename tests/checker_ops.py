@@ -118,4 +118,4 @@ class Max(Operation):
     def backward_var(self, grad, index, **kwargs):
         x = self.variables[0].data
         winners = x == self.out
-        return grad * winners / np.count_nonzero(winners)
+        return grad * winners / np.count_nonzero(winners).astype(grad.dtype)
