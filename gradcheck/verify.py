@@ -33,6 +33,7 @@ from gradcheck.description import (
 )
 from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.loading import LoadedTarget, target_label
+from gradcheck.result import CheckResult
 from gradcheck.result import _jsonable as jsonable
 from gradcheck.signature import op_signature
 
@@ -69,7 +70,8 @@ class VerifyResult:
     rejected : int
         Examples skipped because the op is not differentiable there.
     failure : CheckResult or None
-        The check of the shrunk failing example.
+        The check of the shrunk failing example (its ``inputs`` are the shrunk
+        inputs).
     max_abs_error, max_rel_error : float
         The largest absolute and relative gradient errors seen (over the passing
         examples, or of the failing example); ``nan`` when none was measured.
@@ -91,7 +93,7 @@ class VerifyResult:
     verdict: str
     examples: int
     rejected: int
-    failure: Any
+    failure: CheckResult | None
     max_abs_error: float
     max_rel_error: float
     error_ratio: float

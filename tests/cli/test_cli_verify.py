@@ -98,6 +98,7 @@ def test_described_op_needs_no_flags_and_flags_override(workdir: Path) -> None:
     overridden = run("verify", "user_ops:Log", *FAST, "--domain=-2:-1")
     assert overridden.exit_code == 1
     assert "nonfinite" in overridden.stdout
+    assert overridden.stderr == ""  # NumPy's warnings from log(-x): only with --verbose
 
 
 def test_shapes_kwargs_and_dtype_reach_the_op(workdir: Path) -> None:
@@ -241,3 +242,18 @@ def test_no_target_runs_the_builtin_ops() -> None:
     assert "gradcheck.builtin_targets:matmul" in names and len(names) > 10
     assert doc["passed"], [t for t in doc["targets"] if not t["passed"]]
     assert result.exit_code == 0
+
+
+def test_progress_rewrites_one_line() -> None:
+    import io
+
+    from gradcheck.cli import _Progress
+
+    stream = io.StringIO()
+    progress = _Progress(stream, "m:Op")
+    progress(1, 3)
+    progress(3, 3)
+    progress.close()
+    text = stream.getvalue()
+    assert "m:Op: 1/3 examples" in text and "m:Op: 3/3 examples" in text
+    assert "\n" not in text and text.endswith("\r\x1b[K")
