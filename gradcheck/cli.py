@@ -401,6 +401,14 @@ def verify_command(
             _fail(_describe_invalid(exc, item, overrides), exc.exit_code, exc, verbose)
         except GradcheckError as exc:
             _fail(f"{item.target.name}: {exc}", exc.exit_code, exc, verbose)
+        except Exception as exc:  # a bug of gradcheck's own, not of the op
+            _fail(
+                f"{item.target.name}: internal error {type(exc).__name__}: {exc} "
+                f"(--verbose shows the traceback; please report it)",
+                2,
+                exc,
+                verbose,
+            )
         finally:
             if progress is not None:
                 progress.close()

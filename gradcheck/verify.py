@@ -366,6 +366,54 @@ def _nanmax(a: float, b: float) -> float:
     return max(a, b)
 
 
+class _Search:
+    """The body of the Hypothesis test, and what it has seen: each example's check,
+    counted, rejected where the op is not differentiable, raised where it fails."""
+
+    def __init__(self, tgt: Any, options: dict[str, Any], progress: Any) -> None:
+        self.tgt, self.options, self.progress = tgt, options, progress
+        self.examples = self.rejected = self.shrink_steps = 0
+        self.max_abs = self.max_rel = self.max_ratio = math.nan
+        self.first_failure: Any = None
+        # A usage error met while checking (the op rejects its parameters...) ends
+        # the run: it is re-raised after the search, which must not shrink it.
+        self.fatal: GradcheckError | None = None
+
+    def example(self, arrays: Any, check_seed: int) -> None:
+        from hypothesis import reject
+        from hypothesis import target as hypothesis_target
+
+        if self.fatal is not None:
+            raise self.fatal
+        searching = self.first_failure is None
+        if not searching:
+            self.shrink_steps += 1
+        try:
+            result = _check(self.tgt, arrays, self.options, check_seed)
+        except GradcheckError as exc:
+            self.fatal = exc
+            raise
+        if _is_not_differentiable(result):
+            if searching:
+                self.rejected += 1
+            reject()
+        if searching:
+            self.examples += 1
+            if self.progress is not None:
+                self.progress(self.examples, self.options["max_examples"])
+        if not result.passed:
+            if searching:
+                self.first_failure = result
+            raise _ExampleFailed(result)
+        abs_err, rel_err, ratio = _errors(result)
+        self.max_abs = _nanmax(self.max_abs, abs_err)
+        self.max_rel = _nanmax(self.max_rel, rel_err)
+        self.max_ratio = _nanmax(self.max_ratio, ratio)
+        if math.isfinite(ratio):
+            # Steer the search towards the inputs where the gradient is least accurate.
+            hypothesis_target(ratio, label="error / tolerance")
+
+
 def _run(
     obj: Any,
     name: str,
@@ -375,79 +423,36 @@ def _run(
 ) -> VerifyResult:
     # Hypothesis is imported here, not at module level: `import gradcheck` (which
     # exports verify) stays as light as the engine.
-    from hypothesis import HealthCheck, Phase, Verbosity, given, reject, settings
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
-    from hypothesis import target as hypothesis_target
     from hypothesis.errors import Flaky, Unsatisfiable
 
-    max_examples = options["max_examples"]
-    state = {
-        "examples": 0,
-        "rejected": 0,
-        "shrink": 0,
-        "abs": math.nan,
-        "rel": math.nan,
-        "ratio": math.nan,
-    }
-    first_failure: list[Any] = []
-    # A usage error met while checking (the op rejects its parameters...) ends the
-    # run: it is re-raised after the search, which must not spend time shrinking it.
-    fatal: list[GradcheckError] = []
     from gradcheck.target import resolve_target
 
-    tgt = resolve_target(obj)
+    search = _Search(resolve_target(obj), options, progress)
 
     @settings(
-        max_examples=max_examples,
+        max_examples=options["max_examples"],
         deadline=None,
-        database=None,
-        derandomize=False,
+        database=None,  # nothing written to disk, nothing replayed from it
+        derandomize=False,  # the seed below decides
         report_multiple_bugs=False,
         suppress_health_check=list(HealthCheck),
         verbosity=Verbosity.quiet,
         print_blob=False,
-        phases=(Phase.explicit, Phase.generate, Phase.target, Phase.shrink),
+        phases=(Phase.generate, Phase.target, Phase.shrink),
     )
     @hypothesis_seed(seed)
     @given(arrays=_inputs_strategy(obj, options), check_seed=st.integers(0, 2**32 - 1))
-    def search(arrays: Any, check_seed: int) -> None:
-        if fatal:
-            raise fatal[0]
-        if first_failure:
-            state["shrink"] += 1
-        try:
-            result = _check(tgt, arrays, options, check_seed)
-        except GradcheckError as exc:
-            fatal.append(exc)
-            raise
-        if _is_not_differentiable(result):
-            if not first_failure:
-                state["rejected"] += 1
-            reject()
-        if not first_failure:
-            state["examples"] += 1
-            if progress is not None:
-                progress(state["examples"], max_examples)
-        if not _passed(result):
-            if not first_failure:
-                first_failure.append(result)
-            raise _ExampleFailed(result)
-        abs_err, rel_err, ratio = _errors(result)
-        state["abs"] = _nanmax(state["abs"], abs_err)
-        state["rel"] = _nanmax(state["rel"], rel_err)
-        state["ratio"] = _nanmax(state["ratio"], ratio)
-        if math.isfinite(ratio):
-            # Steer the search towards the inputs where the gradient is least accurate.
-            hypothesis_target(ratio, label="error / tolerance")
+    def test(arrays: Any, check_seed: int) -> None:
+        search.example(arrays, check_seed)
 
     start = time.perf_counter()
-    failure = None
-    note = ""
-    verdict = PASSED
+    failure, verdict, note = None, PASSED, ""
     try:
-        search()
-    except _ExampleFailed as exc:
+        test()
+    except _ExampleFailed as exc:  # the final replay of the shrunk example
         failure, verdict = exc.result, FAILED
     except Unsatisfiable:
         verdict = INCONCLUSIVE
@@ -456,26 +461,25 @@ def _run(
             "narrow the domain"
         )
     except Flaky:
-        failure, verdict = first_failure[0], FAILED
+        failure, verdict = search.first_failure, FAILED
         note = "the failure did not repeat when the same input was checked again"
     except GradcheckError:
-        if fatal:
-            raise fatal[0] from None
+        if search.fatal is not None:
+            raise search.fatal from None
         raise
     seconds = time.perf_counter() - start
-    if verdict == PASSED and state["examples"] == 0:
-        verdict = INCONCLUSIVE
-        note = note or "no example was checked"
+    if verdict == PASSED and search.examples == 0:
+        verdict, note = INCONCLUSIVE, "no example was checked"
     if failure is not None:
         abs_err, rel_err, ratio = _errors(failure)
     else:
-        abs_err, rel_err, ratio = state["abs"], state["rel"], state["ratio"]
+        abs_err, rel_err, ratio = search.max_abs, search.max_rel, search.max_ratio
     return VerifyResult(
         target=name,
         passed=verdict == PASSED,
         verdict=verdict,
-        examples=state["examples"],
-        rejected=state["rejected"],
+        examples=search.examples,
+        rejected=search.rejected,
         failure=failure,
         max_abs_error=abs_err,
         max_rel_error=rel_err,
@@ -483,17 +487,13 @@ def _run(
         seconds=seconds,
         seed=seed,
         settings=options,
-        shrink_steps=state["shrink"],
+        shrink_steps=search.shrink_steps,
         note=note,
     )
 
 
 def _is_not_differentiable(result: Any) -> bool:
     return result.verdict == "not differentiable"
-
-
-def _passed(result: Any) -> bool:
-    return bool(result.passed)
 
 
 # --- JSON ---------------------------------------------------------------------------
