@@ -213,8 +213,7 @@ def _parse_domain(values: Sequence[str]) -> Any:
         return normalize_domain(values[0] if len(values) == 1 else list(values))
     except InvalidDescription as exc:
         raise click.BadParameter(
-            f"{exc} (give LO:HI once for all inputs or once per input; "
-            f"write --domain=-1:1 for a negative bound)",
+            f"{exc} (give LO:HI once for all inputs or once per input)",
             param_hint="'--domain'",
         ) from None
 
@@ -285,7 +284,7 @@ def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[s
     multiple=True,
     metavar="LO:HI",
     help="Interval the input values are drawn from: once for all inputs or once per "
-    "input. Leave a side empty for no bound (0:). Negative: --domain=-1:1.",
+    "input (--domain -1:1). Leave a side empty for no bound (0:).",
 )
 @click.option("--dtype", type=click.Choice(["float64", "float32", "float16"]), help="Input dtype.")
 @click.option("--kwargs", metavar="JSON", help="The op's keyword parameters: '{\"axis\": 0}'.")
