@@ -34,6 +34,7 @@ import gradcheck as mg
 from gradcheck.strategies._floats import interval_floats
 from gradcheck.strategies._validation import check_int, check_real
 from gradcheck.strategies.indices import advanced_indices, basic_indices
+from gradcheck.strategies.shapes import valid_axes
 from gradcheck.tensor import Tensor
 
 __all__ = ["ComputationalGraph", "Constant", "Node", "OPS", "computational_graphs"]
@@ -283,8 +284,6 @@ class _Builder:
             self.index(k, shape)
 
     def reduction(self, kind: str, k: int, shape: tuple[int, ...]) -> None:
-        from gradcheck.strategies.shapes import valid_axes
-
         axis = self.draw(valid_axes(len(shape)))
         axes = range(len(shape)) if axis is None else np.atleast_1d(axis) % max(len(shape), 1)
         # Dropping leading axes keeps the result broadcastable to the base shape;

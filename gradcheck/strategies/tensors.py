@@ -58,9 +58,10 @@ def tensors(
         The values. By default well-conditioned ones: finite, normal (no subnormals)
         floats within +-10; integers within -10..10; booleans.
     constant : bool, optional
-        ``True`` or ``False`` to fix :attr:`Tensor.constant`; ``None`` draws it (for
-        floating-point tensors; integer and boolean tensors are always constant, so
-        ``constant=False`` with such a dtype is an error).
+        ``True`` or ``False`` to fix :attr:`Tensor.constant`; ``None`` draws it.
+        Integer and boolean tensors are always constant: ``constant=False`` with such
+        a dtype is an error, and with a dtype strategy it applies to the float draws
+        only.
     include_grad : bool, default False
         Give every non-constant tensor a ``.grad``: a draw of :func:`gradients` for its
         shape and dtype, set through the public API as ``t.backward(grad)`` (on a leaf

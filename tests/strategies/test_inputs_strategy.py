@@ -130,3 +130,10 @@ def test_drawn_inputs_feed_a_gradient_check(xs):
 def test_invalid_arguments_are_refused(target, kwargs, message):
     with pytest.raises(InvalidArgument, match=message):
         op_inputs(target, **kwargs)
+
+
+@given(op_inputs(1, dtype=np.float16, domain=(-1, 1), avoid=[0.0], margin=0.1))
+def test_half_precision_values_respect_domain_and_avoid(xs):
+    (x,) = xs
+    assert x.dtype == np.float16 and _well_conditioned(x)
+    assert ((np.abs(x) >= 0.1) & (np.abs(x) <= 0.9)).all()

@@ -87,3 +87,15 @@ def test_shrinks_to_a_zero_dimensional_zero_that_is_not_constant():
 def test_invalid_arguments_are_refused_up_front(kwargs, message):
     with pytest.raises(InvalidArgument, match=message):
         tensors(**kwargs)
+
+
+@given(tensors(dtype=st.sampled_from([np.int16, np.float32]), constant=False))
+def test_constant_false_with_a_dtype_strategy_applies_to_floats_only(t):
+    assert t.constant is (t.dtype.kind != "f")
+
+
+@given(tensors(include_grad=True, constant=False))
+def test_a_drawn_grad_is_reset_when_the_tensor_is_used_again(t):
+    assert t.grad is not None
+    t * 2.0  # MyGrad semantics: a tensor used in a new op forgets its old gradient
+    assert t.grad is None
