@@ -31,6 +31,7 @@ The numbers, and why:
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -39,7 +40,14 @@ import numpy as np
 
 from gradcheck.graph import no_autodiff
 
-__all__ = ["Evaluator", "Estimate", "numerical_gradient", "full_estimate", "step_sizes"]
+__all__ = [
+    "ComplexStepUnsupported",
+    "Evaluator",
+    "Estimate",
+    "numerical_gradient",
+    "full_estimate",
+    "step_sizes",
+]
 
 #: Refinement steps, as powers of 4 times the base step: from 1/16 to 64 of it, and
 #: further down for |x| > 1 (see ``Evaluator.refine``).
@@ -75,6 +83,11 @@ def step_sizes(x: np.ndarray, eps: float) -> np.ndarray:
     xf = np.asarray(x, dtype=np.float64)
     h = np.cbrt(eps) * np.maximum(np.abs(xf), 1.0)
     return np.exp2(np.round(np.log2(h)))
+
+
+class ComplexStepUnsupported(ValueError):
+    """The complex step was asked for, but the target does not compute with complex
+    input (it raised, or returned a real array)."""
 
 
 @dataclass
@@ -239,10 +252,16 @@ class Evaluator:
             old = flat[j]
             h = 1e-20 * max(abs(old.real), 1.0)
             flat[j] = old + 1j * h
-            out = self.call(arrays)
+            try:
+                out = self.call(arrays)
+            except Exception as exc:
+                raise ComplexStepUnsupported(
+                    f"complex_step=True needs a target that computes with complex input; "
+                    f"this one raised {type(exc).__name__}: {exc}"
+                ) from exc
             flat[j] = old
             if out.dtype.kind != "c":
-                raise ValueError(
+                raise ComplexStepUnsupported(
                     "complex_step=True needs a target that computes with complex input; "
                     f"this one returned {out.dtype}"
                 )
@@ -260,60 +279,61 @@ def _combine(
     base_index: int,
 ) -> tuple[float, float, bool, float]:
     """Value, error, kink flag and second derivative from central differences ``d``
-    at steps ``hs`` (nan where unavailable), jumps ``J`` and model rounding noise."""
-    ok = np.flatnonzero(np.isfinite(d) & np.isfinite(jump))
-    if ok.size < 2:
-        value = float(d[ok[0]]) if ok.size else float("nan")
-        return value, float("inf"), True, 0.0
-    # s'' = J / h, read at the finite step nearest the base step.
-    near = ok[np.argmin(np.abs(ok - base_index))]
-    curvature = float(jump[near] / hs[near])
+    at steps ``hs`` (nan where unavailable), jumps ``J`` and model rounding noise.
+
+    Plain Python floats: a handful of values, where NumPy's per-call cost would
+    dominate."""
+    ok = [k for k in range(len(d)) if math.isfinite(d[k]) and math.isfinite(jump[k])]
+    D = [float(d[k]) for k in ok]
+    Jv = [float(jump[k]) for k in ok]
+    H = [float(hs[k]) for k in ok]
+    N = [float(noise[k]) for k in ok]
+    n = len(ok)
+    if n < 2:
+        return (D[0] if n else float("nan")), float("inf"), True, 0.0
+    # s'' = J / h: at the step nearest the base step for now, at the chosen step below.
+    near = min(range(n), key=lambda a: abs(ok[a] - base_index))
+    curvature = Jv[near] / H[near]
     # Function noise, measured: the second difference J·h is s''·h² plus noise; the
     # smooth part grows 16× per level, so what does not is noise. This catches noise
     # the output's size does not show, e.g. (x + 1e6) - 1e6 rounding at 1e6's ulp.
     # Likewise D(h) - D(4h) is c·h² for smooth s; its part that does not shrink 16×
     # per level, times h, measures noise that rounds x ± h symmetrically (J = 0).
-    second = jump[ok] * hs[ok]
-    dd = d[ok][:-1] - d[ok][1:]
     sigma = 0.0
-    for a in range(min(3, ok.size - 1)):
-        sigma = max(sigma, abs(second[a] - second[a + 1] / 16.0))
-        if a + 1 < dd.size:
-            sigma = max(sigma, abs(dd[a] - dd[a + 1] / 16.0) * hs[ok[a]])
-    level_noise = np.maximum(noise[ok], sigma / hs[ok])
+    for a in range(min(3, n - 1)):
+        sigma = max(sigma, abs(Jv[a] * H[a] - Jv[a + 1] * H[a + 1] / 16.0))
+        if a + 2 < n:
+            dd0, dd1 = D[a] - D[a + 1], D[a + 1] - D[a + 2]
+            sigma = max(sigma, abs(dd0 - dd1 / 16.0) * H[a])
+    level_noise = [max(N[a], sigma / H[a]) for a in range(n)]
     # Richardson pairs of neighbouring finite levels: (16 D(h) - D(4h)) / 15.
-    pairs = [(a, b) for a, b in zip(range(ok.size - 1), range(1, ok.size)) if ok[b] == ok[a] + 1]
+    pairs = [a for a in range(n - 1) if ok[a + 1] == ok[a] + 1]
     if not pairs:
-        return float(d[ok[0]]), float("inf"), True, curvature
-    rich = np.array([d[ok[a]] + (d[ok[a]] - d[ok[b]]) / 15.0 for a, b in pairs])
-    floor = np.array([level_noise[a] for a, _ in pairs])
-    if rich.size == 1:
-        errs = np.array([abs(d[ok[pairs[0][0]]] - d[ok[pairs[0][1]]]) / 15.0])
+        return D[0], float("inf"), True, curvature
+    rich = [D[a] + (D[a] - D[a + 1]) / 15.0 for a in pairs]
+    if len(rich) == 1:
+        errs = [abs(D[pairs[0]] - D[pairs[0] + 1]) / 15.0]
     else:
-        diffs = np.abs(np.diff(rich))
-        errs = np.empty(rich.size)
-        errs[0] = diffs[0]
-        errs[-1] = diffs[-1]
-        if rich.size > 2:
-            errs[1:-1] = np.maximum(diffs[:-1], diffs[1:])
-    errs = errs + floor
-    best = int(np.argmin(errs))
-    value = float(rich[best])
+        diffs = [abs(rich[q + 1] - rich[q]) for q in range(len(rich) - 1)]
+        errs = [diffs[0], *(max(diffs[q - 1], diffs[q]) for q in range(1, len(diffs))), diffs[-1]]
+    errs = [e + level_noise[a] for e, a in zip(errs, pairs)]
+    best = min(range(len(errs)), key=errs.__getitem__)
+    value = rich[best]
+    curvature = Jv[pairs[best]] / H[pairs[best]]
     # x ± h rounds: the stencil's centre may sit up to eps·h off x (all of x, when
     # x is below h's ulp), which moves the estimate by s''·(that).
-    shift = 2 * eps * hs[ok[pairs[best][0]]] * abs(curvature)
-    error = max(float(errs[best]) + shift, 8 * eps * abs(value))
+    shift = 2 * eps * H[pairs[best]] * abs(curvature)
+    error = max(errs[best] + shift, 8 * eps * abs(value))
 
     # Kink: a jump of constant sign and size over the four smallest finite steps,
     # larger than rounding and than what matters. (Measured noise is no guide here: a
     # jump's second difference grows like h, which the noise measure above counts.)
     kink = False
-    if ok.size >= 4 and np.all(ok[:4] == ok[0] + np.arange(4)):
-        js = jump[ok[:4]]
-        big = np.all(np.abs(js) > np.maximum(jump_threshold, 8 * noise[ok[:4]]))
-        if big and np.all(np.sign(js) == np.sign(js[0])):
-            ratios = np.abs(js[:-1]) / np.abs(js[1:])
-            kink = bool(np.all((ratios > 0.5) & (ratios < 2.0)))
+    if n >= 4 and ok[3] == ok[0] + 3:
+        js = Jv[:4]
+        big = all(abs(js[a]) > max(jump_threshold, 8 * N[a]) for a in range(4))
+        if big and all((j > 0) == (js[0] > 0) for j in js):
+            kink = all(0.5 < abs(js[a]) / abs(js[a + 1]) < 2.0 for a in range(3))
     return value, error, kink, curvature
 
 

@@ -135,6 +135,30 @@ class Target:
                 raise TargetRaised("backward", exc) from exc
         return [t.grad for t in graph.tensors]
 
+    def run(
+        self,
+        arrays: Sequence[np.ndarray],
+        params: Mapping[str, Any] | None,
+        v: np.ndarray,
+        *,
+        constants: Sequence[int] = (),
+    ) -> tuple[np.ndarray, list[Any]]:
+        """Forward with the graph and backward of ``v``: (output, gradient per input,
+        None for constants and inputs that got none).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import gradcheck as mg
+        >>> out, (g,) = resolve_target(lambda x: x * x).run([np.array([3.0])], None, np.ones(1))
+        >>> out, g
+        (array([9.]), array([6.]))
+        """
+        graph = self.apply(arrays, params, constants=constants)
+        grads = self.backward(graph, v)
+        out = graph.output
+        return (out.data if isinstance(out, Tensor) else np.asarray(out)), grads
+
     def raw_gradients(
         self,
         arrays: Sequence[np.ndarray],

@@ -1,0 +1,290 @@
+"""Analytic against numeric, for one input: tolerances, element verdicts, kinks.
+
+:func:`compare_full` judges every element (finite differences from
+:func:`gradcheck.numerical.full_estimate`); :func:`compare_fast` judges random
+directional derivatives and bisects to the elements responsible when one disagrees.
+Both fill a :class:`Comparison`, which :func:`gradcheck.check` turns into result data.
+
+An element passes when
+
+    |analytic - numeric| <= atol + rtol·|numeric| + c·error_estimate + eps·|x|·|s''|·k
+
+where the last term allows for the analytic gradient being computed at inputs rounded
+to the op's dtype (its backward error; it matters in float16 and float32 only).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gradcheck.numerical import Evaluator, full_estimate
+from gradcheck.result import Element, Failure, InputErrors
+
+__all__ = ["Comparison", "compare_full", "compare_fast", "WORST_ELEMENTS"]
+
+#: The multiple of the finite-difference error estimate added to the tolerance.
+ERROR_ESTIMATE_FACTOR = 3.0
+#: Multiple of eps·|x|·|s''| allowed for the rounding of the inputs of the analytic
+#: gradient (its backward error); matters for float16 and float32 only.
+INPUT_ROUNDING_FACTOR = 4.0
+#: Multiple of eps·max|v| allowed in absolute terms by default: the rounding of
+#: intermediates of the upstream gradient's size.
+UPSTREAM_ROUNDING_FACTOR = 4.0
+#: Elements listed as "worst" in a result.
+WORST_ELEMENTS = 5
+#: Elements that fast mode isolates by bisection, at most, per input.
+FAST_MODE_MAX_LOCATED = 8
+
+
+class Comparison:
+    """Analytic against numeric for one input: tolerances, elements, verdicts."""
+
+    def __init__(
+        self,
+        i: int,
+        x: np.ndarray,
+        analytic: np.ndarray,
+        rtol: float,
+        atol: float,
+        relative: bool,
+        v_max: float,
+    ):
+        self.x = x
+        self.v_max = v_max
+        info = np.finfo(x.dtype if x.dtype.kind == "f" else np.float64)
+        self.eps = float(info.eps)
+        self.smallest_normal = float(info.smallest_normal)
+        self.i, self.analytic, self.rtol, self.atol, self.relative = (
+            i,
+            analytic,
+            rtol,
+            atol,
+            relative,
+        )
+        self.elements: list[Element] = []
+        self.kinks: list[tuple[int, ...]] = []
+        self.mismatched = 0
+        self.max_abs = 0.0
+        self.max_rel = 0.0
+        self.max_ratio = 0.0
+        self.size = analytic.size
+        self.direction_failure: str | None = None
+
+    def abs_tol(self, numeric: np.ndarray) -> float:
+        """The absolute tolerance for this input, given (an estimate of) its numeric
+        gradient: scaled by the gradient's size for the default."""
+        if not self.relative:
+            return self.atol
+        finite = np.abs(numeric[np.isfinite(numeric)])
+        scale = float(finite.max()) if finite.size else 0.0
+        # A backward rounds intermediates of the size of the upstream gradient: 1 - t²
+        # for tanh near saturation loses all relative precision in float16, though the
+        # op is right. A few eps of max|v| absolute is allowed for that. And below the
+        # dtype's smallest normal number a gradient loses relative precision (a float16
+        # gradient of 1e-8 underflows to 0): no claim is made there.
+        return (
+            self.atol * scale
+            + UPSTREAM_ROUNDING_FACTOR * self.eps * self.v_max
+            + self.smallest_normal
+        )
+
+    def settled(self, first: np.ndarray) -> np.ndarray:
+        a = self.abs_tol(first)
+        return np.abs(self.analytic - first) <= a + self.rtol * np.abs(first)
+
+    def jump_threshold(self, first: np.ndarray) -> float:
+        finite = np.abs(first[np.isfinite(first)])
+        return self.abs_tol(first) + self.rtol * (float(finite.max()) if finite.size else 0.0)
+
+    def record(
+        self,
+        flat_index: np.ndarray,
+        analytic: np.ndarray,
+        numeric: np.ndarray,
+        error: np.ndarray,
+        kink: np.ndarray,
+        atol: float,
+        extra: np.ndarray | float = 0.0,
+    ) -> None:
+        """Judge elements (flat indices into the input) and keep the worst; ``extra``
+        is added to each element's allowed difference."""
+        shape = self.analytic.shape
+        with np.errstate(all="ignore"):
+            diff = np.abs(analytic - numeric)
+            allowed = atol + self.rtol * np.abs(numeric) + ERROR_ESTIMATE_FACTOR * error + extra
+            ratio = np.where(np.isfinite(diff), diff / allowed, np.inf)
+            rel = diff / np.maximum(np.abs(numeric), np.finfo(np.float64).tiny)
+        smooth = ~kink
+        bad = smooth & ~(ratio <= 1.0)
+        self.mismatched += int(bad.sum())
+        for j in flat_index[kink]:
+            self.kinks.append(tuple(int(k) for k in np.unravel_index(j, shape)))
+        if smooth.any():
+            self.max_abs = max(self.max_abs, float(diff[smooth].max()))
+            self.max_rel = max(self.max_rel, float(rel[smooth].max()))
+            self.max_ratio = max(self.max_ratio, float(ratio[smooth].max()))
+        order = np.argsort(-np.where(smooth, ratio, -1.0), kind="stable")[:WORST_ELEMENTS]
+        for o in order:
+            if not smooth[o]:
+                continue
+            self.elements.append(
+                Element(
+                    input=self.i,
+                    index=tuple(int(k) for k in np.unravel_index(flat_index[o], shape)),
+                    analytic=float(analytic[o]),
+                    numeric=float(numeric[o]),
+                    abs_error=float(diff[o]),
+                    rel_error=float(rel[o]),
+                    ratio=float(ratio[o]),
+                )
+            )
+
+    def summary(self) -> InputErrors:
+        return InputErrors(
+            input=self.i,
+            max_abs_error=self.max_abs,
+            max_rel_error=self.max_rel,
+            error_ratio=self.max_ratio,
+            mismatched=self.mismatched,
+            size=self.size,
+            kinks=len(self.kinks),
+        )
+
+    def failure(self, *, missing: bool) -> Failure:
+        worst = tuple(sorted((e for e in self.elements if e.ratio > 1), key=lambda e: -e.ratio))
+        worst = worst[:WORST_ELEMENTS]
+        if missing:
+            return Failure(
+                "missing_gradient",
+                f"input {self.i} received no gradient, but its numeric gradient is not "
+                f"zero ({self.mismatched} / {self.size} elements)",
+                input=self.i,
+                worst=worst,
+                mismatched=self.mismatched,
+                size=self.size,
+            )
+        if worst:
+            e = worst[0]
+            message = (
+                f"the gradient of input {self.i} differs from finite differences "
+                f"at {self.mismatched} / {self.size} elements; worst at index {e.index}: "
+                f"analytic {e.analytic:.10g}, numeric {e.numeric:.10g}"
+            )
+        else:
+            message = f"the gradient of input {self.i} differs from finite differences " + (
+                self.direction_failure or ""
+            )
+        return Failure(
+            "mismatch",
+            message,
+            input=self.i,
+            worst=worst,
+            mismatched=self.mismatched,
+            size=self.size,
+        )
+
+
+def compare_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> None:
+    i = cmp.i
+    if complex_step:
+        numeric = ev.complex_step(i)
+        error = 8 * ev.eps * np.abs(numeric)
+        kink = np.zeros(numeric.shape, dtype=bool)
+        curvature = np.zeros(numeric.shape)
+    else:
+        est = full_estimate(ev, i, settled=cmp.settled, jump_threshold=cmp.jump_threshold)
+        numeric, error, kink, curvature = est.value, est.error, est.kink, est.curvature
+    # Backward error of the analytic gradient: computed in the op's dtype, it is at
+    # best the gradient at a point off by a rounding of each input, eps·|x|, which
+    # moves it by about s''·eps·|x|. This is what float16 sin(25 x) needs.
+    x = np.abs(cmp.x).astype(np.float64).reshape(-1)
+    with np.errstate(all="ignore"):
+        extra = INPUT_ROUNDING_FACTOR * cmp.eps * x * np.abs(curvature.reshape(-1))
+    extra = np.where(np.isfinite(extra), extra, 0.0)
+    cmp.record(
+        np.arange(numeric.size),
+        cmp.analytic.reshape(-1),
+        numeric.reshape(-1),
+        error.reshape(-1),
+        kink.reshape(-1),
+        cmp.abs_tol(numeric),
+        extra,
+    )
+
+
+def compare_fast(ev: Evaluator, cmp: Comparison, rng: np.random.Generator, directions: int) -> None:
+    """Directional derivatives along random signed directions; when one disagrees
+    (or crosses a kink), bisect the elements to find the ones responsible."""
+    i = cmp.i
+    x = ev.work[i].reshape(-1).astype(np.float64)
+    g = cmp.analytic.reshape(-1)
+    h0 = float(np.cbrt(ev.eps))
+    scale = np.maximum(np.abs(x), 1.0)
+    # Tolerance per element, with the analytic gradient standing in for the numeric.
+    atol = cmp.abs_tol(g)
+    t = atol + cmp.rtol * np.abs(g)
+    located: list[int] = []
+
+    def agrees(e: np.ndarray) -> tuple[bool, float, float, float, bool]:
+        numeric, err, kink, curvature = ev.refine(
+            i, e, h0, float(np.sqrt(np.sum((t * e) ** 2))), float(scale.max(initial=1.0))
+        )
+        analytic = float(g @ e)
+        # As in full mode, plus the inputs' rounding: e is scaled like x, so about
+        # eps·|e' H e| (curvature along e).
+        allowed = (
+            float(np.sqrt(np.sum((t * e) ** 2)))
+            + ERROR_ESTIMATE_FACTOR * err
+            + INPUT_ROUNDING_FACTOR * cmp.eps * abs(curvature)
+        )
+        ok = bool(np.isfinite(numeric) and abs(analytic - numeric) <= allowed and not kink)
+        return ok, analytic, numeric, allowed, kink
+
+    def bisect(members: np.ndarray, d: np.ndarray) -> None:
+        if len(located) >= FAST_MODE_MAX_LOCATED:
+            return
+        if members.size <= 2:
+            located.extend(int(j) for j in members)
+            return
+        for half in (members[: members.size // 2], members[members.size // 2 :]):
+            e = np.zeros_like(d)
+            e[half] = d[half]
+            if not agrees(e)[0]:
+                bisect(half, d)
+
+    for _ in range(directions):
+        d = rng.standard_normal(x.size) * scale
+        ok, analytic, numeric, allowed, kink = agrees(d)
+        if not kink:  # a direction across a kink says nothing about the error
+            diff = abs(analytic - numeric)
+            cmp.max_abs = max(cmp.max_abs, diff)
+            cmp.max_rel = max(cmp.max_rel, diff / max(abs(numeric), np.finfo(float).tiny))
+            cmp.max_ratio = max(cmp.max_ratio, diff / allowed if allowed > 0 else np.inf)
+        if not ok:
+            cmp.direction_failure = (
+                None
+                if kink
+                else (
+                    f"along a random direction: <analytic, d> = {analytic:.10g}, numeric "
+                    f"{numeric:.10g} (allowed difference {allowed:.3g})"
+                )
+            )
+            bisect(np.arange(x.size), d)
+            break
+    if not located:
+        if cmp.direction_failure is not None:
+            cmp.mismatched += 1
+        return
+    # Judge the located elements one by one, as full mode would.
+    threshold = cmp.jump_threshold(g)
+    idx = np.array(sorted(set(located)))
+    results = [ev.refine(i, int(j), float(h0 * scale[j]), threshold, scale[j]) for j in idx]
+    numeric = np.array([r[0] for r in results])
+    error = np.array([r[1] for r in results])
+    kink = np.array([r[2] for r in results])
+    curvature = np.abs(np.array([r[3] for r in results]))
+    extra = INPUT_ROUNDING_FACTOR * cmp.eps * np.abs(x[idx]) * curvature
+    before = cmp.mismatched
+    cmp.record(idx, g[idx], numeric, error, kink, atol, extra)
+    if cmp.mismatched == before and not kink.any() and cmp.direction_failure is not None:
+        cmp.mismatched += 1  # the direction failed; no single element explains it

@@ -1,0 +1,123 @@
+"""Finite differences: steps, Richardson accuracy and error estimates, kink detection,
+the float64 reference, complex step."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import gradcheck as mg
+from gradcheck import Operation, numerical_gradient
+from gradcheck.numerical import Evaluator, full_estimate, step_sizes
+from gradcheck.target import resolve_target
+from tests.checker_ops import SMOOTH, Abs, Clip, Max, Relu, elementwise
+
+EPS = np.finfo(np.float64).eps
+
+
+@given(st.floats(-1e12, 1e12, allow_nan=False))
+def test_steps_are_powers_of_two_near_the_optimum(x):
+    (h,) = step_sizes(np.array([x]), EPS)
+    mantissa, _ = np.frexp(h)
+    assert mantissa == 0.5  # a power of two
+    ideal = np.cbrt(EPS) * max(abs(x), 1.0)
+    assert ideal / np.sqrt(2) <= h <= ideal * np.sqrt(2)
+
+
+@pytest.mark.parametrize("name", sorted(SMOOTH))
+def test_richardson_is_accurate_and_its_error_estimate_covers_it(name):
+    f, df = SMOOTH[name]
+    x = np.linspace(-0.9, 0.9, 7)
+    v = np.random.default_rng(0).standard_normal(7)
+    ev = Evaluator(resolve_target(elementwise(name, f, df)).forward, [x], {}, v)
+    est = full_estimate(ev, 0)  # every element refined
+    exact = v * df(x)
+    err = np.abs(est.value - exact)
+    assert np.all(err <= 1e-9 * np.abs(exact).max())
+    assert np.all(err <= 3 * est.error + 1e-15)
+    assert not est.kink.any()
+    assert est.calls == ev.calls - 1  # all but the evaluation at the point
+
+
+def test_numerical_gradient_public_api():
+    (g,) = numerical_gradient(lambda x: mg.tanh(x) * x, np.array([0.5, -1.0]))
+    x = np.array([0.5, -1.0])
+    np.testing.assert_allclose(g, np.tanh(x) + x * (1 - np.tanh(x) ** 2), rtol=1e-10)
+    a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+    ga, gb = numerical_gradient(lambda x, y: x * y, a, b, v=np.array([1.0, -1.0]))
+    np.testing.assert_allclose(ga, [3.0, -4.0], rtol=1e-10)
+    np.testing.assert_allclose(gb, [1.0, -2.0], rtol=1e-10)
+    ga, gb = numerical_gradient(lambda x, y: x * y, a, b, inputs=[1])
+    assert ga is None
+
+
+def test_complex_step_is_exact_to_rounding():
+    (g,) = numerical_gradient(
+        elementwise("sin", np.sin, np.cos), np.array([0.3, 2.0]), complex_step=True
+    )
+    np.testing.assert_allclose(g, np.cos([0.3, 2.0]), rtol=1e-15)
+
+
+@pytest.mark.parametrize(
+    ("op", "x", "kinks"),
+    [
+        (Relu, [0.0, 1.0, -1.0], [True, False, False]),
+        (Abs, [2.0, 0.0, -0.5], [False, True, False]),
+        (Clip, [-1.0, 0.0, 1.0, 3.0], [True, False, True, False]),
+        (Max, [1.0, 3.0, 3.0, 2.0], [False, True, True, False]),
+    ],
+)
+def test_kinks_are_flagged_exactly_where_they_are(op, x, kinks):
+    x = np.array(x)
+    v = np.ones(()) if op is Max else np.ones(x.shape)
+    ev = Evaluator(resolve_target(op).forward, [x], {}, v)
+    est = full_estimate(ev, 0)
+    np.testing.assert_array_equal(est.kink, kinks)
+
+
+def test_smooth_but_very_curved_is_not_a_kink():
+    x = np.linspace(-1, 1, 9)
+    ev = Evaluator(resolve_target(elementwise("s", *SMOOTH["sin25"])).forward, [x], {}, np.ones(9))
+    assert not full_estimate(ev, 0).kink.any()
+
+
+def test_float32_op_is_referenced_in_float64():
+    x = np.array([0.1, 0.2], dtype=np.float32)
+    ev = Evaluator(resolve_target(lambda t: mg.tanh(t)).forward, [x], {}, np.ones(2))
+    assert ev.eval_dtype == np.float64 and ev.work[0].dtype == np.float64
+
+
+def test_op_that_insists_on_float32_is_evaluated_in_float32():
+    class Float32Only(Operation):
+        def __call__(self, a):
+            self.variables = (a,)
+            return np.sin(a.data.astype(np.float32))
+
+        def backward_var(self, grad, index, **kw):
+            return grad * np.cos(self.variables[0].data)
+
+    x = np.array([0.1, 0.2], dtype=np.float32)
+    ev = Evaluator(resolve_target(Float32Only).forward, [x], {}, np.ones(2))
+    assert ev.eval_dtype == np.float32
+    assert mg.check(Float32Only, x).verdict == "passed"
+    native = Evaluator(
+        resolve_target(lambda t: mg.tanh(t)).forward, [x], {}, np.ones(2), reference="native"
+    )
+    assert native.eval_dtype == np.float32
+
+
+def test_boundary_of_the_domain_is_not_differentiable_not_a_failure():
+    sqrt = elementwise("sqrt", np.sqrt, lambda x: 0.5 / np.sqrt(x))
+    with np.errstate(all="ignore"):
+        result = mg.check(sqrt, np.array([1.0, 4.0, 1e-300]))
+    assert result.verdict != "failed"
+
+
+def test_forward_calls_are_counted():
+    x = np.linspace(-1, 1, 10)
+    ev = Evaluator(resolve_target(lambda t: mg.sin(t)).forward, [x], {}, np.ones(10))
+    assert ev.calls == 1
+    full_estimate(ev, 0, settled=lambda first: np.ones(first.shape, dtype=bool))
+    assert ev.calls == 1 + 2 * x.size
