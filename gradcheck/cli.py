@@ -13,6 +13,7 @@ and why (``--verbose`` adds the traceback).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -23,7 +24,7 @@ import traceback
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn
 
 import click
 
@@ -180,7 +181,7 @@ def _keep_hypothesis_files_out_of_the_working_directory() -> None:
         os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(cache, "gradcheck", "hypothesis")
 
 
-def _fail(message: str, code: int, exc: BaseException | None, verbose: bool) -> None:
+def _fail(message: str, code: int, exc: BaseException | None, verbose: bool) -> NoReturn:
     if verbose and exc is not None:
         cause = exc.__cause__ or exc
         click.echo("".join(traceback.format_exception(cause)).rstrip(), err=True)
@@ -372,45 +373,21 @@ def verify_command(
         "avoid": avoid or None,
     }
     overrides = _settings_from_options(ctx, parsed)
-    try:
-        items = plan_run(targets)
-    except GradcheckError as exc:
-        _fail(str(exc), exc.exit_code, exc, verbose)
     run_seed = seed if seed is not None else secrets.randbits(32)
     _keep_hypothesis_files_out_of_the_working_directory()
-
-    results: list[VerifyResult] = []
-    for item in items:
-        progress = _Progress(sys.stderr, item.target.name) if _is_tty(sys.stderr) else None
+    # With JSON, stdout carries the document only: whatever the user's module prints
+    # (at import, in its forward) goes to stderr.
+    user_output = (
+        contextlib.redirect_stdout(sys.stderr)
+        if output_format == "json"
+        else contextlib.nullcontext()
+    )
+    with user_output:
         try:
-            with warnings.catch_warnings():
-                # NumPy's "invalid value encountered in log" and the like, from the op
-                # evaluated at generated and perturbed points: the checker reports what
-                # matters (a non-finite output is a failure); --verbose shows them.
-                if not verbose:
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                result = verify(
-                    item.target,
-                    **{**item.settings, **overrides},
-                    seed=run_seed,
-                    progress=progress,
-                )
-            results.append(result)
-        except InvalidDescription as exc:
-            _fail(_describe_invalid(exc, item, overrides), exc.exit_code, exc, verbose)
+            items = plan_run(targets)
         except GradcheckError as exc:
-            _fail(f"{item.target.name}: {exc}", exc.exit_code, exc, verbose)
-        except Exception as exc:  # a bug of gradcheck's own, not of the op
-            _fail(
-                f"{item.target.name}: internal error {type(exc).__name__}: {exc} "
-                f"(--verbose shows the traceback; please report it)",
-                2,
-                exc,
-                verbose,
-            )
-        finally:
-            if progress is not None:
-                progress.close()
+            _fail(str(exc), exc.exit_code, exc, verbose)
+        results = [_run_item(item, overrides, run_seed, verbose) for item in items]
 
     def replay(result: VerifyResult) -> str:
         return _replay_command(ctx, result.target, result.seed)
@@ -425,6 +402,41 @@ def verify_command(
         color = _use_color()
         click.echo(render_table(results, seed=run_seed, replay=replay, color=color), color=color)
     ctx.exit(0 if all(r.passed for r in results) else 1)
+
+
+def _run_item(
+    item: RunItem, overrides: dict[str, Any], run_seed: int, verbose: bool
+) -> VerifyResult:
+    """Verify one target; its errors end the run with their one-line message."""
+    progress = _Progress(sys.stderr, item.target.name) if _is_tty(sys.stderr) else None
+    try:
+        with warnings.catch_warnings():
+            # NumPy's "invalid value encountered in log" and the like, from the op
+            # evaluated at generated and perturbed points: the checker reports what
+            # matters (a non-finite output is a failure); --verbose shows them.
+            if not verbose:
+                warnings.simplefilter("ignore", RuntimeWarning)
+            return verify(
+                item.target,
+                **{**item.settings, **overrides},
+                seed=run_seed,
+                progress=progress,
+            )
+    except InvalidDescription as exc:
+        _fail(_describe_invalid(exc, item, overrides), exc.exit_code, exc, verbose)
+    except GradcheckError as exc:
+        _fail(f"{item.target.name}: {exc}", exc.exit_code, exc, verbose)
+    except Exception as exc:  # a bug of gradcheck's own, not of the op
+        _fail(
+            f"{item.target.name}: internal error {type(exc).__name__}: {exc} "
+            f"(--verbose shows the traceback; please report it)",
+            2,
+            exc,
+            verbose,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
 
 
 def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[str, Any]) -> str:
