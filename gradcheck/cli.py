@@ -442,7 +442,7 @@ def _run_item(
 def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[str, Any]) -> str:
     """Name the option that set the bad value, or say it came from the op's own
     description."""
-    setting = getattr(exc, "field", None)
+    setting = exc.field
     if setting is not None and setting in overrides:
         option = _OPTION_OF_SETTING.get(setting, setting)
         return f"Invalid value for '{_FLAGS[option]}' ({item.target.name}): {exc}"

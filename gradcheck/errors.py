@@ -75,3 +75,6 @@ class InvalidDescription(GradcheckError):
     what is expected."""
 
     exit_code = 2
+    #: The setting at fault ("shapes", "domain", "kwargs"...), when known, so that a
+    #: front end can name the option or config key that set it.
+    field: str | None = None

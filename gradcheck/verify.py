@@ -257,7 +257,7 @@ def _effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
 
 
 def _with_field(exc: InvalidDescription, key: str) -> InvalidDescription:
-    exc.field = key  # type: ignore[attr-defined]
+    exc.field = key
     return exc
 
 
