@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradcheck.numerical import Evaluator, full_estimate
+from gradcheck.numerical import Evaluator, full_estimate, step_sizes
 from gradcheck.result import Element, Failure, InputErrors
 
 __all__ = ["Comparison", "compare_full", "compare_fast", "WORST_ELEMENTS"]
@@ -218,7 +218,9 @@ def compare_fast(ev: Evaluator, cmp: Comparison, rng: np.random.Generator, direc
     i = cmp.i
     x = ev.work[i].reshape(-1).astype(np.float64)
     g = cmp.analytic.reshape(-1)
-    h0 = float(np.cbrt(ev.eps))
+    # Powers of two throughout (see gradcheck.numerical.step_sizes): h0, the levels
+    # and every |d_j| are, so each perturbation h·d_j is exact in coarse intermediates.
+    h0 = float(step_sizes(np.zeros(1), ev.eps)[0])
     scale = np.maximum(np.abs(x), 1.0)
     # Tolerance per element, with the analytic gradient standing in for the numeric.
     atol = cmp.abs_tol(g)
@@ -253,7 +255,8 @@ def compare_fast(ev: Evaluator, cmp: Comparison, rng: np.random.Generator, direc
                 bisect(half, d)
 
     for _ in range(directions):
-        d = rng.standard_normal(x.size) * scale
+        gauss = rng.standard_normal(x.size)
+        d = np.sign(gauss) * np.exp2(np.round(np.log2(np.abs(gauss) * scale + 1e-300)))
         ok, analytic, numeric, allowed, kink = agrees(d)
         if not kink:  # a direction across a kink says nothing about the error
             diff = abs(analytic - numeric)
@@ -278,7 +281,8 @@ def compare_fast(ev: Evaluator, cmp: Comparison, rng: np.random.Generator, direc
     # Judge the located elements one by one, as full mode would.
     threshold = cmp.jump_threshold(g)
     idx = np.array(sorted(set(located)))
-    results = [ev.refine(i, int(j), float(h0 * scale[j]), threshold, scale[j]) for j in idx]
+    steps = step_sizes(x[idx], ev.eps)
+    results = [ev.refine(i, int(j), float(h), threshold, scale[j]) for j, h in zip(idx, steps)]
     numeric = np.array([r[0] for r in results])
     error = np.array([r[1] for r in results])
     kink = np.array([r[2] for r in results])

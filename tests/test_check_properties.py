@@ -209,8 +209,9 @@ def test_kinks_hit_exactly_are_not_differentiable(op, kink_values, data, seed, m
     exact = {j for j in range(flat.size) if flat[j] in kink_values}
     if mode == "full":  # fast mode stops after locating a few
         assert exact <= flagged
-    # Elements closer to a kink than the smallest step cannot be told from one.
-    assert all(min(abs(flat[j] - k) for k in kink_values) < 1e-6 for j in flagged - exact)
+    # Elements closer to a kink than the refinement steps reach (64 eps**(1/3)) are
+    # "not differentiable" numerically too.
+    assert all(min(abs(flat[j] - k) for k in kink_values) < 1e-3 for j in flagged - exact)
 
 
 @given(data=st.data(), seed=st.integers(0, 2**16), mode=st.sampled_from(["full", "fast"]))
