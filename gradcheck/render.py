@@ -21,6 +21,7 @@ The JSON document (``gradcheck verify --format json``), version 1::
           "seconds": 0.41,
           "seed": 1234,
           "settings": {...},         # the effective shapes, domain, dtype, kwargs...
+          "shrink_steps": 0,         # examples run while shrinking a failure
           "note": null,              # e.g. why a run is inconclusive
           "replay": "gradcheck verify mymodule:MyOp --seed 1234"
         }
