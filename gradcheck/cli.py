@@ -453,6 +453,10 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
             f"{item.target.name}: invalid {setting} in its @gradcheck.describe(...): {exc}"
             f" (override with {_FLAGS[_OPTION_OF_SETTING.get(setting, setting)]})"
         )
+    if setting is not None:
+        option = _FLAGS.get(_OPTION_OF_SETTING.get(setting, setting))
+        if option is not None:
+            return f"{item.target.name}: {exc} (set it with {option})"
     return f"{item.target.name}: {exc}"
 
 

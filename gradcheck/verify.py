@@ -288,27 +288,22 @@ def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
                 f"one domain for all inputs or one per input",
                 "domain",
             )
-    kwargs = options.get("kwargs")
-    if kwargs and not _accepts_any_keyword(obj):
-        unknown = sorted(set(kwargs) - set(sig.parameters))
-        if unknown:
-            known = ", ".join(sig.parameters) or "none"
-            raise _invalid(
-                f"the op has no parameter {', '.join(map(repr, unknown))} "
-                f"(its parameters: {known})",
-                "kwargs",
-            )
-
-
-def _accepts_any_keyword(obj: Any) -> bool:
-    import inspect
-
-    func = obj.__call__ if isinstance(obj, type) else obj
-    try:
-        params = inspect.signature(func).parameters.values()
-    except (TypeError, ValueError):
-        return True
-    return any(p.kind is p.VAR_KEYWORD for p in params)
+    kwargs = options.get("kwargs") or {}
+    unknown = sorted(set(kwargs) - set(sig.parameters))
+    if unknown and not sig.any_keyword:
+        known = ", ".join(sig.parameters) or "none"
+        raise _invalid(
+            f"the op has no parameter {', '.join(map(repr, unknown))} (its parameters: {known})",
+            "kwargs",
+        )
+    missing = [name for name in sig.required if name not in kwargs]
+    if missing:
+        example = ", ".join(f'"{name}": ...' for name in missing)
+        raise _invalid(
+            f"the op needs its parameter{'s' * (len(missing) > 1)} "
+            f"{', '.join(map(repr, missing))}: give {{{example}}}",
+            "kwargs",
+        )
 
 
 # --- the search --------------------------------------------------------------------

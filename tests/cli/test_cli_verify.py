@@ -178,6 +178,7 @@ def test_not_differentiable_examples_are_skipped_and_counted(workdir: Path) -> N
             ["'--domain'", "got 3 domains"],
         ),
         (["user_ops:wrong_shape_count"], ["describe", "got 3 shapes"]),
+        (["user_ops:needs_factor"], ["needs its parameter 'factor'", "--kwargs"]),
         (["user_ops:Square", "--dtype", "int8"], ["'--dtype'", "int8"]),
         (["user_ops:Square", "--max-examples", "0"], ["'--max-examples'"]),
         (["user_ops:Square", "--mode", "slow"], ["'--mode'"]),

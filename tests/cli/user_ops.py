@@ -102,4 +102,8 @@ def wrong_shape_count(a, b):
     return a @ b
 
 
+def needs_factor(x, *, factor):
+    return x * factor
+
+
 NOT_AN_OP = 42
