@@ -69,6 +69,7 @@ class Comparison:
         self.max_ratio = 0.0
         self.size = analytic.size
         self.direction_failure: str | None = None
+        self.atol_used = atol
 
     def abs_tol(self, numeric: np.ndarray) -> float:
         """The absolute tolerance for this input, given (an estimate of) its numeric
@@ -108,6 +109,7 @@ class Comparison:
     ) -> None:
         """Judge elements (flat indices into the input) and keep the worst; ``extra``
         is added to each element's allowed difference."""
+        self.atol_used = atol
         shape = self.analytic.shape
         with np.errstate(all="ignore"):
             diff = np.abs(analytic - numeric)
@@ -148,6 +150,8 @@ class Comparison:
             mismatched=self.mismatched,
             size=self.size,
             kinks=len(self.kinks),
+            rtol=self.rtol,
+            atol=self.atol_used,
         )
 
     def failure(self, *, missing: bool) -> Failure:
@@ -224,6 +228,7 @@ def compare_fast(ev: Evaluator, cmp: Comparison, rng: np.random.Generator, direc
     scale = np.maximum(np.abs(x), 1.0)
     # Tolerance per element, with the analytic gradient standing in for the numeric.
     atol = cmp.abs_tol(g)
+    cmp.atol_used = atol
     t = atol + cmp.rtol * np.abs(g)
     located: list[int] = []
 

@@ -65,6 +65,10 @@ class InputErrors:
     size: int
     #: Elements where the function is not differentiable (a kink).
     kinks: int = 0
+    #: The relative tolerance, and the absolute tolerance it came to (defaults scale
+    #: with the gradient), for this input.
+    rtol: float = 0.0
+    atol: float = 0.0
 
 
 @dataclass(frozen=True)
