@@ -9,6 +9,7 @@ from __future__ import annotations
 # subpackages mirroring mygrad.linalg, mygrad.nnet, mygrad.random
 from gradcheck import linalg, nnet, random
 from gradcheck.check import check
+from gradcheck.description import describe
 from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
 from gradcheck.graph import no_autodiff
 from gradcheck.numerical import numerical_gradient
@@ -18,6 +19,7 @@ from gradcheck.ops import __all__ as _ops_all
 from gradcheck.result import CheckResult, Failure
 from gradcheck.target import Target, resolve_target
 from gradcheck.tensor import Tensor, astensor, execute_op, tensor
+from gradcheck.verify import VerifyResult, verify
 
 __version__ = "0.1.0"
 
@@ -34,6 +36,9 @@ __all__ = [
     "is_invalid_gradient",
     "no_autodiff",
     "tensor",
+    "describe",
+    "verify",
+    "VerifyResult",
     *_ops_all,
     "linalg",
     "nnet",

@@ -15,6 +15,10 @@ __all__ = [
     "InvalidGradient",
     "InvalidBackprop",
     "SkipGradient",
+    "LoadError",
+    "ModuleLoadError",
+    "TargetNotFound",
+    "InvalidDescription",
 ]
 
 
@@ -45,3 +49,32 @@ class SkipGradient(Exception):
     This is a signal, not an error: ``Operation.backward`` catches it and moves on to
     the next input.
     """
+
+
+class LoadError(GradcheckError):
+    """A target named on the command line (or in a test) could not be loaded.
+
+    The message is one line saying which target and why; the exception that caused
+    it, if any, is chained as ``__cause__``.
+    """
+
+    exit_code = 2
+
+
+class ModuleLoadError(LoadError):
+    """The module of a target does not exist or raised while it was imported."""
+
+
+class TargetNotFound(LoadError):
+    """The module has no attribute of the given name, or offers no target at all."""
+
+
+class InvalidDescription(GradcheckError):
+    """An input description (from :func:`gradcheck.describe`, the command line or a
+    call to :func:`gradcheck.verify`) has a bad value: the message names it and says
+    what is expected."""
+
+    exit_code = 2
+    #: The setting at fault ("shapes", "domain", "kwargs"...), when known, so that a
+    #: front end can name the option or config key that set it.
+    field: str | None = None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.operation import Operation
@@ -33,12 +33,18 @@ class OpSignature:
         The names of the op's other (keyword) parameters.
     input_names : tuple[str, ...]
         The names of the tensor inputs, in order.
+    required : tuple[str, ...]
+        The keyword-only parameters without a default (the op cannot run without them).
+    any_keyword : bool
+        True when it also takes ``**kwargs`` (any keyword parameter).
     """
 
     arity: int
     variadic: bool
     parameters: tuple[str, ...]
     input_names: tuple[str, ...]
+    required: tuple[str, ...] = field(default=(), repr=False)
+    any_keyword: bool = field(default=False, repr=False)
 
 
 def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
@@ -65,14 +71,19 @@ def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
         params = params[1:]
     inputs: list[str] = []
     others: list[str] = []
-    variadic = False
+    required: list[str] = []
+    variadic = any_keyword = False
     for p in params:
         if p.kind is p.VAR_POSITIONAL:
             variadic = True
         elif p.kind is p.VAR_KEYWORD:
-            continue
+            any_keyword = True
         elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty:
             inputs.append(p.name)
         else:
             others.append(p.name)
-    return OpSignature(len(inputs), variadic, tuple(others), tuple(inputs))
+            if p.default is p.empty:
+                required.append(p.name)
+    return OpSignature(
+        len(inputs), variadic, tuple(others), tuple(inputs), tuple(required), any_keyword
+    )

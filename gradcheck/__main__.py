@@ -1,0 +1,5 @@
+"""``python -m gradcheck``: the ``gradcheck`` command."""
+
+from gradcheck.cli import main
+
+main()

@@ -1,0 +1,503 @@
+"""The ``gradcheck`` command: check the gradients of ops from the command line.
+
+``gradcheck verify TARGET...`` loads each target (:mod:`gradcheck.loading`), checks it on
+generated inputs (:func:`gradcheck.verify`) and renders the results
+(:mod:`gradcheck.render`: a table, or JSON with ``--format json``, whose schema is
+documented there). This module parses and validates the command line, maps errors to
+exit codes, and does no math.
+
+Exit status: 0 every target passed; 1 a gradient check failed (or was inconclusive);
+2 a usage or load error, reported as one line on stderr saying which option or target
+and why (``--verbose`` adds the traceback).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shlex
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+import click
+
+from gradcheck import __version__
+from gradcheck.description import description_of, normalize_domain
+from gradcheck.errors import GradcheckError, InvalidDescription
+from gradcheck.loading import LoadedTarget, load_targets
+from gradcheck.signature import op_signature
+from gradcheck.verify import VerifyResult, verify
+
+__all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
+
+#: What ``gradcheck verify`` checks when no target is named: the engine's own ops.
+BUILTIN_TARGETS = "gradcheck.builtin_targets"
+
+_EXAMPLES = """\b
+Examples:
+  gradcheck verify                         # the engine's own ops: see it work
+  gradcheck verify mymodule:MyOp           # one op (class or function)
+  gradcheck verify mymodule                # every op in a module
+  gradcheck verify ops/layers.py:Conv      # a file, by path
+  gradcheck verify mymodule:MatMul --shape n,k --shape k,m
+  gradcheck verify mymodule:Log --domain 0.1:10 --dtype float32
+  gradcheck verify mymodule:Sum --kwargs '{"axis": 0}' --format json
+  gradcheck list mymodule                  # the targets a module offers
+"""
+
+# Options of `verify` that configure a check, in the order a replay command lists them,
+# with the flag that sets each.
+_FLAGS = {
+    "shape": "--shape",
+    "domain": "--domain",
+    "dtype": "--dtype",
+    "kwargs": "--kwargs",
+    "max_examples": "--max-examples",
+    "mode": "--mode",
+    "atol": "--atol",
+    "rtol": "--rtol",
+    "broadcast": "--broadcast",
+    "avoid": "--avoid",
+}
+# The settings name (as in gradcheck.describe / gradcheck.verify) of each option.
+_SETTING_OF_OPTION = {"shape": "shapes"}
+_OPTION_OF_SETTING = {"shapes": "shape"}
+
+
+class _Gradcheck(click.Group):
+    """A click group whose usage errors are one line (``Error: ...``) with exit 2,
+    whose own errors (:class:`GradcheckError`) exit with their ``exit_code``."""
+
+    def main(self, args: Sequence[str] | None = None, **extra: Any) -> Any:  # type: ignore[override]
+        standalone = extra.pop("standalone_mode", True)
+        extra.setdefault("prog_name", "gradcheck")
+        if not standalone:
+            return super().main(args, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, standalone_mode=False, **extra)
+        except click.exceptions.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(1)
+        except click.ClickException as exc:
+            click.echo(f"Error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+@click.group(
+    cls=_Gradcheck,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=_EXAMPLES,
+)
+@click.version_option(__version__, "--version", "-V", prog_name="gradcheck")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Check that the gradients of differentiable operations are right.
+
+    gradcheck runs each op's forward and backward on generated inputs, compares the
+    gradient with finite differences and checks everything else a backward can get
+    wrong; a failure is shrunk to the smallest input that still fails.
+
+    Exit status: 0 all passed, 1 a check failed, 2 a usage or load error.
+    """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+
+
+# --- running ----------------------------------------------------------------------
+
+
+@dataclass
+class RunItem:
+    """One target of a run and its own settings (keyword arguments of
+    :func:`gradcheck.verify`); command-line options override them."""
+
+    target: LoadedTarget
+    settings: dict[str, Any] = field(default_factory=dict)
+
+
+def plan_run(specs: Sequence[str]) -> list[RunItem]:
+    """The targets a ``gradcheck verify`` run checks.
+
+    Named targets are loaded in order (all of them before any is checked, so that a
+    typo fails fast). With none named, the built-in default :data:`BUILTIN_TARGETS`
+    runs.
+
+    This is the seam for project configuration: reading ``[tool.gradcheck]`` from
+    ``pyproject.toml`` (targets with per-target settings) belongs here, before the
+    built-in fallback, returning :class:`RunItem`s whose ``settings`` the command
+    line then overrides.
+    """
+    if not specs:
+        specs = [BUILTIN_TARGETS]
+    return [RunItem(t) for spec in specs for t in load_targets(spec)]
+
+
+class _Progress:
+    """``target: 37/100 examples`` on stderr, rewritten in place; only on a TTY."""
+
+    def __init__(self, stream: Any, name: str) -> None:
+        self.stream, self.name, self.last = stream, name, 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.1 and done < total:
+            return
+        self.last = now
+        self.stream.write(f"\r\x1b[K{self.name}: {done}/{total} examples")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\r\x1b[K")
+        self.stream.flush()
+
+
+def _is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _use_color() -> bool:
+    # https://no-color.org: any non-empty NO_COLOR turns colour off.
+    return _is_tty(sys.stdout) and not os.environ.get("NO_COLOR")
+
+
+def _keep_hypothesis_files_out_of_the_working_directory() -> None:
+    # Hypothesis caches what it learns (e.g. constants found in the user's code) under
+    # ./.hypothesis; a command run in someone's project should not leave that behind.
+    # A storage directory the user chose is respected.
+    if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(cache, "gradcheck", "hypothesis")
+
+
+def _fail(message: str, code: int, exc: BaseException | None, verbose: bool) -> NoReturn:
+    if verbose and exc is not None:
+        cause = exc.__cause__ or exc
+        click.echo("".join(traceback.format_exception(cause)).rstrip(), err=True)
+    click.echo(f"Error: {message}", err=True)
+    raise click.exceptions.Exit(code)
+
+
+# --- option parsing ---------------------------------------------------------------
+
+
+def _parse_shapes(values: Sequence[str]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    from hypothesis.errors import InvalidArgument
+
+    from gradcheck.strategies import parse_shape_spec
+
+    for value in values:
+        try:
+            parse_shape_spec(value)
+        except InvalidArgument as exc:
+            raise click.BadParameter(str(exc), param_hint="'--shape'") from None
+    return tuple(values)
+
+
+def _parse_domain(values: Sequence[str]) -> Any:
+    if not values:
+        return None
+    try:
+        return normalize_domain(values[0] if len(values) == 1 else list(values))
+    except InvalidDescription as exc:
+        raise click.BadParameter(
+            f"{exc} (give LO:HI once for all inputs or once per input)",
+            param_hint="'--domain'",
+        ) from None
+
+
+def _parse_kwargs(value: str | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(
+            f"not valid JSON ({exc}); give a JSON object, e.g. '{{\"axis\": 0}}'",
+            param_hint="'--kwargs'",
+        ) from None
+    if not isinstance(parsed, dict):
+        raise click.BadParameter(
+            f"must be a JSON object of parameter names and values, e.g. "
+            f"'{{\"axis\": 0}}', got {value!r}",
+            param_hint="'--kwargs'",
+        )
+    return parsed
+
+
+def _replay_command(ctx: click.Context, target: str, seed: int) -> str:
+    """The exact command that replays one target's run: the options the user gave,
+    the target, and the run's seed."""
+    raw = ctx.params
+    words = ["gradcheck", "verify", target]
+    for option, flag in _FLAGS.items():
+        if ctx.get_parameter_source(option) is not click.core.ParameterSource.COMMANDLINE:
+            continue
+        value = raw[option]
+        if option == "broadcast":
+            words.append(flag if value else "--no-broadcast")
+        elif isinstance(value, tuple):
+            for v in map(str, value):
+                # A value starting with '-' must be attached, or it reads as an option.
+                words.extend([f"{flag}={v}"] if v.startswith("-") else [flag, v])
+        else:
+            words.extend([flag, str(value)])
+    words.extend(["--seed", str(seed)])
+    return shlex.join(words)
+
+
+def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[str, Any]:
+    """The options given on the command line, as keyword arguments of verify()."""
+    out = {}
+    for option in _FLAGS:
+        if ctx.get_parameter_source(option) is click.core.ParameterSource.COMMANDLINE:
+            out[_SETTING_OF_OPTION.get(option, option)] = parsed[option]
+    return out
+
+
+# --- commands ---------------------------------------------------------------------
+
+
+@main.command("verify", epilog=_EXAMPLES)
+@click.argument("targets", nargs=-1, metavar="[TARGET]...")
+@click.option(
+    "--shape",
+    multiple=True,
+    metavar="SPEC",
+    help="Shape of one input, once per input: sizes or names, comma-separated "
+    '("n,k"; "" for 0-d). Names are shared: --shape n,k --shape k,m.',
+)
+@click.option(
+    "--domain",
+    multiple=True,
+    metavar="LO:HI",
+    help="Interval the input values are drawn from: once for all inputs or once per "
+    "input (--domain -1:1). Leave a side empty for no bound (0:).",
+)
+@click.option("--dtype", type=click.Choice(["float64", "float32", "float16"]), help="Input dtype.")
+@click.option("--kwargs", metavar="JSON", help="The op's keyword parameters: '{\"axis\": 0}'.")
+@click.option(
+    "--max-examples",
+    type=click.IntRange(min=1),
+    help="Examples to check per target [default: 100].",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    help="Seed of the run (printed; replays it exactly). Default: a fresh one.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(["auto", "full", "fast"]),
+    help="Numeric comparison: full (every element), fast (random directions), or "
+    "auto (by input size) [default: auto].",
+)
+@click.option("--atol", type=click.FloatRange(min=0), help="Absolute tolerance.")
+@click.option("--rtol", type=click.FloatRange(min=0), help="Relative tolerance.")
+@click.option(
+    "--broadcast/--no-broadcast",
+    default=None,
+    help="Draw broadcastable shapes instead of equal ones.",
+)
+@click.option(
+    "--avoid",
+    multiple=True,
+    type=float,
+    metavar="X",
+    help="A point where the op is not differentiable (a kink); values keep a margin "
+    "from it. Repeatable.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output: a table, or one JSON document on stdout.",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Show tracebacks of load errors and the op's runtime warnings.",
+)
+@click.pass_context
+def verify_command(
+    ctx: click.Context,
+    targets: tuple[str, ...],
+    shape: tuple[str, ...],
+    domain: tuple[str, ...],
+    dtype: str | None,
+    kwargs: str | None,
+    max_examples: int | None,
+    seed: int | None,
+    mode: str | None,
+    atol: float | None,
+    rtol: float | None,
+    broadcast: bool | None,
+    avoid: tuple[float, ...],
+    output_format: str,
+    verbose: bool,
+) -> None:
+    """Check the gradients of TARGETs on generated inputs.
+
+    A TARGET is module:Name, path/to/file.py:Name, or a module or file (every
+    Operation subclass in it and every function marked with @gradcheck.describe).
+    The working directory is importable. Without a TARGET, the engine's own ops are
+    checked. Settings an op declares with @gradcheck.describe are used unless an
+    option overrides them.
+    """
+    parsed = {
+        "shape": _parse_shapes(shape),
+        "domain": _parse_domain(domain),
+        "dtype": dtype,
+        "kwargs": _parse_kwargs(kwargs),
+        "max_examples": max_examples,
+        "mode": mode,
+        "atol": atol,
+        "rtol": rtol,
+        "broadcast": broadcast,
+        "avoid": avoid or None,
+    }
+    overrides = _settings_from_options(ctx, parsed)
+    run_seed = seed if seed is not None else secrets.randbits(32)
+    _keep_hypothesis_files_out_of_the_working_directory()
+    # With JSON, stdout carries the document only: whatever the user's module prints
+    # (at import, in its forward) goes to stderr.
+    user_output = (
+        contextlib.redirect_stdout(sys.stderr)
+        if output_format == "json"
+        else contextlib.nullcontext()
+    )
+    with user_output:
+        try:
+            items = plan_run(targets)
+        except GradcheckError as exc:
+            _fail(str(exc), exc.exit_code, exc, verbose)
+        results = [_run_item(item, overrides, run_seed, verbose) for item in items]
+
+    def replay(result: VerifyResult) -> str:
+        return _replay_command(ctx, result.target, result.seed)
+
+    if output_format == "json":
+        from gradcheck.render import render_json
+
+        click.echo(render_json(results, seed=run_seed, replay=replay))
+    else:
+        from gradcheck.render import render_table
+
+        color = _use_color()
+        click.echo(render_table(results, seed=run_seed, replay=replay, color=color), color=color)
+    ctx.exit(0 if all(r.passed for r in results) else 1)
+
+
+def _run_item(
+    item: RunItem, overrides: dict[str, Any], run_seed: int, verbose: bool
+) -> VerifyResult:
+    """Verify one target; its errors end the run with their one-line message."""
+    progress = _Progress(sys.stderr, item.target.name) if _is_tty(sys.stderr) else None
+    try:
+        with warnings.catch_warnings():
+            # NumPy's "invalid value encountered in log" and the like, from the op
+            # evaluated at generated and perturbed points: the checker reports what
+            # matters (a non-finite output is a failure); --verbose shows them.
+            if not verbose:
+                warnings.simplefilter("ignore", RuntimeWarning)
+            return verify(
+                item.target,
+                **{**item.settings, **overrides},
+                seed=run_seed,
+                progress=progress,
+            )
+    except InvalidDescription as exc:
+        _fail(_describe_invalid(exc, item, overrides), exc.exit_code, exc, verbose)
+    except GradcheckError as exc:
+        _fail(f"{item.target.name}: {exc}", exc.exit_code, exc, verbose)
+    except Exception as exc:  # a bug of gradcheck's own, not of the op
+        _fail(
+            f"{item.target.name}: internal error {type(exc).__name__}: {exc} "
+            f"(--verbose shows the traceback; please report it)",
+            2,
+            exc,
+            verbose,
+        )
+    finally:
+        if progress is not None:
+            progress.close()
+
+
+def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[str, Any]) -> str:
+    """Name the option that set the bad value, or say it came from the op's own
+    description."""
+    setting = exc.field
+    if setting is not None and setting in overrides:
+        option = _OPTION_OF_SETTING.get(setting, setting)
+        return f"Invalid value for '{_FLAGS[option]}' ({item.target.name}): {exc}"
+    if setting is not None and setting in item.settings:
+        return f"{item.target.name}: invalid {setting} in its settings: {exc}"
+    if setting is not None and description_of(item.target.obj) is not None:
+        return (
+            f"{item.target.name}: invalid {setting} in its @gradcheck.describe(...): {exc}"
+            f" (override with {_FLAGS[_OPTION_OF_SETTING.get(setting, setting)]})"
+        )
+    if setting is not None:
+        option = _FLAGS.get(_OPTION_OF_SETTING.get(setting, setting))
+        if option is not None:
+            return f"{item.target.name}: {exc} (set it with {option})"
+    return f"{item.target.name}: {exc}"
+
+
+@main.command("list")
+@click.argument("modules", nargs=-1, metavar="[MODULE]...")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+)
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors.")
+def list_command(modules: tuple[str, ...], output_format: str, verbose: bool) -> None:
+    """List the targets MODULEs offer (default: the built-in set), with their inputs,
+    parameters and declared settings."""
+    from gradcheck.render import render_target_list
+
+    rows = []
+    try:
+        for module_name in modules or (BUILTIN_TARGETS,):
+            for target in load_targets(module_name):
+                rows.append(_target_row(target))
+    except GradcheckError as exc:
+        _fail(str(exc), exc.exit_code, exc, verbose)
+    click.echo(render_target_list(rows, as_json=output_format == "json"))
+
+
+def _target_row(target: LoadedTarget) -> dict[str, Any]:
+    sig = op_signature(target.obj)
+    description = description_of(target.obj)
+    return {
+        "target": target.name,
+        "kind": "function" if not isinstance(target.obj, type) else "Operation",
+        "arity": sig.arity,
+        "variadic": sig.variadic,
+        "inputs": list(sig.input_names),
+        "parameters": list(sig.parameters),
+        "described": {} if description is None else description.as_dict(),
+    }
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

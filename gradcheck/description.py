@@ -1,0 +1,352 @@
+"""`describe`: how an op declares the inputs it should be checked on.
+
+An op knows best which inputs make sense for it: ``log`` wants positive numbers, a
+matrix product wants shapes ``(n, k)`` and ``(k, m)``, a reduction wants an ``axis``.
+The one way to say so is the :func:`describe` decorator, which works the same on an
+:class:`~gradcheck.Operation` subclass and on a plain function of tensors::
+
+    import gradcheck
+
+    @gradcheck.describe(domain=(0.1, 10.0))
+    class Log(gradcheck.Operation):
+        ...
+
+    @gradcheck.describe(shapes=["n,k", "k,m"])
+    def matmul(a, b):
+        return a @ b
+
+``gradcheck verify mymodule:Log`` then needs no flags; a flag given on the command line
+(or an argument given to :func:`gradcheck.verify`) overrides the declared value.
+
+On a function, ``describe`` is also the *marker* that makes it a target when a whole
+module is checked (``gradcheck verify mymodule``): every ``Operation`` subclass defined in
+the module is a target, but only the functions decorated with ``describe`` are (a module
+has many helper functions that are not ops). ``@gradcheck.describe`` with no arguments
+marks a function without describing anything.
+
+The description is stored on the object as ``__gradcheck__`` (a :class:`Description`);
+read it with :func:`description_of`. The value checks here are the ones the command
+line and :func:`gradcheck.verify` use too, so an invalid value is reported the same way
+wherever it comes from.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, fields, replace
+from typing import Any, TypeVar
+
+import numpy as np
+
+from gradcheck.errors import InvalidDescription
+
+__all__ = [
+    "Description",
+    "describe",
+    "description_of",
+    "normalize_avoid",
+    "normalize_domain",
+    "normalize_dtype",
+    "normalize_kwargs",
+    "normalize_mode",
+]
+
+T = TypeVar("T")
+
+#: The attribute :func:`describe` sets.
+ATTRIBUTE = "__gradcheck__"
+
+MODES = ("auto", "full", "fast")
+
+Domain = tuple[float, float]
+
+
+@dataclass(frozen=True)
+class Description:
+    """The declared input description of an op; ``None`` means "not declared".
+
+    Attributes
+    ----------
+    shapes : tuple of str or tuple, optional
+        One shape spec per input, as for ``--shape``: ``"n,k"``, ``"3,4"``, ``""``
+        (0-d), or a tuple of ints and names. Names are shared between inputs.
+    domain : (lo, hi) or tuple of (lo, hi), optional
+        The interval values are drawn from, for all inputs or one per input.
+    dtype : str, optional
+        A floating dtype name: ``"float64"``, ``"float32"`` or ``"float16"``.
+    kwargs : dict, optional
+        The op's keyword parameters (``axis=``...).
+    atol, rtol : float, optional
+        Tolerances of the comparison (defaults depend on the dtype).
+    broadcast : bool, optional
+        Draw broadcastable (rather than equal) shapes for the inputs.
+    max_examples : int, optional
+        How many generated examples to check.
+    mode : {"auto", "full", "fast"}, optional
+        How the numeric gradient is compared (see :func:`gradcheck.check`).
+    avoid : tuple of float, optional
+        Points where the op is not differentiable (0 for ``abs``): drawn values keep
+        a small margin from each.
+    """
+
+    shapes: tuple[str | tuple[int | str, ...], ...] | None = None
+    domain: Domain | tuple[Domain, ...] | None = None
+    dtype: str | None = None
+    kwargs: Mapping[str, Any] | None = None
+    atol: float | None = None
+    rtol: float | None = None
+    broadcast: bool | None = None
+    max_examples: int | None = None
+    mode: str | None = None
+    avoid: tuple[float, ...] | None = None
+
+    def merged(self, **overrides: Any) -> Description:
+        """A copy where every override that is not ``None`` replaces the declared
+        value (how command-line flags override an op's own description)."""
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+
+    def as_dict(self) -> dict[str, Any]:
+        """The declared values only (``None`` left out)."""
+        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        return {k: v for k, v in values.items() if v is not None}
+
+
+def describe(
+    target: T | None = None,
+    *,
+    shapes: Sequence[str | Sequence[int | str]] | None = None,
+    domain: Any = None,
+    dtype: Any = None,
+    kwargs: Mapping[str, Any] | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    broadcast: bool | None = None,
+    max_examples: int | None = None,
+    mode: str | None = None,
+    avoid: Sequence[float] | None = None,
+) -> Any:
+    """Declare how an op should be checked, and mark a function as a target.
+
+    Use as ``@describe`` or ``@describe(...)`` on an ``Operation`` subclass or on a
+    function of tensors. Values are checked now, so a typo fails at import, with a
+    message naming the argument.
+
+    Parameters
+    ----------
+    shapes : sequence of str or tuple, optional
+        One shape per input: ``"n,k"`` (named sizes are shared between inputs),
+        ``"3,4"``, ``""`` for a 0-d input.
+    domain : (lo, hi) or sequence of (lo, hi), optional
+        Bounds with ``lo < hi`` (``None`` for no bound): one pair for every input or
+        one pair per input.
+    dtype : str or numpy dtype, optional
+        A floating dtype.
+    kwargs : mapping, optional
+        Keyword parameters passed to the op.
+    atol, rtol : float, optional
+        Tolerances, non-negative.
+    broadcast : bool, optional
+        Draw mutually broadcastable shapes instead of equal ones.
+    max_examples : int, optional
+        Number of generated examples (at least 1).
+    mode : {"auto", "full", "fast"}, optional
+        Full (element by element) or fast (random directions) numeric comparison.
+    avoid : sequence of float, optional
+        Points where the op is not differentiable (kinks: 0 for ``abs`` or ``relu``);
+        values are drawn a small margin away from them. Without it, examples that hit
+        a kink are skipped and counted, never failed.
+
+    Returns
+    -------
+    The decorated class or function, unchanged except for its ``__gradcheck__``
+    attribute.
+
+    Examples
+    --------
+    >>> import gradcheck
+    >>> @gradcheck.describe(domain=(0.5, 2.0), dtype="float32")
+    ... def reciprocal(x):
+    ...     return 1 / x
+    >>> description_of(reciprocal).as_dict()
+    {'domain': (0.5, 2.0), 'dtype': 'float32'}
+    >>> description_of(lambda x: x) is None
+    True
+    """
+    description = Description(
+        shapes=None if shapes is None else normalize_shapes(shapes),
+        domain=None if domain is None else normalize_domain(domain),
+        dtype=None if dtype is None else normalize_dtype(dtype),
+        kwargs=None if kwargs is None else normalize_kwargs(kwargs),
+        atol=None if atol is None else _non_negative("atol", atol),
+        rtol=None if rtol is None else _non_negative("rtol", rtol),
+        broadcast=None if broadcast is None else bool(broadcast),
+        max_examples=None if max_examples is None else _positive_int("max_examples", max_examples),
+        mode=None if mode is None else normalize_mode(mode),
+        avoid=None if avoid is None else normalize_avoid(avoid),
+    )
+
+    def decorate(obj: T) -> T:
+        if not callable(obj):
+            raise InvalidDescription(
+                f"describe() decorates an Operation subclass or a function, not {obj!r}"
+            )
+        setattr(obj, ATTRIBUTE, description)
+        return obj
+
+    if target is not None:
+        return decorate(target)
+    return decorate
+
+
+def description_of(target: Any) -> Description | None:
+    """The :class:`Description` declared with :func:`describe` on ``target``, or
+    ``None`` when it has none. A subclass inherits its base class's description."""
+    found = getattr(target, ATTRIBUTE, None)
+    return found if isinstance(found, Description) else None
+
+
+def is_described(target: Callable[..., Any]) -> bool:
+    """True when ``target`` was decorated with :func:`describe`."""
+    return description_of(target) is not None
+
+
+# --- value checks, shared with the command line and gradcheck.verify ---------------
+
+
+def normalize_shapes(shapes: Any) -> tuple[str | tuple[int | str, ...], ...]:
+    """Check the container of shape specs; each spec itself is parsed by
+    :func:`gradcheck.strategies.parse_shape_spec` when inputs are drawn."""
+    if isinstance(shapes, str) or not isinstance(shapes, Sequence):
+        raise InvalidDescription(
+            f"shapes must be a list with one shape per input, e.g. ['n,k', 'k,m'], got {shapes!r}"
+        )
+    out: list[str | tuple[int | str, ...]] = []
+    for spec in shapes:
+        if isinstance(spec, str):
+            out.append(spec)
+        elif isinstance(spec, Sequence) and all(
+            isinstance(s, (int, str)) and not isinstance(s, bool) for s in spec
+        ):
+            out.append(tuple(spec))
+        else:
+            raise InvalidDescription(
+                f"each shape must be a string like 'n,k' or a tuple of sizes and names, "
+                f"got {spec!r}"
+            )
+    return tuple(out)
+
+
+def _bound(text: Any, default: float) -> float:
+    if isinstance(text, str) and not text.strip():
+        return default
+    if text is None:
+        return default
+    return float(text)
+
+
+def _domain_pair(value: Any, what: str) -> Domain:
+    if isinstance(value, str):
+        parts = value.split(":")
+        if len(parts) != 2:
+            raise InvalidDescription(
+                f"{what} must look like LO:HI (e.g. -1:1, or 0: for x >= 0), got {value!r}"
+            )
+        value = parts
+    try:
+        lo, hi = value
+        lo, hi = _bound(lo, -math.inf), _bound(hi, math.inf)
+    except (TypeError, ValueError):
+        raise InvalidDescription(
+            f"{what} must be two numbers LO:HI (e.g. -1:1), got {value!r}"
+        ) from None
+    if math.isnan(lo) or math.isnan(hi) or not lo < hi:
+        raise InvalidDescription(f"{what} needs LO < HI, got {lo:g}:{hi:g}")
+    return (lo, hi)
+
+
+def normalize_domain(domain: Any) -> Domain | tuple[Domain, ...]:
+    """``(lo, hi)``, ``"lo:hi"`` or a sequence of those (one per input) as floats.
+
+    >>> normalize_domain("-1:2")
+    (-1.0, 2.0)
+    >>> normalize_domain([(0, 1), "1:3"])
+    ((0.0, 1.0), (1.0, 3.0))
+    """
+    if isinstance(domain, str):
+        return _domain_pair(domain, "domain")
+    if (
+        isinstance(domain, Sequence)
+        and domain
+        and all(isinstance(d, str) or (isinstance(d, Sequence) and len(d) == 2) for d in domain)
+    ):
+        pairs = tuple(_domain_pair(d, f"domain of input {i}") for i, d in enumerate(domain))
+        return pairs[0] if len(pairs) == 1 else pairs
+    return _domain_pair(domain, "domain")
+
+
+def normalize_dtype(dtype: Any) -> str:
+    """The name of a floating NumPy dtype.
+
+    >>> normalize_dtype("f4")
+    'float32'
+    """
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise InvalidDescription(
+            f"dtype {dtype!r} is not a NumPy dtype; use float64, float32 or float16"
+        ) from None
+    if dt.kind != "f" or dt.itemsize > 8:
+        raise InvalidDescription(
+            f"dtype must be float64, float32 or float16 (gradients are real floats), got {dt}"
+        )
+    return dt.name
+
+
+def normalize_kwargs(kwargs: Any) -> dict[str, Any]:
+    """A dict with string keys (the op's keyword parameters)."""
+    if not isinstance(kwargs, Mapping) or not all(isinstance(k, str) for k in kwargs):
+        raise InvalidDescription(
+            f'kwargs must be a mapping of parameter names to values, e.g. {{"axis": 0}}, '
+            f"got {kwargs!r}"
+        )
+    return dict(kwargs)
+
+
+def normalize_mode(mode: Any) -> str:
+    """One of ``"auto"``, ``"full"``, ``"fast"``."""
+    if mode not in MODES:
+        raise InvalidDescription(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    return str(mode)
+
+
+def normalize_avoid(points: Any) -> tuple[float, ...]:
+    """A tuple of finite floats (the points an op is not differentiable at)."""
+    if isinstance(points, (int, float)) and not isinstance(points, bool):
+        points = (points,)
+    try:
+        out = tuple(float(p) for p in points)
+    except (TypeError, ValueError):
+        raise InvalidDescription(
+            f"avoid must be a list of numbers (e.g. [0.0]), got {points!r}"
+        ) from None
+    if not all(math.isfinite(p) for p in out):
+        raise InvalidDescription(f"avoid must hold finite numbers, got {points!r}")
+    return out
+
+
+def _non_negative(name: str, value: Any) -> float:
+    try:
+        out = float(value)
+    except (TypeError, ValueError):
+        raise InvalidDescription(f"{name} must be a number, got {value!r}") from None
+    if not (out >= 0 and math.isfinite(out)):
+        raise InvalidDescription(f"{name} must be a finite number >= 0, got {value!r}")
+    return out
+
+
+def _positive_int(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InvalidDescription(f"{name} must be an integer >= 1, got {value!r}")
+    return int(value)

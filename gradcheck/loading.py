@@ -1,0 +1,256 @@
+"""Turn what a user names on the command line into the ops to check.
+
+A *target spec* is one of
+
+``package.module:Name``
+    an attribute of an importable module (``Name`` may be dotted: ``module:Ops.Mul``);
+``path/to/file.py:Name``
+    an attribute of a Python file, loaded from its path;
+``package.module`` or ``path/to/file.py``
+    every target the module offers: each :class:`~gradcheck.Operation` subclass defined
+    in it (not imported into it, not private, and implementing ``__call__``), and each
+    function defined in it that is marked with :func:`gradcheck.describe`.
+
+The current working directory is importable, as with ``python -m``, and a file's own
+directory is importable while it is loaded, as with ``python path/to/file.py``.
+
+Everything that can go wrong is a :class:`~gradcheck.errors.LoadError` with a one-line
+message saying which target and why (exit status 2 in the CLI); the underlying exception
+is kept as ``__cause__`` for ``--verbose``.
+
+What comes out is a :class:`LoadedTarget`: the object and the name to report it by.
+Turning the object into something that runs forward and backward on arrays is
+:func:`gradcheck.target.resolve_target`'s job, the one place that knows the kinds of
+target.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from gradcheck.description import is_described
+from gradcheck.errors import ModuleLoadError, TargetNotFound
+from gradcheck.operation import Operation
+
+__all__ = ["LoadedTarget", "load_targets", "load_module", "module_targets", "split_spec"]
+
+
+@dataclass(frozen=True)
+class LoadedTarget:
+    """An op named by the user.
+
+    Attributes
+    ----------
+    name : str
+        How to name it again on the command line (``mymodule:MyOp``,
+        ``ops/my_ops.py:MyOp``); used in reports and replay commands.
+    obj : type[Operation] or callable
+        The ``Operation`` subclass or the function.
+    """
+
+    name: str
+    obj: Any
+
+
+def split_spec(spec: str) -> tuple[str, str | None]:
+    """Split ``"module:Name"`` into ``("module", "Name")``; a bare module gives
+    ``("module", None)``.
+
+    Only the last ``:`` followed by a dotted identifier separates the name, so a
+    Windows drive letter (``C:\\ops.py``) stays part of the path.
+
+    >>> split_spec("pkg.mod:Ops.Mul")
+    ('pkg.mod', 'Ops.Mul')
+    >>> split_spec("ops/my_ops.py")
+    ('ops/my_ops.py', None)
+    """
+    module, sep, name = spec.rpartition(":")
+    if sep and module and all(part.isidentifier() for part in name.split(".")):
+        return module, name
+    return spec, None
+
+
+def _is_path(module: str) -> bool:
+    return module.endswith(".py") or "/" in module or os.sep in module
+
+
+def _one_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+
+
+def _ensure_cwd_importable() -> None:
+    # `python -m` puts the working directory first on sys.path; a console script does
+    # not, so a user's `mymodule.py` next to them would not be found without this.
+    cwd = os.getcwd()
+    if cwd not in sys.path and "" not in sys.path:
+        sys.path.insert(0, cwd)
+
+
+def load_module(module: str) -> ModuleType:
+    """Import a module by dotted name or by file path.
+
+    Raises
+    ------
+    ModuleLoadError
+        The module does not exist or raised while it was imported.
+    """
+    if _is_path(module):
+        return _load_file(Path(module))
+    _ensure_cwd_importable()
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is not None and (module == exc.name or module.startswith(exc.name + ".")):
+            raise ModuleLoadError(
+                f"no module named '{module}' (searched the working directory "
+                f"{os.getcwd()} and sys.path; give a path like path/to/{module}.py "
+                f"if it lives elsewhere)"
+            ) from exc
+        raise ModuleLoadError(f"cannot import module '{module}': {_one_line(exc)}") from exc
+    except (Exception, SystemExit) as exc:
+        raise ModuleLoadError(f"cannot import module '{module}': {_one_line(exc)}") from exc
+
+
+def _load_file(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise ModuleLoadError(f"no file '{path}' (relative to {os.getcwd()})")
+    if path.suffix != ".py":
+        raise ModuleLoadError(f"'{path}' is not a Python file (expected a .py file)")
+    resolved = path.resolve()
+    for mod in list(sys.modules.values()):
+        if getattr(mod, "__file__", None) and Path(mod.__file__).resolve() == resolved:
+            return mod
+    name = path.stem if path.stem.isidentifier() else "_gradcheck_target"
+    if name in sys.modules:
+        name = f"_gradcheck_file_{abs(hash(str(resolved)))}"
+    spec = importlib.util.spec_from_file_location(name, resolved)
+    if spec is None or spec.loader is None:  # pragma: no cover - .py files always load
+        raise ModuleLoadError(f"cannot load '{path}' as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    # Registered before running it, as import does: dataclasses and pickling look the
+    # module up by name while it executes.
+    sys.modules[name] = module
+    # As `python path/to/file.py` does: the file's siblings are importable (also from
+    # inside its functions later, so the directory stays on the path).
+    if str(resolved.parent) not in sys.path:
+        sys.path.insert(0, str(resolved.parent))
+    try:
+        spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:
+        del sys.modules[name]
+        raise ModuleLoadError(f"cannot import '{path}': {_one_line(exc)}") from exc
+    return module
+
+
+def is_operation_class(obj: Any) -> bool:
+    """True for an ``Operation`` subclass that implements ``__call__``."""
+    return (
+        isinstance(obj, type)
+        and issubclass(obj, Operation)
+        and obj.__call__ is not Operation.__call__
+    )
+
+
+def _kind(obj: Any) -> str:
+    if isinstance(obj, Operation):
+        return f"an instance of the Operation {type(obj).__name__} (name the class instead)"
+    if isinstance(obj, type) and issubclass(obj, Operation):
+        return "an Operation subclass without a __call__ (a base class?)"
+    if isinstance(obj, type):
+        return f"a class that is not an Operation subclass ({obj.__name__})"
+    if isinstance(obj, ModuleType):
+        return "a module (name it without ':' to check every target in it)"
+    return f"a {type(obj).__name__}"
+
+
+def module_targets(module: ModuleType) -> list[tuple[str, Any]]:
+    """The targets a module offers, in definition order: each public ``Operation``
+    subclass defined in it and each function defined in it marked with
+    :func:`gradcheck.describe`."""
+    found: list[tuple[str, Any]] = []
+    for attr, obj in vars(module).items():
+        if attr.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
+            continue
+        if is_operation_class(obj) or (inspect.isfunction(obj) and is_described(obj)):
+            found.append((attr, obj))
+    return found
+
+
+def _lookup(module: ModuleType, module_label: str, name: str) -> Any:
+    obj: Any = module
+    for i, part in enumerate(name.split(".")):
+        if not hasattr(obj, part):
+            where = module_label if i == 0 else ".".join(name.split(".")[:i])
+            hint = ""
+            if i == 0:
+                offered = [n for n, _ in module_targets(module)]
+                close = difflib.get_close_matches(part, offered, n=1)
+                if close:
+                    hint = f"; did you mean '{close[0]}'?"
+                elif offered:
+                    hint = f"; it offers: {', '.join(offered)}"
+            raise TargetNotFound(f"'{where}' has no attribute '{part}'{hint}")
+        obj = getattr(obj, part)
+    return obj
+
+
+def load_targets(spec: str) -> list[LoadedTarget]:
+    """Load every op a target spec names (see the module docstring).
+
+    Raises
+    ------
+    ModuleLoadError, TargetNotFound, gradcheck.target.NotATarget
+        One line each, naming the spec (exit status 2).
+
+    Examples
+    --------
+    >>> [t.name for t in load_targets("gradcheck.ops.exp_log")]
+    ['gradcheck.ops.exp_log:Exp', 'gradcheck.ops.exp_log:Log']
+    """
+    module_name, name = split_spec(spec)
+    if not module_name:
+        raise TargetNotFound(f"'{spec}' names no module; use module:Name or path/to/file.py:Name")
+    module = load_module(module_name)
+    if name is None:
+        targets = module_targets(module)
+        if not targets:
+            raise TargetNotFound(
+                f"module '{module_name}' offers no target: it defines no Operation "
+                f"subclass and no function marked with @gradcheck.describe"
+            )
+        return [LoadedTarget(f"{module_name}:{attr}", obj) for attr, obj in targets]
+    from gradcheck.target import NotATarget, resolve_target
+
+    obj = _lookup(module, module_name, name)
+    if not (is_operation_class(obj) or _is_function_target(obj)):
+        raise NotATarget(
+            f"'{spec}' is {_kind(obj)}, not an Operation subclass or a function of tensors"
+        )
+    try:
+        resolve_target(obj)  # the one place that knows the kinds of target
+    except NotATarget as exc:
+        raise NotATarget(f"'{spec}': {exc}") from exc
+    return [LoadedTarget(spec, obj)]
+
+
+def _is_function_target(obj: Any) -> bool:
+    # An Operation instance is callable, but running it is not applying the op.
+    return callable(obj) and not isinstance(obj, (type, Operation))
+
+
+def target_label(obj: Callable[..., Any]) -> str:
+    """A ``module:QualName`` label for an object given directly (not by a spec)."""
+    module = getattr(obj, "__module__", None) or "?"
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
+    return f"{module}:{qualname}"

@@ -1,0 +1,184 @@
+"""Render :class:`~gradcheck.verify.VerifyResult`s for the terminal (tabulate) and as
+JSON. Results are data computed elsewhere; nothing here measures or decides anything.
+
+The JSON document (``gradcheck verify --format json``), version 1::
+
+    {
+      "version": 1,
+      "passed": true,                # every target passed
+      "seed": 1234,                  # the run's seed
+      "targets": [
+        {
+          "target": "mymodule:MyOp", # how to name it on the command line
+          "passed": true,
+          "verdict": "passed",       # "passed" | "failed" | "inconclusive"
+          "examples": 100,           # examples checked (up to the first failure)
+          "rejected": 3,             # skipped: not differentiable there
+          "failure": null,           # or {"kind": ..., "message": ..., ...}, below
+          "max_abs_error": 2.1e-11,  # largest gradient errors seen
+          "max_rel_error": 3.4e-12,
+          "error_ratio": 0.003,      # largest error / tolerance (< 1 passes)
+          "seconds": 0.41,
+          "seed": 1234,
+          "settings": {...},         # the effective shapes, domain, dtype, kwargs...
+          "shrink_steps": 0,         # examples run while shrinking a failure
+          "note": null,              # e.g. why a run is inconclusive
+          "replay": "gradcheck verify mymodule:MyOp --seed 1234"
+        }
+      ]
+    }
+
+``failure`` is the failing check (:meth:`gradcheck.CheckResult.to_dict`, shrunk
+inputs included) with its failure's ``kind``, ``message``, ``input`` (index of the input
+concerned), ``worst`` (elements with ``index``, ``analytic``, ``numeric``, ``abs_error``,
+``rel_error``) lifted to the top level. Floats are written at full precision; values
+that are not finite are the strings ``"nan"``, ``"inf"``, ``"-inf"``, as in
+:meth:`~gradcheck.CheckResult.to_dict`. Fields may be added in later versions; none will
+be removed or change meaning without a new ``version``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import click
+from tabulate import tabulate
+
+from gradcheck.verify import FAILED, INCONCLUSIVE, PASSED, VerifyResult
+
+__all__ = ["JSON_VERSION", "render_json", "render_table", "render_target_list"]
+
+JSON_VERSION = 1
+
+_VERDICT_STYLE = {
+    PASSED: {"fg": "green"},
+    FAILED: {"fg": "red", "bold": True},
+    INCONCLUSIVE: {"fg": "yellow"},
+}
+
+
+def _number(value: float) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    return f"{value:.2e}"
+
+
+def _verdict(result: VerifyResult, color: bool) -> str:
+    text = result.verdict if result.passed else result.verdict.upper()
+    return click.style(text, **_VERDICT_STYLE[result.verdict]) if color else text
+
+
+def render_table(
+    results: Sequence[VerifyResult],
+    *,
+    seed: int,
+    replay: Callable[[VerifyResult], str],
+    color: bool = False,
+) -> str:
+    """The terminal report: one table row per target, then each failure's details
+    (the checker's report of the shrunk example) with the command that replays it,
+    the skipped-example counts, and a summary line."""
+    rows = [
+        [
+            r.target,
+            _verdict(r, color),
+            r.examples,
+            r.rejected,
+            _number(r.max_abs_error),
+            _number(r.max_rel_error),
+            f"{r.seconds:.2f} s",
+        ]
+        for r in results
+    ]
+    headers = ["target", "verdict", "examples", "skipped", "max abs err", "max rel err", "time"]
+    blocks = [tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)]
+    for r in results:
+        if r.failure is not None:
+            blocks.append(f"{_failure_block(r, color)}\nReplay: {replay(r)}")
+        elif not r.passed:
+            blocks.append(f"{r.target}: {r.verdict}: {r.note}\nReplay: {replay(r)}")
+    skipped = [
+        f"{r.target}: {r.rejected} example{'s' * (r.rejected != 1)} skipped: "
+        f"not differentiable there"
+        for r in results
+        if r.rejected
+    ]
+    if skipped:
+        blocks.append("\n".join(skipped))
+    blocks.append(_summary(results, seed))
+    return "\n\n".join(blocks)
+
+
+def _failure_block(result: VerifyResult, color: bool) -> str:
+    text = _report_text(result.failure)
+    if color:
+        head, _, rest = text.partition("\n")
+        text = f"{click.style(head, fg='red', bold=True)}\n{rest}"
+    if result.note:
+        text += f"\nNote: {result.note}"
+    return text
+
+
+def _report_text(check_result: Any) -> str:
+    """The checker's own report of the failing check, then the (shrunk) inputs
+    themselves, which the report gives only as shapes."""
+    import numpy as np
+
+    from gradcheck.report import format_result
+
+    lines = [format_result(check_result)]
+    for i, a in enumerate(check_result.inputs):
+        text = np.array2string(np.asarray(a), precision=17, threshold=64, separator=", ")
+        lines.append(f"input {i} ({a.dtype}{list(a.shape)}):\n  " + text.replace("\n", "\n  "))
+    return "\n".join(lines)
+
+
+def _summary(results: Sequence[VerifyResult], seed: int) -> str:
+    counts = {v: sum(r.verdict == v for r in results) for v in (PASSED, FAILED, INCONCLUSIVE)}
+    said = [f"{n} {v}" for v, n in counts.items() if n]
+    seconds = sum(r.seconds for r in results)
+    return f"{', '.join(said)} in {seconds:.2f} s (seed {seed})"
+
+
+def render_json(
+    results: Sequence[VerifyResult], *, seed: int, replay: Callable[[VerifyResult], str]
+) -> str:
+    """The JSON document described in this module's docstring."""
+    targets = []
+    for r in results:
+        entry = r.to_dict()
+        entry["replay"] = replay(r)
+        targets.append(entry)
+    document = {
+        "version": JSON_VERSION,
+        "passed": all(r.passed for r in results),
+        "seed": seed,
+        "targets": targets,
+    }
+    return json.dumps(document, indent=2, allow_nan=False)
+
+
+def render_target_list(rows: Sequence[dict[str, Any]], *, as_json: bool = False) -> str:
+    """The targets a module offers (``gradcheck list``): name, kind, inputs,
+    parameters and the declared description."""
+    if as_json:
+        return json.dumps({"version": JSON_VERSION, "targets": list(rows)}, indent=2)
+    table = [
+        [
+            row["target"],
+            row["kind"],
+            f"{row['arity']}{'+' if row['variadic'] else ''} ({', '.join(row['inputs'])})",
+            ", ".join(row["parameters"]) or "-",
+            ", ".join(f"{k}={v}" for k, v in row["described"].items()) or "-",
+        ]
+        for row in rows
+    ]
+    return tabulate(
+        table,
+        headers=["target", "kind", "inputs", "parameters", "described"],
+        tablefmt="simple",
+        disable_numparse=True,
+    )

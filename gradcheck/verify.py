@@ -1,0 +1,502 @@
+"""`verify`: check an op on many generated inputs, and shrink a failure.
+
+This is the search layer between one check (:func:`gradcheck.check`) and the front ends
+(the CLI, the pytest plugin). Hypothesis draws the op's inputs from
+:func:`gradcheck.strategies.op_inputs`; each example is checked; an example at a point
+where the op is not differentiable is rejected and counted, never failed; the first
+failing example is shrunk by Hypothesis to the smallest input that still fails, and
+that input is checked once more to produce the reported :class:`~gradcheck.CheckResult`.
+
+The run is reproducible: everything drawn comes from ``seed`` (no example database, no
+clock). Nothing is printed: the result is data (:class:`VerifyResult`), rendered by
+whoever called. Hypothesis's own output is silenced and there is no deadline.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gradcheck.description import (
+    Description,
+    description_of,
+    normalize_avoid,
+    normalize_domain,
+    normalize_dtype,
+    normalize_kwargs,
+    normalize_mode,
+    normalize_shapes,
+)
+from gradcheck.errors import GradcheckError, InvalidDescription
+from gradcheck.loading import LoadedTarget, target_label
+from gradcheck.result import CheckResult
+from gradcheck.result import _jsonable as jsonable
+from gradcheck.signature import op_signature
+
+__all__ = ["VerifyResult", "verify", "DEFAULTS"]
+
+#: Settings used where neither the caller nor the op's description gives one.
+DEFAULTS: dict[str, Any] = {
+    "dtype": "float64",
+    "max_examples": 100,
+    "mode": "auto",
+    "broadcast": False,
+}
+
+#: Verdicts of a run.
+PASSED, FAILED, INCONCLUSIVE = "passed", "failed", "inconclusive"
+
+
+@dataclass
+class VerifyResult:
+    """The outcome of :func:`verify` for one target.
+
+    Attributes
+    ----------
+    target : str
+        The target's name (``module:Name``).
+    passed : bool
+        True when every checked example passed (and at least one was checked).
+    verdict : str
+        ``"passed"``, ``"failed"``, or ``"inconclusive"`` (every example drawn was at a
+        point where the op is not differentiable).
+    examples : int
+        Examples checked up to and including the first failure (rejected ones not
+        counted).
+    rejected : int
+        Examples skipped because the op is not differentiable there.
+    failure : CheckResult or None
+        The check of the shrunk failing example (its ``inputs`` are the shrunk
+        inputs).
+    max_abs_error, max_rel_error : float
+        The largest absolute and relative gradient errors seen (over the passing
+        examples, or of the failing example); ``nan`` when none was measured.
+    error_ratio : float
+        The largest error relative to its tolerance (< 1 passes); ``nan`` when none was
+        measured.
+    seconds : float
+        Wall time of the run.
+    seed : int
+        The seed that replays the run.
+    settings : dict
+        The effective settings (shapes, domain, dtype, kwargs, mode, tolerances...).
+    shrink_steps : int
+        Examples run while shrinking a failure.
+    """
+
+    target: str
+    passed: bool
+    verdict: str
+    examples: int
+    rejected: int
+    failure: CheckResult | None
+    max_abs_error: float
+    max_rel_error: float
+    error_ratio: float
+    seconds: float
+    seed: int
+    settings: dict[str, Any] = field(default_factory=dict)
+    shrink_steps: int = 0
+    note: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON-ready form (the schema is in :mod:`gradcheck.render`); floats that
+        are not finite become the strings ``"nan"``, ``"inf"``, ``"-inf"``, as in
+        :meth:`CheckResult.to_dict`."""
+        return jsonable(
+            {
+                "target": self.target,
+                "passed": self.passed,
+                "verdict": self.verdict,
+                "examples": self.examples,
+                "rejected": self.rejected,
+                "failure": None if self.failure is None else _failure_dict(self.failure),
+                "max_abs_error": self.max_abs_error,
+                "max_rel_error": self.max_rel_error,
+                "error_ratio": self.error_ratio,
+                "seconds": self.seconds,
+                "seed": self.seed,
+                "settings": self.settings,
+                "shrink_steps": self.shrink_steps,
+                "note": self.note or None,
+            }
+        )
+
+
+class _ExampleFailed(Exception):
+    """Raised inside the Hypothesis test to mark a failing example; carries its
+    CheckResult so the shrunk one comes out with the final exception."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__("gradient check failed")
+        self.result = result
+
+
+def verify(
+    target: Any,
+    *,
+    shapes: Sequence[str | Sequence[int | str]] | None = None,
+    domain: Any = None,
+    dtype: Any = None,
+    kwargs: Mapping[str, Any] | None = None,
+    max_examples: int | None = None,
+    seed: int | None = None,
+    mode: str | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    broadcast: bool | None = None,
+    avoid: Sequence[float] | None = None,
+    name: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> VerifyResult:
+    """Check ``target``'s gradient on generated inputs; shrink and report a failure.
+
+    Every argument left as ``None`` takes the value the op declared with
+    :func:`gradcheck.describe`, else the default in :data:`DEFAULTS` (or the checker's
+    default tolerances for the dtype).
+
+    Parameters
+    ----------
+    target : Operation subclass, function of tensors, or LoadedTarget
+    shapes : sequence of shape specs, optional
+        One per input: ``"n,k"``, ``"3"``, ``""`` (0-d); names shared between inputs.
+        Without it, shapes are drawn.
+    domain : (lo, hi) or sequence of (lo, hi), optional
+        Where values are drawn: for all inputs, or one interval per input.
+    dtype : str or dtype, optional
+        The inputs' floating dtype (default float64).
+    kwargs : mapping, optional
+        The op's keyword parameters.
+    max_examples : int, optional
+        How many (differentiable) examples to check (default 100).
+    seed : int, optional
+        Seed of the whole run; ``None`` draws one (reported in the result).
+    mode : {"auto", "full", "fast"}, optional
+        Numeric comparison mode of each check.
+    atol, rtol : float, optional
+        Tolerances of each check.
+    broadcast : bool, optional
+        Draw broadcastable shapes instead of equal ones (when ``shapes`` is not given).
+    avoid : sequence of float, optional
+        Points where the op is not differentiable; values keep a margin from them.
+    name : str, optional
+        The name to report (default: from the target).
+    progress : callable, optional
+        Called as ``progress(examples_so_far, max_examples)`` after each example.
+
+    Returns
+    -------
+    VerifyResult
+
+    Raises
+    ------
+    InvalidDescription
+        A setting is invalid or does not fit the op (e.g. the number of shapes is not
+        its number of inputs). ``exc.field`` names the setting.
+
+    Examples
+    --------
+    >>> import gradcheck
+    >>> result = gradcheck.verify(lambda x: x * x, max_examples=5, seed=0)
+    >>> result.verdict, result.examples
+    ('passed', 5)
+    """
+    obj = target.obj if isinstance(target, LoadedTarget) else target
+    if name is None:
+        name = target.name if isinstance(target, LoadedTarget) else target_label(obj)
+    options = _effective_options(
+        obj,
+        shapes=shapes,
+        domain=domain,
+        dtype=dtype,
+        kwargs=kwargs,
+        max_examples=max_examples,
+        mode=mode,
+        atol=atol,
+        rtol=rtol,
+        broadcast=broadcast,
+        avoid=avoid,
+    )
+    if seed is None:
+        seed = secrets.randbits(32)
+    return _run(obj, name, options, int(seed), progress)
+
+
+# --- settings ----------------------------------------------------------------------
+
+
+def _effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
+    """The op's description, overridden by the given values, then the defaults;
+    validated and checked against the op's signature."""
+    declared = description_of(obj) or Description()
+    merged = declared.merged(**given_options).as_dict()
+    options = {**DEFAULTS, **merged}
+    try:
+        if "shapes" in options:
+            options["shapes"] = normalize_shapes(options["shapes"])
+    except InvalidDescription as exc:
+        raise _with_field(exc, "shapes") from None
+    for key, normalize in (
+        ("domain", normalize_domain),
+        ("dtype", normalize_dtype),
+        ("kwargs", normalize_kwargs),
+        ("mode", normalize_mode),
+        ("avoid", normalize_avoid),
+    ):
+        if key in options:
+            try:
+                options[key] = normalize(options[key])
+            except InvalidDescription as exc:
+                raise _with_field(exc, key) from None
+    _check_against_signature(obj, options)
+    return options
+
+
+def _with_field(exc: InvalidDescription, key: str) -> InvalidDescription:
+    exc.field = key
+    return exc
+
+
+def _invalid(message: str, key: str) -> InvalidDescription:
+    return _with_field(InvalidDescription(message), key)
+
+
+def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
+    sig = op_signature(obj)
+    inputs = ", ".join(sig.input_names) or "none"
+    expected = f"{sig.arity}{' or more' if sig.variadic else ''}"
+    shapes = options.get("shapes")
+    if shapes is not None:
+        count = len(shapes)
+        if count < sig.arity or (count > sig.arity and not sig.variadic):
+            raise _invalid(
+                f"got {count} shape{'s' * (count != 1)} for an op with {expected} "
+                f"input{'s' * (sig.arity != 1)} ({inputs}); give one shape per input",
+                "shapes",
+            )
+    domain = options.get("domain")
+    if domain is not None and isinstance(domain[0], tuple):
+        count = len(domain)
+        n_inputs = len(shapes) if shapes is not None else sig.arity
+        if count != n_inputs:
+            raise _invalid(
+                f"got {count} domains for an op with {n_inputs} inputs ({inputs}); give "
+                f"one domain for all inputs or one per input",
+                "domain",
+            )
+    kwargs = options.get("kwargs") or {}
+    unknown = sorted(set(kwargs) - set(sig.parameters))
+    if unknown and not sig.any_keyword:
+        known = ", ".join(sig.parameters) or "none"
+        raise _invalid(
+            f"the op has no parameter {', '.join(map(repr, unknown))} (its parameters: {known})",
+            "kwargs",
+        )
+    missing = [name for name in sig.required if name not in kwargs]
+    if missing:
+        example = ", ".join(f'"{name}": ...' for name in missing)
+        raise _invalid(
+            f"the op needs its parameter{'s' * (len(missing) > 1)} "
+            f"{', '.join(map(repr, missing))}: give {{{example}}}",
+            "kwargs",
+        )
+
+
+# --- the search --------------------------------------------------------------------
+
+
+def _inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
+    from hypothesis.errors import InvalidArgument
+
+    from gradcheck.strategies import op_inputs
+
+    shapes = options.get("shapes")
+    # A variadic op takes as many inputs as shapes are given.
+    arity = len(shapes) if shapes is not None else op_signature(obj).arity
+    try:
+        return op_inputs(
+            arity,
+            shapes=shapes,
+            domain=options.get("domain"),
+            dtype=options["dtype"],
+            broadcast=options["broadcast"],
+            avoid=options.get("avoid"),
+        )
+    except InvalidArgument as exc:
+        key = next((k for k in ("avoid", "domain", "dtype") if k in str(exc)), "shapes")
+        raise _invalid(str(exc), key) from None
+
+
+def _check(tgt: Any, arrays: Sequence[Any], options: dict[str, Any], check_seed: int) -> Any:
+    from gradcheck.check import check
+
+    return check(
+        tgt,
+        *arrays,
+        params=options.get("kwargs"),
+        mode=options["mode"],
+        atol=options.get("atol"),
+        rtol=options.get("rtol"),
+        seed=check_seed,
+    )
+
+
+def _errors(result: Any) -> tuple[float, float, float]:
+    """Max absolute, relative error and error ratio of a check; nan when it compared
+    no gradient (the op raised before, or a structural check failed first)."""
+    if not result.per_input:
+        return math.nan, math.nan, math.nan
+    return result.max_abs_error, result.max_rel_error, result.error_ratio
+
+
+def _nanmax(a: float, b: float) -> float:
+    if math.isnan(a):
+        return b
+    if math.isnan(b):
+        return a
+    return max(a, b)
+
+
+class _Search:
+    """The body of the Hypothesis test, and what it has seen: each example's check,
+    counted, rejected where the op is not differentiable, raised where it fails."""
+
+    def __init__(self, tgt: Any, options: dict[str, Any], progress: Any) -> None:
+        self.tgt, self.options, self.progress = tgt, options, progress
+        self.examples = self.rejected = self.shrink_steps = 0
+        self.max_abs = self.max_rel = self.max_ratio = math.nan
+        self.first_failure: Any = None
+        # A usage error met while checking (the op rejects its parameters...) ends
+        # the run: it is re-raised after the search, which must not shrink it.
+        self.fatal: GradcheckError | None = None
+
+    def example(self, arrays: Any, check_seed: int) -> None:
+        from hypothesis import reject
+        from hypothesis import target as hypothesis_target
+
+        if self.fatal is not None:
+            raise self.fatal
+        searching = self.first_failure is None
+        if not searching:
+            self.shrink_steps += 1
+        try:
+            result = _check(self.tgt, arrays, self.options, check_seed)
+        except GradcheckError as exc:
+            self.fatal = exc
+            raise
+        if _is_not_differentiable(result):
+            if searching:
+                self.rejected += 1
+            reject()
+        if searching:
+            self.examples += 1
+            if self.progress is not None:
+                self.progress(self.examples, self.options["max_examples"])
+        if not result.passed:
+            if searching:
+                self.first_failure = result
+            raise _ExampleFailed(result)
+        abs_err, rel_err, ratio = _errors(result)
+        self.max_abs = _nanmax(self.max_abs, abs_err)
+        self.max_rel = _nanmax(self.max_rel, rel_err)
+        self.max_ratio = _nanmax(self.max_ratio, ratio)
+        if math.isfinite(ratio):
+            # Steer the search towards the inputs where the gradient is least accurate.
+            hypothesis_target(ratio, label="error / tolerance")
+
+
+def _run(
+    obj: Any,
+    name: str,
+    options: dict[str, Any],
+    seed: int,
+    progress: Callable[[int, int], None] | None,
+) -> VerifyResult:
+    # Hypothesis is imported here, not at module level: `import gradcheck` (which
+    # exports verify) stays as light as the engine.
+    from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+    from hypothesis import seed as hypothesis_seed
+    from hypothesis import strategies as st
+    from hypothesis.errors import Flaky, Unsatisfiable
+
+    from gradcheck.target import resolve_target
+
+    search = _Search(resolve_target(obj), options, progress)
+
+    @settings(
+        max_examples=options["max_examples"],
+        deadline=None,
+        database=None,  # nothing written to disk, nothing replayed from it
+        derandomize=False,  # the seed below decides
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+        phases=(Phase.generate, Phase.target, Phase.shrink),
+    )
+    @hypothesis_seed(seed)
+    @given(arrays=_inputs_strategy(obj, options), check_seed=st.integers(0, 2**32 - 1))
+    def test(arrays: Any, check_seed: int) -> None:
+        search.example(arrays, check_seed)
+
+    start = time.perf_counter()
+    failure, verdict, note = None, PASSED, ""
+    try:
+        test()
+    except _ExampleFailed as exc:  # the final replay of the shrunk example
+        failure, verdict = exc.result, FAILED
+    except Unsatisfiable:
+        verdict = INCONCLUSIVE
+        note = (
+            "every example drawn was at a point where the op is not differentiable; "
+            "narrow the domain"
+        )
+    except Flaky:
+        failure, verdict = search.first_failure, FAILED
+        note = "the failure did not repeat when the same input was checked again"
+    except GradcheckError:
+        if search.fatal is not None:
+            raise search.fatal from None
+        raise
+    seconds = time.perf_counter() - start
+    if verdict == PASSED and search.examples == 0:
+        verdict, note = INCONCLUSIVE, "no example was checked"
+    if failure is not None:
+        abs_err, rel_err, ratio = _errors(failure)
+    else:
+        abs_err, rel_err, ratio = search.max_abs, search.max_rel, search.max_ratio
+    return VerifyResult(
+        target=name,
+        passed=verdict == PASSED,
+        verdict=verdict,
+        examples=search.examples,
+        rejected=search.rejected,
+        failure=failure,
+        max_abs_error=abs_err,
+        max_rel_error=rel_err,
+        error_ratio=ratio,
+        seconds=seconds,
+        seed=seed,
+        settings=options,
+        shrink_steps=search.shrink_steps,
+        note=note,
+    )
+
+
+def _is_not_differentiable(result: Any) -> bool:
+    return result.verdict == "not differentiable"
+
+
+# --- JSON ---------------------------------------------------------------------------
+
+
+def _failure_dict(result: Any) -> dict[str, Any]:
+    """The failing check's dict with its failure's fields (kind, message, input,
+    worst...) lifted to the top level, as the JSON schema promises."""
+    data = result.to_dict()
+    failure = data.pop("failure") or {}
+    return {**data, **failure}

@@ -1,0 +1,30 @@
+"""Fixtures for the CLI tests: a temporary working directory holding the user's ops."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+HERE = Path(__file__).parent
+REPO = HERE.parent.parent
+
+
+@pytest.fixture
+def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A temporary working directory with ``user_ops.py`` (and ``holdout_ops.py``) in
+    it; modules loaded from it are forgotten afterwards."""
+    for name in ("user_ops.py", "holdout_ops.py"):
+        if (HERE / name).exists():
+            shutil.copy(HERE / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    before = set(sys.modules)
+    yield tmp_path
+    for name in set(sys.modules) - before:
+        if not name.startswith(("gradcheck", "hypothesis", "_hypothesis")):
+            del sys.modules[name]
