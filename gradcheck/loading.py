@@ -215,8 +215,8 @@ def load_targets(spec: str) -> list[LoadedTarget]:
 
     Examples
     --------
-    >>> [t.name for t in load_targets("gradcheck.ops.exp_log")]
-    ['gradcheck.ops.exp_log:Exp', 'gradcheck.ops.exp_log:Log']
+    >>> [t.name for t in load_targets("gradcheck.ops.exp_log")][:2]
+    ['gradcheck.ops.exp_log:Exp', 'gradcheck.ops.exp_log:Exp2']
     """
     module_name, name = split_spec(spec)
     if not module_name:
