@@ -82,7 +82,10 @@ def format_result(result: CheckResult) -> str:
             if f.size:
                 lines.append(f"Mismatched elements: {f.mismatched} / {f.size}")
             lines.append(f"Max absolute difference: {_err(result.max_abs_error)}")
-            lines.append(f"Max relative difference: {_err(result.max_rel_error)}")
+            lines.append(
+                f"Max relative difference: {_err(result.max_rel_error)} "
+                "(to the largest gradient element)"
+            )
             if f.worst:
                 lines.append(format_table(f.worst))
     shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in result.inputs)

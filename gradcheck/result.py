@@ -59,6 +59,8 @@ class InputErrors:
 
     input: int
     max_abs_error: float
+    #: max_abs_error / the largest |numeric gradient element| of this input: a
+    #: norm-wise relative error, finite even where some gradient elements are 0.
     max_rel_error: float
     error_ratio: float
     mismatched: int
