@@ -32,8 +32,8 @@ from gradcheck import __version__
 from gradcheck.description import description_of, normalize_domain
 from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.loading import LoadedTarget, load_targets
+from gradcheck.search import VerifyResult, verify
 from gradcheck.signature import op_signature
-from gradcheck.verify import VerifyResult, verify
 
 __all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
 
