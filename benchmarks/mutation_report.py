@@ -39,7 +39,7 @@ def by_mutation_table(report: MutationReport) -> str:
     for name, counts in report.tally(lambda r: r.mutation).items():
         live = counts[CAUGHT] + counts[SURVIVED]
         first = [r for r in report.mutants if r.mutation == name and r.status == CAUGHT]
-        on_first = sum(r.example == 0 for r in first)
+        on_first = sum(r.checks == 1 for r in first)
         kinds = sorted({r.failure_kind for r in first if r.failure_kind})
         rows.append(
             [
@@ -51,7 +51,7 @@ def by_mutation_table(report: MutationReport) -> str:
                 ", ".join(kinds),
             ]
         )
-    headers = ["mutation", "caught", "equivalent", "survived", "on 1st input", "caught as"]
+    headers = ["mutation", "caught", "equivalent", "survived", "by 1st check", "caught as"]
     return tabulate(rows, headers=headers)
 
 
