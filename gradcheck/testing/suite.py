@@ -226,6 +226,14 @@ class _Subject:
     options: dict[str, Any]
     examples: dict[int, list[tuple[np.ndarray, ...]]]
     op_classes: list[type[Operation]]
+    #: The unmutated behaviour per (seed, example), computed once.
+    originals: dict[tuple[int, int], _Behaviour] = field(default_factory=dict)
+
+    def original(self, seed: int, i: int) -> _Behaviour:
+        key = (seed, i)
+        if key not in self.originals:
+            self.originals[key] = _behaviour(self, self.examples[seed][i], _check_seed(seed, i))
+        return self.originals[key]
 
     def check(self, arrays: Sequence[np.ndarray], seed: int) -> CheckResult:
         return check(
@@ -354,7 +362,7 @@ def _run_mutant(
     last: CheckResult | None = None
     for i, arrays in enumerate(subject.examples[seed]):
         cs = _check_seed(seed, i)
-        original = _behaviour(subject, arrays, cs)
+        original = subject.original(seed, i)
         with mutated(op_class, mutation):
             if not distinguishable(original, _behaviour(subject, arrays, cs)):
                 continue
