@@ -11,7 +11,8 @@ Run from the repository root::
     PYTHONPATH=. python benchmarks/mutation_report.py --json out.json # and JSON
     PYTHONPATH=. python benchmarks/mutation_report.py --targets add sin --seeds 0
 
-The exit status is 1 when a mutant survived or a false alarm was raised.
+The exit status is 1 when a mutant survived or was never reached, or a false alarm was
+raised.
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ import sys
 from tabulate import tabulate
 
 from gradcheck.testing.mutants import MUTATIONS
-from gradcheck.testing.suite import CAUGHT, EQUIVALENT, SURVIVED, MutationReport, run_suite
+from gradcheck.testing.suite import (
+    CAUGHT,
+    EQUIVALENT,
+    SURVIVED,
+    UNREACHED,
+    MutationReport,
+    run_suite,
+)
 
 
 def _cell(counts: dict[str, int] | None) -> str:
@@ -31,7 +39,8 @@ def _cell(counts: dict[str, int] | None) -> str:
         return "n/a"
     live = counts[CAUGHT] + counts[SURVIVED]
     text = f"{counts[CAUGHT]}/{live}"
-    return text + (f" ({counts[EQUIVALENT]} eq)" if counts[EQUIVALENT] else "")
+    text += f" ({counts[EQUIVALENT]} eq)" if counts[EQUIVALENT] else ""
+    return text + (f" ({counts[UNREACHED]} UNREACHED)" if counts[UNREACHED] else "")
 
 
 def by_mutation_table(report: MutationReport) -> str:
@@ -89,7 +98,8 @@ def summary(report: MutationReport) -> str:
     pct = 100.0 * report.caught / report.total if report.total else 100.0
     return (
         f"mutants caught: {report.caught}/{report.total} ({pct:.1f}%), "
-        f"{report.equivalent} equivalent excluded, {len(report.survivors)} survived; "
+        f"{report.equivalent} equivalent excluded, {len(report.survivors)} survived, "
+        f"{len(report.unreached)} unreached; "
         f"false alarms: {report.false_alarm_count} in "
         f"{sum(f.examples for f in report.false_alarms)} checks of unmutated targets "
         f"over seeds {', '.join(map(str, report.seeds))}; "
@@ -108,6 +118,8 @@ def render(report: MutationReport) -> str:
         "False alarms on the unmutated targets:",
         false_alarm_table(report),
     ]
+    for s in report.unreached:
+        parts += ["", f"UNREACHED {s.target} / {s.op} / {s.mutation} (seed {s.seed})"]
     for s in report.survivors:
         parts += ["", f"SURVIVED {s.target} / {s.op} / {s.mutation} (seed {s.seed}): {s.detail}"]
     for f in report.false_alarms:
@@ -139,7 +151,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(report.to_dict(), fh, indent=1)
-    return 0 if not report.survivors and report.false_alarm_count == 0 else 1
+    perfect = not report.survivors and not report.unreached and report.false_alarm_count == 0
+    return 0 if perfect else 1
 
 
 if __name__ == "__main__":

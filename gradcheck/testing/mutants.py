@@ -44,7 +44,7 @@ import numpy as np
 from gradcheck.operation import Operation
 from gradcheck.signature import op_signature
 
-__all__ = ["MUTATIONS", "Mutation", "applicable", "mutated"]
+__all__ = ["MUTATIONS", "Calls", "Mutation", "applicable", "mutated"]
 
 #: The op's own (unmutated) ``backward_var``, as a plain function of ``(op, grad, index)``.
 Backward = Callable[..., Any]
@@ -188,21 +188,31 @@ def applicable(mutation: Mutation, op_class: type[Operation]) -> bool:
 _MISSING = object()
 
 
+class Calls:
+    """How many times a mutated ``backward_var`` ran (0: the mutant was never reached,
+    so it cannot be told from the original however wrong it is)."""
+
+    count: int = 0
+
+
 @contextmanager
-def mutated(op_class: type[Operation], mutation: Mutation) -> Iterator[None]:
+def mutated(op_class: type[Operation], mutation: Mutation) -> Iterator[Calls]:
     """Within the block, every instance of ``op_class`` (and of its subclasses) runs the
-    mutated ``backward_var``; the class is restored on exit, also on error."""
+    mutated ``backward_var``; the class is restored on exit, also on error. The block
+    receives a :class:`Calls` counting the mutated calls."""
     own = op_class.__dict__.get("backward_var", _MISSING)
     backward = op_class.backward_var  # the function found through the MRO
     apply = mutation.apply
+    calls = Calls()
 
     def backward_var(self: Operation, grad: np.ndarray, index: int, **kwargs: Any) -> Any:
+        calls.count += 1
         return apply(self, backward, grad, index, kwargs)
 
     backward_var.__qualname__ = f"{op_class.__qualname__}.backward_var[{mutation.name}]"
     op_class.backward_var = backward_var  # type: ignore[method-assign]
     try:
-        yield
+        yield calls
     finally:
         if own is _MISSING:
             del op_class.backward_var

@@ -65,16 +65,19 @@ INDISTINGUISHABLE = 1e-12
 #: its gradient with respect to ``x``, ~1e-66, is beyond any check).
 ROUNDING = 4
 
-CAUGHT, SURVIVED, EQUIVALENT = "caught", "survived", "equivalent"
+CAUGHT, SURVIVED, EQUIVALENT, UNREACHED = "caught", "survived", "equivalent", "unreached"
 
 
 @dataclass(frozen=True)
 class MutantResult:
     """What became of one mutant (one target, op class, mutation and seed).
 
-    ``status`` is ``"caught"``, ``"survived"`` or ``"equivalent"``. ``example`` is the
-    index of the example that caught it (or, for a survivor, the first one it was live
-    on); ``failure_kind`` the checker's failure kind there. ``checks`` and
+    ``status`` is ``"caught"``, ``"survived"``, ``"equivalent"`` or ``"unreached"`` (the
+    mutated ``backward_var`` never ran: the target does not backpropagate through the
+    op, or the op computes its gradient elsewhere; a defect of the suite's set-up).
+    ``example`` is the index of the example that caught it (or, for a survivor, the
+    first one it was live on); ``failure_kind`` the checker's failure kind there.
+    ``checks`` and
     ``forward_calls`` count the checker's work on this mutant.
     """
 
@@ -134,6 +137,10 @@ class MutationReport:
         return [r for r in self.mutants if r.status == SURVIVED]
 
     @property
+    def unreached(self) -> list[MutantResult]:
+        return [r for r in self.mutants if r.status == UNREACHED]
+
+    @property
     def false_alarm_count(self) -> int:
         return sum(f.failed for f in self.false_alarms)
 
@@ -148,7 +155,9 @@ class MutationReport:
         order)."""
         groups: dict[Any, dict[str, int]] = {}
         for r in self.mutants:
-            counts = groups.setdefault(key(r), {CAUGHT: 0, SURVIVED: 0, EQUIVALENT: 0})
+            counts = groups.setdefault(
+                key(r), {CAUGHT: 0, SURVIVED: 0, EQUIVALENT: 0, UNREACHED: 0}
+            )
             counts[r.status] += 1
         return groups
 
@@ -159,6 +168,7 @@ class MutationReport:
                 "total": self.total,
                 "equivalent": self.equivalent,
                 "survived": len(self.survivors),
+                "unreached": len(self.unreached),
                 "false_alarms": self.false_alarm_count,
                 "checks_without_mutation": sum(f.examples for f in self.false_alarms),
                 "forward_calls": self.forward_calls,
@@ -360,11 +370,14 @@ def _run_mutant(
     checks = forward_calls = 0
     first_live: int | None = None
     last: CheckResult | None = None
+    reached = 0
     for i, arrays in enumerate(subject.examples[seed]):
         cs = _check_seed(seed, i)
         original = subject.original(seed, i)
-        with mutated(op_class, mutation):
-            if not distinguishable(original, _behaviour(subject, arrays, cs)):
+        with mutated(op_class, mutation) as calls:
+            mutant = _behaviour(subject, arrays, cs)
+            reached += calls.count
+            if not distinguishable(original, mutant):
                 continue
             result = subject.check(arrays, cs)
         first_live = i if first_live is None else first_live
@@ -382,7 +395,7 @@ def _run_mutant(
                 forward_calls=forward_calls,
             )
     if first_live is None:
-        return MutantResult(**label, status=EQUIVALENT)
+        return MutantResult(**label, status=EQUIVALENT if reached else UNREACHED)
     assert last is not None
     inputs = subject.examples[seed][first_live]
     detail = (

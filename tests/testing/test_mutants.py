@@ -85,6 +85,16 @@ def test_the_class_is_restored_even_on_error(op_class: type) -> None:
     np.testing.assert_allclose(x.grad, np.cos([0.5, 1.5]))
 
 
+def test_calls_are_counted_and_an_unreached_mutant_is_not_equivalent() -> None:
+    x = gc.Tensor([0.5, 1.5])
+    with mutated(Sin, MUTATIONS["sign_flip"]) as calls:
+        gc.sin(x).backward()
+    assert calls.count == 1
+    with mutated(Multiply, MUTATIONS["sign_flip"]) as calls:
+        gc.sin(gc.Tensor([1.0])).backward()
+    assert calls.count == 0
+
+
 def test_applicable() -> None:
     from gradcheck.ops.trigonometric import Sin
 
@@ -123,6 +133,7 @@ def _assert_perfect(report) -> None:
     survivors = "\n".join(f"{s.target}/{s.op}/{s.mutation}: {s.detail}" for s in report.survivors)
     alarms = [t for f in report.false_alarms for t in f.failures]
     assert not report.survivors, survivors
+    assert not report.unreached, [(r.target, r.op, r.mutation) for r in report.unreached]
     assert report.false_alarm_count == 0, alarms
     assert report.total > 0 and report.caught == report.total
 
