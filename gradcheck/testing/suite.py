@@ -36,7 +36,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.check import check
+from gradcheck.checker import check
 from gradcheck.loading import load_module, module_targets
 from gradcheck.operation import Operation
 from gradcheck.result import CheckResult
@@ -280,7 +280,7 @@ def _op_classes(tgt: Target, examples: Iterable[Sequence[np.ndarray]], params: A
 def _prepare(name: str, obj: Any, seeds: Sequence[int], count: int) -> _Subject:
     # verify's own reading of a description, so that the suite checks each target
     # exactly as `gradcheck verify` would.
-    from gradcheck.verify import _effective_options, _inputs_strategy
+    from gradcheck.search import _effective_options, _inputs_strategy
 
     options = _effective_options(obj)
     strategy = _inputs_strategy(obj, options)

@@ -165,7 +165,7 @@ def test_full_suite_all_mutants_caught_no_false_alarm_over_three_seeds() -> None
     "a 1e-6 relative error on every other element",
 )
 def test_scaled_gradient_caught_next_to_a_jump() -> None:
-    from gradcheck.check import check
+    from gradcheck.checker import check
     from gradcheck.ops.trigonometric import Arccot
 
     x = np.array([-1.4, -5.9604644775390625e-08, 8.2])
