@@ -144,9 +144,15 @@ def _summary(results: Sequence[VerifyResult], seed: int) -> str:
 
 
 def render_json(
-    results: Sequence[VerifyResult], *, seed: int, replay: Callable[[VerifyResult], str]
+    results: Sequence[VerifyResult],
+    *,
+    seed: int,
+    replay: Callable[[VerifyResult], str],
+    extra: dict[str, Any] | None = None,
 ) -> str:
-    """The JSON document described in this module's docstring."""
+    """The JSON document described in this module's docstring; ``extra`` adds
+    top-level fields (``"baseline"``: the comparison with ``--baseline``, documented in
+    :mod:`gradcheck.baseline`)."""
     targets = []
     for r in results:
         entry = r.to_dict()
@@ -157,6 +163,7 @@ def render_json(
         "passed": all(r.passed for r in results),
         "seed": seed,
         "targets": targets,
+        **(extra or {}),
     }
     return json.dumps(document, indent=2, allow_nan=False)
 
