@@ -137,7 +137,7 @@ def load_config(path: Path | str | None = None) -> ProjectConfig | None:
     With ``path`` None, the nearest ``pyproject.toml`` is read, and a project without
     one (or without the table) gives None. An explicit ``path`` must exist and may be
     a ``pyproject.toml`` (the ``[tool.gradcheck]`` table) or a file holding the table's
-    contents at top level (say ``gradcheck.toml``).
+    contents at top level (say ``gradcheck.toml``), or a ``[tool.gradcheck]`` table.
 
     Raises
     ------
@@ -156,7 +156,10 @@ def load_config(path: Path | str | None = None) -> ProjectConfig | None:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
-    if file.name == "pyproject.toml" or not explicit:
+    # Another file holds the table's keys at top level, or a [tool.gradcheck] table of
+    # its own (a copy of a pyproject.toml's).
+    nested = isinstance(document.get("tool"), dict) and "gradcheck" in document["tool"]
+    if file.name == "pyproject.toml" or not explicit or nested:
         table = document.get("tool", {}).get("gradcheck")
         where = "[tool.gradcheck]"
         if table is None:

@@ -164,3 +164,8 @@ def test_more_bad_values(tmp_path, text, message):
         load_config(path)
     assert message in str(info.value) and str(path) in str(info.value)
     assert "\n" not in str(info.value)
+
+
+def test_a_standalone_file_may_hold_a_tool_gradcheck_table(tmp_path):
+    path = write(tmp_path, "[tool.gradcheck]\nseed = 5\n", name="ci.toml")
+    assert load_config(path).defaults == {"seed": 5}
