@@ -29,6 +29,7 @@ from typing import Any, NoReturn
 import click
 
 from gradcheck import __version__
+from gradcheck.baseline import RATIO_FLOOR
 from gradcheck.config import (
     DEFAULT_REGRESSION_FACTOR,
     ProjectConfig,
@@ -376,6 +377,7 @@ def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[s
     "--jobs",
     "-j",
     type=click.IntRange(min=1),
+    metavar="N",
     default=1,
     show_default=True,
     help="Check targets in N worker processes (same results and order as one).",
@@ -398,8 +400,9 @@ def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[s
     "--regression-factor",
     type=float,
     metavar="X",
-    help="Allowed growth of a target's error ratio against --baseline "
-    f"[default: regression-factor in the config, else {DEFAULT_REGRESSION_FACTOR}].",
+    help="A target regresses when its error ratio exceeds X times its baseline ratio "
+    f"(floored at {RATIO_FLOOR:g}) [default: regression-factor in the config, else "
+    f"{DEFAULT_REGRESSION_FACTOR}]. See docs/ci.md.",
 )
 @click.option(
     "--junit-xml",
