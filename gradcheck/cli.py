@@ -132,6 +132,8 @@ class RunItem:
 
     target: LoadedTarget
     settings: dict[str, Any] = field(default_factory=dict)
+    #: Where ``settings`` come from (the configuration file), for error messages.
+    source: str | None = None
 
 
 def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[RunItem]:
@@ -149,7 +151,7 @@ def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[
     if not specs and config is not None and config.targets:
         _make_project_importable(config)
         return [
-            RunItem(t, config.options_for(entry))
+            RunItem(t, config.options_for(entry), str(config.path))
             for entry in config.targets
             for t in load_targets(entry.target)
         ]
@@ -158,7 +160,8 @@ def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[
     for spec in specs or [BUILTIN_TARGETS]:
         for t in load_targets(spec):
             entry = _entry_for(config, t.name) if config is not None else None
-            items.append(RunItem(t, config.options_for(entry) if entry else dict(defaults)))
+            settings = config.options_for(entry) if entry else dict(defaults)
+            items.append(RunItem(t, settings, str(config.path) if config else None))
     return items
 
 
@@ -577,26 +580,31 @@ def _run_all(
 ) -> list[VerifyResult]:
     """Run every job (in ``jobs`` processes); an error ends the run with its one-line
     message, naming the target whose job raised it."""
-    progress_of: dict[int, _Progress] = {}
+    open_bars: list[_Progress] = []
 
-    def progress(job: Job) -> Any:
+    def progress(job: Job) -> _Progress | None:
+        # Only serial runs report progress (one target at a time on one line).
         if not _is_tty(sys.stderr):
             return None
-        bar = progress_of[id(job)] = _Progress(sys.stderr, job.spec)
-        return bar
+        open_bars.append(_Progress(sys.stderr, job.spec))
+        return open_bars[-1]
+
+    def close_bars() -> None:
+        while open_bars:
+            open_bars.pop().close()
 
     results: list[VerifyResult] = []
     runs = run_jobs(plan, jobs, targets=[item.target for item in items], progress=progress)
-    try:
-        for result in runs:
-            results.append(result)
-            for bar in progress_of.values():
-                bar.close()
-            progress_of.clear()
-    except Exception as exc:
-        for bar in progress_of.values():
-            bar.close()
-        _fail_item(exc, items[len(results)], overrides, verbose)
+    # closing(): the worker processes are shut down before an error ends the run.
+    with contextlib.closing(runs):
+        try:
+            for result in runs:
+                results.append(result)
+                close_bars()
+        except Exception as exc:
+            close_bars()
+            runs.close()
+            _fail_item(exc, items[len(results)], overrides, verbose)
     return results
 
 
@@ -654,7 +662,7 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
         option = _OPTION_OF_SETTING.get(setting, setting)
         return f"Invalid value for '{_FLAGS[option]}' ({item.target.name}): {exc}"
     if setting is not None and setting in item.settings:
-        return f"{item.target.name}: invalid {setting} in its settings: {exc}"
+        return f"{item.target.name}: invalid {setting} in {item.source or 'its settings'}: {exc}"
     if setting is not None and description_of(item.target.obj) is not None:
         return (
             f"{item.target.name}: invalid {setting} in its @gradcheck.describe(...): {exc}"

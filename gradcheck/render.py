@@ -28,6 +28,12 @@ The JSON document (``gradcheck verify --format json``), version 1::
       ]
     }
 
+With ``--baseline FILE`` the document has one more top-level field, ``"baseline"``:
+``{"passed": bool, "regression_factor": float, "ratio_floor": float, "regressions":
+[{"target": str, "reason": str}], "fixed": [str], "new": [str], "vanished": [str],
+"error_ratios": {target: {"baseline": float, "now": float}}}`` (see
+:mod:`gradcheck.baseline` for the rule).
+
 ``failure`` is the failing check (:meth:`gradcheck.CheckResult.to_dict`, shrunk
 inputs included) with its failure's ``kind``, ``message``, ``input`` (index of the input
 concerned), ``worst`` (elements with ``index``, ``analytic``, ``numeric``, ``abs_error``,

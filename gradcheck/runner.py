@@ -19,7 +19,7 @@ import multiprocessing
 import pickle
 import traceback
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Generator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -106,7 +106,7 @@ def run_jobs(
     *,
     targets: Sequence[LoadedTarget] | None = None,
     progress: Callable[[Job], Callable[[int, int], None] | None] | None = None,
-) -> Iterator[VerifyResult]:
+) -> Generator[VerifyResult, None, None]:
     """The results of ``jobs``, in their order.
 
     With ``n_jobs`` 1 (or a single job) they run here, one by one, on the already

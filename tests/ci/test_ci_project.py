@@ -242,3 +242,16 @@ def test_jobs_2_gives_the_same_json_as_jobs_1(project: Path, monkeypatch) -> Non
     parallel = without_timings(document("--jobs", "2"))
     assert serial["exit_code"] == 1
     assert parallel == serial
+
+
+def test_settings_that_do_not_fit_the_op_name_the_file(project: Path) -> None:
+    pyproject = project / "pyproject.toml"
+    pyproject.write_text(
+        '[[tool.gradcheck.targets]]\ntarget = "ops:Square"\nmax-examples = 2\n'
+        '[[tool.gradcheck.targets]]\ntarget = "ops:Sin"\nshapes = ["3", "2"]\n'
+    )
+    for jobs in ("1", "2"):  # the error comes back from a worker process the same way
+        result = run("--jobs", jobs)
+        assert result.exit_code == 2
+        (line,) = result.stderr.splitlines()
+        assert line.startswith(f"Error: ops:Sin: invalid shapes in {pyproject}: got 2 shapes")
