@@ -196,6 +196,7 @@ class Comparison:
     new: list[str] = field(default_factory=list)
     vanished: list[str] = field(default_factory=list)
     ratios: dict[str, tuple[float, float]] = field(default_factory=dict)
+    settings_changed: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -211,6 +212,7 @@ class Comparison:
                 "fixed": self.fixed,
                 "new": self.new,
                 "vanished": self.vanished,
+                "settings_changed": self.settings_changed,
                 "error_ratios": {k: {"baseline": a, "now": b} for k, a, b in self._ratio_rows()},
             }
         )
@@ -225,6 +227,11 @@ class Comparison:
         lines += [f"new: {t}: not in the baseline (not a failure)" for t in self.new]
         lines += [
             f"vanished: {t}: in the baseline but not run (not a failure)" for t in self.vanished
+        ]
+        lines += [
+            f"settings changed: {t}: {', '.join(keys)} differ from the baseline's "
+            f"(not a failure; the error ratios may not be like for like)"
+            for t, keys in self.settings_changed.items()
         ]
         n = len(self.regressions)
         lines.append(
@@ -266,6 +273,9 @@ def compare(
             continue
         old_ratio, new_ratio = _ratio(old["error_ratio"]), r.error_ratio
         out.ratios[r.target] = (old_ratio, new_ratio)
+        changed = _changed_settings(old.get("settings"), r.settings)
+        if changed:
+            out.settings_changed[r.target] = changed
         if old["passed"] and not r.passed:
             out.regressions.append(Regression(r.target, f"passed in the baseline, {r.verdict} now"))
         elif not old["passed"] and r.passed:
@@ -281,6 +291,14 @@ def compare(
             )
     out.vanished = [name for name in old_targets if name not in seen]
     return out
+
+
+def _changed_settings(old: Any, new: Mapping[str, Any]) -> list[str]:
+    """The settings whose values differ (compared in their JSON form)."""
+    if not isinstance(old, dict):
+        return []
+    now = jsonable(dict(new))
+    return sorted(k for k in set(old) | set(now) if old.get(k) != now.get(k))
 
 
 def _grew(old: float, new: float, factor: float) -> bool:

@@ -130,6 +130,13 @@ def test_the_baseline_seed_is_reused(project: Path) -> None:
     assert document("--baseline", "base.json", "--seed", "3")["seed"] == 3
 
 
+def test_changed_settings_are_reported_not_failed(project: Path) -> None:
+    assert run("--save-baseline", "base.json").exit_code == 0
+    result = run("--baseline", "base.json", "--max-examples", "3")
+    assert result.exit_code == 0
+    assert "settings changed: ops:Sin: max_examples differ from the baseline's" in result.stdout
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
