@@ -7,6 +7,8 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
+pytest_plugins = ["pytester"]
+
 # "ci": reproducible and bounded, for the shared 2-core CI machine.
 settings.register_profile(
     "ci",

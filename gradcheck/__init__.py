@@ -2,51 +2,91 @@
 
 A reverse-mode autodiff engine on NumPy with MyGrad's API (``import gradcheck as mg``),
 and tools that check the gradients an op's ``backward`` produces.
+
+Names are loaded on first use (PEP 562): ``import gradcheck`` costs next to nothing,
+which matters because pytest imports our plugin, and with it this package, in every
+test run of everyone who installed gradcheck. ``gradcheck.Tensor`` imports the engine
+(and NumPy) the first time it is touched.
 """
 
 from __future__ import annotations
 
-# subpackages mirroring mygrad.linalg, mygrad.nnet, mygrad.random
-from gradcheck import linalg, nnet, random
-from gradcheck.check import check
-from gradcheck.description import describe
-from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
-from gradcheck.graph import no_autodiff
-from gradcheck.numerical import numerical_gradient
-from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient
-from gradcheck.ops import *
-from gradcheck.ops import __all__ as _ops_all
-from gradcheck.result import CheckResult, Failure
-from gradcheck.target import Target, resolve_target
-from gradcheck.tensor import Tensor, astensor, execute_op, tensor
-from gradcheck.verify import VerifyResult, verify
+import importlib
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "BroadcastableOp",
-    "GradcheckError",
-    "InvalidBackprop",
-    "InvalidGradient",
-    "Operation",
-    "SkipGradient",
-    "Tensor",
-    "astensor",
-    "execute_op",
-    "is_invalid_gradient",
-    "no_autodiff",
-    "tensor",
-    "describe",
-    "verify",
-    "VerifyResult",
-    *_ops_all,
-    "linalg",
-    "nnet",
-    "random",
-    "check",
-    "CheckResult",
-    "Failure",
-    "Target",
-    "resolve_target",
-    "numerical_gradient",
-]
+# Public name -> the module that defines it. The ops (``gradcheck.add``...) are every
+# name in ``gradcheck.ops.__all__``; the subpackages mirror MyGrad's.
+_EXPORTS: dict[str, str] = {
+    "GradcheckError": "gradcheck.errors",
+    "InvalidBackprop": "gradcheck.errors",
+    "InvalidGradient": "gradcheck.errors",
+    "SkipGradient": "gradcheck.errors",
+    "no_autodiff": "gradcheck.graph",
+    "BroadcastableOp": "gradcheck.operation",
+    "Operation": "gradcheck.operation",
+    "is_invalid_gradient": "gradcheck.operation",
+    "Tensor": "gradcheck.tensor_base",
+    "astensor": "gradcheck.tensor_base",
+    "execute_op": "gradcheck.tensor_base",
+    "tensor": "gradcheck.tensor_base",
+    "check": "gradcheck.checker",
+    "CheckResult": "gradcheck.result",
+    "Failure": "gradcheck.result",
+    "Target": "gradcheck.target",
+    "resolve_target": "gradcheck.target",
+    "numerical_gradient": "gradcheck.numerical",
+    "describe": "gradcheck.description",
+    "verify": "gradcheck.search",
+    "VerifyResult": "gradcheck.search",
+}
+_SUBPACKAGES = ("linalg", "nnet", "random", "strategies")
+
+
+def _ops_names() -> list[str]:
+    return list(importlib.import_module("gradcheck.ops").__all__)
+
+
+def _is_submodule(name: str) -> bool:
+    here = Path(__file__).parent
+    return (here / f"{name}.py").is_file() or (here / name / "__init__.py").is_file()
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    elif name in _SUBPACKAGES:
+        value = importlib.import_module(f"gradcheck.{name}")
+    elif name == "__all__":
+        value = sorted({*_EXPORTS, *_ops_names(), *_SUBPACKAGES} - {"strategies"})
+    elif _is_submodule(name):
+        # `from gradcheck import graph` asks here first; the import system then loads
+        # the submodule itself.
+        raise AttributeError(name)
+    elif not name.startswith("_") and name in _ops_names():
+        value = getattr(importlib.import_module("gradcheck.ops"), name)
+    else:
+        raise AttributeError(f"module 'gradcheck' has no attribute {name!r}")
+    globals()[name] = value  # later lookups are plain attribute reads
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS, *_SUBPACKAGES, *_ops_names()})
+
+
+if TYPE_CHECKING:  # static type checkers and IDEs see the eager imports
+    from gradcheck import linalg, nnet, random
+    from gradcheck.checker import check
+    from gradcheck.description import describe
+    from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
+    from gradcheck.graph import no_autodiff
+    from gradcheck.numerical import numerical_gradient
+    from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient
+    from gradcheck.ops import *
+    from gradcheck.result import CheckResult, Failure
+    from gradcheck.search import VerifyResult, verify
+    from gradcheck.target import Target, resolve_target
+    from gradcheck.tensor_base import Tensor, astensor, execute_op, tensor

@@ -51,7 +51,7 @@ from typing import Any
 
 from gradcheck.errors import GradcheckError
 from gradcheck.result import _jsonable as jsonable
-from gradcheck.verify import VerifyResult
+from gradcheck.search import VerifyResult
 
 __all__ = [
     "BASELINE_VERSION",
@@ -250,7 +250,7 @@ def compare(
 
     Examples
     --------
-    >>> from gradcheck.verify import VerifyResult
+    >>> from gradcheck.search import VerifyResult
     >>> def result(ratio):
     ...     return VerifyResult("m:Op", True, "passed", 10, 0, None, 0.0, 0.0, ratio, 0.1, 1)
     >>> old = {"targets": {"m:Op": {"passed": True, "error_ratio": 0.2}}}

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import gradcheck as gc
 from gradcheck.description import describe
-from gradcheck.tensor import Tensor
+from gradcheck.tensor_base import Tensor
 
 # --- arithmetic (broadcasting binary ops) ---
 

@@ -1,6 +1,6 @@
 """Reports CI systems show natively: JUnit XML and GitHub Actions annotations.
 
-Both render :class:`~gradcheck.verify.VerifyResult`s computed elsewhere (and the
+Both render :class:`~gradcheck.search.VerifyResult`s computed elsewhere (and the
 baseline :class:`~gradcheck.baseline.Comparison`, when there is one); nothing here
 measures or decides anything.
 
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcheck.loading import split_spec
-from gradcheck.verify import VerifyResult
+from gradcheck.search import VerifyResult
 
 __all__ = [
     "escape_data",

@@ -40,8 +40,8 @@ from gradcheck.description import description_of, normalize_domain
 from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.loading import LoadedTarget, load_targets, split_spec
 from gradcheck.runner import Job, RemoteError, run_jobs
+from gradcheck.search import VerifyResult
 from gradcheck.signature import op_signature
-from gradcheck.verify import VerifyResult
 
 __all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
 

@@ -141,16 +141,21 @@ class Comparison:
                 )
             )
 
+    def norm_relative_error(self) -> float:
+        """The largest error relative to the largest gradient element (norm-wise, so
+        that an element whose gradient is ~0 does not make it explode; per-element
+        relative errors are in the worst-elements table). A gradient smaller than
+        atol / rtol, where the absolute tolerance governs, counts as that size."""
+        if not self.max_abs:
+            return 0.0
+        floor = self.atol_used / self.rtol if self.rtol > 0 else 0.0
+        return self.max_abs / max(self.max_numeric, floor, np.finfo(np.float64).tiny)
+
     def summary(self) -> InputErrors:
         return InputErrors(
             input=self.i,
             max_abs_error=self.max_abs,
-            # Norm-wise: relative to the largest gradient element, so that an element
-            # whose gradient is ~0 does not make the summary explode (per-element
-            # relative errors are in the worst-elements table).
-            max_rel_error=self.max_abs / max(self.max_numeric, np.finfo(np.float64).tiny)
-            if self.max_abs
-            else 0.0,
+            max_rel_error=self.norm_relative_error(),
             error_ratio=self.max_ratio,
             mismatched=self.mismatched,
             size=self.size,

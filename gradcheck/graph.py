@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
     from gradcheck.operation import Operation
-    from gradcheck.tensor import Tensor
+    from gradcheck.tensor_base import Tensor
 
 __all__ = ["no_autodiff", "is_tracking", "backpropagate", "clear_graph"]
 

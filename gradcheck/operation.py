@@ -28,7 +28,7 @@ import numpy as np
 from gradcheck.errors import InvalidBackprop, InvalidGradient, SkipGradient
 
 if TYPE_CHECKING:
-    from gradcheck.tensor import Tensor
+    from gradcheck.tensor_base import Tensor
 
 __all__ = [
     "Operation",

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.tensor import Tensor
+from gradcheck.tensor_base import Tensor
 
 __all__ = [
     "seed",

@@ -1,4 +1,4 @@
-"""Render :class:`~gradcheck.verify.VerifyResult`s for the terminal (tabulate) and as
+"""Render :class:`~gradcheck.search.VerifyResult`s for the terminal (tabulate) and as
 JSON. Results are data computed elsewhere; nothing here measures or decides anything.
 
 The JSON document (``gradcheck verify --format json``), version 1::
@@ -53,7 +53,7 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from gradcheck.verify import FAILED, INCONCLUSIVE, PASSED, VerifyResult
+from gradcheck.search import FAILED, INCONCLUSIVE, PASSED, VerifyResult
 
 __all__ = ["JSON_VERSION", "render_json", "render_table", "render_target_list"]
 

@@ -26,7 +26,7 @@ from typing import Any
 
 from gradcheck.errors import GradcheckError, LoadError
 from gradcheck.loading import LoadedTarget, load_targets
-from gradcheck.verify import VerifyResult, verify
+from gradcheck.search import VerifyResult, verify
 
 __all__ = ["Job", "RemoteError", "run_job", "run_jobs"]
 

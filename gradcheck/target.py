@@ -23,7 +23,7 @@ from gradcheck.errors import GradcheckError, SkipGradient
 from gradcheck.graph import no_autodiff
 from gradcheck.operation import BroadcastableOp, Operation, reduce_broadcast
 from gradcheck.signature import OpSignature, op_signature
-from gradcheck.tensor import Tensor, execute_op
+from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = ["Target", "NotATarget", "TargetRaised", "resolve_target", "user_frame"]
 

@@ -10,7 +10,7 @@ import pytest
 
 import gradcheck as mg
 from gradcheck import Operation, SkipGradient, check
-from gradcheck.check import CheckUsageError
+from gradcheck.checker import CheckUsageError
 from gradcheck.report import format_result
 from gradcheck.result import FAILURE_KINDS
 from gradcheck.target import NotATarget

@@ -9,7 +9,7 @@ import pytest
 import gradcheck
 from gradcheck import Operation
 from gradcheck.errors import InvalidDescription
-from gradcheck.verify import VerifyResult, verify
+from gradcheck.search import VerifyResult, verify
 
 
 class Square(Operation):
@@ -157,7 +157,7 @@ def test_every_example_not_differentiable_is_inconclusive(monkeypatch) -> None:
 
     from gradcheck.result import CheckResult
 
-    verify_module = sys.modules["gradcheck.verify"]
+    verify_module = sys.modules["gradcheck.search"]
     monkeypatch.setattr(
         verify_module,
         "_check",

@@ -14,7 +14,7 @@ import numpy as np
 
 from gradcheck.operation import Operation
 from gradcheck.ops.hyperbolic import tanh
-from gradcheck.tensor import Tensor, execute_op
+from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = [
     "elu",

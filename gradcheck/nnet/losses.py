@@ -18,7 +18,7 @@ from gradcheck.operation import Operation
 from gradcheck.ops.exp_log import log
 from gradcheck.ops.indexing import get_item
 from gradcheck.ops.reductions import mean
-from gradcheck.tensor import Tensor, execute_op
+from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = [
     "focal_loss",

@@ -22,7 +22,7 @@ import numpy as np
 from gradcheck.operation import Operation
 
 if TYPE_CHECKING:
-    from gradcheck.tensor import Tensor
+    from gradcheck.tensor_base import Tensor
 
 __all__ = ["UnaryOp"]
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from gradcheck.operation import BroadcastableOp
 from gradcheck.ops._unary import UnaryOp
-from gradcheck.tensor import Tensor, execute_op
+from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp", "logaddexp2"]
 

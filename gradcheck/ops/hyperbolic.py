@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.ops._unary import UnaryOp
-from gradcheck.tensor import Tensor, execute_op
+from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = [
     "sinh",

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.operation import Operation
-from gradcheck.tensor import Tensor, execute_op
+from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = ["concatenate", "stack"]
 

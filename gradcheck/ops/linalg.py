@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.operation import Operation, reduce_broadcast
-from gradcheck.tensor import Tensor, execute_op
+from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = ["dot", "einsum", "matmul", "multi_matmul", "tensordot", "trace"]
 

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.operation import Operation, reduce_broadcast
-from gradcheck.tensor import Tensor, execute_op
+from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = [
     "atleast_1d",

@@ -9,7 +9,7 @@ import numpy as np
 
 from gradcheck.operation import BroadcastableOp
 from gradcheck.ops._unary import UnaryOp
-from gradcheck.tensor import Tensor, execute_op
+from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = [
     "sin",

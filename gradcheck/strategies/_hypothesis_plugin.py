@@ -27,6 +27,6 @@ def _register() -> None:
     from hypothesis import strategies as st
 
     from gradcheck.strategies.tensors import tensors
-    from gradcheck.tensor import Tensor
+    from gradcheck.tensor_base import Tensor
 
     st.register_type_strategy(Tensor, tensors())

@@ -35,7 +35,7 @@ from gradcheck.strategies._floats import interval_floats
 from gradcheck.strategies._validation import check_int, check_real
 from gradcheck.strategies.indices import advanced_indices, basic_indices
 from gradcheck.strategies.shapes import valid_axes
-from gradcheck.tensor import Tensor
+from gradcheck.tensor_base import Tensor
 
 __all__ = ["ComputationalGraph", "Constant", "Node", "OPS", "computational_graphs"]
 

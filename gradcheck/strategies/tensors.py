@@ -12,7 +12,7 @@ from hypothesis.extra import numpy as hnp
 from gradcheck.strategies._floats import default_elements
 from gradcheck.strategies._validation import check_bool, check_shape
 from gradcheck.strategies.gradients import gradients
-from gradcheck.tensor import Tensor
+from gradcheck.tensor_base import Tensor
 
 __all__ = ["tensors"]
 

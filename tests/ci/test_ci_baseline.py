@@ -17,7 +17,7 @@ from gradcheck.baseline import (
     load_baseline,
     save_baseline,
 )
-from gradcheck.verify import VerifyResult
+from gradcheck.search import VerifyResult
 
 
 def result(target="m:Op", ratio=0.2, verdict="passed", seed=1):

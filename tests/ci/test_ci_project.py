@@ -5,12 +5,19 @@ from __future__ import annotations
 
 import json
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from gradcheck.cli import main
+from tests.ci.ci_project import make_project
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    yield from make_project(tmp_path, monkeypatch)
 
 
 def run(*args: str):

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from gradcheck.ci_report import escape_data, escape_property, github_annotations, junit_xml
-from gradcheck.verify import VerifyResult
+from gradcheck.search import VerifyResult
 
 
 def unescape(text: str, prop: bool) -> str:

@@ -8,11 +8,19 @@ import os
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from tests.ci.ci_project import make_project
+
 REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    yield from make_project(tmp_path, monkeypatch)
 
 
 def gradcheck(cwd: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:

@@ -8,7 +8,7 @@ import numpy as np
 
 from gradcheck.ops.misc import sqrt
 from gradcheck.ops.reductions import mean
-from gradcheck.tensor import Tensor
+from gradcheck.tensor_base import Tensor
 
 __all__ = ["batchnorm"]
 

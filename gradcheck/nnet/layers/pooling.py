@@ -8,7 +8,7 @@ import numpy as np
 
 from gradcheck.nnet.layers.windows import as_tuple, windows
 from gradcheck.operation import Operation
-from gradcheck.tensor import Tensor, execute_op
+from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = ["max_pool"]
 

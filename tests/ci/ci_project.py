@@ -1,5 +1,9 @@
 """A temporary project with a ``[tool.gradcheck]`` block and an ops module, as a team
-would have it in CI."""
+would have it in CI.
+
+Not a conftest.py: tests/cli has one, and two conftest modules without packages clash
+under --doctest-modules when both folders are named on the command line. Each test
+module wraps :func:`make_project` in its own ``project`` fixture."""
 
 from __future__ import annotations
 
@@ -61,8 +65,7 @@ shapes = ["3,4"]
 """
 
 
-@pytest.fixture
-def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+def make_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """The project folder, as the working directory; ops.py is forgotten afterwards."""
     (tmp_path / "ops.py").write_text(OPS)
     (tmp_path / "pyproject.toml").write_text(textwrap.dedent(PYPROJECT))

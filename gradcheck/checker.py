@@ -27,7 +27,7 @@ from gradcheck.errors import GradcheckError, InvalidGradient
 from gradcheck.numerical import ComplexStepUnsupported, Evaluator
 from gradcheck.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.target import Target, TargetRaised, resolve_target, user_frame
-from gradcheck.tensor import Tensor
+from gradcheck.tensor_base import Tensor
 
 __all__ = ["check", "CheckUsageError", "DEFAULT_TOLERANCES", "FULL_MODE_MAX_SIZE"]
 

@@ -332,7 +332,7 @@ def _inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
 
 
 def _check(tgt: Any, arrays: Sequence[Any], options: dict[str, Any], check_seed: int) -> Any:
-    from gradcheck.check import check
+    from gradcheck.checker import check
 
     return check(
         tgt,

@@ -1,0 +1,48 @@
+"""The package's public surface: lazy loading and names that stay what they are."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import subprocess
+import sys
+import types
+
+import gradcheck
+
+
+def test_import_gradcheck_loads_neither_numpy_nor_hypothesis():
+    heavy = ("numpy", "hypothesis", "gradcheck.tensor_base")
+    code = f"import sys, gradcheck; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_public_names_are_not_shadowed_by_submodules():
+    # Importing a submodule sets it as an attribute of the package; a public function
+    # with a module's name would then become that module.
+    for info in pkgutil.walk_packages(gradcheck.__path__, "gradcheck."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+    for name in gradcheck.__all__:
+        value = getattr(gradcheck, name)
+        if name in ("linalg", "nnet", "random"):
+            assert isinstance(value, types.ModuleType)
+        else:
+            assert not isinstance(value, types.ModuleType), name
+
+
+def test_star_import_and_dir():
+    namespace: dict = {}
+    exec("from gradcheck import *", namespace)
+    assert {"Tensor", "check", "verify", "add", "einsum", "no_autodiff"} <= set(namespace)
+    assert {"Tensor", "sum", "describe"} <= set(dir(gradcheck))
+
+
+def test_unknown_attribute():
+    try:
+        gradcheck.no_such_thing  # noqa: B018
+    except AttributeError as exc:
+        assert "no_such_thing" in str(exc)
+    else:
+        raise AssertionError("no AttributeError")

@@ -1,0 +1,288 @@
+"""The pytest plugin, run in pytester sandboxes: fixtures, marker, options, collected
+targets, and that loading the plugin loads nothing heavy."""
+
+from __future__ import annotations
+
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import hypothesis  # noqa: F401
+import numpy  # noqa: F401
+import pytest
+
+import gradcheck.checker
+import gradcheck.search
+
+# In-process pytester runs drop the modules a run imported afterwards; NumPy's
+# extension cannot be loaded twice in one process, so what the sandboxes use is
+# imported here, once, first.
+PLUGIN = ("-p", "gradcheck.pytest_plugin")
+
+OPS = """
+import numpy as np
+import gradcheck as mg
+
+
+class Square(mg.Operation):
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data ** 2
+
+    def backward_var(self, grad, index, **kwargs):
+        return grad * 2 * self.variables[0].data
+
+
+class SlightlyWrongSquare(Square):
+    def backward_var(self, grad, index, **kwargs):
+        return grad * 2.002 * self.variables[0].data
+
+
+class WrongSquare(Square):
+    def backward_var(self, grad, index, **kwargs):
+        return grad * 3 * self.variables[0].data
+"""
+
+
+@pytest.fixture
+def sandbox(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    # Only our plugin, loaded explicitly: the same whether or not gradcheck is
+    # installed (and its entry point visible) where this suite runs.
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    pytester.makepyfile(myops=OPS)
+    pytester.syspathinsert()
+    return pytester
+
+
+def test_the_check_fixture_passes_and_fails_with_the_report(sandbox):
+    sandbox.makepyfile(
+        test_ops="""
+        import numpy as np
+        from myops import Square, WrongSquare
+
+        def test_right(gradcheck):
+            result = gradcheck(Square, np.array([1.0, -2.0, 3.0]))
+            assert result.verdict == "passed"
+
+        def test_wrong(gradcheck):
+            gradcheck(WrongSquare, np.array([1.0, -2.0, 3.0]))
+        """
+    )
+    result = sandbox.runpytest(*PLUGIN)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*AssertionError: gradcheck: *WrongSquare failed: mismatch (input 0)*",
+            "*Mismatched elements: 3 / 3*",
+            "*Index*Analytic*Numeric*Abs err*Rel err*",
+        ]
+    )
+    # the helper's own frames are hidden: the traceback ends in the user's test
+    assert "pytest_plugin.py" not in result.stdout.str()
+
+
+def test_the_check_fixture_passes_op_parameters(sandbox):
+    sandbox.makepyfile(
+        test_params="""
+        import numpy as np
+        import gradcheck as mg
+
+        def test_sum_axis(gradcheck):
+            assert gradcheck(mg.sum, np.ones((2, 3)), axis=1).passed
+        """
+    )
+    sandbox.runpytest(*PLUGIN).assert_outcomes(passed=1)
+
+
+def test_the_fixture_works_inside_given(sandbox):
+    sandbox.makepyfile(
+        test_given="""
+        import numpy as np
+        from hypothesis import given, settings, strategies as st
+        from myops import Square
+
+        @settings(max_examples=10, deadline=None)
+        @given(st.floats(-3, 3))
+        def test_square(gradcheck, x):
+            gradcheck(Square, np.array([x]))
+        """
+    )
+    sandbox.runpytest(*PLUGIN).assert_outcomes(passed=1)
+
+
+def test_the_verify_fixture_passes_and_fails_with_the_shrunk_report(sandbox):
+    sandbox.makepyfile(
+        test_search="""
+        from myops import Square, WrongSquare
+
+        def test_right(gradcheck_verify):
+            assert gradcheck_verify(Square, max_examples=10).passed
+
+        def test_wrong(gradcheck_verify):
+            gradcheck_verify(WrongSquare, max_examples=10, domain=(0.5, 2.0))
+        """
+    )
+    result = sandbox.runpytest(*PLUGIN)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        ["*gradcheck: *WrongSquare failed after * example(s) (seed 0)*", "*mismatch*"]
+    )
+
+
+def test_the_marker_sets_tolerances_and_is_registered(sandbox):
+    sandbox.makepyfile(
+        test_marker="""
+        import numpy as np
+        import pytest
+        from myops import SlightlyWrongSquare
+
+        X = np.array([1.0, 2.0])
+
+        @pytest.mark.gradcheck(rtol=1e-2)
+        def test_loose(gradcheck):
+            gradcheck(SlightlyWrongSquare, X)
+
+        def test_strict(gradcheck):
+            gradcheck(SlightlyWrongSquare, X)
+
+        @pytest.mark.gradcheck(mode="fast")
+        class TestClass:
+            @pytest.mark.gradcheck(rtol=1e-2)
+            def test_closest_marker_wins(self, gradcheck):
+                result = gradcheck(SlightlyWrongSquare, X)
+                assert result.settings["mode"] == "fast"
+        """
+    )
+    result = sandbox.runpytest(*PLUGIN, "--strict-markers")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(["*test_strict*"])
+
+
+def test_an_unknown_marker_setting_is_a_usage_error(sandbox):
+    sandbox.makepyfile(
+        test_bad_marker="""
+        import numpy as np
+        import pytest
+        from myops import Square
+
+        @pytest.mark.gradcheck(rtoll=1)
+        def test_it(gradcheck):
+            gradcheck(Square, np.array([1.0]))
+        """
+    )
+    result = sandbox.runpytest(*PLUGIN)
+    result.stdout.fnmatch_lines(["*unknown setting(s) rtoll*"])
+    assert result.ret != 0
+
+
+def test_seed_option_and_ini_show_in_the_header(sandbox):
+    sandbox.makepyfile(test_nothing="def test_nothing(): pass")
+    sandbox.runpytest(*PLUGIN).stdout.fnmatch_lines(["gradcheck: seed=0"])
+    result = sandbox.runpytest(*PLUGIN, "--gradcheck-seed", "7", "--gradcheck-mode", "fast")
+    result.stdout.fnmatch_lines(["gradcheck: seed=7, mode=fast"])
+    sandbox.makeini("[pytest]\ngradcheck_seed = 5\ngradcheck_max_examples = 12\n")
+    sandbox.runpytest(*PLUGIN).stdout.fnmatch_lines(["gradcheck: seed=5, max-examples=12"])
+
+
+def test_the_seed_option_reaches_the_fixture(sandbox):
+    sandbox.makepyfile(
+        test_seed="""
+        import numpy as np
+        from myops import Square
+
+        def test_seed(gradcheck):
+            assert gradcheck(Square, np.array([1.0])).seed == 7
+        """
+    )
+    sandbox.runpytest(*PLUGIN, "--gradcheck-seed=7").assert_outcomes(passed=1)
+
+
+def test_a_bad_ini_value_is_a_usage_error(sandbox):
+    sandbox.makeini("[pytest]\ngradcheck_mode = slow\n")
+    sandbox.makepyfile(test_nothing="def test_nothing(): pass")
+    result = sandbox.runpytest(*PLUGIN)
+    result.stderr.fnmatch_lines(["*gradcheck_mode must be one of auto, full, fast*"])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+
+
+PYPROJECT = """
+[tool.gradcheck]
+max-examples = 8
+
+[[tool.gradcheck.targets]]
+target = "myops:Square"
+domain = [-2, 2]
+
+[[tool.gradcheck.targets]]
+target = "myops:WrongSquare"
+domain = [0.5, 2]
+"""
+
+
+def test_collected_targets_are_test_items(sandbox):
+    sandbox.makefile(".toml", pyproject=PYPROJECT)
+    sandbox.makepyfile(test_plain="def test_plain(): pass")
+    result = sandbox.runpytest(*PLUGIN, "--gradcheck", "-v")
+    result.assert_outcomes(passed=2, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*pyproject.toml::myops:Square PASSED*",
+            "*pyproject.toml::myops:WrongSquare FAILED*",
+            "*gradcheck: myops:WrongSquare failed after*",
+        ]
+    )
+    # -k selects among collected targets too; without --gradcheck nothing is added
+    sandbox.runpytest(*PLUGIN, "--gradcheck", "-k", "Square and not Wrong").assert_outcomes(
+        passed=1
+    )
+    sandbox.runpytest(*PLUGIN).assert_outcomes(passed=1)
+
+
+def test_collection_without_targets_or_with_a_bad_config_is_a_usage_error(sandbox):
+    sandbox.makepyfile(test_plain="def test_plain(): pass")
+    sandbox.makefile(".toml", pyproject="[tool.gradcheck]\nseed = 1\n")
+    result = sandbox.runpytest(*PLUGIN, "--gradcheck")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--gradcheck: no targets to collect*"])
+    sandbox.makefile(".toml", pyproject="[project]\nname = 'x'\n")
+    result = sandbox.runpytest(*PLUGIN, "--gradcheck")
+    result.stderr.fnmatch_lines(
+        ["*--gradcheck: *pyproject.toml: has no [[]tool.gradcheck[]] table"]
+    )
+    sandbox.makefile(".toml", pyproject="[tool.gradcheck]\nmax-exampels = 3\n")
+    result = sandbox.runpytest(*PLUGIN, "--gradcheck")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*unknown key 'max-exampels'*"])
+
+
+def test_a_target_that_does_not_load_fails_its_item_with_one_line(sandbox):
+    sandbox.makefile(".toml", pyproject='[[tool.gradcheck.targets]]\ntarget = "myops:Nope"\n')
+    result = sandbox.runpytest(*PLUGIN, "--gradcheck")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*gradcheck: *Nope*"])
+
+
+def test_a_run_that_does_not_use_gradcheck_imports_nothing_heavy(sandbox, monkeypatch):
+    # the subprocess must import this checkout's gradcheck, installed or not
+    root = str(Path(gradcheck.__file__).resolve().parents[1])
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    )
+    sandbox.makeconftest(
+        textwrap.dedent(
+            """
+            import json, sys
+
+            def pytest_sessionfinish(session):
+                heavy = ["numpy", "hypothesis", "gradcheck.tensor_base", "gradcheck.checker"]
+                with open("loaded.json", "w") as f:
+                    json.dump([m for m in heavy if m in sys.modules], f)
+            """
+        )
+    )
+    sandbox.makepyfile(test_plain="def test_plain(): assert 1 + 1 == 2")
+    result = sandbox.runpytest_subprocess(*PLUGIN)
+    result.assert_outcomes(passed=1)
+    result.stdout.fnmatch_lines(["gradcheck: seed=0"])  # the plugin did load
+    assert json.loads((sandbox.path / "loaded.json").read_text()) == []
