@@ -2,4 +2,6 @@
 
 from gradcheck.cli import main
 
-main()
+# Guarded: a worker process of `--jobs N` (started with spawn) imports the main module.
+if __name__ == "__main__":
+    main()

@@ -21,18 +21,26 @@ import shlex
 import sys
 import time
 import traceback
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
 from gradcheck import __version__
+from gradcheck.baseline import RATIO_FLOOR
+from gradcheck.config import (
+    DEFAULT_REGRESSION_FACTOR,
+    ProjectConfig,
+    is_regression_factor,
+    load_config,
+)
 from gradcheck.description import description_of, normalize_domain
 from gradcheck.errors import GradcheckError, InvalidDescription
-from gradcheck.loading import LoadedTarget, load_targets
-from gradcheck.search import VerifyResult, verify
+from gradcheck.loading import LoadedTarget, load_targets, split_spec
+from gradcheck.runner import Job, RemoteError, run_jobs
+from gradcheck.search import VerifyResult
 from gradcheck.signature import op_signature
 
 __all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
@@ -49,6 +57,8 @@ Examples:
   gradcheck verify mymodule:MatMul --shape n,k --shape k,m
   gradcheck verify mymodule:Log --domain 0.1:10 --dtype float32
   gradcheck verify mymodule:Sum --kwargs '{"axis": 0}' --format json
+  gradcheck verify --save-baseline base.json   # [tool.gradcheck] targets (CI)
+  gradcheck verify --baseline base.json --junit-xml report.xml --jobs 4
   gradcheck list mymodule                  # the targets a module offers
 """
 
@@ -122,23 +132,52 @@ class RunItem:
 
     target: LoadedTarget
     settings: dict[str, Any] = field(default_factory=dict)
+    #: Where ``settings`` come from (the configuration file), for error messages.
+    source: str | None = None
 
 
-def plan_run(specs: Sequence[str]) -> list[RunItem]:
+def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[RunItem]:
     """The targets a ``gradcheck verify`` run checks.
 
     Named targets are loaded in order (all of them before any is checked, so that a
-    typo fails fast). With none named, the built-in default :data:`BUILTIN_TARGETS`
-    runs.
+    typo fails fast). With none named, the targets of the project configuration run
+    (``[[tool.gradcheck.targets]]``, each with the defaults overlaid by its own
+    settings), or, without any, the built-in default :data:`BUILTIN_TARGETS`.
 
-    This is the seam for project configuration: reading ``[tool.gradcheck]`` from
-    ``pyproject.toml`` (targets with per-target settings) belongs here, before the
-    built-in fallback, returning :class:`RunItem`s whose ``settings`` the command
-    line then overrides.
+    A named target also takes the configuration's defaults, and the settings of an
+    entry naming it (or its module), so that the replay command printed for a target
+    of the configuration checks it the same way.
     """
-    if not specs:
-        specs = [BUILTIN_TARGETS]
-    return [RunItem(t) for spec in specs for t in load_targets(spec)]
+    if not specs and config is not None and config.targets:
+        _make_project_importable(config)
+        return [
+            RunItem(t, config.options_for(entry), str(config.path))
+            for entry in config.targets
+            for t in load_targets(entry.target)
+        ]
+    defaults = dict(config.defaults) if config is not None else {}
+    items = []
+    for spec in specs or [BUILTIN_TARGETS]:
+        for t in load_targets(spec):
+            entry = _entry_for(config, t.name) if config is not None else None
+            settings = config.options_for(entry) if entry else dict(defaults)
+            items.append(RunItem(t, settings, str(config.path) if config else None))
+    return items
+
+
+def _entry_for(config: ProjectConfig, name: str) -> Any:
+    module, _ = split_spec(name)
+    exact = [e for e in config.targets if e.target == name]
+    whole_module = [e for e in config.targets if e.target == module]
+    return (exact or whole_module or [None])[0]
+
+
+def _make_project_importable(config: ProjectConfig) -> None:
+    # Targets in the file are named relative to the project (the file's folder), which
+    # need not be the working directory when the run starts in a subfolder.
+    root = str(config.path.parent.resolve())
+    if root not in sys.path:
+        sys.path.insert(0, root)
 
 
 class _Progress:
@@ -255,6 +294,8 @@ def _replay_command(ctx: click.Context, target: str, seed: int) -> str:
                 words.extend([f"{flag}={v}"] if v.startswith("-") else [flag, v])
         else:
             words.extend([flag, str(value)])
+    if raw.get("config_path") is not None:
+        words.extend(["--config", str(raw["config_path"])])
     words.extend(["--seed", str(seed)])
     return shlex.join(words)
 
@@ -329,6 +370,50 @@ def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[s
     help="Output: a table, or one JSON document on stdout.",
 )
 @click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read [tool.gradcheck] from this file: a pyproject.toml, or a TOML file with "
+    "the table's keys at top level. Default: the nearest pyproject.toml.",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    metavar="N",
+    default=1,
+    show_default=True,
+    help="Check targets in N worker processes (same results and order as one).",
+)
+@click.option(
+    "--save-baseline",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write each target's verdict, error ratio, seed and settings to FILE (JSON).",
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Compare with a saved baseline: exit 1 if a target that passed fails, or its "
+    "error ratio grew by more than the regression factor. Reuses its seeds.",
+)
+@click.option(
+    "--regression-factor",
+    type=float,
+    metavar="X",
+    help="A target regresses when its error ratio exceeds X times its baseline ratio "
+    f"(floored at {RATIO_FLOOR:g}) [default: regression-factor in the config, else "
+    f"{DEFAULT_REGRESSION_FACTOR}]. See docs/ci.md.",
+)
+@click.option(
+    "--junit-xml",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a JUnit XML report (one testcase per target).",
+)
+@click.option(
     "-v",
     "--verbose",
     is_flag=True,
@@ -350,15 +435,27 @@ def verify_command(
     broadcast: bool | None,
     avoid: tuple[float, ...],
     output_format: str,
+    config_path: Path | None,
+    jobs: int,
+    save_baseline: Path | None,
+    baseline_path: Path | None,
+    regression_factor: float | None,
+    junit_xml: Path | None,
     verbose: bool,
 ) -> None:
     """Check the gradients of TARGETs on generated inputs.
 
     A TARGET is module:Name, path/to/file.py:Name, or a module or file (every
     Operation subclass in it and every function marked with @gradcheck.describe).
-    The working directory is importable. Without a TARGET, the engine's own ops are
-    checked. Settings an op declares with @gradcheck.describe are used unless an
-    option overrides them.
+    The working directory is importable. Without a TARGET, the targets listed in
+    [tool.gradcheck] of the nearest pyproject.toml are checked, or, without any, the
+    engine's own ops. Settings come from an op's @gradcheck.describe, overridden by
+    the configuration file, overridden by the options.
+
+    In CI: --save-baseline on the main branch, --baseline on pull requests, and
+    --junit-xml for the CI's test report; with GITHUB_ACTIONS=true, failures are also
+    printed as GitHub annotations. Exit status: 0 all passed, 1 a check failed or
+    regressed against the baseline, 2 a usage, load, configuration or baseline error.
     """
     parsed = {
         "shape": _parse_shapes(shape),
@@ -373,7 +470,18 @@ def verify_command(
         "avoid": avoid or None,
     }
     overrides = _settings_from_options(ctx, parsed)
-    run_seed = seed if seed is not None else secrets.randbits(32)
+    if regression_factor is not None and not is_regression_factor(regression_factor):
+        raise click.BadParameter(
+            f"must be a number >= 1, got {regression_factor:g}", param_hint="'--regression-factor'"
+        )
+    from gradcheck import baseline as baselines
+
+    try:
+        config = load_config(config_path)
+        baseline = baselines.load_baseline(baseline_path) if baseline_path is not None else None
+    except GradcheckError as exc:
+        _fail(str(exc), exc.exit_code, exc, verbose)
+    run_seed = _run_seed(seed, baseline, config)
     _keep_hypothesis_files_out_of_the_working_directory()
     # With JSON, stdout carries the document only: whatever the user's module prints
     # (at import, in its forward) goes to stderr.
@@ -384,59 +492,166 @@ def verify_command(
     )
     with user_output:
         try:
-            items = plan_run(targets)
+            items = plan_run(targets, config)
         except GradcheckError as exc:
             _fail(str(exc), exc.exit_code, exc, verbose)
-        results = [_run_item(item, overrides, run_seed, verbose) for item in items]
+        plan = [
+            Job(item.target.name, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
+            for item in items
+        ]
+        results = _run_all(items, plan, jobs, overrides, verbose)
+
+    comparison = None
+    if baseline is not None:
+        factor = regression_factor
+        if factor is None:
+            factor = config.regression_factor if config else DEFAULT_REGRESSION_FACTOR
+        comparison = baselines.compare(results, baseline, factor=factor)
+    try:
+        if save_baseline is not None:
+            baselines.save_baseline(save_baseline, results, seed=run_seed)
+        if junit_xml is not None:
+            _write_junit(junit_xml, results, run_seed, comparison)
+    except (GradcheckError, OSError) as exc:
+        message = str(exc) if isinstance(exc, GradcheckError) else f"{exc.filename}: {exc.strerror}"
+        _fail(message, 2, exc, verbose)
 
     def replay(result: VerifyResult) -> str:
         return _replay_command(ctx, result.target, result.seed)
 
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        _annotate(items, results, comparison, to_stderr=output_format == "json")
     if output_format == "json":
         from gradcheck.render import render_json
 
-        click.echo(render_json(results, seed=run_seed, replay=replay))
+        extra = {"baseline": comparison.to_dict()} if comparison is not None else None
+        click.echo(render_json(results, seed=run_seed, replay=replay, extra=extra))
     else:
         from gradcheck.render import render_table
 
         color = _use_color()
         click.echo(render_table(results, seed=run_seed, replay=replay, color=color), color=color)
-    ctx.exit(0 if all(r.passed for r in results) else 1)
+        if comparison is not None:
+            click.echo(f"\n{comparison.render()}")
+    passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
+    ctx.exit(0 if passed else 1)
 
 
-def _run_item(
-    item: RunItem, overrides: dict[str, Any], run_seed: int, verbose: bool
-) -> VerifyResult:
-    """Verify one target; its errors end the run with their one-line message."""
-    progress = _Progress(sys.stderr, item.target.name) if _is_tty(sys.stderr) else None
-    try:
-        with warnings.catch_warnings():
-            # NumPy's "invalid value encountered in log" and the like, from the op
-            # evaluated at generated and perturbed points: the checker reports what
-            # matters (a non-finite output is a failure); --verbose shows them.
-            if not verbose:
-                warnings.simplefilter("ignore", RuntimeWarning)
-            return verify(
-                item.target,
-                **{**item.settings, **overrides},
-                seed=run_seed,
-                progress=progress,
-            )
-    except InvalidDescription as exc:
+def _run_seed(seed: int | None, baseline: Any, config: ProjectConfig | None) -> int:
+    """The run's seed: --seed, else the baseline's (to check the same examples), else
+    the configuration's default, else a fresh one."""
+    if seed is not None:
+        return seed
+    if baseline is not None:
+        return int(baseline["seed"])
+    if config is not None and "seed" in config.defaults:
+        return int(config.defaults["seed"])
+    return secrets.randbits(32)
+
+
+def _job_settings(
+    item: RunItem,
+    overrides: dict[str, Any],
+    seed: int | None,
+    baseline: Any,
+    run_seed: int,
+) -> dict[str, Any]:
+    """verify()'s keyword arguments for one target: its settings, overridden by the
+    options; the seed from --seed, else the baseline's for this target, else the
+    target's own from the configuration, else the run's."""
+    settings = {**item.settings, **overrides}
+    own_seed = settings.pop("seed", None)
+    old = baseline["targets"].get(item.target.name) if baseline is not None else None
+    if seed is not None:
+        settings["seed"] = seed
+    elif old is not None:
+        settings["seed"] = old["seed"]
+    else:
+        settings["seed"] = own_seed if own_seed is not None else run_seed
+    return settings
+
+
+def _run_all(
+    items: list[RunItem],
+    plan: list[Job],
+    jobs: int,
+    overrides: dict[str, Any],
+    verbose: bool,
+) -> list[VerifyResult]:
+    """Run every job (in ``jobs`` processes); an error ends the run with its one-line
+    message, naming the target whose job raised it."""
+    open_bars: list[_Progress] = []
+
+    def progress(job: Job) -> _Progress | None:
+        # Only serial runs report progress (one target at a time on one line).
+        if not _is_tty(sys.stderr):
+            return None
+        open_bars.append(_Progress(sys.stderr, job.spec))
+        return open_bars[-1]
+
+    def close_bars() -> None:
+        while open_bars:
+            open_bars.pop().close()
+
+    results: list[VerifyResult] = []
+    runs = run_jobs(plan, jobs, targets=[item.target for item in items], progress=progress)
+    # closing(): the worker processes are shut down before an error ends the run.
+    with contextlib.closing(runs):
+        try:
+            for result in runs:
+                results.append(result)
+                close_bars()
+        except Exception as exc:
+            close_bars()
+            runs.close()
+            _fail_item(exc, items[len(results)], overrides, verbose)
+    return results
+
+
+def _fail_item(exc: Exception, item: RunItem, overrides: dict[str, Any], verbose: bool) -> NoReturn:
+    """One target's error as its one-line message and exit code."""
+    if isinstance(exc, InvalidDescription):
         _fail(_describe_invalid(exc, item, overrides), exc.exit_code, exc, verbose)
-    except GradcheckError as exc:
+    if isinstance(exc, GradcheckError):
         _fail(f"{item.target.name}: {exc}", exc.exit_code, exc, verbose)
-    except Exception as exc:  # a bug of gradcheck's own, not of the op
-        _fail(
-            f"{item.target.name}: internal error {type(exc).__name__}: {exc} "
-            f"(--verbose shows the traceback; please report it)",
-            2,
-            exc,
-            verbose,
-        )
-    finally:
-        if progress is not None:
-            progress.close()
+    # A bug of gradcheck's own, not of the op.
+    name = exc.type_name if isinstance(exc, RemoteError) else type(exc).__name__
+    if verbose and isinstance(exc, RemoteError):
+        click.echo(exc.remote_traceback.rstrip(), err=True)
+        exc = None  # type: ignore[assignment]
+    _fail(
+        f"{item.target.name}: internal error {name}: {exc} "
+        f"(--verbose shows the traceback; please report it)",
+        2,
+        exc,
+        verbose,
+    )
+
+
+def _write_junit(path: Path, results: list[VerifyResult], seed: int, comparison: Any) -> None:
+    from gradcheck.ci_report import junit_xml, write_junit_xml
+
+    regressions = {r.target: r.reason for r in comparison.regressions} if comparison else {}
+    write_junit_xml(path, junit_xml(results, seed=seed, regressions=regressions))
+
+
+def _annotate(
+    items: list[RunItem], results: list[VerifyResult], comparison: Any, *, to_stderr: bool
+) -> None:
+    """GitHub Actions annotations (the runner reads workflow commands on stdout and
+    stderr; with --format json they go to stderr, so that stdout stays one document)."""
+    from gradcheck.ci_report import github_annotations, source_location
+
+    locations = {item.target.name: source_location(item.target.obj) for item in items}
+    lines = github_annotations(
+        results,
+        regressions={r.target: r.reason for r in comparison.regressions} if comparison else {},
+        new=comparison.new if comparison else (),
+        vanished=comparison.vanished if comparison else (),
+        locations=locations,
+    )
+    for line in lines:
+        click.echo(line, err=to_stderr)
 
 
 def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[str, Any]) -> str:
@@ -447,7 +662,7 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
         option = _OPTION_OF_SETTING.get(setting, setting)
         return f"Invalid value for '{_FLAGS[option]}' ({item.target.name}): {exc}"
     if setting is not None and setting in item.settings:
-        return f"{item.target.name}: invalid {setting} in its settings: {exc}"
+        return f"{item.target.name}: invalid {setting} in {item.source or 'its settings'}: {exc}"
     if setting is not None and description_of(item.target.obj) is not None:
         return (
             f"{item.target.name}: invalid {setting} in its @gradcheck.describe(...): {exc}"

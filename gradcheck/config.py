@@ -28,11 +28,24 @@ import difflib
 import math
 import os
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gradcheck.errors import GradcheckError
+from gradcheck.description import (
+    normalize_avoid,
+    normalize_broadcast,
+    normalize_domain,
+    normalize_dtype,
+    normalize_kwargs,
+    normalize_max_examples,
+    normalize_mode,
+    normalize_seed,
+    normalize_shapes,
+    normalize_tolerance,
+)
+from gradcheck.errors import GradcheckError, InvalidDescription
 
 __all__ = [
     "ConfigError",
@@ -42,9 +55,6 @@ __all__ = [
     "load_config",
     "OPTION_KEYS",
 ]
-
-MODES = ("auto", "full", "fast")
-DTYPES = ("float16", "float32", "float64")
 
 #: Settings a target (or the defaults) may carry, and what each must be.
 OPTION_KEYS = (
@@ -58,7 +68,11 @@ OPTION_KEYS = (
     "atol",
     "rtol",
     "broadcast",
+    "avoid",
 )
+#: How much a target's error ratio may grow against a baseline before it is a regression.
+DEFAULT_REGRESSION_FACTOR = 1.5
+
 #: Settings that only make sense for the whole project.
 PROJECT_KEYS = ("targets", "regression-factor")
 
@@ -88,11 +102,22 @@ class ProjectConfig:
     path: Path
     defaults: dict[str, Any] = field(default_factory=dict)
     targets: tuple[TargetConfig, ...] = ()
-    regression_factor: float = 1.5
+    regression_factor: float = DEFAULT_REGRESSION_FACTOR
 
     def options_for(self, entry: TargetConfig) -> dict[str, Any]:
         """The defaults overlaid with the entry's own settings."""
         return {**self.defaults, **entry.options}
+
+
+def is_regression_factor(value: Any) -> bool:
+    """A regression factor is a finite number >= 1 (the one check, for the file and
+    ``--regression-factor``)."""
+    return (
+        isinstance(value, (int, float))
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 1
+    )
 
 
 def find_pyproject(start: Path | None = None) -> Path | None:
@@ -112,7 +137,7 @@ def load_config(path: Path | str | None = None) -> ProjectConfig | None:
     With ``path`` None, the nearest ``pyproject.toml`` is read, and a project without
     one (or without the table) gives None. An explicit ``path`` must exist and may be
     a ``pyproject.toml`` (the ``[tool.gradcheck]`` table) or a file holding the table's
-    contents at top level (say ``gradcheck.toml``).
+    contents at top level (say ``gradcheck.toml``), or a ``[tool.gradcheck]`` table.
 
     Raises
     ------
@@ -131,7 +156,10 @@ def load_config(path: Path | str | None = None) -> ProjectConfig | None:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
-    if file.name == "pyproject.toml" or not explicit:
+    # Another file holds the table's keys at top level, or a [tool.gradcheck] table of
+    # its own (a copy of a pyproject.toml's).
+    nested = isinstance(document.get("tool"), dict) and "gradcheck" in document["tool"]
+    if file.name == "pyproject.toml" or not explicit or nested:
         table = document.get("tool", {}).get("gradcheck")
         where = "[tool.gradcheck]"
         if table is None:
@@ -148,8 +176,8 @@ def _parse(file: Path, table: Any, where: str) -> ProjectConfig:
         raise ConfigError(f"{file}: {where} must be a table")
     _reject_unknown(file, where, table, OPTION_KEYS + PROJECT_KEYS)
     defaults = _options(file, where, {k: v for k, v in table.items() if k in OPTION_KEYS})
-    factor = table.get("regression-factor", 1.5)
-    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor >= 1:
+    factor = table.get("regression-factor", DEFAULT_REGRESSION_FACTOR)
+    if not is_regression_factor(factor):
         raise ConfigError(
             f"{file}: {where} key 'regression-factor' must be a number >= 1, got {factor!r}"
         )
@@ -184,54 +212,55 @@ def _reject_unknown(file: Path, where: str, table: dict[str, Any], known: tuple[
 
 
 def _options(file: Path, where: str, raw: dict[str, Any]) -> dict[str, Any]:
-    """Validate option values; return them under their Python names."""
+    """Validate option values with the same checks as ``@gradcheck.describe`` and the
+    command line (:mod:`gradcheck.description`); return them normalized, under their
+    Python names."""
     out: dict[str, Any] = {}
     for key, value in raw.items():
-        problem = _check_value(key, value)
-        if problem:
-            raise ConfigError(f"{file}: {where} key '{key}' {problem}, got {value!r}")
-        out[key.replace("-", "_")] = value
+        try:
+            out[key.replace("-", "_")] = _NORMALIZERS[key](value)
+        except InvalidDescription as exc:
+            # "mode must be one of ..." reads "key 'mode' must be one of ...".
+            text = str(exc)
+            for name in (key.replace("-", "_"), key):
+                if text.startswith(name + " "):
+                    text = text[len(name) + 1 :]
+                    break
+            else:
+                text = f": {text}"
+            raise ConfigError(f"{file}: {where} key '{key}' {text}".replace(" :", ":")) from None
     return out
 
 
-def _is_number(x: Any) -> bool:
-    return isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+def _shapes(value: Any) -> tuple[Any, ...]:
+    # A TOML string is not a list of shapes, though it is a sequence.
+    shapes = normalize_shapes(value)
+    specs = [s for s in shapes if isinstance(s, str)]
+    if specs:
+        # The spec syntax belongs to the strategies (imported only when shapes are given).
+        from hypothesis.errors import InvalidArgument
+
+        from gradcheck.strategies import parse_shape_spec
+
+        for spec in specs:
+            try:
+                parse_shape_spec(spec)
+            except InvalidArgument as exc:
+                raise InvalidDescription(str(exc)) from None
+    return shapes
 
 
-def _is_domain(x: Any) -> bool:
-    return isinstance(x, list) and len(x) == 2 and all(_is_number(v) for v in x) and x[0] < x[1]
-
-
-def _check_value(key: str, value: Any) -> str | None:
-    """What is wrong with ``value`` for ``key``, or None."""
-    if key == "shapes":
-        if not isinstance(value, list) or not all(isinstance(s, str) for s in value):
-            return 'must be an array of shape specs, one per input, e.g. ["n,k", "k,m"]'
-    elif key == "domain":
-        if not (
-            _is_domain(value)
-            or (isinstance(value, list) and value and all(_is_domain(d) for d in value))
-        ):
-            return "must be [lo, hi] with lo < hi, or one such pair per input"
-    elif key == "dtype":
-        if value not in DTYPES:
-            return f"must be one of {', '.join(DTYPES)}"
-    elif key == "kwargs":
-        if not isinstance(value, dict):
-            return "must be a table of the op's keyword arguments"
-    elif key == "max-examples":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            return "must be a positive integer"
-    elif key == "seed":
-        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            return "must be a non-negative integer"
-    elif key == "mode":
-        if value not in MODES:
-            return f"must be one of {', '.join(MODES)}"
-    elif key in ("atol", "rtol"):
-        if not _is_number(value) or value < 0:
-            return "must be a non-negative number"
-    elif key == "broadcast":
-        if not isinstance(value, bool):
-            return "must be true or false"
-    return None
+_NORMALIZERS: dict[str, Callable[[Any], Any]] = {
+    "shapes": _shapes,
+    "domain": normalize_domain,
+    "dtype": normalize_dtype,
+    "kwargs": normalize_kwargs,
+    "max-examples": normalize_max_examples,
+    "seed": normalize_seed,
+    "mode": normalize_mode,
+    "atol": lambda v: normalize_tolerance(v, "atol"),
+    "rtol": lambda v: normalize_tolerance(v, "rtol"),
+    "broadcast": normalize_broadcast,
+    "avoid": normalize_avoid,
+}
+assert set(_NORMALIZERS) == set(OPTION_KEYS)

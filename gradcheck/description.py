@@ -46,10 +46,15 @@ __all__ = [
     "describe",
     "description_of",
     "normalize_avoid",
+    "normalize_broadcast",
     "normalize_domain",
     "normalize_dtype",
     "normalize_kwargs",
+    "normalize_max_examples",
     "normalize_mode",
+    "normalize_seed",
+    "normalize_shapes",
+    "normalize_tolerance",
 ]
 
 T = TypeVar("T")
@@ -178,10 +183,10 @@ def describe(
         domain=None if domain is None else normalize_domain(domain),
         dtype=None if dtype is None else normalize_dtype(dtype),
         kwargs=None if kwargs is None else normalize_kwargs(kwargs),
-        atol=None if atol is None else _non_negative("atol", atol),
-        rtol=None if rtol is None else _non_negative("rtol", rtol),
-        broadcast=None if broadcast is None else bool(broadcast),
-        max_examples=None if max_examples is None else _positive_int("max_examples", max_examples),
+        atol=None if atol is None else normalize_tolerance(atol, "atol"),
+        rtol=None if rtol is None else normalize_tolerance(rtol, "rtol"),
+        broadcast=None if broadcast is None else normalize_broadcast(broadcast),
+        max_examples=None if max_examples is None else normalize_max_examples(max_examples),
         mode=None if mode is None else normalize_mode(mode),
         avoid=None if avoid is None else normalize_avoid(avoid),
     )
@@ -211,7 +216,9 @@ def is_described(target: Callable[..., Any]) -> bool:
     return description_of(target) is not None
 
 
-# --- value checks, shared with the command line and gradcheck.verify ---------------
+# --- value checks, shared with the command line, gradcheck.verify and the project ---
+# configuration (gradcheck.config): one validator per setting, so a value is accepted or
+# refused, with the same words, wherever it is given.
 
 
 def normalize_shapes(shapes: Any) -> tuple[str | tuple[int | str, ...], ...]:
@@ -336,7 +343,14 @@ def normalize_avoid(points: Any) -> tuple[float, ...]:
     return out
 
 
-def _non_negative(name: str, value: Any) -> float:
+def normalize_tolerance(value: Any, name: str = "tolerance") -> float:
+    """A finite float >= 0 (``atol``, ``rtol``).
+
+    >>> normalize_tolerance(1e-6, "rtol")
+    1e-06
+    """
+    if isinstance(value, bool):
+        raise InvalidDescription(f"{name} must be a number, got {value!r}")
     try:
         out = float(value)
     except (TypeError, ValueError):
@@ -346,7 +360,27 @@ def _non_negative(name: str, value: Any) -> float:
     return out
 
 
-def _positive_int(name: str, value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InvalidDescription(f"{name} must be an integer >= 1, got {value!r}")
+def _integer(value: Any, name: str, low: int) -> int:
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise InvalidDescription(f"{name} must be an integer >= {low}, got {value!r}")
+    if value < low:
+        raise InvalidDescription(f"{name} must be an integer >= {low}, got {value!r}")
     return int(value)
+
+
+def normalize_max_examples(value: Any) -> int:
+    """An integer >= 1 (examples per target)."""
+    return _integer(value, "max_examples", 1)
+
+
+def normalize_seed(value: Any) -> int:
+    """An integer >= 0 (the seed of a run)."""
+    return _integer(value, "seed", 0)
+
+
+def normalize_broadcast(value: Any) -> bool:
+    """``True`` or ``False``; anything else (``1``, ``"yes"``) is refused rather than
+    guessed."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise InvalidDescription(f"broadcast must be true or false, got {value!r}")
+    return bool(value)

@@ -28,6 +28,12 @@ The JSON document (``gradcheck verify --format json``), version 1::
       ]
     }
 
+With ``--baseline FILE`` the document has one more top-level field, ``"baseline"``:
+``{"passed": bool, "regression_factor": float, "ratio_floor": float, "regressions":
+[{"target": str, "reason": str}], "fixed": [str], "new": [str], "vanished": [str],
+"error_ratios": {target: {"baseline": float, "now": float}}}`` (see
+:mod:`gradcheck.baseline` for the rule).
+
 ``failure`` is the failing check (:meth:`gradcheck.CheckResult.to_dict`, shrunk
 inputs included) with its failure's ``kind``, ``message``, ``input`` (index of the input
 concerned), ``worst`` (elements with ``index``, ``analytic``, ``numeric``, ``abs_error``,
@@ -144,9 +150,15 @@ def _summary(results: Sequence[VerifyResult], seed: int) -> str:
 
 
 def render_json(
-    results: Sequence[VerifyResult], *, seed: int, replay: Callable[[VerifyResult], str]
+    results: Sequence[VerifyResult],
+    *,
+    seed: int,
+    replay: Callable[[VerifyResult], str],
+    extra: dict[str, Any] | None = None,
 ) -> str:
-    """The JSON document described in this module's docstring."""
+    """The JSON document described in this module's docstring; ``extra`` adds
+    top-level fields (``"baseline"``: the comparison with ``--baseline``, documented in
+    :mod:`gradcheck.baseline`)."""
     targets = []
     for r in results:
         entry = r.to_dict()
@@ -157,6 +169,7 @@ def render_json(
         "passed": all(r.passed for r in results),
         "seed": seed,
         "targets": targets,
+        **(extra or {}),
     }
     return json.dumps(document, indent=2, allow_nan=False)
 

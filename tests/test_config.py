@@ -44,13 +44,15 @@ def test_defaults_and_targets_are_read(tmp_path):
     assert config.defaults == {"max_examples": 20, "seed": 3}
     assert config.regression_factor == 2.0
     assert [t.target for t in config.targets] == ["ops:Softplus", "ops:MatMul"]
+    # Values come out normalized by the validators @gradcheck.describe uses.
     assert config.options_for(config.targets[0]) == {
         "max_examples": 20,
         "seed": 3,
-        "domain": [-5, 5],
+        "domain": (-5.0, 5.0),
     }
     second = config.options_for(config.targets[1])
-    assert second["shapes"] == ["n,k", "k,m"] and second["dtype"] == "float32"
+    assert second["shapes"] == ("n,k", "k,m") and second["dtype"] == "float32"
+    assert second["domain"] == ((-1.0, 1.0), (0.5, 2.0))
     assert second["kwargs"] == {"transpose": True}
 
 
@@ -84,16 +86,16 @@ def test_a_standalone_file_holds_the_table_at_top_level(tmp_path):
         ("[tool.gradcheck]\nwhatever = 3\n", "unknown key 'whatever'; known keys:"),
         (
             "[tool.gradcheck]\nmax-examples = 0\n",
-            "key 'max-examples' must be a positive integer, got 0",
+            "key 'max-examples' must be an integer >= 1, got 0",
         ),
         (
             "[tool.gradcheck]\nmode = 'slow'\n",
             "key 'mode' must be one of auto, full, fast, got 'slow'",
         ),
-        ("[tool.gradcheck]\ndtype = 'int8'\n", "key 'dtype' must be one of"),
-        ("[tool.gradcheck]\natol = -1\n", "key 'atol' must be a non-negative number"),
-        ("[tool.gradcheck]\ndomain = [3, 1]\n", "key 'domain' must be [lo, hi] with lo < hi"),
-        ("[tool.gradcheck]\nshapes = 'n,k'\n", "key 'shapes' must be an array of shape specs"),
+        ("[tool.gradcheck]\ndtype = 'int8'\n", "key 'dtype' must be float64, float32 or float16"),
+        ("[tool.gradcheck]\natol = -1\n", "key 'atol' must be a finite number >= 0"),
+        ("[tool.gradcheck]\ndomain = [3, 1]\n", "key 'domain' needs LO < HI, got 3:1"),
+        ("[tool.gradcheck]\nshapes = 'n,k'\n", "key 'shapes' must be a list with one shape"),
         ("[tool.gradcheck]\nbroadcast = 1\n", "key 'broadcast' must be true or false"),
         (
             "[tool.gradcheck]\nregression-factor = 0.5\n",
@@ -127,3 +129,43 @@ def test_a_missing_explicit_file_is_an_error(tmp_path):
 def test_an_explicit_pyproject_without_the_table_is_an_error(tmp_path):
     with pytest.raises(ConfigError, match=r"has no \[tool.gradcheck\] table"):
         load_config(write(tmp_path, "[project]\nname = 'x'\n"))
+
+
+def test_config_values_use_the_same_validators_as_describe(tmp_path):
+    path = write(
+        tmp_path,
+        """
+        [tool.gradcheck]
+        domain = "0:"
+        avoid = [0]
+        dtype = "f4"
+        """,
+    )
+    config = load_config(path)
+    assert config.defaults == {
+        "domain": (0.0, float("inf")),
+        "avoid": (0.0,),
+        "dtype": "float32",
+    }
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("shapes = ['n,,k']\n", "key 'shapes'"),
+        ("avoid = ['x']\n", "key 'avoid' must be a list of numbers"),
+        ("seed = -1\n", "key 'seed' must be an integer >= 0, got -1"),
+        ("rtol = true\n", "key 'rtol' must be a number, got True"),
+    ],
+)
+def test_more_bad_values(tmp_path, text, message):
+    path = write(tmp_path, "[tool.gradcheck]\n" + text)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    assert message in str(info.value) and str(path) in str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_standalone_file_may_hold_a_tool_gradcheck_table(tmp_path):
+    path = write(tmp_path, "[tool.gradcheck]\nseed = 5\n", name="ci.toml")
+    assert load_config(path).defaults == {"seed": 5}

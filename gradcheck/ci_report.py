@@ -1,0 +1,218 @@
+"""Reports CI systems show natively: JUnit XML and GitHub Actions annotations.
+
+Both render :class:`~gradcheck.search.VerifyResult`s computed elsewhere (and the
+baseline :class:`~gradcheck.baseline.Comparison`, when there is one); nothing here
+measures or decides anything.
+
+- :func:`junit_xml`: one ``<testcase>`` per target (``classname`` the module part of
+  the target, ``name`` the op, ``time`` its seconds), a ``<failure>`` holding the report
+  text for a target that failed, was inconclusive or regressed against the baseline.
+  Written with :mod:`xml.etree.ElementTree`, which escapes text and attributes;
+  characters XML 1.0 cannot hold at all (control characters an op's error message may
+  carry) are replaced.
+- :func:`github_annotations`: ``::error title=...::message`` workflow commands, one per
+  failing or regressed target, ``::notice`` for new and vanished targets. A message is
+  escaped as the runner expects (``%`` → ``%25``, CR → ``%0D``, LF → ``%0A``), and a
+  property value also has ``:`` → ``%3A`` and ``,`` → ``%2C``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from gradcheck.loading import split_spec
+from gradcheck.search import VerifyResult
+
+__all__ = [
+    "escape_data",
+    "escape_property",
+    "github_annotations",
+    "junit_xml",
+    "result_text",
+    "source_location",
+]
+
+# XML 1.0 allows tab, LF, CR and everything from U+0020 except surrogates and two
+# non-characters; anything else cannot be written even escaped.
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _xml_text(text: str) -> str:
+    return _NOT_XML.sub("\ufffd", text)
+
+
+def result_text(result: VerifyResult) -> str:
+    """The plain-text report of a target that did not pass (the table's failure block,
+    without colour)."""
+    from gradcheck.render import _report_text
+
+    if result.failure is not None:
+        text = _report_text(result.failure)
+    else:
+        text = f"{result.target}: {result.verdict}"
+    if result.note:
+        text += f"\nNote: {result.note}"
+    return text
+
+
+def _headline(result: VerifyResult) -> str:
+    found = result.failure.failure if result.failure is not None else None
+    if found is not None:
+        return f"{result.target}: {found.kind}: {found.message}"
+    return f"{result.target}: {result.verdict}" + (f": {result.note}" if result.note else "")
+
+
+def junit_xml(
+    results: Sequence[VerifyResult],
+    *,
+    seed: int,
+    regressions: Mapping[str, str] | None = None,
+    suite_name: str = "gradcheck",
+) -> bytes:
+    """A JUnit XML document (UTF-8 bytes) with one testcase per target.
+
+    ``regressions`` maps a target to the reason it regressed against a baseline; such a
+    target gets a failure of type ``regression`` even if its checks passed.
+    """
+    regressions = regressions or {}
+    failures = sum(1 for r in results if not r.passed or r.target in regressions)
+    total = sum(r.seconds for r in results)
+    root = ET.Element("testsuites", name=suite_name)
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=suite_name,
+        tests=str(len(results)),
+        failures=str(failures),
+        errors="0",
+        skipped="0",
+        time=f"{total:.3f}",
+    )
+    properties = ET.SubElement(suite, "properties")
+    ET.SubElement(properties, "property", name="seed", value=str(seed))
+    for r in results:
+        module, name = split_spec(r.target)
+        case = ET.SubElement(
+            suite,
+            "testcase",
+            classname=_xml_text(module),
+            name=_xml_text(name or r.target),
+            time=f"{r.seconds:.3f}",
+        )
+        if not r.passed:
+            failure = ET.SubElement(
+                case, "failure", message=_xml_text(_headline(r)), type=r.verdict
+            )
+            failure.text = _xml_text(result_text(r))
+        elif r.target in regressions:
+            reason = _xml_text(f"regression against the baseline: {regressions[r.target]}")
+            failure = ET.SubElement(case, "failure", message=reason, type="regression")
+            failure.text = reason
+        if r.rejected:
+            out = ET.SubElement(case, "system-out")
+            out.text = f"{r.rejected} examples skipped: not differentiable there"
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def write_junit_xml(path: Path | str, document: bytes) -> None:
+    """Write a document made by :func:`junit_xml`."""
+    Path(path).write_bytes(document + b"\n")
+
+
+# --- GitHub Actions -----------------------------------------------------------------
+
+
+def escape_data(text: str) -> str:
+    """Escape a workflow command's message.
+
+    >>> escape_data("50% off\\nnext line")
+    '50%25 off%0Anext line'
+    """
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    """Escape a workflow command's property value (``title=``, ``file=``).
+
+    >>> escape_property("m:Op, again")
+    'm%3AOp%2C again'
+    """
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _command(kind: str, message: str, **properties: str | int | None) -> str:
+    props = ",".join(
+        f"{key}={escape_property(str(value))}"
+        for key, value in properties.items()
+        if value is not None
+    )
+    return f"::{kind}{' ' + props if props else ''}::{escape_data(message)}"
+
+
+def source_location(obj: Any) -> tuple[str | None, int | None]:
+    """The file (relative to the working directory, as GitHub wants it when the job
+    runs at the repository root) and line where a target is defined, when known."""
+    try:
+        file = inspect.getsourcefile(obj)
+        _, line = inspect.getsourcelines(obj)
+    except (TypeError, OSError):
+        return None, None
+    if file is None:
+        return None, None
+    try:
+        file = os.path.relpath(file)
+    except ValueError:  # another drive on Windows
+        pass
+    if file.startswith(".."):
+        return None, None  # outside the checkout: GitHub cannot point at it
+    return file.replace(os.sep, "/"), line
+
+
+def github_annotations(
+    results: Sequence[VerifyResult],
+    *,
+    regressions: Mapping[str, str] | None = None,
+    new: Sequence[str] = (),
+    vanished: Sequence[str] = (),
+    locations: Mapping[str, tuple[str | None, int | None]] | None = None,
+) -> list[str]:
+    """Workflow command lines for a run: an error per failing or regressed target
+    (pointing at the op's source when ``locations`` knows it), a notice per new or
+    vanished target."""
+    regressions = regressions or {}
+    locations = locations or {}
+    lines = []
+    for r in results:
+        file, line = locations.get(r.target, (None, None))
+        if not r.passed:
+            lines.append(
+                _command(
+                    "error",
+                    result_text(r),
+                    file=file,
+                    line=line,
+                    title=f"gradcheck: {r.target} {r.verdict}",
+                )
+            )
+        elif r.target in regressions:
+            lines.append(
+                _command(
+                    "error",
+                    f"{r.target}: {regressions[r.target]}",
+                    file=file,
+                    line=line,
+                    title=f"gradcheck: {r.target} regressed",
+                )
+            )
+    for name in new:
+        lines.append(_command("notice", f"{name}: not in the baseline", title="gradcheck"))
+    for name in vanished:
+        lines.append(_command("notice", f"{name}: in the baseline but not run", title="gradcheck"))
+    return lines
