@@ -337,6 +337,19 @@ def _combine(
     for a in range(n - 2):
         if ok[a + 2] != ok[a] + 2:
             continue
+        # A jump of s itself within the steps' reach (arccot at 0, a step function):
+        # every straddling D(h) is about jump / 2h, so D·h holds still across levels
+        # (a smooth s keeps D still and D·h shrinks 4× per level; rounding noise keeps
+        # D·h still but small and of random sign). The jump also inflates the measured
+        # noise, so only the modelled rounding noise N is a guide here.
+        dh = [D[a + q] * H[a + q] for q in range(3)]
+        if (
+            all(abs(D[a + q]) > max(jump_threshold, 8 * N[a + q]) for q in range(3))
+            and all((x > 0) == (dh[0] > 0) for x in dh)
+            and all(0.5 < abs(dh[q]) / abs(dh[q + 1]) < 2.0 for q in range(2))
+        ):
+            kink = True
+            break
         js = Jv[a : a + 3]
         if not all(abs(js[q]) > max(jump_threshold, 8 * N[a + q]) for q in range(3)):
             continue

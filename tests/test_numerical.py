@@ -77,6 +77,33 @@ def test_kinks_are_flagged_exactly_where_they_are(op, x, kinks):
     np.testing.assert_array_equal(est.kink, kinks)
 
 
+def test_a_jump_of_the_function_within_the_steps_reach_is_not_differentiable():
+    # arctan(1/x) jumps by pi at 0: at 1e-7 every step straddles it and D(h) ~ pi / 2h
+    def f(t):
+        return np.arctan(1 / t)
+
+    def df(t):
+        return -1 / (1 + t * t)
+
+    x = np.array([1e-7, -3e-8, 0.8, -2.0])
+    ev = Evaluator(resolve_target(elementwise("arccot", f, df)).forward, [x], {}, np.ones(4))
+    np.testing.assert_array_equal(full_estimate(ev, 0).kink, [True, True, False, False])
+
+
+def test_a_large_smooth_derivative_is_not_a_jump():
+    def f(t):
+        return 1e8 * t
+
+    def df(t):
+        return np.full_like(t, 1e8)
+
+    x = np.array([1e-9, 0.0, 3.0])
+    ev = Evaluator(resolve_target(elementwise("steep", f, df)).forward, [x], {}, np.ones(3))
+    est = full_estimate(ev, 0)
+    assert not est.kink.any()
+    np.testing.assert_allclose(est.value, 1e8, rtol=1e-12)
+
+
 def test_smooth_but_very_curved_is_not_a_kink():
     x = np.linspace(-1, 1, 9)
     ev = Evaluator(resolve_target(elementwise("s", *SMOOTH["sin25"])).forward, [x], {}, np.ones(9))
