@@ -1,7 +1,10 @@
 """`Target`: what the checker checks, resolved once into one small object.
 
 A target is something that maps tensors to a tensor and has a ``backward``: an
-:class:`Operation` subclass, or a plain function of Tensors built from gradcheck ops.
+:class:`Operation` subclass, or a plain function of Tensors built from gradcheck ops;
+or the same written for another framework (a ``torch.autograd.Function``, a function
+of torch tensors, a MyGrad ``Operation``), run through that framework by
+:mod:`gradcheck.adapters`.
 :func:`resolve_target` turns either into a :class:`Target` that runs forward (with or
 without the graph) and backward on plain arrays. Everything downstream (the numerics,
 the checker, the front ends) works on a ``Target`` only, so a new kind of target (a
@@ -212,7 +215,10 @@ def resolve_target(obj: Any) -> Target:
     ----------
     obj : type[Operation] or callable
         An op class (applied with :func:`gradcheck.execute_op`) or a function that
-        takes Tensors (and keyword parameters) and returns a Tensor.
+        takes Tensors (and keyword parameters) and returns a Tensor; or a
+        ``torch.autograd.Function`` subclass, a function of torch tensors, a
+        ``mygrad.Operation`` subclass or a function of MyGrad tensors
+        (see :func:`gradcheck.adapters.framework_of`).
 
     Raises
     ------
@@ -231,6 +237,11 @@ def resolve_target(obj: Any) -> Target:
     """
     if isinstance(obj, Target):
         return obj
+    from gradcheck.adapters import framework_of, resolve_foreign
+
+    framework = framework_of(obj)
+    if framework is not None:  # a torch or MyGrad op: run through its framework
+        return resolve_foreign(obj, framework)
     if isinstance(obj, type):
         if not issubclass(obj, Operation):
             raise NotATarget(
