@@ -14,6 +14,7 @@ MyGrad op, a ``torch.autograd.Function``) is one more branch in :func:`resolve_t
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -288,15 +289,22 @@ _MACHINERY = {
     for name in ("target.py", "check.py", "numerical.py", "tensor.py", "operation.py", "graph.py")
 }
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
+_ADAPTERS_DIR = os.path.join(_PACKAGE_DIR, "adapters")
 
 
 def user_frame(tb: TracebackType | None) -> str | None:
     """The innermost frame of a traceback that belongs to the op (not to gradcheck's
     machinery nor to NumPy), as ``"path:line in function: source"``."""
     found = None
+    # The frameworks an adapter runs the op through are machinery too, when imported.
+    skip = [_NUMPY_DIR, _ADAPTERS_DIR] + [
+        os.path.dirname(os.path.abspath(mod.__file__))
+        for mod in (sys.modules.get("torch"), sys.modules.get("mygrad"))
+        if getattr(mod, "__file__", None)
+    ]
     for frame in traceback.extract_tb(tb):
         path = os.path.abspath(frame.filename)
-        if path in _MACHINERY or path.startswith(_NUMPY_DIR):
+        if path in _MACHINERY or path.startswith(tuple(skip)):
             continue
         found = frame
     if found is None:

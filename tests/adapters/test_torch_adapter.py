@@ -119,3 +119,20 @@ def test_cli_lists_torch_classes_of_a_module(torch_workdir):
     for name in ("Cube", "WrongCube", "Scale", "sin_times", "wrong_softplus"):
         assert f"my_torch_ops:{name} " in out.output
     assert "_BadSoftplus" not in out.output
+
+
+class _RaisesInTorch(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return torch.einsum("ij,jk->ik", x, x)  # raises inside torch for a 1-d x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def test_an_error_raised_inside_torch_names_the_ops_line():
+    failure = check(_RaisesInTorch, np.ones(3)).failure
+    assert failure.kind == "forward_error"
+    assert failure.frame is not None and "test_torch_adapter.py" in failure.frame
+    assert "einsum" in failure.frame
