@@ -12,9 +12,11 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
-import torch
 
 from gradcheck.adapters import bridge_target
+
+# torch is imported when a target is resolved, not with this module (which the
+# doctest collection imports whether or not torch is installed).
 
 __all__ = ["torch_target"]
 
@@ -25,7 +27,9 @@ def _callable(obj: Any) -> Callable[..., Any]:
     return obj
 
 
-def _output(out: Any, name: str) -> torch.Tensor:
+def _output(out: Any, name: str) -> Any:
+    import torch
+
     if not isinstance(out, torch.Tensor):
         raise TypeError(
             f"{name} returned {type(out).__name__}, not a torch.Tensor "
@@ -36,6 +40,8 @@ def _output(out: Any, name: str) -> torch.Tensor:
 
 def torch_target(obj: Any) -> Any:
     """The :class:`~gradcheck.target.Target` of a torch Function or function."""
+    import torch
+
     call = _callable(obj)
     name = getattr(obj, "__name__", repr(obj))
 
