@@ -714,5 +714,73 @@ def _target_row(target: LoadedTarget) -> dict[str, Any]:
     }
 
 
+@main.command("plot")
+@click.argument("target", metavar="TARGET")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Image file (.png)."
+)
+@click.option("--shape", multiple=True, metavar="SPEC", help="Shape of one input (as in verify).")
+@click.option("--domain", multiple=True, metavar="LO:HI", help="Value interval (as in verify).")
+@click.option("--dtype", type=click.Choice(["float64", "float32", "float16"]), help="Input dtype.")
+@click.option("--kwargs", metavar="JSON", help="The op's keyword parameters.")
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the drawn example, the upstream gradient and the direction.",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors.")
+def plot_command(
+    target: str,
+    output: str,
+    shape: tuple[str, ...],
+    domain: tuple[str, ...],
+    dtype: str | None,
+    kwargs: str | None,
+    seed: int,
+    verbose: bool,
+) -> None:
+    """Plot the finite-difference error against the step size and the Taylor
+    remainder test of TARGET at one generated example (matplotlib: the extra 'plot').
+
+    Inputs are drawn as verify draws them (the op's description, then these options).
+    The Taylor remainder falls with slope 2 when the gradient is right, 1 when wrong.
+    """
+    options = {
+        "shapes": _parse_shapes(shape),
+        "domain": _parse_domain(domain),
+        "dtype": dtype,
+        "kwargs": _parse_kwargs(kwargs),
+    }
+    _keep_hypothesis_files_out_of_the_working_directory()
+    try:
+        from gradcheck.adapters import require
+
+        require("matplotlib", needed_for="gradcheck plot")
+        from gradcheck.diagnostics import diagnose, draw_example
+        from gradcheck.plot import save_figure
+
+        (loaded, *more) = load_targets(target)
+        if more:
+            raise click.UsageError(
+                f"'{target}' names {len(more) + 1} targets; plot one (module:Name)"
+            )
+        arrays, params = draw_example(loaded.obj, seed=seed, **options)
+        with warnings.catch_warnings():
+            if not verbose:
+                warnings.simplefilter("ignore", RuntimeWarning)
+            result = diagnose(loaded.obj, *arrays, params=params, seed=seed)
+        save_figure(result, output, seed=seed)
+    except GradcheckError as exc:
+        _fail(str(exc), exc.exit_code, exc, verbose)
+    if result.gradient_right is None:
+        summary = "Taylor slope undecided (is the op linear along the direction?)"
+    else:
+        verdict = "right" if result.gradient_right else "WRONG"
+        summary = f"Taylor slope {result.slope:.2f}: the gradient looks {verdict}"
+    click.echo(f"wrote {output}; {summary}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -38,6 +38,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from gradcheck.adapters import framework_of, missing_extra_hint
 from gradcheck.description import is_described
 from gradcheck.errors import ModuleLoadError, TargetNotFound
 from gradcheck.operation import Operation
@@ -117,7 +118,9 @@ def load_module(module: str) -> ModuleType:
                 f"{os.getcwd()} and sys.path; give a path like path/to/{module}.py "
                 f"if it lives elsewhere)"
             ) from exc
-        raise ModuleLoadError(f"cannot import module '{module}': {_one_line(exc)}") from exc
+        raise ModuleLoadError(
+            f"cannot import module '{module}': {_one_line(exc)}{missing_extra_hint(exc)}"
+        ) from exc
     except (Exception, SystemExit) as exc:
         raise ModuleLoadError(f"cannot import module '{module}': {_one_line(exc)}") from exc
 
@@ -149,12 +152,18 @@ def _load_file(path: Path) -> ModuleType:
         spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:
         del sys.modules[name]
-        raise ModuleLoadError(f"cannot import '{path}': {_one_line(exc)}") from exc
+        raise ModuleLoadError(
+            f"cannot import '{path}': {_one_line(exc)}{missing_extra_hint(exc)}"
+        ) from exc
     return module
 
 
 def is_operation_class(obj: Any) -> bool:
-    """True for an ``Operation`` subclass that implements ``__call__``."""
+    """True for an ``Operation`` subclass that implements ``__call__``, or an op
+    class of another framework (a ``torch.autograd.Function``, a MyGrad
+    ``Operation``; see :mod:`gradcheck.adapters`)."""
+    if isinstance(obj, type) and not issubclass(obj, Operation):
+        return framework_of(obj) is not None
     return (
         isinstance(obj, type)
         and issubclass(obj, Operation)

@@ -58,17 +58,23 @@ def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
     >>> op_signature(lambda x, y: x * y).arity
     2
     """
+    foreign = None
+    if isinstance(target, type) and not issubclass(target, Operation):
+        from gradcheck.adapters import foreign_forward
+
+        foreign = foreign_forward(target)  # a torch Function, a MyGrad Operation
     if isinstance(target, type) and issubclass(target, Operation):
         func: Callable[..., Any] = target.__call__
-        skip_first = True
+        skip_first = 1
+    elif foreign is not None:
+        func, skip_first = foreign
     elif callable(target):
         func = target
-        skip_first = False
+        skip_first = 0
     else:
         raise TypeError(f"{target!r} is neither an Operation subclass nor a function")
     params = list(inspect.signature(func).parameters.values())
-    if skip_first:
-        params = params[1:]
+    params = params[skip_first:]
     inputs: list[str] = []
     others: list[str] = []
     required: list[str] = []

@@ -1,7 +1,10 @@
 """`Target`: what the checker checks, resolved once into one small object.
 
 A target is something that maps tensors to a tensor and has a ``backward``: an
-:class:`Operation` subclass, or a plain function of Tensors built from gradcheck ops.
+:class:`Operation` subclass, or a plain function of Tensors built from gradcheck ops;
+or the same written for another framework (a ``torch.autograd.Function``, a function
+of torch tensors, a MyGrad ``Operation``), run through that framework by
+:mod:`gradcheck.adapters`.
 :func:`resolve_target` turns either into a :class:`Target` that runs forward (with or
 without the graph) and backward on plain arrays. Everything downstream (the numerics,
 the checker, the front ends) works on a ``Target`` only, so a new kind of target (a
@@ -11,6 +14,7 @@ MyGrad op, a ``torch.autograd.Function``) is one more branch in :func:`resolve_t
 from __future__ import annotations
 
 import os
+import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -212,7 +216,10 @@ def resolve_target(obj: Any) -> Target:
     ----------
     obj : type[Operation] or callable
         An op class (applied with :func:`gradcheck.execute_op`) or a function that
-        takes Tensors (and keyword parameters) and returns a Tensor.
+        takes Tensors (and keyword parameters) and returns a Tensor; or a
+        ``torch.autograd.Function`` subclass, a function of torch tensors, a
+        ``mygrad.Operation`` subclass or a function of MyGrad tensors
+        (see :func:`gradcheck.adapters.framework_of`).
 
     Raises
     ------
@@ -231,6 +238,11 @@ def resolve_target(obj: Any) -> Target:
     """
     if isinstance(obj, Target):
         return obj
+    from gradcheck.adapters import framework_of, resolve_foreign
+
+    framework = framework_of(obj)
+    if framework is not None:  # a torch or MyGrad op: run through its framework
+        return resolve_foreign(obj, framework)
     if isinstance(obj, type):
         if not issubclass(obj, Operation):
             raise NotATarget(
@@ -277,15 +289,22 @@ _MACHINERY = {
     for name in ("target.py", "check.py", "numerical.py", "tensor.py", "operation.py", "graph.py")
 }
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
+_ADAPTERS_DIR = os.path.join(_PACKAGE_DIR, "adapters")
 
 
 def user_frame(tb: TracebackType | None) -> str | None:
     """The innermost frame of a traceback that belongs to the op (not to gradcheck's
     machinery nor to NumPy), as ``"path:line in function: source"``."""
     found = None
+    # The frameworks an adapter runs the op through are machinery too, when imported.
+    skip = [_NUMPY_DIR, _ADAPTERS_DIR] + [
+        os.path.dirname(os.path.abspath(mod.__file__))
+        for mod in (sys.modules.get("torch"), sys.modules.get("mygrad"))
+        if getattr(mod, "__file__", None)
+    ]
     for frame in traceback.extract_tb(tb):
         path = os.path.abspath(frame.filename)
-        if path in _MACHINERY or path.startswith(_NUMPY_DIR):
+        if path in _MACHINERY or path.startswith(tuple(skip)):
             continue
         found = frame
     if found is None:

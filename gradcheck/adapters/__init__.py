@@ -1,0 +1,277 @@
+"""Adapters: check ops written for other autodiff frameworks with the same checker.
+
+A target written for PyTorch (a ``torch.autograd.Function`` subclass, or a function of
+torch tensors) or for MyGrad (a ``mygrad.Operation`` subclass, or a function of MyGrad
+tensors) is run *through its own framework*: forward on that framework's tensors,
+backward by that framework's backprop. :func:`bridge_target` wraps such a run in a
+gradcheck :class:`~gradcheck.Operation`, so that the checker, the search and the
+reports work on it unchanged (:func:`gradcheck.target.resolve_target` dispatches here).
+
+This module imports no framework: which framework a target belongs to is read from the
+names of its classes and globals (:func:`framework_of`); the framework is imported
+only when a target of it is resolved (:mod:`gradcheck.adapters._torch`,
+:mod:`gradcheck.adapters._mygrad`). When it is not installed, :class:`MissingExtra`
+says which extra to install.
+
+What the checker cannot see through another framework (and so does not claim):
+
+* *aliasing*: gradients are copied out of the framework's tensors, whose buffers the
+  framework owns;
+* *changes to the upstream gradient*: the framework is handed a copy of it;
+* *extra gradients for constants* and the gradient's *dtype*: torch drops gradients of
+  inputs that do not require one and casts gradients to the input's dtype itself.
+
+Everything else applies: changed inputs (the framework's tensors share memory with the
+checker's arrays), missing and non-finite gradients, shapes, determinism, linearity,
+and the numeric comparison.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import CodeType, ModuleType
+from typing import Any, TypeVar
+
+import numpy as np
+
+from gradcheck.errors import GradcheckError, SkipGradient
+from gradcheck.operation import Operation
+
+__all__ = [
+    "EXTRAS",
+    "MissingExtra",
+    "bridge_target",
+    "framework",
+    "framework_of",
+    "missing_extra_hint",
+    "require",
+    "resolve_foreign",
+]
+
+#: Optional dependency -> (extra of gradcheck that installs it, what it is called).
+EXTRAS: dict[str, tuple[str, str]] = {
+    "torch": ("torch", "PyTorch"),
+    "mygrad": ("mygrad", "MyGrad"),
+    "matplotlib": ("plot", "matplotlib"),
+}
+
+#: The attribute :func:`framework` sets on a function.
+ATTRIBUTE = "__gradcheck_framework__"
+
+F = TypeVar("F")
+
+
+class MissingExtra(GradcheckError):
+    """An optional dependency is not installed; the message names the extra."""
+
+    exit_code = 2
+
+
+def require(module: str, *, needed_for: str) -> ModuleType:
+    """Import an optional dependency, or raise :class:`MissingExtra` naming the extra.
+
+    >>> require("numpy", needed_for="arrays").__name__
+    'numpy'
+    """
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        extra, label = EXTRAS.get(module, (module, module))
+        raise MissingExtra(
+            f"{needed_for} needs {label}, which is not installed: pip install 'gradcheck[{extra}]'"
+        ) from exc
+
+
+def missing_extra_hint(exc: BaseException) -> str:
+    """``" (pip install 'gradcheck[torch]')"`` when ``exc`` is the import error of
+    an optional dependency, else ``""``: appended to "cannot import module" messages.
+
+    >>> missing_extra_hint(ModuleNotFoundError("No module named 'torch'", name="torch"))
+    " (pip install 'gradcheck[torch]')"
+    """
+    name = getattr(exc, "name", None) or ""
+    top = name.split(".")[0]
+    if isinstance(exc, ImportError) and top in EXTRAS:
+        return f" (pip install 'gradcheck[{EXTRAS[top][0]}]')"
+    return ""
+
+
+def framework(name: str) -> Callable[[F], F]:
+    """Mark a function as a function of ``name``'s tensors (``"torch"`` or
+    ``"mygrad"``), where :func:`framework_of` cannot tell from its code (for example
+    a function that only uses tensor methods and operators).
+
+    >>> @framework("torch")
+    ... def square(x):
+    ...     return x * x
+    >>> framework_of(square)
+    'torch'
+    """
+    if name not in ("torch", "mygrad"):
+        raise ValueError(f"framework must be 'torch' or 'mygrad', not {name!r}")
+
+    def mark(func: F) -> F:
+        setattr(func, ATTRIBUTE, name)
+        return func
+
+    return mark
+
+
+def _top_module(obj: Any) -> str:
+    module = obj.__name__ if isinstance(obj, ModuleType) else getattr(obj, "__module__", None)
+    return module.split(".")[0] if isinstance(module, str) else ""
+
+
+def _class_framework(cls: type) -> str | None:
+    if _top_module(cls) in ("torch", "mygrad"):
+        return None  # the frameworks' own base classes and ops are not user targets
+    for base in cls.__mro__[1:]:
+        if base.__name__ == "Function" and base.__module__ == "torch.autograd.function":
+            return "torch"
+        if base.__name__ == "Operation" and base.__module__ == "mygrad.operation_base":
+            return "mygrad"
+    return None
+
+
+def _global_names(code: CodeType) -> Iterator[str]:
+    yield from code.co_names
+    for const in code.co_consts:
+        if isinstance(const, CodeType):  # nested functions, lambdas, comprehensions
+            yield from _global_names(const)
+
+
+def _function_framework(func: Any) -> str | None:
+    marked = getattr(func, ATTRIBUTE, None)
+    if marked is not None:
+        return marked
+    code = getattr(func, "__code__", None)
+    namespace = getattr(func, "__globals__", None)
+    if code is None or namespace is None:
+        return None
+    # A function can only use a framework that was imported; this keeps the common
+    # case (neither imported) free of any scan.
+    candidates = {"torch", "mygrad"} & sys.modules.keys()
+    if not candidates:
+        return None
+    for name in _global_names(code):
+        value = namespace.get(name)
+        top = _top_module(value)
+        if top in candidates:
+            return top
+        if isinstance(value, type) and (kind := _class_framework(value)) is not None:
+            return kind  # applies the user's own torch Function or MyGrad op
+    return None
+
+
+def framework_of(obj: Any) -> str | None:
+    """``"torch"``, ``"mygrad"`` or None (a gradcheck target), without importing
+    either framework.
+
+    A class is a torch target when it derives from ``torch.autograd.Function``, a
+    MyGrad target when it derives from ``mygrad.Operation``. A function is a torch
+    (MyGrad) target when it was marked with :func:`framework`, or when a global name
+    its code uses (``torch``, ``F``, ``mg``, a function imported from the package, a
+    Function or Operation subclass of the package) belongs to that package.
+
+    >>> framework_of(lambda x: x * x) is None
+    True
+    """
+    if isinstance(obj, type):
+        return _class_framework(obj)
+    if callable(obj):
+        return _function_framework(obj)
+    return None
+
+
+def foreign_forward(cls: type) -> tuple[Callable[..., Any], int] | None:
+    """For a framework's op class: the function whose signature gives the op's
+    inputs, and how many leading parameters are not inputs (``self``, ``ctx``);
+    None for other objects. Used by :func:`gradcheck.signature.op_signature`."""
+    kind = _class_framework(cls)
+    if kind == "mygrad":
+        return cls.__call__, 1
+    if kind == "torch":
+        # New style (torch >= 2.0): `forward(*inputs)` plus `setup_context(ctx, ...)`;
+        # old style: `forward(ctx, *inputs)`.
+        owner = next(c for c in cls.__mro__ if "setup_context" in c.__dict__)
+        new_style = _top_module(owner) != "torch"
+        return cls.forward, 0 if new_style else 1
+    return None
+
+
+def resolve_foreign(obj: Any, kind: str) -> Any:
+    """The :class:`~gradcheck.target.Target` of a framework's op or function."""
+    if kind == "torch":
+        require("torch", needed_for=f"checking the PyTorch target {_name(obj)}")
+        from gradcheck.adapters._torch import torch_target
+
+        return torch_target(obj)
+    require("mygrad", needed_for=f"checking the MyGrad target {_name(obj)}")
+    from gradcheck.adapters._mygrad import mygrad_target
+
+    return mygrad_target(obj)
+
+
+def _name(obj: Any) -> str:
+    return getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+
+
+# --- the bridge into gradcheck's engine ------------------------------------------------
+
+#: ``run(arrays, constants, params) -> (output, backward)``: a forward with the
+#: framework's graph on ``arrays`` (``constants[i]`` True for inputs that need no
+#: gradient), returning the output as a new ndarray and a function that backpropagates
+#: an upstream gradient and returns each input's gradient (an ndarray of its own, or
+#: None).
+Run = Callable[
+    [Sequence[np.ndarray], Sequence[bool], Mapping[str, Any]],
+    tuple[np.ndarray, Callable[[np.ndarray], list[np.ndarray | None]]],
+]
+#: ``evaluate(arrays, params) -> ndarray``: the forward without a graph (the hot path
+#: of the finite differences).
+Evaluate = Callable[[Sequence[np.ndarray], Mapping[str, Any]], np.ndarray]
+
+
+class _Bridge(Operation):
+    """A gradcheck op whose forward and backward are another framework's."""
+
+    run: Run
+
+    def __call__(self, *tensors: Any, **params: Any) -> np.ndarray:
+        self.variables = tensors
+        out, self._backprop = type(self).run(
+            [t.data for t in tensors], [t.constant for t in tensors], params
+        )
+        self._grads: list[np.ndarray | None] | None = None
+        return out
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        # The framework computes every input's gradient in one backprop; the engine
+        # asks for them one input at a time, with the same `grad`.
+        if self._grads is None:
+            self._grads = self._backprop(np.array(grad))
+        g = self._grads[index]
+        if g is None:
+            raise SkipGradient
+        return g
+
+
+def bridge_target(obj: Any, run: Run, evaluate: Evaluate) -> Any:
+    """A :class:`~gradcheck.target.Target` for ``obj`` that runs forward and backward
+    with ``run`` (through the engine, so that every check applies) and evaluates
+    with ``evaluate``."""
+    from gradcheck.signature import op_signature
+    from gradcheck.target import Target, _qualname
+    from gradcheck.tensor import execute_op
+
+    bridge = type(f"{_name(obj)}", (_Bridge,), {"run": staticmethod(run)})
+
+    def build(tensors: Sequence[Any], params: Mapping[str, Any]) -> Any:
+        return execute_op(bridge, *tensors, op_kwargs=dict(params))
+
+    def forward(tensors: Sequence[Any], params: Mapping[str, Any]) -> np.ndarray:
+        return evaluate([t.data for t in tensors], params)
+
+    return Target(_qualname(obj), op_signature(obj), obj, build, forward)

@@ -1,0 +1,64 @@
+"""MyGrad targets: a ``mygrad.Operation`` subclass or a function of MyGrad tensors.
+
+The op runs through MyGrad itself: ``mygrad.execute_op`` (or the function) on MyGrad
+tensors that share memory with the checker's arrays, backward by MyGrad's
+``Tensor.backward``; the gradients are copied out of the tensors' ``.grad``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from gradcheck.adapters import bridge_target
+
+# MyGrad is imported when a target is resolved, not with this module (which the
+# doctest collection imports whether or not MyGrad is installed).
+
+__all__ = ["mygrad_target"]
+
+
+def mygrad_target(obj: Any) -> Any:
+    """The :class:`~gradcheck.target.Target` of a MyGrad op class or function."""
+    import mygrad
+
+    is_op = isinstance(obj, type)
+
+    def apply(tensors: Sequence[Any], params: Mapping[str, Any]) -> Any:
+        if is_op:
+            return mygrad.execute_op(obj, *tensors, op_kwargs=dict(params))
+        return obj(*tensors, **params)
+
+    def run(
+        arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
+    ) -> tuple[np.ndarray, Callable[[np.ndarray], list[np.ndarray | None]]]:
+        tensors = [
+            mygrad.Tensor(a, constant=True if c else None, copy=False)
+            for a, c in zip(arrays, constants)
+        ]
+        out = apply(tensors, params)
+        if not isinstance(out, mygrad.Tensor):
+            raise TypeError(f"the target returned {type(out).__name__}, not a mygrad.Tensor")
+        value = np.array(out.data)
+
+        def backward(grad: np.ndarray) -> list[np.ndarray | None]:
+            if not out.constant:
+                out.backward(grad)
+            return [
+                None if t.constant or t.grad is None else np.array(t.grad, copy=True)
+                for t in tensors
+            ]
+
+        return value, backward
+
+    def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> np.ndarray:
+        tensors = [mygrad.Tensor(a, copy=False) for a in arrays]
+        with mygrad.no_autodiff:
+            if is_op:
+                return np.asarray(obj()(*tensors, **params))
+            out = obj(*tensors, **params)
+        return np.asarray(out.data if isinstance(out, mygrad.Tensor) else out)
+
+    return bridge_target(obj, run, evaluate)

@@ -1,0 +1,48 @@
+"""Adapters without their framework: one line naming the extra, exit 2."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from gradcheck.adapters import MissingExtra, framework, framework_of, require
+from gradcheck.cli import main
+from gradcheck.target import resolve_target
+
+
+def test_require_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)  # import torch now fails
+    with pytest.raises(MissingExtra, match=r"pip install 'gradcheck\[torch\]'"):
+        require("torch", needed_for="this")
+    assert MissingExtra.exit_code == 2
+
+
+def test_marked_function_without_torch_is_a_missing_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+
+    @framework("torch")
+    def f(x):
+        return x
+
+    assert framework_of(f) == "torch"
+    with pytest.raises(MissingExtra, match="PyTorch"):
+        resolve_target(f)
+
+
+def test_cli_module_that_needs_torch(tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "torch", None)
+    (tmp_path / "needs_torch.py").write_text("import torch\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    out = CliRunner().invoke(main, ["verify", "needs_torch:F"])
+    assert out.exit_code == 2
+    (line,) = out.output.strip().splitlines()
+    assert "pip install 'gradcheck[torch]'" in line
+
+
+def test_plain_functions_stay_gradcheck_targets():
+    assert framework_of(lambda x: x * 2) is None
+    with pytest.raises(ValueError, match="framework"):
+        framework("jax")

@@ -1,0 +1,138 @@
+"""PyTorch targets through gradcheck.check, gradcheck.verify and the CLI."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from click.testing import CliRunner  # noqa: E402
+
+import gradcheck  # noqa: E402
+from gradcheck.adapters import framework_of  # noqa: E402
+from gradcheck.check import check  # noqa: E402
+from gradcheck.cli import main  # noqa: E402
+from gradcheck.signature import op_signature  # noqa: E402
+from gradcheck.target import resolve_target  # noqa: E402
+from tests.adapters import torch_ops as ops  # noqa: E402
+
+HERE = Path(__file__).parent
+X = np.random.default_rng(0).normal(size=(3, 4))
+
+
+def test_framework_and_signature_are_read_without_running_the_op():
+    assert framework_of(ops.Cube) == "torch"
+    assert framework_of(ops.sin_times) == "torch"
+    assert framework_of(torch.autograd.Function) is None  # torch's own base class
+    assert op_signature(ops.Cube).input_names == ("x",)  # ctx is not an input
+    sig = op_signature(ops.Scale)  # new style: forward(x, alpha) and setup_context
+    assert (sig.input_names, sig.parameters) == (("x",), ("alpha",))
+    assert op_signature(ops.sin_times).arity == 2
+
+
+def test_resolved_target_runs_forward_and_backward_through_torch():
+    t = resolve_target(ops.Cube)
+    np.testing.assert_allclose(t.forward([X]), X**3)
+    v = np.ones_like(X)
+    out, (g,) = t.run([X], None, v)
+    np.testing.assert_allclose(out, X**3)
+    np.testing.assert_allclose(g, 3 * X**2)
+    assert isinstance(g, np.ndarray) and g.dtype == np.float64
+
+
+def test_correct_function_and_functions_pass():
+    assert check(ops.Cube, X).verdict == "passed"
+    assert check(ops.Scale, X, alpha=3.0).verdict == "passed"
+    assert check(ops.sin_times, X, X + 1).verdict == "passed"
+
+
+def test_wrong_function_is_a_mismatch_naming_the_element():
+    result = check(ops.WrongCube, X)
+    assert result.verdict == "failed"
+    assert result.failure.kind == "mismatch"
+    worst = result.worst[0]
+    # numeric 3x²·v against analytic 3x·v: their ratio is x at that element
+    assert worst.numeric / worst.analytic == pytest.approx(X[worst.index], rel=1e-6)
+    assert check(ops.wrong_softplus, X).failure.kind == "mismatch"
+
+
+def test_returning_the_upstream_gradient_is_not_an_aliasing_alarm():
+    assert check(ops.Identity, X).verdict == "passed"
+
+
+def test_constants_get_no_gradient_and_no_false_alarm():
+    result = check(ops.sin_times, X, X, constants=[1])
+    assert result.verdict == "passed"
+
+
+def test_nondeterministic_backward_is_caught():
+    assert check(ops.Flaky, X).failure.kind == "nondeterministic"
+
+
+def test_verify_shrinks_a_torch_failure():
+    result = gradcheck.verify(ops.WrongCube, max_examples=20, seed=1)
+    assert result.verdict == "failed"
+    (x,) = result.failure.inputs
+    assert x.size == 1  # shrunk to a single element
+    assert gradcheck.verify(ops.Cube, max_examples=10, seed=1).passed
+
+
+@pytest.fixture
+def torch_workdir(tmp_path, monkeypatch):
+    shutil.copy(HERE / "torch_ops.py", tmp_path / "my_torch_ops.py")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield tmp_path
+    sys.modules.pop("my_torch_ops", None)
+
+
+def test_cli_verifies_torch_targets(torch_workdir):
+    runner = CliRunner()
+    ok = runner.invoke(main, ["verify", "my_torch_ops:Cube", "--max-examples", "10", "--seed", "2"])
+    assert ok.exit_code == 0, ok.output
+    assert "passed" in ok.output
+    bad = runner.invoke(
+        main,
+        ["verify", "my_torch_ops:WrongCube", "--max-examples", "10", "--seed", "2"],
+    )
+    assert bad.exit_code == 1, bad.output
+    assert "mismatch" in bad.output and "Replay: gradcheck verify my_torch_ops:WrongCube" in (
+        bad.output
+    )
+    doc = runner.invoke(
+        main,
+        ["verify", "my_torch_ops:sin_times", "--max-examples", "5", "--format", "json"],
+    )
+    assert doc.exit_code == 0, doc.output
+    assert json.loads(doc.output)["targets"][0]["verdict"] == "passed"
+
+
+def test_cli_lists_torch_classes_of_a_module(torch_workdir):
+    out = CliRunner().invoke(main, ["list", "my_torch_ops"])
+    assert out.exit_code == 0, out.output
+    for name in ("Cube", "WrongCube", "Scale", "sin_times", "wrong_softplus"):
+        assert f"my_torch_ops:{name} " in out.output
+    assert "_BadSoftplus" not in out.output
+
+
+class _RaisesInTorch(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return torch.einsum("ij,jk->ik", x, x)  # raises inside torch for a 1-d x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+def test_an_error_raised_inside_torch_names_the_ops_line():
+    failure = check(_RaisesInTorch, np.ones(3)).failure
+    assert failure.kind == "forward_error"
+    assert failure.frame is not None and "test_torch_adapter.py" in failure.frame
+    assert "einsum" in failure.frame
