@@ -21,6 +21,7 @@ import shlex
 import sys
 import time
 import traceback
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -205,7 +205,7 @@ def draw_example(target: Any, *, seed: int = 0, **options: Any) -> tuple[list[np
     from hypothesis import seed as hypothesis_seed
 
     # The search's own option handling, so that a plot draws what `verify` would.
-    from gradcheck.verify import _effective_options, _inputs_strategy
+    from gradcheck.search import _effective_options, _inputs_strategy
 
     obj = getattr(target, "obj", target)
     chosen = _effective_options(obj, **options)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from gradcheck.check import check
+from gradcheck.checker import check
 from gradcheck.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"

@@ -264,7 +264,7 @@ def bridge_target(obj: Any, run: Run, evaluate: Evaluate) -> Any:
     with ``evaluate``."""
     from gradcheck.signature import op_signature
     from gradcheck.target import Target, _qualname
-    from gradcheck.tensor import execute_op
+    from gradcheck.tensor_base import execute_op
 
     bridge = type(f"{_name(obj)}", (_Bridge,), {"run": staticmethod(run)})
 

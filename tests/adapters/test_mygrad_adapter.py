@@ -15,7 +15,7 @@ from click.testing import CliRunner  # noqa: E402
 
 import gradcheck  # noqa: E402
 from gradcheck.adapters import framework_of  # noqa: E402
-from gradcheck.check import check  # noqa: E402
+from gradcheck.checker import check  # noqa: E402
 from gradcheck.cli import main  # noqa: E402
 from gradcheck.signature import op_signature  # noqa: E402
 from gradcheck.target import resolve_target  # noqa: E402
