@@ -13,7 +13,8 @@ Workloads:
   bcast      a broadcast multiply and reduce: sum over j of x[i, None] * y[None, j], 1000x1000
   fanout     a 2,000-node graph where each node combines two earlier nodes (8 elements)
 
-Times are medians over repeats; ratios are to NumPy, measured in the same run. BLAS
+Times are medians (and minima) over repeats taken round-robin across the
+implementations; ratios are median to NumPy's median, measured in the same run. BLAS
 and PyTorch run single-threaded (the question is the engine's overhead, and thread
 pools on a shared 2-core machine add noise larger than the effect); set
 GRADCHECK_BENCH_THREADS to change that.
@@ -75,7 +76,7 @@ def chain_numpy(inp: Inputs) -> list[np.ndarray]:
 
 
 def chain_lib(lib: Any, inp: Inputs) -> list[np.ndarray]:
-    x = lib.tensor(inp["x"])
+    x = _leaf(lib, inp["x"])
     y = x
     for _ in range(CHAIN_BLOCKS):
         y = lib.tanh(lib.sin(y * SCALE + SHIFT))
@@ -255,15 +256,22 @@ WORKLOADS = {
 }
 
 
-def median_seconds(func: Callable[[], Any], repeats: int, number: int) -> float:
-    func()  # warm up
-    times = []
+def interleaved_seconds(
+    funcs: list[Callable[[], Any]], repeats: int, number: int
+) -> list[list[float]]:
+    """Per-call seconds of each function, ``repeats`` samples each, taken round-robin
+    (one sample of every function per round) so that a change in the machine's load
+    hits all implementations alike, and the ratios measured in one run stay fair."""
+    for func in funcs:
+        func()  # warm up
+    samples: list[list[float]] = [[] for _ in funcs]
     for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(number):
-            func()
-        times.append((time.perf_counter() - start) / number)
-    return statistics.median(times)
+        for func, times in zip(funcs, samples):
+            start = time.perf_counter()
+            for _ in range(number):
+                func()
+            times.append((time.perf_counter() - start) / number)
+    return samples
 
 
 def libraries() -> list[Any]:
@@ -291,21 +299,27 @@ def main() -> None:
         make_inputs, numpy_impl, lib_impl, n_ops, number = WORKLOADS[name]
         inp = make_inputs(np.random.default_rng(0))
         expected = numpy_impl(inp)
-        reference = median_seconds(partial(numpy_impl, inp), args.repeats, number)
-        rows.append((name, "numpy (hand-written)", reference, n_ops, 1.0))
         for lib in libs:
             got = lib_impl(lib, inp)
             for g, e in zip(got, expected):
                 np.testing.assert_allclose(g, e, rtol=1e-7, atol=1e-10)
-            seconds = median_seconds(partial(lib_impl, lib, inp), args.repeats, number)
-            rows.append(
-                (name, f"{lib.__name__} {lib.__version__}", seconds, n_ops, seconds / reference)
-            )
-    print(f"forward + backward, median of {args.repeats} repeats\n")
-    print(f"{'workload':<8} {'implementation':<22} {'ms per run':>11} {'us/node':>8} {'ratio':>8}")
-    for name, impl, seconds, n_ops, ratio in rows:
+        labels = ["numpy (hand-written)"] + [f"{lib.__name__} {lib.__version__}" for lib in libs]
+        funcs = [partial(numpy_impl, inp)] + [partial(lib_impl, lib, inp) for lib in libs]
+        samples = interleaved_seconds(funcs, args.repeats, number)
+        reference = statistics.median(samples[0])
+        for label, times in zip(labels, samples):
+            median = statistics.median(times)
+            rows.append((name, label, median, min(times), n_ops, median / reference))
+    print(f"forward + backward; median (and min) of {args.repeats} interleaved repeats")
+    print("ratio = median / median of hand-written NumPy in the same run\n")
+    header = f"{'workload':<8} {'implementation':<22} {'median ms':>10} {'min ms':>9}"
+    print(f"{header} {'us/node':>8} {'ratio':>8}")
+    for name, impl, seconds, best, n_ops, ratio in rows:
         per_op = f"{seconds / n_ops * 1e6:.2f}" if n_ops > 1 else ""
-        print(f"{name:<8} {impl:<22} {seconds * 1e3:>11.3f} {per_op:>8} {ratio:>7.2f}x")
+        print(
+            f"{name:<8} {impl:<22} {seconds * 1e3:>10.3f} {best * 1e3:>9.3f} {per_op:>8} "
+            f"{ratio:>7.2f}x"
+        )
 
 
 if __name__ == "__main__":
