@@ -162,7 +162,10 @@ class Operation:
             if not var._ops:
                 raise InvalidBackprop(_CLEARED_MESSAGE)
             try:
-                backed_grad = self.backward_var(grad, index, **kwargs)
+                if kwargs:
+                    backed_grad = self.backward_var(grad, index, **kwargs)
+                else:  # no empty **kwargs dict built per call
+                    backed_grad = self.backward_var(grad, index)
             except SkipGradient:
                 continue
             if type(backed_grad) is not np.ndarray or backed_grad.dtype.kind not in "iuf":

@@ -574,8 +574,10 @@ def execute_op(
     op = Op()
     if op_kwargs:
         out = op(*tensors, *op_args, **op_kwargs)
-    else:
+    elif op_args:
         out = op(*tensors, *op_args)
+    else:
+        out = op(*tensors)
     if type(out) is not np.ndarray:
         out = np.asarray(out)
 
