@@ -8,12 +8,14 @@ implementation's gradient is compared with the NumPy one before it is timed.
 
 Workloads:
   chain      200 small elementwise ops (x*1.01, +0.5, sin, tanh; 50 times), 16 elements
-  mlp        one step of a 3-layer tanh MLP, batch 64, 256-256-256-10, mean-square loss
+  mlp        one step of a 3-layer relu MLP, batch 64, 256-256-256-10, softmax
+             cross-entropy loss (gradcheck.nnet, mygrad.nnet, torch.nn.functional)
   big        an elementwise expression on 1e6 elements
   bcast      a broadcast multiply and reduce: sum over j of x[i, None] * y[None, j], 1000x1000
   fanout     a 2,000-node graph where each node combines two earlier nodes (8 elements)
 
-Times are medians over repeats; ratios are to NumPy, measured in the same run. BLAS
+Times are medians (and minima) over repeats taken round-robin across the
+implementations; ratios are median to NumPy's median, measured in the same run. BLAS
 and PyTorch run single-threaded (the question is the engine's overhead, and thread
 pools on a shared 2-core machine add noise larger than the effect); set
 GRADCHECK_BENCH_THREADS to change that.
@@ -75,7 +77,7 @@ def chain_numpy(inp: Inputs) -> list[np.ndarray]:
 
 
 def chain_lib(lib: Any, inp: Inputs) -> list[np.ndarray]:
-    x = lib.tensor(inp["x"])
+    x = _leaf(lib, inp["x"])
     y = x
     for _ in range(CHAIN_BLOCKS):
         y = lib.tanh(lib.sin(y * SCALE + SHIFT))
@@ -86,10 +88,10 @@ def chain_lib(lib: Any, inp: Inputs) -> list[np.ndarray]:
 # -- mlp -----------------------------------------------------------------------------
 def mlp_inputs(rng: np.random.Generator) -> Inputs:
     sizes = [256, 256, 256, 10]
-    inp = {"x": rng.standard_normal((64, sizes[0])), "t": rng.standard_normal((64, 10))}
+    inp = {"x": rng.standard_normal((64, sizes[0])), "labels": rng.integers(0, 10, 64)}
     for i, (n, m) in enumerate(itertools.pairwise(sizes), 1):
-        inp[f"W{i}"] = rng.standard_normal((n, m)) / np.sqrt(n)
-        inp[f"b{i}"] = np.zeros(m)
+        inp[f"W{i}"] = rng.standard_normal((n, m)) * np.sqrt(2 / n)
+        inp[f"b{i}"] = rng.uniform(-0.1, 0.1, m)
     return inp
 
 
@@ -97,32 +99,52 @@ MLP_PARAMS = ["W1", "b1", "W2", "b2", "W3", "b3"]
 
 
 def mlp_numpy(inp: Inputs) -> list[np.ndarray]:
-    x, t = inp["x"], inp["t"]
-    h1 = np.tanh(x @ inp["W1"] + inp["b1"])
-    h2 = np.tanh(h1 @ inp["W2"] + inp["b2"])
+    x, labels = inp["x"], inp["labels"]
+    rows = np.arange(len(labels))
+    h1 = np.maximum(x @ inp["W1"] + inp["b1"], 0)
+    h2 = np.maximum(h1 @ inp["W2"] + inp["b2"], 0)
     out = h2 @ inp["W3"] + inp["b3"]
-    # loss = mean((out - t)**2)
-    g_out = 2 * (out - t) / out.size
+    # loss = mean over rows of -log(softmax(out)[row, label]), computed stably
+    z = out - out.max(axis=1, keepdims=True)
+    log_probs = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+    _ = -log_probs[rows, labels].mean()
+    g_out = np.exp(log_probs)
+    g_out[rows, labels] -= 1
+    g_out /= len(labels)
     gW3, gb3 = h2.T @ g_out, g_out.sum(0)
-    g_h2 = (g_out @ inp["W3"].T) * (1 - h2 * h2)
+    g_h2 = (g_out @ inp["W3"].T) * (h2 > 0)
     gW2, gb2 = h1.T @ g_h2, g_h2.sum(0)
-    g_h1 = (g_h2 @ inp["W2"].T) * (1 - h1 * h1)
+    g_h1 = (g_h2 @ inp["W2"].T) * (h1 > 0)
     gW1, gb1 = x.T @ g_h1, g_h1.sum(0)
     return [gW1, gb1, gW2, gb2, gW3, gb3]
 
 
+_MLP_TENSORS: dict[tuple[str, int], dict[str, Any]] = {}
+
+
 def mlp_lib(lib: Any, inp: Inputs) -> list[np.ndarray]:
-    p = {
-        k: lib.tensor(inp[k], requires_grad=True) if _is_torch(lib) else lib.tensor(inp[k])
-        for k in MLP_PARAMS
-    }
-    x, t = lib.tensor(inp["x"]), lib.tensor(inp["t"])
-    if not _is_torch(lib):
-        x, t = lib.tensor(inp["x"], constant=True), lib.tensor(inp["t"], constant=True)
-    h1 = lib.tanh(x @ p["W1"] + p["b1"])
-    h2 = lib.tanh(h1 @ p["W2"] + p["b2"])
-    out = h2 @ p["W3"] + p["b3"]
-    loss = ((out - t) ** 2).mean()
+    """One training step's forward and backward: relu layers, softmax cross-entropy
+    (each library's own fused op for it, as a user would write it). The parameters
+    and the batch are tensors made once, as in a training loop (making them copies
+    ~1 MB per step, which the NumPy reference does not do)."""
+    key = (lib.__name__, id(inp))
+    if key not in _MLP_TENSORS:
+        t = {k: _leaf(lib, inp[k]) for k in MLP_PARAMS}
+        if _is_torch(lib):
+            t["x"], t["labels"] = lib.tensor(inp["x"]), lib.tensor(inp["labels"])
+        else:
+            t["x"], t["labels"] = lib.tensor(inp["x"], constant=True), inp["labels"]
+        _MLP_TENSORS[key] = t
+    p = _MLP_TENSORS[key]
+    if _is_torch(lib):
+        for k in MLP_PARAMS:
+            p[k].grad = None  # torch accumulates into .grad; the others reset it
+        relu, loss_of = lib.relu, lib.nn.functional.cross_entropy
+    else:
+        relu, loss_of = lib.nnet.relu, lib.nnet.softmax_crossentropy
+    h1 = relu(p["x"] @ p["W1"] + p["b1"])
+    h2 = relu(h1 @ p["W2"] + p["b2"])
+    loss = loss_of(h2 @ p["W3"] + p["b3"], p["labels"])
     loss.backward()
     return [_grad(p[k]) for k in MLP_PARAMS]
 
@@ -255,15 +277,22 @@ WORKLOADS = {
 }
 
 
-def median_seconds(func: Callable[[], Any], repeats: int, number: int) -> float:
-    func()  # warm up
-    times = []
+def interleaved_seconds(
+    funcs: list[Callable[[], Any]], repeats: int, number: int
+) -> list[list[float]]:
+    """Per-call seconds of each function, ``repeats`` samples each, taken round-robin
+    (one sample of every function per round) so that a change in the machine's load
+    hits all implementations alike, and the ratios measured in one run stay fair."""
+    for func in funcs:
+        func()  # warm up
+    samples: list[list[float]] = [[] for _ in funcs]
     for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(number):
-            func()
-        times.append((time.perf_counter() - start) / number)
-    return statistics.median(times)
+        for func, times in zip(funcs, samples):
+            start = time.perf_counter()
+            for _ in range(number):
+                func()
+            times.append((time.perf_counter() - start) / number)
+    return samples
 
 
 def libraries() -> list[Any]:
@@ -291,21 +320,27 @@ def main() -> None:
         make_inputs, numpy_impl, lib_impl, n_ops, number = WORKLOADS[name]
         inp = make_inputs(np.random.default_rng(0))
         expected = numpy_impl(inp)
-        reference = median_seconds(partial(numpy_impl, inp), args.repeats, number)
-        rows.append((name, "numpy (hand-written)", reference, n_ops, 1.0))
         for lib in libs:
             got = lib_impl(lib, inp)
             for g, e in zip(got, expected):
                 np.testing.assert_allclose(g, e, rtol=1e-7, atol=1e-10)
-            seconds = median_seconds(partial(lib_impl, lib, inp), args.repeats, number)
-            rows.append(
-                (name, f"{lib.__name__} {lib.__version__}", seconds, n_ops, seconds / reference)
-            )
-    print(f"forward + backward, median of {args.repeats} repeats\n")
-    print(f"{'workload':<8} {'implementation':<22} {'ms per run':>11} {'us/node':>8} {'ratio':>8}")
-    for name, impl, seconds, n_ops, ratio in rows:
+        labels = ["numpy (hand-written)"] + [f"{lib.__name__} {lib.__version__}" for lib in libs]
+        funcs = [partial(numpy_impl, inp)] + [partial(lib_impl, lib, inp) for lib in libs]
+        samples = interleaved_seconds(funcs, args.repeats, number)
+        reference = statistics.median(samples[0])
+        for label, times in zip(labels, samples):
+            median = statistics.median(times)
+            rows.append((name, label, median, min(times), n_ops, median / reference))
+    print(f"forward + backward; median (and min) of {args.repeats} interleaved repeats")
+    print("ratio = median / median of hand-written NumPy in the same run\n")
+    header = f"{'workload':<8} {'implementation':<22} {'median ms':>10} {'min ms':>9}"
+    print(f"{header} {'us/node':>8} {'ratio':>8}")
+    for name, impl, seconds, best, n_ops, ratio in rows:
         per_op = f"{seconds / n_ops * 1e6:.2f}" if n_ops > 1 else ""
-        print(f"{name:<8} {impl:<22} {seconds * 1e3:>11.3f} {per_op:>8} {ratio:>7.2f}x")
+        print(
+            f"{name:<8} {impl:<22} {seconds * 1e3:>10.3f} {best * 1e3:>9.3f} {per_op:>8} "
+            f"{ratio:>7.2f}x"
+        )
 
 
 if __name__ == "__main__":

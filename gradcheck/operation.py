@@ -149,19 +149,25 @@ class Operation:
             ``backward_var`` returned something that is not a gradient, or a gradient
             whose shape is not the input's.
         """
+        # This loop is the engine's per-op backward path (profiled: it and
+        # execute_op are most of the engine's own time on small arrays), so the common
+        # case is tested inline: a float ndarray of the input's shape, no reduction.
         if _reduction is None and self.broadcastable:
             _reduction = reduce_broadcast
-        for index, var in enumerate(self.variables):
+        index = -1
+        for var in self.variables:
+            index += 1
             if var._constant:
                 continue
             if not var._ops:
                 raise InvalidBackprop(_CLEARED_MESSAGE)
             try:
-                backed_grad = self.backward_var(grad, index, **kwargs)
+                if kwargs:
+                    backed_grad = self.backward_var(grad, index, **kwargs)
+                else:  # no empty **kwargs dict built per call
+                    backed_grad = self.backward_var(grad, index)
             except SkipGradient:
                 continue
-            # The common case (a float ndarray) is tested inline: this loop is the
-            # engine's hot path.
             if type(backed_grad) is not np.ndarray or backed_grad.dtype.kind not in "iuf":
                 if is_invalid_gradient(backed_grad):
                     raise InvalidGradient(
@@ -172,14 +178,17 @@ class Operation:
                     )
                 backed_grad = np.asarray(backed_grad)
             shape = var.data.shape
-            if _reduction is not None:
-                backed_grad = _reduction(backed_grad, shape)
             if backed_grad.shape != shape:
-                raise InvalidGradient(
-                    f"`{type(self).__name__}.backward_var(<gradient>, index={index})` "
-                    f"returned a gradient of shape {backed_grad.shape} for an input of "
-                    f"shape {shape}; a gradient must have its input's shape"
-                )
+                if _reduction is not None:
+                    backed_grad = _reduction(backed_grad, shape)
+                if backed_grad.shape != shape:
+                    raise InvalidGradient(
+                        f"`{type(self).__name__}.backward_var(<gradient>, index={index})` "
+                        f"returned a gradient of shape {backed_grad.shape} for an input of "
+                        f"shape {shape}; a gradient must have its input's shape"
+                    )
+            elif _reduction is not None and _reduction is not reduce_broadcast:
+                backed_grad = _reduction(backed_grad, shape)  # a caller's own reduction
             if var.grad is None:
                 # A stored alias of `grad` would be corrupted by later accumulation,
                 # so it is copied. Two arrays that own their memory cannot overlap;

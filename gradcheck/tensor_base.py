@@ -14,6 +14,7 @@ from gradcheck.operation import Operation, is_invalid_gradient
 __all__ = ["Tensor", "tensor", "astensor", "execute_op"]
 
 _TRACK = _graph.TRACK
+_SEQUENCE = _graph.SEQUENCE
 
 
 class Tensor:
@@ -43,7 +44,7 @@ class Tensor:
     array([2., 4.])
     """
 
-    __slots__ = ("_constant", "_creator", "_ops", "_scalar_only", "data", "grad")
+    __slots__ = ("_constant", "_creator", "_ops", "_scalar_only", "_seq", "data", "grad")
     # `ndarray <op> Tensor` now dispatches through `__array_ufunc__`; the priority is
     # kept for array-likes that still consult it.
     __array_priority__ = 15.0
@@ -81,6 +82,7 @@ class Tensor:
         self._constant: bool = bool(constant)
         self._ops: int = 0
         self._scalar_only: bool = False
+        self._seq: int = 0  # creation order of op outputs; 0 for leaves
 
     # -- attributes ---------------------------------------------------------------
     @property
@@ -226,39 +228,42 @@ class Tensor:
             dtype = float if np.issubdtype(self.data.dtype, np.signedinteger) else self.data.dtype
             self.grad = np.ones(self.data.shape, dtype=dtype)
         if self._creator is not None:
-            _graph.backpropagate(self)
-        _graph.clear_graph(self)
+            _graph.clear_tensors(_graph.backpropagate(self))
+        self._ops = 0
 
     # -- operators ----------------------------------------------------------------
+    # The arithmetic operators call execute_op with the op class directly rather than
+    # through the public functions (which do the same): one Python call less per op on
+    # the engine's hot path.
     def __add__(self, other: Any) -> Tensor:
-        return _ops.add(self, other)
+        return execute_op(_arith.Add, self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return _ops.add(other, self)
+        return execute_op(_arith.Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _ops.subtract(self, other)
+        return execute_op(_arith.Subtract, self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _ops.subtract(other, self)
+        return execute_op(_arith.Subtract, other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _ops.multiply(self, other)
+        return execute_op(_arith.Multiply, self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _ops.multiply(other, self)
+        return execute_op(_arith.Multiply, other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _ops.divide(self, other)
+        return execute_op(_arith.Divide, self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _ops.divide(other, self)
+        return execute_op(_arith.Divide, other, self)
 
     def __pow__(self, other: Any) -> Tensor:
-        return _ops.power(self, other)
+        return execute_op(_arith.Power, self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
-        return _ops.power(other, self)
+        return execute_op(_arith.Power, other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
         return _ops.matmul(self, other)
@@ -267,7 +272,7 @@ class Tensor:
         return _ops.matmul(other, self)
 
     def __neg__(self) -> Tensor:
-        return _ops.negative(self)
+        return execute_op(_arith.Negative, self)
 
     def __pos__(self) -> Tensor:
         return self
@@ -457,6 +462,7 @@ def _constant(data: np.ndarray) -> Tensor:
     t._constant = True
     t._ops = 0
     t._scalar_only = False
+    t._seq = 0
     return t
 
 
@@ -473,9 +479,12 @@ def _as_input(x: Any) -> Tensor:
     return _constant(data)
 
 
-# Read-only 0-d arrays for the Python numbers ops meet again and again (the 2 in
-# `x * 2`), keyed by (type, value, dtype). Bounded: cleared when full.
-_SCALAR_CACHE: dict[tuple[type, Any, np.dtype], np.ndarray] = {}
+# Constant leaf tensors around read-only 0-d arrays, for the Python numbers ops meet
+# again and again (the 2 in `x * 2`), keyed by (type, value, dtype). Sharing one
+# tensor between ops is safe: a constant leaf is never written by the engine (no
+# gradient, no creator; clear_graph only zeroes its `_ops`, which stays 0), and its
+# data cannot be written. Bounded: cleared when full.
+_SCALAR_CACHE: dict[tuple[type, Any, np.dtype], Tensor] = {}
 _SCALAR_CACHE_SIZE = 4096
 
 
@@ -483,25 +492,25 @@ def _scalar_inputs(input_vars: Sequence[Any], tensors: list[Any]) -> None:
     """Replace the Python ``int``/``float`` inputs (``None`` in ``tensors``) by
     constant tensors of the dtype NumPy would give them (NEP 50: a Python number does
     not promote an array), so that ``float32_tensor * 2.0`` stays float32."""
+    common = None
     arrays = [t.data for t in tensors if t is not None]
-    common = arrays[0].dtype if len(arrays) == 1 else None
+    if len(arrays) == 1 and arrays[0].dtype.kind == "f":
+        common = arrays[0].dtype
     for i, x in enumerate(input_vars):
         if tensors[i] is not None:
             continue
-        if common is not None and common.kind == "f":
-            dtype = common
-        else:
-            dtype = np.result_type(*arrays, x)
+        dtype = common if common is not None else np.result_type(*arrays, x)
         key = (type(x), x, dtype)
-        data = _SCALAR_CACHE.get(key)
-        if data is None:
+        cached = _SCALAR_CACHE.get(key)
+        if cached is None:
             data = np.asarray(x, dtype=dtype)
             data.flags.writeable = False
+            cached = _constant(data)
             if x != 0:  # 0.0 and -0.0 are equal keys but different values
                 if len(_SCALAR_CACHE) >= _SCALAR_CACHE_SIZE:
                     _SCALAR_CACHE.clear()
-                _SCALAR_CACHE[key] = data
-        tensors[i] = _constant(data)
+                _SCALAR_CACHE[key] = cached
+        tensors[i] = cached
 
 
 def execute_op(
@@ -550,12 +559,25 @@ def execute_op(
         else:
             tensors.append(_as_input(x))
     if numbers:
-        _scalar_inputs(input_vars, tensors)
+        # `x * 2.0`, `1 - x`: a float tensor and a Python number, the common case, is
+        # looked up inline; everything else goes through _scalar_inputs.
+        cached = None
+        if len(tensors) == 2:
+            i = 0 if tensors[0] is None else 1
+            other = tensors[1 - i]
+            if other is not None and other.data.dtype.kind == "f":
+                number = input_vars[i]
+                cached = _SCALAR_CACHE.get((type(number), number, other.data.dtype))
+                tensors[i] = cached
+        if cached is None:
+            _scalar_inputs(input_vars, tensors)
     op = Op()
     if op_kwargs:
         out = op(*tensors, *op_args, **op_kwargs)
-    else:
+    elif op_args:
         out = op(*tensors, *op_args)
+    else:
+        out = op(*tensors)
     if type(out) is not np.ndarray:
         out = np.asarray(out)
 
@@ -566,6 +588,7 @@ def execute_op(
     all_constant = True
     if _TRACK.on:
         result._creator = op
+        result._seq = next(_SEQUENCE)
         scalar_only = op.scalar_only
         for t in tensors:
             if not t._constant:
@@ -578,6 +601,7 @@ def execute_op(
     else:
         result._creator = None
         result._scalar_only = False
+        result._seq = 0
         for t in tensors:
             if not t._constant:
                 all_constant = False
@@ -590,3 +614,4 @@ def execute_op(
 
 from gradcheck import interop as _interop  # noqa: E402  (these modules need Tensor first)
 from gradcheck import ops as _ops  # noqa: E402
+from gradcheck.ops import arithmetic as _arith  # noqa: E402

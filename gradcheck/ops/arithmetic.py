@@ -80,12 +80,36 @@ class Power(BroadcastableOp):
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         a, b = self.variables
         if index == 0:
-            return grad * b.data * a.data ** (b.data - 1)
+            return grad * b.data * _power_minus_one(a.data, b.data)
         # d(a**b)/db = a**b * log(a); where a**b == 0 (a == 0, b > 0) the limit is 0,
         # not 0 * log(0) = nan.
         with np.errstate(divide="ignore", invalid="ignore"):
             dout_db = self.out * np.log(a.data)
         return grad * np.where(self.out == 0, 0.0, dout_db)
+
+
+# Integer exponents up to this one get the derivative's a**(b-1) from multiplications.
+_MAX_MULTIPLIED_EXPONENT = 8
+
+
+def _power_minus_one(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a ** (b - 1)``, for the derivative of ``a ** b`` with respect to ``a``.
+
+    A constant integer exponent (``x ** 3``, the common case) is done with
+    multiplications: NumPy's ``power`` has fast paths only for the exponents 0, ±1,
+    2 and 0.5, and calls the C ``pow`` per element otherwise (measured 30x slower
+    than a multiply on 1e6 elements). The products differ from ``pow`` by a few ulps,
+    far below any gradient tolerance; the dtype is the one ``power`` gives.
+    """
+    if b.size == 1 and b.dtype.kind in "iuf":
+        k = b.item() - 1
+        if k == int(k) and 3 <= k <= _MAX_MULTIPLIED_EXPONENT:
+            k = int(k)
+            result = a * a
+            for _ in range(k - 2):
+                result *= a
+            return result.astype(np.result_type(a, b), copy=False)
+    return a ** (b - 1)
 
 
 class Negative(UnaryOp):
