@@ -120,17 +120,14 @@ MATRIX: dict[str, Any] = {"shapes": ["n,k"]}
 CUBE: dict[str, Any] = {"shapes": ["n,k,m"]}
 # `unique` draws are rejected while two values are closer than 0.01: keep them few.
 SMALL_CUBE: dict[str, Any] = {"shapes": ["2,k,3"]}
-SQUARE: dict[str, Any] = {"shapes": ["n,n"], "domain": (-1.0, 1.0)}
+# Entries in [-1, 1]: `_well_conditioned` makes the matrix diagonally dominant.
+ENTRIES: dict[str, Any] = {"domain": (-1.0, 1.0)}
 POSITIVE: dict[str, Any] = {"domain": (0.1, 10.0)}
 UNIT: dict[str, Any] = {"domain": (-1.0, 1.0)}  # values keep a margin from finite bounds
 TIES: dict[str, Any] = {"unique": True}
 KINK_AT_0: dict[str, Any] = {"avoid": [0.0]}
 SCORES: dict[str, Any] = {"shapes": ["n,c"]}
-IMAGES: dict[str, Any] = {
-    "shapes": ["n,c,5,4", "f,c,2,3"],
-    "domain": (-2.0, 2.0),
-    "max_examples": 20,
-}
+IMAGES: dict[str, Any] = {"domain": (-2.0, 2.0), "max_examples": 20}
 
 TABLE: list[Row] = [
     # --- arithmetic (broadcasting) ---------------------------------------------------
@@ -264,29 +261,35 @@ TABLE: list[Row] = [
     # The same tensor twice: both operands' gradients must accumulate.
     row("einsum_repeated", ops.einsum, lambda op, a: op("ij,ij->", a, a), **MATRIX),
     # --- linalg: inverses and determinants of well-conditioned matrices; norms -------
-    row("inv", linalg.inv, lambda op, a: op(_well_conditioned(a)), **SQUARE),
+    row("inv", linalg.inv, lambda op, a: op(_well_conditioned(a)), shapes=["n,n"], **ENTRIES),
     row(
         "inv_batched",
         linalg.inv,
         lambda op, a: op(_well_conditioned(a)),
-        **SQUARE,
+        **ENTRIES,
         shapes=["b,n,n"],
     ),
-    row("det", linalg.det, lambda op, a: op(_well_conditioned(a)), **SQUARE),
+    row("det", linalg.det, lambda op, a: op(_well_conditioned(a)), shapes=["n,n"], **ENTRIES),
     row(
         "det_negative",
         linalg.det,
         lambda op, a: op(-_well_conditioned(a)),
-        **SQUARE,
+        **ENTRIES,
         shapes=["b,3,3"],
     ),
     # slogdet's sign is piecewise constant: the log of |det| carries the gradient.
-    row("slogdet", linalg.slogdet, lambda op, a: op(_well_conditioned(a))[1], **SQUARE),
+    row(
+        "slogdet",
+        linalg.slogdet,
+        lambda op, a: op(_well_conditioned(a))[1],
+        shapes=["n,n"],
+        **ENTRIES,
+    ),
     row(
         "slogdet_negative",
         linalg.slogdet,
         lambda op, a: op(-_well_conditioned(a))[1],
-        **SQUARE,
+        **ENTRIES,
         shapes=["b,3,3"],
     ),
     row(
@@ -466,7 +469,7 @@ TABLE: list[Row] = [
         **SCORES,
     ),
     # --- nnet: layers --------------------------------------------------------------------
-    row("conv_nd", nnet.conv_nd, **IMAGES, kwargs={"stride": 1}),
+    row("conv_nd", nnet.conv_nd, shapes=["n,c,5,4", "f,c,2,3"], kwargs={"stride": 1}, **IMAGES),
     row(
         "conv_nd_strided",
         nnet.conv_nd,
