@@ -6,21 +6,23 @@ are checked on generated inputs in CI. Every public differentiable function of
 ``gradcheck`` (``gradcheck.ops.__all__``), ``gradcheck.linalg`` and ``gradcheck.nnet``
 has at least one target; ``tests/test_builtin_targets.py`` fails when one has none.
 
-The targets are one table, :data:`TABLE`, read like a table of derivatives: each row is
+The targets are one table, :data:`TABLE`, read like a table of derivatives: one
+``row(name, op, call, **settings)`` per target, where
 
 ``name``
-    the target's name (``gradcheck verify gradcheck.builtin_targets:name`` replays it);
+    is the target's name (``gradcheck verify gradcheck.builtin_targets:name`` replays
+    it): the op's name, with a suffix for a variant (``sum_axes``, ``norm_fro``);
 ``op``
-    the public function it checks;
+    is the public function it checks;
 ``call``
-    how the op is applied to the drawn tensors (``None``: ``op(*tensors, **kwargs)``),
-    as a function that receives the op first, for ops that take more than tensors (an
-    index, subscripts, labels, a shape) or need their input shaped or moved into the
-    domain (a well-conditioned matrix);
+    (optional) says how the op is applied to the drawn tensors, as a function that
+    receives the op first, for ops that take more than tensors (an index, einsum
+    subscripts, class labels, a shape) or whose input must be moved into their domain
+    (a well-conditioned matrix); without it, ``op(*tensors, **kwargs)``;
 ``settings``
-    the inputs it is meant for, as for :func:`gradcheck.describe`: a domain where the
-    op is differentiable, shapes that fit it, its parameters (``kwargs``), the points
-    where it has a kink (``avoid``) and whether ties matter (``unique``).
+    are :func:`gradcheck.describe`'s keywords: a domain where the op is
+    differentiable, shapes that fit it, its parameters (``kwargs``), the points
+    where it has a kink (``avoid``), distinct values where ties are kinks (``unique``).
 
 Each row becomes a module-level function (so ``gradcheck list`` shows it and a replay
 command can name it) with the op's signature, marked with :func:`gradcheck.describe`.
