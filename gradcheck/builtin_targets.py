@@ -132,12 +132,11 @@ def row(
 BROADCAST: dict[str, Any] = {"broadcast": True}
 MATRIX: dict[str, Any] = {"shapes": ["n,k"]}
 CUBE: dict[str, Any] = {"shapes": ["n,k,m"]}
-# `unique` draws are rejected while two values are closer than 0.01: keep them few.
-SMALL_CUBE: dict[str, Any] = {"shapes": ["2,k,3"]}
 # Entries in [-1, 1]: `_well_conditioned` makes the matrix diagonally dominant.
 ENTRIES: dict[str, Any] = {"domain": (-1.0, 1.0)}
 POSITIVE: dict[str, Any] = {"domain": (0.1, 10.0)}
 UNIT: dict[str, Any] = {"domain": (-1.0, 1.0)}  # values keep a margin from finite bounds
+# Distinct values (ties are kinks of max, sort...): for a few values; see _distinct.
 TIES: dict[str, Any] = {"unique": True}
 KINK_AT_0: dict[str, Any] = {"avoid": [0.0]}
 SCORES: dict[str, Any] = {"shapes": ["n,c"]}
@@ -424,8 +423,8 @@ TABLE: list[Row] = [
     row("diagonal_axes", ops.diagonal, **CUBE, kwargs={"offset": -1, "axis1": 2, "axis2": 0}),
     # --- sorting -----------------------------------------------------------------------
     row("sort", ops.sort, **MATRIX, **TIES),
-    row("sort_flat", ops.sort, **SMALL_CUBE, kwargs={"axis": None}, **TIES),
-    row("sort_axis", ops.sort, **SMALL_CUBE, kwargs={"axis": 0}, **TIES),
+    row("sort_flat", ops.sort, _distinct, **CUBE, kwargs={"axis": None}),
+    row("sort_axis", ops.sort, _distinct, **CUBE, kwargs={"axis": 0}),
     # --- nnet: activations (kinks avoided) ---------------------------------------------
     row("relu", nnet.relu, **KINK_AT_0),
     row("leaky_relu", nnet.leaky_relu, lambda op, x: op(x, 0.1), **KINK_AT_0),
