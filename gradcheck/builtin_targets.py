@@ -54,7 +54,7 @@ from gradcheck import linalg, nnet
 from gradcheck.description import describe
 from gradcheck.tensor import Tensor
 
-__all__ = ["NOT_DIFFERENTIABLE", "TABLE", "Row", "row", "targets"]
+__all__ = ["EXAMPLES", "NOT_DIFFERENTIABLE", "TABLE", "Row", "row"]
 
 #: Public names of ``gradcheck`` that are not differentiable targets, and why.
 NOT_DIFFERENTIABLE: dict[str, str] = {
@@ -572,11 +572,6 @@ def _target(name: str, op: Callable[..., Any], call: Any, settings: Mapping[str,
     apply.__doc__ = f"Applies {op.__module__}.{op.__name__}."
     apply.op = op  # type: ignore[attr-defined]
     return describe(**settings)(apply)
-
-
-def targets() -> dict[str, Callable[..., Any]]:
-    """The built-in targets by name, in table order."""
-    return {r.name: globals()[r.name] for r in TABLE}
 
 
 # Each row is a module attribute: `gradcheck.builtin_targets:sum_axes` names it, and
