@@ -169,6 +169,8 @@ TABLE: list[Row] = [
     row("multiply_sequence", ops.multiply_sequence, shapes=["n,k", "n,k", "n,k"]),
     # --- exponents and logarithms ----------------------------------------------------
     row("exp", ops.exp, domain=(-5, 5)),
+    # float32 inputs, against a float64 reference with float32 tolerances.
+    row("exp_float32", ops.exp, domain=(-5, 5), dtype="float32"),
     row("exp2", ops.exp2, domain=(-5, 5)),
     row("expm1", ops.expm1, domain=(-5, 5)),
     row("log", ops.log, **POSITIVE),
@@ -250,6 +252,7 @@ TABLE: list[Row] = [
     row("logsumexp_axes", ops.logsumexp, **CUBE, kwargs={"axis": (0, 2), "keepdims": True}),
     # --- products --------------------------------------------------------------------
     row("matmul", ops.matmul, shapes=["n,k", "k,m"]),
+    row("matmul_float32", ops.matmul, shapes=["n,k", "k,m"], dtype="float32"),
     row("matmul_batched", ops.matmul, shapes=["b,1,n,k", "c,k,m"]),
     row("vecmat", ops.matmul, shapes=["k", "k,m"]),
     row("matvec", ops.matmul, shapes=["b,n,k", "k"]),
@@ -449,6 +452,7 @@ TABLE: list[Row] = [
         avoid=[-2.0, 0.5],
     ),
     row("softmax", nnet.softmax, **MATRIX),
+    row("softmax_float32", nnet.softmax, **MATRIX, dtype="float32"),
     row("softmax_axis", nnet.softmax, **CUBE, kwargs={"axis": (0, 2)}),
     row("logsoftmax", nnet.logsoftmax, **MATRIX),
     row("logsoftmax_axis", nnet.logsoftmax, **CUBE, kwargs={"axis": 1}),
