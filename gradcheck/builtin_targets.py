@@ -573,7 +573,8 @@ def _target(name: str, op: Callable[..., Any], call: Any, settings: Mapping[str,
             params = [p for p in inspect.signature(op).parameters.values() if p.name != "constant"]
     apply.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     apply.__name__ = apply.__qualname__ = name
-    apply.__doc__ = f"Applies {op.__module__}.{op.__name__}."
+    ramped = " to a ramped input (no ties)" if call is _distinct else ""
+    apply.__doc__ = f"Applies {op.__module__}.{op.__name__}{ramped}."
     apply.op = op  # type: ignore[attr-defined]
     return describe(**settings)(apply)
 
