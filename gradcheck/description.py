@@ -93,6 +93,9 @@ class Description:
     avoid : tuple of float, optional
         Points where the op is not differentiable (0 for ``abs``): drawn values keep
         a small margin from each.
+    unique : bool, optional
+        Draw distinct values, a small margin apart, across all inputs: ties are where
+        ``max``, ``sort``, ``maximum`` and friends are not differentiable.
     """
 
     shapes: tuple[str | tuple[int | str, ...], ...] | None = None
@@ -105,6 +108,7 @@ class Description:
     max_examples: int | None = None
     mode: str | None = None
     avoid: tuple[float, ...] | None = None
+    unique: bool | None = None
 
     def merged(self, **overrides: Any) -> Description:
         """A copy where every override that is not ``None`` replaces the declared
@@ -130,6 +134,7 @@ def describe(
     max_examples: int | None = None,
     mode: str | None = None,
     avoid: Sequence[float] | None = None,
+    unique: bool | None = None,
 ) -> Any:
     """Declare how an op should be checked, and mark a function as a target.
 
@@ -161,6 +166,9 @@ def describe(
         Points where the op is not differentiable (kinks: 0 for ``abs`` or ``relu``);
         values are drawn a small margin away from them. Without it, examples that hit
         a kink are skipped and counted, never failed.
+    unique : bool, optional
+        Draw distinct values (a small margin apart) across all inputs, for ops that
+        are not differentiable at ties (``max``, ``sort``, ``maximum``).
 
     Returns
     -------
@@ -189,6 +197,7 @@ def describe(
         max_examples=None if max_examples is None else normalize_max_examples(max_examples),
         mode=None if mode is None else normalize_mode(mode),
         avoid=None if avoid is None else normalize_avoid(avoid),
+        unique=None if unique is None else bool(unique),
     )
 
     def decorate(obj: T) -> T:

@@ -249,8 +249,15 @@ class Evaluator:
                 jump[k] = float(np.vdot(self.v, (plus - self.f0) + (minus - self.f0))) / h
                 # Rounding in the touched outputs, at their largest (at f0 or moved).
                 touched = (plus != self.f0) | (minus != self.f0)
-                size = np.maximum(np.maximum(np.abs(plus), np.abs(minus)), np.abs(self.f0))
-                noise[k] = 4 * self.eps * float(np.vdot(absv[touched], size[touched])) / h
+                if touched.any():
+                    size = np.maximum(np.maximum(np.abs(plus), np.abs(minus)), np.abs(self.f0))
+                    noise[k] = 4 * self.eps * float(np.vdot(absv[touched], size[touched])) / h
+                else:
+                    # NOTE: no output moved, which is not proof that none depends on
+                    # x: each may have absorbed a change below its half ulp (1e-13·γ
+                    # + 1, batchnorm's gamma where a channel is constant). All that
+                    # is known is |s'| <= eps·<|v|, |f|> / 2h: that is the noise.
+                    noise[k] = self.eps * float(np.vdot(absv, np.abs(self.f0))) / (2 * h)
         self.calls += calls
         return _combine(d, jump, noise, hs, self.eps, jump_threshold, base_index)
 

@@ -150,6 +150,7 @@ def verify(
     rtol: float | None = None,
     broadcast: bool | None = None,
     avoid: Sequence[float] | None = None,
+    unique: bool | None = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> VerifyResult:
@@ -183,6 +184,8 @@ def verify(
         Draw broadcastable shapes instead of equal ones (when ``shapes`` is not given).
     avoid : sequence of float, optional
         Points where the op is not differentiable; values keep a margin from them.
+    unique : bool, optional
+        Draw distinct values across all inputs (for ops not differentiable at ties).
     name : str, optional
         The name to report (default: from the target).
     progress : callable, optional
@@ -220,6 +223,7 @@ def verify(
         rtol=rtol,
         broadcast=broadcast,
         avoid=avoid,
+        unique=unique,
     )
     if seed is None:
         seed = secrets.randbits(32)
@@ -325,6 +329,7 @@ def _inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
             dtype=options["dtype"],
             broadcast=options["broadcast"],
             avoid=options.get("avoid"),
+            unique=bool(options.get("unique", False)),
         )
     except InvalidArgument as exc:
         key = next((k for k in ("avoid", "domain", "dtype") if k in str(exc)), "shapes")

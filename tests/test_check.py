@@ -404,3 +404,40 @@ def test_report_is_pytest_approx_style():
         "Rel err",
     ]
     assert "seed: 5" in text
+
+
+# --- found by `gradcheck verify` over the built-in library ----------------------------
+
+
+def _absorbed(x, g):
+    # d/dg = 1e-13 * x: moving g by a finite-difference step changes each output by
+    # ~1e-18, below the half ulp of the outputs (~1): the outputs do not move at all.
+    # (batchnorm's gamma where a channel is constant: the normalised values are
+    # rounding noise next to beta.)
+    return x * 1e-13 * g + 1.0
+
+
+@pytest.mark.parametrize("mode", ["full", "fast"])
+def test_a_derivative_below_the_outputs_resolution_is_not_a_mismatch(mode):
+    x = np.array([1.0, -2.0, 3.0])
+    result = check(_absorbed, x, np.array([0.5, 0.25, 2.0]), mode=mode, seed=3)
+    assert result.passed, result.failure
+
+
+def test_a_gradient_on_an_element_that_reaches_no_output_is_still_caught():
+    # The same resolution floor must not hide a real bug: x[1] reaches no output, and
+    # a gradient of 1e-6 to it is wrong (the floor there is ~eps * |f| / h, ~1e-12).
+    class DropsSecond(Operation):
+        def __call__(self, x):
+            self.variables = (x,)
+            return x.data[::2] + 1.0
+
+        def backward_var(self, grad, index, **kwargs):
+            out = np.zeros(self.variables[0].shape)
+            out[::2] = grad
+            out[1] = 1e-6 * grad[0]  # linear in grad, but x[1] reaches no output
+            return out
+
+    result = check(DropsSecond, np.array([1.0, 2.0, 3.0]), seed=0)
+    assert result.failure is not None and result.failure.kind == "mismatch"
+    assert [e.index for e in result.failure.worst] == [(1,)]

@@ -124,6 +124,23 @@ def test_near_kink_is_not_a_false_alarm() -> None:
     assert verify(Absolute, domain=(-1, 1), max_examples=20, seed=0).passed
 
 
+def test_unique_draws_distinct_values_and_is_part_of_the_description() -> None:
+    drawn: list[np.ndarray] = []
+
+    @gradcheck.describe(shapes=["n,k", "k"], unique=True)
+    def product(a, b):
+        drawn.append(np.concatenate([a.data.ravel(), b.data.ravel()]))
+        return a * b
+
+    assert verify(product, max_examples=20, seed=0).passed
+    assert all(np.unique(values).size == values.size for values in drawn)
+    # Without it (an argument overrides the description), Hypothesis draws repeats.
+    drawn.clear()
+    result = verify(product, max_examples=20, seed=0, unique=False)
+    assert result.passed and result.settings["unique"] is False
+    assert any(np.unique(values).size < values.size for values in drawn)
+
+
 @pytest.mark.parametrize(
     ("kwargs", "field", "words"),
     [
