@@ -4,9 +4,11 @@ baselines, JUnit, GitHub annotations and --jobs, through click's test runner."""
 from __future__ import annotations
 
 import json
+import math
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -255,7 +257,27 @@ def test_jobs_2_gives_the_same_json_as_jobs_1(project: Path, monkeypatch) -> Non
     serial = without_timings(document("--jobs", "1"))
     parallel = without_timings(document("--jobs", "2"))
     assert serial["exit_code"] == 1
-    assert parallel == serial
+    assert_same_document(parallel, serial)
+
+
+def assert_same_document(got: Any, expected: Any, where: str = "") -> None:
+    """Equal, except that floats need only agree to 1%: NumPy's vectorised loops round
+    differently with the memory alignment of their arrays, which depends on what a
+    process allocated before, and error estimates (differences of nearly equal
+    finite differences) amplify that in their last digits. Same examples, same
+    verdicts, same failing input: everything else is exact."""
+    if isinstance(expected, float) and isinstance(got, float):
+        assert math.isclose(got, expected, rel_tol=1e-2, abs_tol=1e-300), where
+    elif isinstance(expected, dict):
+        assert isinstance(got, dict) and got.keys() == expected.keys(), where
+        for key in expected:
+            assert_same_document(got[key], expected[key], f"{where}.{key}")
+    elif isinstance(expected, list):
+        assert isinstance(got, list) and len(got) == len(expected), where
+        for i, (g, e) in enumerate(zip(got, expected)):
+            assert_same_document(g, e, f"{where}[{i}]")
+    else:
+        assert got == expected, where
 
 
 def test_settings_that_do_not_fit_the_op_name_the_file(project: Path) -> None:
