@@ -3,6 +3,8 @@ differences: the strongest test the engine gets."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from hypothesis import Phase, find, given, settings
@@ -101,16 +103,15 @@ def test_shrinks_to_a_small_graph_on_a_scalar_leaf():
 
 
 def test_repr_shows_the_program():
-    graph = find(computational_graphs(ops=["tanh"]), lambda g: len(g) >= 2)
-    assert repr(graph) == (
-        "ComputationalGraph(\n"
-        "    x0 = leaf()\n"
-        "    t1 = tanh(x0)\n"
-        "    t2 = tanh(x0)\n"
-        "    t3 = add(t1, t2)\n"
-        "    out = t3\n"
-        ")"
-    )
+    # The program's form, not one exact graph: what find() shrinks to can differ with
+    # what ran earlier in the process.
+    reproducible = settings(database=None, derandomize=True)
+    graph = find(computational_graphs(ops=["tanh"]), lambda g: len(g) >= 2, settings=reproducible)
+    lines = repr(graph).splitlines()
+    assert lines[0] == "ComputationalGraph(" and lines[-1] == ")"
+    assert lines[1] == "    x0 = leaf()"
+    assert any(re.fullmatch(r"    t\d+ = tanh\([xt]\d+\)", line) for line in lines)
+    assert re.fullmatch(r"    out = t\d+", lines[-2])
 
 
 def test_a_wrong_backward_is_found_and_shrunk(monkeypatch):
