@@ -196,7 +196,7 @@ TABLE: list[Row] = [
     row("arccsc_negative", ops.arccsc, domain=(-10, -1)),
     row("arcsec", ops.arcsec, domain=(1, 10)),
     row("arcsec_negative", ops.arcsec, domain=(-10, -1)),
-    row("arccot", ops.arccot),
+    row("arccot", ops.arccot, avoid=[0.0]),  # arctan(1/x) jumps at 0
     # --- hyperbolic ------------------------------------------------------------------
     row("sinh", ops.sinh, domain=(-5, 5)),
     row("cosh", ops.cosh, domain=(-5, 5)),
