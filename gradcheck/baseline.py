@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcheck.errors import GradcheckError
-from gradcheck.result import _jsonable as jsonable
+from gradcheck.result import jsonable
 from gradcheck.search import VerifyResult
 
 __all__ = [

@@ -50,10 +50,10 @@ def _xml_text(text: str) -> str:
 def result_text(result: VerifyResult) -> str:
     """The plain-text report of a target that did not pass (the table's failure block,
     without colour)."""
-    from gradcheck.render import _report_text
+    from gradcheck.render import report_text
 
     if result.failure is not None:
-        text = _report_text(result.failure)
+        text = report_text(result.failure)
     else:
         text = f"{result.target}: {result.verdict}"
     if result.note:

@@ -205,10 +205,10 @@ def draw_example(target: Any, *, seed: int = 0, **options: Any) -> tuple[list[np
     from hypothesis import seed as hypothesis_seed
 
     # The search's own option handling, so that a plot draws what `verify` would.
-    from gradcheck.search import _effective_options, _inputs_strategy
+    from gradcheck.search import effective_options, inputs_strategy
 
     obj = getattr(target, "obj", target)
-    chosen = _effective_options(obj, **options)
+    chosen = effective_options(obj, **options)
     drawn: list[list[np.ndarray]] = []
 
     @settings(
@@ -219,7 +219,7 @@ def draw_example(target: Any, *, seed: int = 0, **options: Any) -> tuple[list[np
         suppress_health_check=list(HealthCheck),
     )
     @hypothesis_seed(seed)
-    @given(arrays=_inputs_strategy(obj, chosen))
+    @given(arrays=inputs_strategy(obj, chosen))
     def draw(arrays: Any) -> None:
         drawn.append([np.array(a) for a in arrays])
 

@@ -119,7 +119,7 @@ def render_table(
 
 
 def _failure_block(result: VerifyResult, color: bool) -> str:
-    text = _report_text(result.failure)
+    text = report_text(result.failure)
     if color:
         head, _, rest = text.partition("\n")
         text = f"{click.style(head, fg='red', bold=True)}\n{rest}"
@@ -128,7 +128,7 @@ def _failure_block(result: VerifyResult, color: bool) -> str:
     return text
 
 
-def _report_text(check_result: Any) -> str:
+def report_text(check_result: Any) -> str:
     """The checker's own report of the failing check, then the (shrunk) inputs
     themselves, which the report gives only as shapes."""
     import numpy as np

@@ -141,33 +141,33 @@ class CheckResult:
             "verdict": self.verdict,
             "passed": self.passed,
             "target": self.target,
-            "failure": None if self.failure is None else _jsonable(asdict(self.failure)),
-            "max_abs_error": _jsonable(self.max_abs_error),
-            "max_rel_error": _jsonable(self.max_rel_error),
-            "error_ratio": _jsonable(self.error_ratio),
-            "per_input": [_jsonable(asdict(e)) for e in self.per_input],
-            "worst": [_jsonable(asdict(e)) for e in self.worst],
+            "failure": None if self.failure is None else jsonable(asdict(self.failure)),
+            "max_abs_error": jsonable(self.max_abs_error),
+            "max_rel_error": jsonable(self.max_rel_error),
+            "error_ratio": jsonable(self.error_ratio),
+            "per_input": [jsonable(asdict(e)) for e in self.per_input],
+            "worst": [jsonable(asdict(e)) for e in self.worst],
             "kinks": [[i, list(idx)] for i, idx in self.kinks],
             "inputs": [
-                {"dtype": str(a.dtype), "shape": list(a.shape), "data": _jsonable(a.tolist())}
+                {"dtype": str(a.dtype), "shape": list(a.shape), "data": jsonable(a.tolist())}
                 for a in self.inputs
             ],
-            "params": _jsonable(self.params),
+            "params": jsonable(self.params),
             "seed": self.seed,
-            "settings": _jsonable(self.settings),
+            "settings": jsonable(self.settings),
             "forward_calls": self.forward_calls,
             "backward_calls": self.backward_calls,
             "seconds": self.seconds,
         }
 
 
-def _jsonable(x: Any) -> Any:
+def jsonable(x: Any) -> Any:
     if isinstance(x, dict):
-        return {str(k): _jsonable(v) for k, v in x.items()}
+        return {str(k): jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
-        return [_jsonable(v) for v in x]
+        return [jsonable(v) for v in x]
     if isinstance(x, np.ndarray):
-        return _jsonable(x.tolist())
+        return jsonable(x.tolist())
     if isinstance(x, np.generic):
         x = x.item()
     if isinstance(x, float) and not math.isfinite(x):

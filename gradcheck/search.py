@@ -33,8 +33,7 @@ from gradcheck.description import (
 )
 from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.loading import LoadedTarget, target_label
-from gradcheck.result import CheckResult
-from gradcheck.result import _jsonable as jsonable
+from gradcheck.result import CheckResult, jsonable
 from gradcheck.signature import op_signature
 
 __all__ = ["VerifyResult", "verify", "DEFAULTS"]
@@ -211,7 +210,7 @@ def verify(
     obj = target.obj if isinstance(target, LoadedTarget) else target
     if name is None:
         name = target.name if isinstance(target, LoadedTarget) else target_label(obj)
-    options = _effective_options(
+    options = effective_options(
         obj,
         shapes=shapes,
         domain=domain,
@@ -233,7 +232,7 @@ def verify(
 # --- settings ----------------------------------------------------------------------
 
 
-def _effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
+def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
     """The op's description, overridden by the given values, then the defaults;
     validated and checked against the op's signature."""
     declared = description_of(obj) or Description()
@@ -313,7 +312,7 @@ def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
 # --- the search --------------------------------------------------------------------
 
 
-def _inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
+def inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
     from hypothesis.errors import InvalidArgument
 
     from gradcheck.strategies import op_inputs
@@ -444,7 +443,7 @@ def _run(
         phases=(Phase.generate, Phase.target, Phase.shrink),
     )
     @hypothesis_seed(seed)
-    @given(arrays=_inputs_strategy(obj, options), check_seed=st.integers(0, 2**32 - 1))
+    @given(arrays=inputs_strategy(obj, options), check_seed=st.integers(0, 2**32 - 1))
     def test(arrays: Any, check_seed: int) -> None:
         search.example(arrays, check_seed)
 

@@ -203,7 +203,7 @@ class Target:
         return grads
 
 
-def _qualname(obj: Any) -> str:
+def qualname(obj: Any) -> str:
     module = getattr(obj, "__module__", None) or ""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
     return f"{module}.{name}" if module and module != "__main__" else name
@@ -246,11 +246,11 @@ def resolve_target(obj: Any) -> Target:
     if isinstance(obj, type):
         if not issubclass(obj, Operation):
             raise NotATarget(
-                f"{_qualname(obj)} is a class but not an Operation subclass; "
+                f"{qualname(obj)} is a class but not an Operation subclass; "
                 f"a target is an Operation subclass or a function of Tensors"
             )
         if obj.__call__ is Operation.__call__:
-            raise NotATarget(f"{_qualname(obj)} does not implement __call__ (its forward)")
+            raise NotATarget(f"{qualname(obj)} does not implement __call__ (its forward)")
         op_type: type[Operation] = obj
 
         def build(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> Tensor:
@@ -260,12 +260,12 @@ def resolve_target(obj: Any) -> Target:
             # No execute_op here: no graph is wanted, and this is the hot path.
             return np.asarray(op_type()(*tensors, **params))
 
-        return Target(_qualname(obj), op_signature(obj), obj, build, evaluate)
+        return Target(qualname(obj), op_signature(obj), obj, build, evaluate)
     if callable(obj):
         try:
             signature = op_signature(obj)
         except (TypeError, ValueError) as exc:
-            raise NotATarget(f"cannot read the signature of {_qualname(obj)}: {exc}") from None
+            raise NotATarget(f"cannot read the signature of {qualname(obj)}: {exc}") from None
         func = obj
 
         def build_f(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> Tensor:
@@ -275,7 +275,7 @@ def resolve_target(obj: Any) -> Target:
             out = func(*tensors, **params)
             return out.data if isinstance(out, Tensor) else np.asarray(out)
 
-        return Target(_qualname(obj), signature, obj, build_f, evaluate_f)
+        return Target(qualname(obj), signature, obj, build_f, evaluate_f)
     raise NotATarget(
         f"{obj!r} ({type(obj).__name__}) is not an op: a target is an Operation "
         f"subclass or a function of Tensors"

@@ -263,7 +263,7 @@ def bridge_target(obj: Any, run: Run, evaluate: Evaluate) -> Any:
     with ``run`` (through the engine, so that every check applies) and evaluates
     with ``evaluate``."""
     from gradcheck.signature import op_signature
-    from gradcheck.target import Target, _qualname
+    from gradcheck.target import Target, qualname
     from gradcheck.tensor_base import execute_op
 
     bridge = type(f"{_name(obj)}", (_Bridge,), {"run": staticmethod(run)})
@@ -274,4 +274,4 @@ def bridge_target(obj: Any, run: Run, evaluate: Evaluate) -> Any:
     def forward(tensors: Sequence[Any], params: Mapping[str, Any]) -> np.ndarray:
         return evaluate([t.data for t in tensors], params)
 
-    return Target(_qualname(obj), op_signature(obj), obj, build, forward)
+    return Target(qualname(obj), op_signature(obj), obj, build, forward)

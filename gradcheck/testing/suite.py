@@ -39,8 +39,7 @@ import numpy as np
 from gradcheck.checker import DEFAULT_TOLERANCES, check
 from gradcheck.loading import load_module, module_targets
 from gradcheck.operation import Operation
-from gradcheck.result import CheckResult
-from gradcheck.result import _jsonable as jsonable
+from gradcheck.result import CheckResult, jsonable
 from gradcheck.target import Target, TargetRaised, resolve_target
 from gradcheck.testing.mutants import MUTATIONS, Mutation, applicable, mutated
 
@@ -280,10 +279,10 @@ def _op_classes(tgt: Target, examples: Iterable[Sequence[np.ndarray]], params: A
 def _prepare(name: str, obj: Any, seeds: Sequence[int], count: int) -> _Subject:
     # verify's own reading of a description, so that the suite checks each target
     # exactly as `gradcheck verify` would.
-    from gradcheck.search import _effective_options, _inputs_strategy
+    from gradcheck.search import effective_options, inputs_strategy
 
-    options = _effective_options(obj)
-    strategy = _inputs_strategy(obj, options)
+    options = effective_options(obj)
+    strategy = inputs_strategy(obj, options)
     examples = {s: _informative_first(draw_examples(strategy, count, s)) for s in seeds}
     tgt = resolve_target(obj)
     every = [a for s in seeds for a in examples[s]]
