@@ -18,7 +18,14 @@ if TYPE_CHECKING:
     from gradcheck.operation import Operation
     from gradcheck.tensor_base import Tensor
 
-__all__ = ["no_autodiff", "is_tracking", "backpropagate", "clear_graph", "clear_tensors"]
+__all__ = [
+    "no_autodiff",
+    "is_tracking",
+    "backpropagate",
+    "BackpropGraph",
+    "clear_graph",
+    "clear_tensors",
+]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
@@ -102,6 +109,15 @@ def _tensors_in_order(root: Tensor) -> list[Tensor]:
     return tensors
 
 
+class BackpropGraph(list["Operation"]):
+    """The ops of one backprop, in the order they run (the ``graph`` that
+    :func:`backpropagate` hands every ``Operation.backward``). Its type tells
+    ``backward`` that the ``grad`` it is given is the engine's own array, never
+    the caller's, so it may be shared between tensors (see ``Tensor.grad``)."""
+
+    __slots__ = ()
+
+
 def backpropagate(root: Tensor) -> list[Tensor]:
     """Send ``root.grad`` back through the graph that created ``root``.
 
@@ -110,10 +126,14 @@ def backpropagate(root: Tensor) -> list[Tensor]:
     tensors visited (for :func:`clear_tensors`).
     """
     tensors = _tensors_in_order(root)
-    graph: list[Operation] = [t._creator for t in tensors]
+    graph = BackpropGraph([t._creator for t in tensors])
     for tensor, op in zip(tensors, graph):
-        if tensor.grad is not None:  # None: every path to it was skipped
-            op.backward(tensor.grad, graph=graph)
+        grad = tensor._grad
+        if grad is not None:  # None: every path to it was skipped
+            if op.backward(grad, graph=graph):
+                # an input now holds `grad` itself (see Operation.backward): this
+                # tensor's own `.grad` is copied when it is read
+                tensor._shared = True
     return tensors
 
 

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from gradcheck.errors import InvalidBackprop, InvalidGradient, SkipGradient
+from gradcheck.graph import BackpropGraph
 
 if TYPE_CHECKING:
     from gradcheck.tensor_base import Tensor
@@ -36,6 +37,9 @@ __all__ = [
     "is_invalid_gradient",
     "reduce_broadcast",
 ]
+
+# The modules whose op classes never write to the gradient they are given.
+_BUILT_IN_MODULES = ("gradcheck.ops.", "gradcheck.nnet.")
 
 _CLEARED_MESSAGE = (
     "Part of the computational graph containing this tensor was 'cleared' prior to backprop."
@@ -82,7 +86,8 @@ def reduce_broadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if extra < 0:
         return grad
     if extra:
-        grad = grad.sum(axis=tuple(range(extra)))
+        # np.asarray: summing down to 0-d gives a NumPy scalar, not an array
+        grad = np.asarray(grad.sum(axis=tuple(range(extra))))
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if axes:
         grad = grad.sum(axis=axes, keepdims=True)
@@ -115,6 +120,16 @@ class Operation:
     #: When True, ``backward`` sums each gradient down to its input's shape with
     #: :func:`reduce_broadcast` (see :class:`BroadcastableOp`).
     broadcastable: ClassVar[bool] = False
+    #: True for the built-in ops, which never write to the ``grad`` they are given;
+    #: only between such ops may a gradient be shared instead of copied (see
+    #: ``backward``). Set per class by ``__init_subclass__``, never inherited, so a
+    #: user's subclass of a built-in op is not trusted with shared gradients.
+    _pure_grad: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "_pure_grad" not in cls.__dict__:
+            cls._pure_grad = cls.__module__.startswith(_BUILT_IN_MODULES)
 
     def __call__(self, *input_vars: Tensor, **kwargs: Any) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} must implement __call__")
@@ -129,7 +144,7 @@ class Operation:
         graph: Collection[Operation] | None = None,
         _reduction: Callable[[np.ndarray, tuple[int, ...]], np.ndarray] | None = None,
         **kwargs: Any,
-    ) -> None:
+    ) -> bool:
         """Back-propagate ``grad`` (d(final)/d(this op's output)) to every input.
 
         For each non-constant input, ``backward_var`` is asked for its gradient; the
@@ -148,6 +163,16 @@ class Operation:
         InvalidGradient
             ``backward_var`` returned something that is not a gradient, or a gradient
             whose shape is not the input's.
+
+        Returns
+        -------
+        bool
+            True when an input now holds ``grad`` itself (or a view of it) rather than
+            a copy; the caller then marks the tensor that owns ``grad`` the same way.
+            Only within a backprop (``graph`` a :class:`~gradcheck.graph.BackpropGraph`)
+            and between built-in ops (this one and the input's creator) is a gradient
+            shared: a caller's own ``grad`` array is always copied, and so is one that
+            reaches a user's op, which might write it in place.
         """
         # This loop is the engine's per-op backward path (profiled: it and
         # execute_op are most of the engine's own time on small arrays), so the common
@@ -155,6 +180,7 @@ class Operation:
         if _reduction is None and self.broadcastable:
             _reduction = reduce_broadcast
         index = -1
+        handed_on = False
         for var in self.variables:
             index += 1
             if var._constant:
@@ -189,20 +215,40 @@ class Operation:
                     )
             elif _reduction is not None and _reduction is not reduce_broadcast:
                 backed_grad = _reduction(backed_grad, shape)  # a caller's own reduction
-            if var.grad is None:
-                # A stored alias of `grad` would be corrupted by later accumulation,
-                # so it is copied. Two arrays that own their memory cannot overlap;
-                # only views need the (slower) memory-bounds test.
+            if var._grad is None:
+                # A stored alias of `grad` must not be seen to change with it, and a
+                # read-only view (a broadcast) cannot be the user's to write. Two
+                # arrays that own their memory cannot overlap; only views need the
+                # (slower) memory-bounds test.
                 if backed_grad is grad or (
                     (backed_grad.base is not None or getattr(grad, "base", None) is not None)
-                    and np.may_share_memory(backed_grad, grad)
+                    and (np.may_share_memory(backed_grad, grad) or not backed_grad.flags.writeable)
                 ):
-                    backed_grad = backed_grad.copy()
-                var.grad = backed_grad
+                    if (
+                        self._pure_grad
+                        and type(graph) is BackpropGraph
+                        and (var._creator is None or var._creator._pure_grad)
+                    ):
+                        # Copy on read instead of now: `grad` is the engine's own
+                        # (not a caller's) array, the engine never writes a gradient
+                        # in place, and neither do the built-in ops that will see
+                        # this one, so `Tensor.grad` copies it only if it is read.
+                        var._shared = handed_on = True
+                    else:
+                        backed_grad = backed_grad.copy()
+                        var._shared = False
+                else:
+                    var._shared = False
+                var._grad = backed_grad
             else:
-                # Not `+=`: the stored array may be another tensor's data or a view
-                # the user holds, and a float32 gradient may meet a float64 one.
-                var.grad = var.grad + backed_grad
+                # Not `+=`: the stored array may be another tensor's data, a view the
+                # user holds or a gradient shared with another tensor, and a float32
+                # gradient may meet a float64 one.
+                total = var._grad + backed_grad
+                # 0-d + 0-d gives a NumPy scalar; a gradient is an array
+                var._grad = total if type(total) is np.ndarray else np.asarray(total)
+                var._shared = False
+        return handed_on
 
 
 class BroadcastableOp(Operation):

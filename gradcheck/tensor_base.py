@@ -44,7 +44,16 @@ class Tensor:
     array([2., 4.])
     """
 
-    __slots__ = ("_constant", "_creator", "_ops", "_scalar_only", "_seq", "data", "grad")
+    __slots__ = (
+        "_constant",
+        "_creator",
+        "_grad",
+        "_ops",
+        "_scalar_only",
+        "_seq",
+        "_shared",
+        "data",
+    )
     # `ndarray <op> Tensor` now dispatches through `__array_ufunc__`; the priority is
     # kept for array-likes that still consult it.
     __array_priority__ = 15.0
@@ -77,7 +86,8 @@ class Tensor:
                 )
             constant = True
         self.data: np.ndarray = data
-        self.grad: np.ndarray | None = None
+        self._grad: np.ndarray | None = None
+        self._shared: bool = False  # see `grad`
         self._creator: Operation | None = None
         self._constant: bool = bool(constant)
         self._ops: int = 0
@@ -146,6 +156,27 @@ class Tensor:
         return repr(self.data).replace("array(", "Tensor(", 1).replace("\n", "\n ")
 
     # -- gradients ----------------------------------------------------------------
+    @property
+    def grad(self) -> np.ndarray | None:
+        """The gradient from the last backprop through this tensor, or None.
+
+        An array of its own: it shares memory with no other tensor's gradient.
+        (Inside the engine, a gradient that a built-in op hands on unchanged, as
+        ``add`` and ``sum`` do, is not copied but shared and marked; the copy is made
+        here, on first read, so that a gradient nobody reads costs nothing.)
+        """
+        grad = self._grad
+        if self._shared:
+            self._shared = False
+            if grad is not None:
+                grad = self._grad = np.array(grad)  # writeable and contiguous
+        return grad
+
+    @grad.setter
+    def grad(self, value: np.ndarray | None) -> None:
+        self._grad = value
+        self._shared = False
+
     def null_grad(self) -> Tensor:
         """Set ``.grad`` to None; returns the tensor."""
         self.grad = None
@@ -457,7 +488,8 @@ def _constant(data: np.ndarray) -> Tensor:
     """A constant leaf tensor around ``data`` (no copy, no checks)."""
     t = Tensor.__new__(Tensor)
     t.data = data
-    t.grad = None
+    t._grad = None
+    t._shared = False
     t._creator = None
     t._constant = True
     t._ops = 0
@@ -583,7 +615,8 @@ def execute_op(
 
     result = Tensor.__new__(Tensor)
     result.data = out
-    result.grad = None
+    result._grad = None
+    result._shared = False
     result._ops = 0
     all_constant = True
     if _TRACK.on:
@@ -594,7 +627,7 @@ def execute_op(
             if not t._constant:
                 all_constant = False
                 t._ops += 1
-                t.grad = None
+                t._grad = None
                 if t._scalar_only:
                     scalar_only = True
         result._scalar_only = scalar_only

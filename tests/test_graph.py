@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import gradcheck as mg
 from gradcheck import Operation
+from gradcheck.strategies import computational_graphs
 
 
 class CountingMul(Operation):
@@ -142,3 +145,107 @@ def test_op_kwargs_and_args_reach_the_op():
     assert out.shape == (2, 1)
     out = mg.execute_op(Sum, x, op_args=(0,))
     assert out.shape == (3,)
+
+
+# -- gradients shared inside the engine, separate arrays outside ---------------------
+def _graph_tensors(root):
+    """Every tensor of root's graph (root included), collected before backprop
+    clears the creators."""
+    found, stack, seen = [], [root], set()
+    while stack:
+        t = stack.pop()
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
+        found.append(t)
+        if t.creator is not None:
+            stack.extend(t.creator.variables)
+    return found
+
+
+def test_gradients_handed_on_by_add_and_sum_are_separate_arrays():
+    x, y = mg.Tensor([1.0, 2.0]), mg.Tensor([3.0, 4.0])
+    z = x + y
+    f = z.sum()
+    f.backward()
+    grads = [z.grad, x.grad, y.grad]
+    for g in grads:
+        np.testing.assert_array_equal(g, [1.0, 1.0])
+        assert g.flags.writeable and g.flags.c_contiguous
+    for i, g in enumerate(grads):
+        for h in grads[i + 1 :]:
+            assert not np.shares_memory(g, h)
+    x.grad[0] = 100.0  # the user's to change: the others do not move
+    np.testing.assert_array_equal(y.grad, [1.0, 1.0])
+    np.testing.assert_array_equal(z.grad, [1.0, 1.0])
+    assert x.grad is x.grad  # copied once, on the first read
+
+
+@pytest.mark.parametrize("first", ["z", "x"])
+def test_changing_the_first_gradient_read_changes_no_other(first):
+    # z's gradient was handed unchanged to x: whichever is read first, and then
+    # written, the other still reads the value backprop gave it.
+    x = mg.Tensor([1.0, 2.0])
+    z = mg.reshape(x, (2, 1))
+    w = z * 3.0
+    w.backward()
+    a, b = (z, x) if first == "z" else (x, z)
+    a.grad[...] = -1.0
+    np.testing.assert_array_equal(b.grad.ravel(), [3.0, 3.0])
+
+
+def test_a_users_op_gets_its_own_gradient_even_behind_add():
+    class DoublesInPlace(Operation):  # writes the grad it is given (bad, but allowed)
+        def __call__(self, a):
+            self.variables = (a,)
+            return a.data.copy()
+
+        def backward_var(self, grad, index, **kwargs):
+            grad *= 2
+            return grad
+
+    x, y = mg.Tensor([1.0, 2.0]), mg.Tensor([3.0, 4.0])
+    a = mg.execute_op(DoublesInPlace, x)
+    (a + y).sum().backward()
+    np.testing.assert_array_equal(y.grad, [1.0, 1.0])
+    np.testing.assert_array_equal(x.grad, [2.0, 2.0])
+
+
+def test_only_built_in_op_classes_are_trusted_with_shared_gradients():
+    from gradcheck.ops.arithmetic import Add
+
+    class MyAdd(Add):
+        pass
+
+    assert Add._pure_grad and not MyAdd._pure_grad and not Operation._pure_grad
+
+
+def test_a_callers_own_gradient_array_is_never_shared():
+    x = mg.Tensor([1.0, 2.0])
+    out = mg.add(x, 1.0)
+    g = np.array([5.0, 6.0])
+    out.creator.backward(g)  # a direct call: g is the caller's, not the engine's
+    g[0] = 100.0
+    np.testing.assert_array_equal(x.grad, [5.0, 6.0])
+
+
+@settings(max_examples=60)
+@given(graph=computational_graphs(max_nodes=10), order=st.randoms(use_true_random=False))
+def test_every_gradient_read_after_backprop_is_its_own_array(graph, order):
+    leaves = [mg.Tensor(a) for a in graph.leaves]
+    out = graph(*leaves)
+    if out.constant:
+        return
+    tensors = [t for t in _graph_tensors(out) if not t.constant]
+    out.backward()
+    tensors = [t for t in tensors if t._grad is not None]
+    expected = {id(t): np.array(t._grad) for t in tensors}  # a snapshot, not a read
+    order.shuffle(tensors)  # the order of reading must not matter
+    for k, t in enumerate(tensors):
+        g = t.grad
+        # not changed by writing the gradients read before it
+        np.testing.assert_array_equal(g, expected[id(t)])
+        assert g.flags.writeable
+        g[...] = 1000.0 + k  # the reader's to change
+    for k, t in enumerate(tensors):  # each kept its own reader's write
+        assert np.all(t.grad == 1000.0 + k)
