@@ -2,15 +2,15 @@
 
 Backprop visits every op of the graph once, in reverse topological order, so that the
 gradient of each tensor is complete (every consumer has contributed) before its creator
-passes it on. The order comes from an iterative depth-first search: no recursion, so a
-chain of 100,000 ops works, and the work is linear in the size of the graph.
+passes it on. The order comes from the tensors' creation numbers: the graph is
+collected breadth-first (no recursion, so a chain of 100,000 ops works) and sorted.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterator
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -24,7 +24,6 @@ __all__ = [
     "backpropagate",
     "BackpropGraph",
     "clear_graph",
-    "clear_tensors",
 ]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -86,10 +85,39 @@ class _NoAutodiff:
 no_autodiff = _NoAutodiff()
 
 
-def _tensors_in_order(root: Tensor) -> list[Tensor]:
+class BackpropGraph(Collection["Operation"]):
+    """The ``graph`` that :func:`backpropagate` hands every ``Operation.backward``:
+    the ops of this backprop that have not yet run their backward.
+
+    It holds no op itself: an op that has run (and the arrays it saved) is released
+    at once, so backprop frees memory as it goes, as forward values and gradients
+    that nobody holds are no longer needed. Its type also tells ``backward`` that the
+    ``grad`` it is given is the engine's own array, never a caller's, so that it
+    may be shared between tensors (see ``Tensor.grad``).
+    """
+
+    __slots__ = ("_tensors",)
+
+    def __init__(self, tensors: list[Tensor | None]) -> None:
+        self._tensors = tensors
+
+    def __iter__(self) -> Iterator[Operation]:
+        for tensor in self._tensors:
+            if tensor is not None and tensor._creator is not None:
+                yield tensor._creator
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def __contains__(self, op: object) -> bool:
+        return any(op is mine for mine in self)
+
+
+def _tensors_in_order(root: Tensor) -> tuple[list[Tensor], list[Tensor]]:
     """The non-constant tensors with a creator that lead to ``root`` (itself
     included), each after every tensor computed from it (reverse topological order
-    of creation).
+    of creation); and the other inputs met on the way (with repeats): the leaves
+    that take a gradient, and constants computed by ops.
 
     Every op output gets a sequence number when it is created (``Tensor._seq``), and
     an op's inputs exist before its output does, so creation order is a topological
@@ -99,60 +127,61 @@ def _tensors_in_order(root: Tensor) -> list[Tensor]:
     arrays; a C-level sort of ints does not.)
     """
     tensors = [root]
+    ends: list[Tensor] = []
     seen = {id(root)}
     for tensor in tensors:  # grows while it is walked: a breadth-first collection
         for var in tensor._creator.variables:
-            if var._creator is not None and not var._constant and id(var) not in seen:
+            if var._creator is None:
+                if not var._constant:
+                    ends.append(var)
+            elif var._constant:
+                ends.append(var)
+            elif id(var) not in seen:
                 seen.add(id(var))
                 tensors.append(var)
     tensors.sort(key=_SEQ, reverse=True)
-    return tensors
+    return tensors, ends
 
 
-class BackpropGraph(list["Operation"]):
-    """The ops of one backprop, in the order they run (the ``graph`` that
-    :func:`backpropagate` hands every ``Operation.backward``). Its type tells
-    ``backward`` that the ``grad`` it is given is the engine's own array, never
-    the caller's, so it may be shared between tensors (see ``Tensor.grad``)."""
-
-    __slots__ = ()
-
-
-def backpropagate(root: Tensor) -> list[Tensor]:
-    """Send ``root.grad`` back through the graph that created ``root``.
+def backpropagate(root: Tensor) -> None:
+    """Send ``root.grad`` back through the graph that created ``root``, clearing
+    the graph as it goes (see :func:`clear_graph`).
 
     ``root.grad`` must already hold the seed gradient. Every op in the graph runs its
-    ``backward`` once, after all ops that consume its output have run. Returns the
-    tensors visited (for :func:`clear_tensors`).
+    ``backward`` once, after all ops that consume its output have run; then it is
+    dropped (its output forgets its creator), so that what only it held is freed
+    during backprop rather than after it. If an op raises, the rest of the graph is
+    cleared as well and the exception propagates; the gradients already stored stay.
     """
-    tensors = _tensors_in_order(root)
-    graph = BackpropGraph([t._creator for t in tensors])
-    for tensor, op in zip(tensors, graph):
-        grad = tensor._grad
-        if grad is not None:  # None: every path to it was skipped
-            if op.backward(grad, graph=graph):
-                # an input now holds `grad` itself (see Operation.backward): this
-                # tensor's own `.grad` is copied when it is read
-                tensor._shared = True
-    return tensors
-
-
-def clear_tensors(tensors: list[Tensor]) -> None:
-    """:func:`clear_graph` for a graph whose non-constant tensors with a creator
-    were already collected (by :func:`backpropagate`): one pass over that list instead
-    of a second traversal. Constant tensors with a creator (the output of an op called
-    with ``constant=True``) were not collected; the graph behind them is cleared by
-    :func:`clear_graph`."""
-    for tensor in tensors:
-        if tensor._creator is None:  # cleared below, through a constant
-            continue
-        for var in tensor._creator.variables:
+    collected, ends = _tensors_in_order(root)
+    tensors: list[Any] = collected  # entries become None as they leave the graph
+    graph = BackpropGraph(tensors)
+    try:
+        for i in range(len(tensors)):
+            tensor = tensors[i]
+            grad = tensor._grad
+            if grad is not None:  # None: every path to it was skipped
+                if tensor._creator.backward(grad, graph=graph):
+                    # an input now holds `grad` itself (see Operation.backward):
+                    # this tensor's own `.grad` is copied when it is read
+                    tensor._shared = True
+            # Every consumer of this tensor has run: it leaves the graph now.
+            tensor._creator = None
+            tensor._ops = 0
+            tensors[i] = None
+    except BaseException:
+        for tensor in tensors:
+            if tensor is not None:
+                tensor._creator = None
+                tensor._ops = 0
+        raise
+    finally:
+        # Constants never count their consumers (`_ops`); the graph behind a
+        # constant computed by ops is cleared as well.
+        for var in ends:
             var._ops = 0
-            if var._constant and var._creator is not None:
+            if var._creator is not None:
                 clear_graph(var)
-        tensor._creator = None
-    if tensors:
-        tensors[0]._ops = 0
 
 
 def clear_graph(root: Tensor) -> None:

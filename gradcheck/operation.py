@@ -19,6 +19,7 @@ and stores the result on the input, following the reference semantics in
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Collection
 from numbers import Real
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -36,6 +37,7 @@ __all__ = [
     "BroadcastableOp",
     "is_invalid_gradient",
     "reduce_broadcast",
+    "accumulate",
 ]
 
 # The modules whose op classes never write to the gradient they are given.
@@ -92,6 +94,56 @@ def reduce_broadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if axes:
         grad = grad.sum(axis=axes, keepdims=True)
     return grad
+
+
+#: Arrays of at least this many elements are worth the checks that let the engine
+#: write into an array of its own instead of allocating (see :func:`owned`).
+IN_PLACE_MIN_SIZE = 1 << 14
+
+
+def _refcount_of_local() -> int:
+    array = np.empty(0)
+    return sys.getrefcount(array)
+
+
+#: What ``sys.getrefcount`` says of an array held by one local variable only
+#: (measured, not assumed: it depends on the interpreter).
+_LOCAL_ONLY = _refcount_of_local()
+
+
+def owned(array: Any, refs: int = 0) -> bool:
+    """True when ``array`` is a large array that nothing but the caller holds: it
+    owns its memory (not a view), is writeable, and its reference count is that of
+    one local variable plus ``refs`` further references the caller knows of. The
+    engine may then write into it instead of allocating a new array, as NumPy
+    itself does with its temporaries. (Call it with the array in one local.)"""
+    return (
+        type(array) is np.ndarray
+        and array.size >= IN_PLACE_MIN_SIZE
+        and array.base is None
+        and array.flags.writeable
+        # +1: the reference held by this function's own parameter
+        and sys.getrefcount(array) == _LOCAL_ONLY + 1 + refs
+    )
+
+
+def accumulate(var: Tensor, grad: np.ndarray) -> None:
+    """Add ``grad`` to the gradient ``var`` already holds.
+
+    In place only when the stored gradient is a large array that nothing else holds
+    (an intermediate sum of this backprop): otherwise the stored array may be another
+    tensor's data, a view the user holds or a gradient shared with another tensor,
+    and a float32 gradient may meet a float64 one.
+    """
+    total = var._grad
+    if not var._shared and owned(total, refs=1) and total.dtype == grad.dtype:
+        # refs=1: the `_grad` slot
+        np.add(total, grad, out=total)
+        return
+    total = total + grad
+    # 0-d + 0-d gives a NumPy scalar; a gradient is an array
+    var._grad = total if type(total) is np.ndarray else np.asarray(total)
+    var._shared = False
 
 
 class Operation:
@@ -241,13 +293,7 @@ class Operation:
                     var._shared = False
                 var._grad = backed_grad
             else:
-                # Not `+=`: the stored array may be another tensor's data, a view the
-                # user holds or a gradient shared with another tensor, and a float32
-                # gradient may meet a float64 one.
-                total = var._grad + backed_grad
-                # 0-d + 0-d gives a NumPy scalar; a gradient is an array
-                var._grad = total if type(total) is np.ndarray else np.asarray(total)
-                var._shared = False
+                accumulate(var, backed_grad)
         return handed_on
 
 

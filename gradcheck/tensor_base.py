@@ -259,7 +259,7 @@ class Tensor:
             dtype = float if np.issubdtype(self.data.dtype, np.signedinteger) else self.data.dtype
             self.grad = np.ones(self.data.shape, dtype=dtype)
         if self._creator is not None:
-            _graph.clear_tensors(_graph.backpropagate(self))
+            _graph.backpropagate(self)
         self._ops = 0
 
     # -- operators ----------------------------------------------------------------
@@ -545,6 +545,43 @@ def _scalar_inputs(input_vars: Sequence[Any], tensors: list[Any]) -> None:
         tensors[i] = cached
 
 
+def _op_inputs(input_vars: Sequence[Any]) -> list[Tensor]:
+    """``input_vars`` as tensors: Python numbers become cached constant tensors of
+    the dtype NumPy would give them (see :func:`_scalar_inputs`), other non-tensors
+    constant tensors around their array."""
+    if len(input_vars) == 2:
+        # `x * 2.0`, `1 - x`: a float tensor and a Python number, the common case
+        a, b = input_vars
+        if type(a) is Tensor and (type(b) is float or type(b) is int):
+            dtype = a.data.dtype
+            if dtype.kind == "f":
+                cached = _SCALAR_CACHE.get((type(b), b, dtype))
+                if cached is not None:
+                    return [a, cached]
+        elif type(b) is Tensor and (type(a) is float or type(a) is int):
+            dtype = b.data.dtype
+            if dtype.kind == "f":
+                cached = _SCALAR_CACHE.get((type(a), a, dtype))
+                if cached is not None:
+                    return [cached, b]
+    tensors: list[Any] = []
+    numbers = False
+    for x in input_vars:
+        if type(x) is Tensor:
+            tensors.append(x)
+        elif type(x) is float or type(x) is int:
+            tensors.append(None)
+            numbers = True
+        else:
+            tensors.append(_as_input(x))
+    if numbers:
+        _scalar_inputs(input_vars, tensors)
+    return tensors
+
+
+_new_tensor = object.__new__
+
+
 def execute_op(
     Op: type[Operation],
     *input_vars: Any,
@@ -579,30 +616,13 @@ def execute_op(
     >>> z, z.constant
     (Tensor(6.), False)
     """
-    # This function is the engine's per-op forward path: keep it lean.
-    tensors: list[Any] = []
-    numbers = False
+    # This function is the engine's per-op forward path: keep it lean. The common
+    # case, every input already a Tensor, uses `input_vars` as it is.
+    tensors: Sequence[Any] = input_vars
     for x in input_vars:
-        if type(x) is Tensor:
-            tensors.append(x)
-        elif type(x) is float or type(x) is int:
-            tensors.append(None)
-            numbers = True
-        else:
-            tensors.append(_as_input(x))
-    if numbers:
-        # `x * 2.0`, `1 - x`: a float tensor and a Python number, the common case, is
-        # looked up inline; everything else goes through _scalar_inputs.
-        cached = None
-        if len(tensors) == 2:
-            i = 0 if tensors[0] is None else 1
-            other = tensors[1 - i]
-            if other is not None and other.data.dtype.kind == "f":
-                number = input_vars[i]
-                cached = _SCALAR_CACHE.get((type(number), number, other.data.dtype))
-                tensors[i] = cached
-        if cached is None:
-            _scalar_inputs(input_vars, tensors)
+        if type(x) is not Tensor:
+            tensors = _op_inputs(input_vars)
+            break
     op = Op()
     if op_kwargs:
         out = op(*tensors, *op_args, **op_kwargs)
@@ -613,7 +633,7 @@ def execute_op(
     if type(out) is not np.ndarray:
         out = np.asarray(out)
 
-    result = Tensor.__new__(Tensor)
+    result = _new_tensor(Tensor)
     result.data = out
     result._grad = None
     result._shared = False

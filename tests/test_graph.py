@@ -249,3 +249,91 @@ def test_every_gradient_read_after_backprop_is_its_own_array(graph, order):
         g[...] = 1000.0 + k  # the reader's to change
     for k, t in enumerate(tensors):  # each kept its own reader's write
         assert np.all(t.grad == 1000.0 + k)
+
+
+# -- large gradients are written in place only when nothing else holds them ---------
+BIG = 1 << 15  # above operation.IN_PLACE_MIN_SIZE
+
+
+def test_in_place_accumulation_gives_the_right_large_gradient():
+    data = np.linspace(-2.0, 2.0, BIG)
+    x = mg.Tensor(data)
+    f = (mg.sin(x) + mg.sin(x) * 2.0 + x * x).sum()
+    f.backward()
+    np.testing.assert_allclose(x.grad, 3 * np.cos(data) + 2 * data, rtol=1e-12)
+
+
+def test_an_exp_output_is_not_overwritten_by_its_own_backward():
+    # exp's derivative is its output: that array is the tensor's data, not a
+    # temporary the backward may write into
+    data = np.linspace(-1.0, 1.0, BIG)
+    x = mg.Tensor(data)
+    y = mg.exp(x)
+    before = y.data.copy()
+    (y * 3.0).backward()
+    np.testing.assert_array_equal(y.data, before)
+    np.testing.assert_allclose(x.grad, 3 * np.exp(data), rtol=1e-12)
+
+
+def test_a_gradient_an_op_keeps_is_not_written_by_accumulation():
+    class KeepsItsGradient(Operation):
+        def __call__(self, a):
+            self.variables = (a,)
+            return a.data * 1.0
+
+        def backward_var(self, grad, index, **kwargs):
+            self.kept = grad * 1.0
+            return self.kept
+
+    x = mg.Tensor(np.ones(BIG))
+    s = mg.sin(x)
+    a = mg.execute_op(KeepsItsGradient, x)  # newer: its backward runs first
+    op = a.creator
+    (s + a).backward()  # x's gradient: the kept array, then sin's added to it
+    np.testing.assert_array_equal(op.kept, np.ones(BIG))
+    np.testing.assert_allclose(x.grad, 1 + np.cos(1.0), rtol=1e-12)
+
+
+# -- backprop releases the graph as it goes -------------------------------------------
+def test_arrays_nobody_holds_are_freed_during_backprop():
+    import weakref
+
+    freed_when_probed = []
+
+    class Probe(Operation):  # runs last: records whether downstream arrays are gone
+        def __call__(self, a):
+            self.variables = (a,)
+            return a.data.copy()
+
+        def backward_var(self, grad, index, **kwargs):
+            freed_when_probed.append(watched() is None)
+            return grad * 1.0
+
+    x = mg.Tensor(np.ones(4))
+    h = mg.execute_op(Probe, x) * 2.0
+    watched = weakref.ref(h.data)
+    f = (h * 3.0).sum()
+    del h
+    f.backward()
+    assert freed_when_probed == [True]
+    np.testing.assert_array_equal(x.grad, np.full(4, 6.0))
+
+
+def test_an_op_that_raises_leaves_no_graph_behind():
+    class Raises(Operation):
+        def __call__(self, a):
+            self.variables = (a,)
+            return a.data.copy()
+
+        def backward_var(self, grad, index, **kwargs):
+            raise ValueError("boom")
+
+    x = mg.Tensor([1.0, 2.0])
+    r = mg.execute_op(Raises, x)
+    h = r * 2.0
+    f = h.sum()
+    with pytest.raises(ValueError, match="boom"):
+        f.backward()
+    assert f.creator is None and h.creator is None and r.creator is None
+    np.testing.assert_array_equal(h.grad, [1.0, 1.0])  # stored before the error stays
+    assert x.grad is None

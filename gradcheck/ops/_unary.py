@@ -14,12 +14,12 @@ The backward is ``grad * derivative`` for every such op, so it is written once h
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from gradcheck.operation import Operation
+from gradcheck.operation import Operation, accumulate, owned
 
 if TYPE_CHECKING:
     from gradcheck.tensor_base import Tensor
@@ -43,3 +43,49 @@ class UnaryOp(Operation):
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         return grad * self.derivative(self.variables[0].data, self.out)
+
+    def backward(
+        self,
+        grad: np.ndarray,
+        *,
+        graph: Collection[Operation] | None = None,
+        _reduction: Callable[[np.ndarray, tuple[int, ...]], np.ndarray] | None = None,
+        **kwargs: Any,
+    ) -> bool:
+        """:meth:`Operation.backward`, with a short path for the engine's hot case.
+
+        ``grad * derivative`` is a new array, so it can be stored without the checks
+        for shared memory, and one input needs no loop. Anything unusual (a subclass
+        with its own ``backward_var``, a reduction, keyword arguments, a constant or
+        cleared input, a result that is not a float array of the input's shape) takes
+        the general path, which validates and reports.
+        """
+        var = self.variables[0]
+        if (
+            _reduction is None
+            and not kwargs
+            and not var._constant
+            and var._ops
+            and type(self).backward_var is _BACKWARD_VAR  # (not replaced, e.g. by a mutant)
+        ):
+            backed = self.derivative(var.data, self.out)
+            if owned(backed) and backed.dtype == grad.dtype and backed.shape == grad.shape:
+                np.multiply(grad, backed, out=backed)  # a new array of its own: reused
+            else:
+                backed = grad * backed
+            if (
+                type(backed) is np.ndarray
+                and backed.dtype.kind == "f"
+                and backed.shape == var.data.shape
+            ):
+                if var._grad is None:
+                    var._grad = backed
+                    var._shared = False
+                else:
+                    accumulate(var, backed)
+                return False
+        return Operation.backward(self, grad, graph=graph, _reduction=_reduction, **kwargs)
+
+
+# the formula that the short path of UnaryOp.backward computes inline
+_BACKWARD_VAR = UnaryOp.backward_var

@@ -216,7 +216,15 @@ def mutated(op_class: type[Operation], mutation: Mutation) -> Iterator[Calls]:
         return apply(self, backward, grad, index, kwargs)
 
     backward_var.__qualname__ = f"{op_class.__qualname__}.backward_var[{mutation.name}]"
+    # A mutant may write the `grad` it is given: the engine must not share gradients
+    # with these classes while they are mutated (see Operation._pure_grad).
+    classes = [op_class]
+    for cls in classes:
+        classes.extend(cls.__subclasses__())
+    trusted = {cls: cls.__dict__["_pure_grad"] for cls in classes if "_pure_grad" in cls.__dict__}
     op_class.backward_var = backward_var  # type: ignore[method-assign]
+    for cls in classes:
+        cls._pure_grad = False
     try:
         yield calls
     finally:
@@ -224,3 +232,8 @@ def mutated(op_class: type[Operation], mutation: Mutation) -> Iterator[Calls]:
             del op_class.backward_var
         else:
             op_class.backward_var = own  # type: ignore[method-assign]
+        for cls in classes:
+            if cls in trusted:
+                cls._pure_grad = trusted[cls]
+            else:
+                del cls._pure_grad

@@ -169,3 +169,15 @@ def test_scaled_gradient_caught_next_to_a_jump() -> None:
     # Either the example is rejected as not differentiable (the jump), or the 1e-6
     # error at the other two elements is caught; "passed" is the blind spot.
     assert result.verdict != "passed"
+
+
+def test_a_mutated_class_is_not_trusted_with_shared_gradients() -> None:
+    assert Sin._pure_grad
+    with mutated(Sin, MUTATIONS["mutate_upstream"]):
+        assert not Sin._pure_grad
+        # add hands its gradient on unchanged to both inputs; the mutated sin doubles
+        # the gradient it is given in place: shared, that would reach y.grad too
+        u, y = gc.Tensor([1.0, 2.0]), gc.Tensor([3.0, 4.0])
+        (gc.sin(u) + y).sum().backward()
+        np.testing.assert_array_equal(y.grad, [1.0, 1.0])
+    assert Sin._pure_grad
