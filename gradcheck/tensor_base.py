@@ -552,18 +552,13 @@ def _op_inputs(input_vars: Sequence[Any]) -> list[Tensor]:
     if len(input_vars) == 2:
         # `x * 2.0`, `1 - x`: a float tensor and a Python number, the common case
         a, b = input_vars
-        if type(a) is Tensor and (type(b) is float or type(b) is int):
-            dtype = a.data.dtype
+        tensor, number = (a, b) if type(a) is Tensor else (b, a)
+        if type(tensor) is Tensor and (type(number) is float or type(number) is int):
+            dtype = tensor.data.dtype
             if dtype.kind == "f":
-                cached = _SCALAR_CACHE.get((type(b), b, dtype))
+                cached = _SCALAR_CACHE.get((type(number), number, dtype))
                 if cached is not None:
-                    return [a, cached]
-        elif type(b) is Tensor and (type(a) is float or type(a) is int):
-            dtype = b.data.dtype
-            if dtype.kind == "f":
-                cached = _SCALAR_CACHE.get((type(a), a, dtype))
-                if cached is not None:
-                    return [cached, b]
+                    return [a, cached] if tensor is a else [cached, b]
     tensors: list[Any] = []
     numbers = False
     for x in input_vars:
