@@ -101,14 +101,19 @@ def reduce_broadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
 IN_PLACE_MIN_SIZE = 1 << 14
 
 
-def _refcount_of_local() -> int:
-    array = np.empty(0)
+def _refcount_in_callee(array: np.ndarray) -> int:
     return sys.getrefcount(array)
 
 
-#: What ``sys.getrefcount`` says of an array held by one local variable only
-#: (measured, not assumed: it depends on the interpreter).
-_LOCAL_ONLY = _refcount_of_local()
+def _refcount_of_one_local() -> int:
+    array = np.empty(0)
+    return _refcount_in_callee(array)
+
+
+#: What ``sys.getrefcount`` says, inside a function, of the array passed to it when the
+#: caller's one local variable is all that holds it: measured the way :func:`owned`
+#: uses it, not assumed (it depends on the interpreter version).
+_ONE_LOCAL = _refcount_of_one_local()
 
 
 def owned(array: Any, refs: int = 0) -> bool:
@@ -122,8 +127,7 @@ def owned(array: Any, refs: int = 0) -> bool:
         and array.size >= IN_PLACE_MIN_SIZE
         and array.base is None
         and array.flags.writeable
-        # +1: the reference held by this function's own parameter
-        and sys.getrefcount(array) == _LOCAL_ONLY + 1 + refs
+        and sys.getrefcount(array) == _ONE_LOCAL + refs
     )
 
 

@@ -337,3 +337,20 @@ def test_an_op_that_raises_leaves_no_graph_behind():
     assert f.creator is None and h.creator is None and r.creator is None
     np.testing.assert_array_equal(h.grad, [1.0, 1.0])  # stored before the error stays
     assert x.grad is None
+
+
+def test_owned_knows_an_array_that_something_else_holds():
+    from gradcheck.operation import owned
+
+    a = np.empty(BIG)
+    assert owned(a)
+    other = a  # a second holder
+    assert not owned(a)
+    del other
+    assert owned(a)
+    assert not owned(a[1:])  # a view: its memory is another array's
+    assert not owned(np.empty(4))  # small: not worth it
+    holder = [np.empty(BIG)]
+    b = holder[0]
+    assert not owned(b)  # the list holds it too
+    assert owned(a, refs=0) and not owned(a, refs=1)
