@@ -140,7 +140,12 @@ def accumulate(var: Tensor, grad: np.ndarray) -> None:
     and a float32 gradient may meet a float64 one.
     """
     total = var._grad
-    if not var._shared and owned(total, refs=1) and total.dtype == grad.dtype:
+    if (
+        total.size >= IN_PLACE_MIN_SIZE  # (small: not worth the checks)
+        and not var._shared
+        and owned(total, refs=1)
+        and total.dtype == grad.dtype
+    ):
         # refs=1: the `_grad` slot
         np.add(total, grad, out=total)
         return

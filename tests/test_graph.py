@@ -354,3 +354,14 @@ def test_owned_knows_an_array_that_something_else_holds():
     b = holder[0]
     assert not owned(b)  # the list holds it too
     assert owned(a, refs=0) and not owned(a, refs=1)
+
+
+@pytest.mark.parametrize("shape", [(), (3,), (2, 3)])
+def test_a_square_backpropagates_like_a_product_of_two_tensors(shape):
+    data = np.arange(1.0, 1.0 + np.prod(shape, dtype=int)).reshape(shape)
+    x, a, b = mg.Tensor(data), mg.Tensor(data), mg.Tensor(data)
+    g = np.full(shape, 0.5)
+    (x * x + mg.sin(x)).backward(g)
+    (a * b + mg.sin(a)).backward(g)
+    np.testing.assert_allclose(x.grad, a.grad + b.grad, rtol=1e-15)
+    np.testing.assert_allclose(x.grad, 2 * data * g + np.cos(data) * g, rtol=1e-15)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from gradcheck.operation import Operation, accumulate, owned
+from gradcheck.operation import IN_PLACE_MIN_SIZE, Operation, accumulate, owned
 
 if TYPE_CHECKING:
     from gradcheck.tensor_base import Tensor
@@ -69,15 +69,18 @@ class UnaryOp(Operation):
             and type(self).backward_var is _BACKWARD_VAR  # (not replaced, e.g. by a mutant)
         ):
             backed = self.derivative(var.data, self.out)
-            if owned(backed) and backed.dtype == grad.dtype and backed.shape == grad.shape:
+            shape = var.data.shape
+            if (
+                type(backed) is np.ndarray
+                and backed.size >= IN_PLACE_MIN_SIZE  # (small: not worth the checks)
+                and owned(backed)
+                and backed.dtype == grad.dtype
+                and backed.shape == grad.shape == shape
+            ):
                 np.multiply(grad, backed, out=backed)  # a new array of its own: reused
             else:
                 backed = grad * backed
-            if (
-                type(backed) is np.ndarray
-                and backed.dtype.kind == "f"
-                and backed.shape == var.data.shape
-            ):
+            if type(backed) is np.ndarray and backed.dtype.kind == "f" and backed.shape == shape:
                 if var._grad is None:
                     var._grad = backed
                     var._shared = False

@@ -7,11 +7,12 @@ each gradient back down to its input's shape, so no rule below repeats that.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Collection
 from typing import Any
 
 import numpy as np
 
-from gradcheck.operation import BroadcastableOp
+from gradcheck.operation import BroadcastableOp, Operation, accumulate
 from gradcheck.ops._unary import UnaryOp
 from gradcheck.tensor_base import Tensor, execute_op
 
@@ -57,6 +58,43 @@ class Multiply(BroadcastableOp):
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         a, b = self.variables
         return grad * (b.data if index == 0 else a.data)
+
+    def backward(
+        self,
+        grad: np.ndarray,
+        *,
+        graph: Collection[Operation] | None = None,
+        _reduction: Callable[[np.ndarray, tuple[int, ...]], np.ndarray] | None = None,
+        **kwargs: Any,
+    ) -> bool:
+        """:meth:`Operation.backward`; ``x * x`` (one tensor twice) in one product.
+
+        The general path asks for both inputs' gradients and adds them: two products
+        and a sum over the whole array. For a square, ``grad * x`` doubled in place is
+        the same gradient in one product and one pass over a new array of its own.
+        """
+        a, b = self.variables
+        if (
+            a is b
+            and _reduction is None
+            and not kwargs
+            and not a._constant
+            and a._ops
+            and type(self).backward_var is _MULTIPLY_BACKWARD_VAR
+        ):
+            backed = grad * a.data
+            if type(backed) is np.ndarray and backed.shape == a.data.shape:
+                backed *= 2
+                if a._grad is None:
+                    a._grad = backed
+                    a._shared = False
+                else:
+                    accumulate(a, backed)
+                return False
+        return Operation.backward(self, grad, graph=graph, _reduction=_reduction, **kwargs)
+
+
+_MULTIPLY_BACKWARD_VAR = Multiply.backward_var
 
 
 class Divide(BroadcastableOp):
