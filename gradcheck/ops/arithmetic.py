@@ -59,6 +59,17 @@ class Multiply(BroadcastableOp):
         a, b = self.variables
         return grad * (b.data if index == 0 else a.data)
 
+
+class SelfProduct(Multiply):
+    """``x * x``: a Multiply whose two inputs are one tensor (the multiply operator and
+    :func:`multiply` pick it), so that its backward can take one product.
+
+    The general path asks for both inputs' gradients and adds them: two products and
+    a sum over the whole array. ``grad * x`` doubled in place is the same gradient in
+    one product and one pass over a new array of its own. (A separate class, so that
+    every other product pays nothing for the test.)
+    """
+
     def backward(
         self,
         grad: np.ndarray,
@@ -67,12 +78,8 @@ class Multiply(BroadcastableOp):
         _reduction: Callable[[np.ndarray, tuple[int, ...]], np.ndarray] | None = None,
         **kwargs: Any,
     ) -> bool:
-        """:meth:`Operation.backward`; ``x * x`` (one tensor twice) in one product.
-
-        The general path asks for both inputs' gradients and adds them: two products
-        and a sum over the whole array. For a square, ``grad * x`` doubled in place is
-        the same gradient in one product and one pass over a new array of its own.
-        """
+        """:meth:`Operation.backward`, in one product when the inputs are one tensor
+        and ``backward_var`` is Multiply's own (not replaced, e.g. by a mutant)."""
         a, b = self.variables
         if (
             a is b
@@ -283,7 +290,7 @@ def multiply(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.multiply(mg.Tensor([1.0, 2.0]), 3.0)
     Tensor([3., 6.])
     """
-    return execute_op(Multiply, x1, x2, constant=constant)
+    return execute_op(SelfProduct if x1 is x2 else Multiply, x1, x2, constant=constant)
 
 
 def divide(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
