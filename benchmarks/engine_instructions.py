@@ -1,11 +1,12 @@
-"""Engine overhead in executed instructions: a noise-free companion to engine_overhead.py.
+"""Engine overhead in executed instructions: a low-noise companion to engine_overhead.py.
 
 Question: the same as ``engine_overhead.py`` (forward + backward against hand-written
 NumPy of the same math), answered in CPU instructions instead of seconds. On a shared
 machine the timings move by tens of percent between runs; the instruction count of a
-call is the same to a fraction of a percent (single-threaded BLAS, fixed hash seed), so
-it shows what a change to the engine did. It does not show memory effects (page faults,
-cache misses): the large-array workloads can cost more time than instructions.
+call moves by a percent or two at most (single-threaded BLAS, fixed hash seed; memory
+addresses still differ between processes), so it shows what a change to the engine
+did. It does not show memory effects (page faults, cache misses): the large-array
+workloads can cost more time than instructions.
 
 Each implementation runs under ``valgrind --tool=callgrind`` twice, with N1 and N2 calls
 after one warm-up call; the difference divided by N2 - N1 is the cost of one call
