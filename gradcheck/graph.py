@@ -125,21 +125,32 @@ def _tensors_in_order(root: Tensor) -> tuple[list[Tensor], list[Tensor]]:
     first, replaces a depth-first search. (Profiled: the search's (tensor, flag)
     tuples and second visit per node cost more than the ops' own backward on small
     arrays; a C-level sort of ints does not.)
+
+    A tensor is marked as collected by negating its sequence number (cheaper than a
+    set of ids: profiled at ~500 instructions per edge). Every collected tensor
+    leaves the graph in this backprop (:func:`backpropagate` drops its creator), so
+    the mark is never seen again; should the collection itself be interrupted, the
+    marks are undone.
     """
     tensors = [root]
     ends: list[Tensor] = []
-    seen = {id(root)}
-    for tensor in tensors:  # grows while it is walked: a breadth-first collection
-        for var in tensor._creator.variables:
-            if var._creator is None:
-                if not var._constant:
+    root._seq = -root._seq
+    try:
+        for tensor in tensors:  # grows while it is walked: a breadth-first collection
+            for var in tensor._creator.variables:
+                if var._creator is None:
+                    if not var._constant:
+                        ends.append(var)
+                elif var._constant:
                     ends.append(var)
-            elif var._constant:
-                ends.append(var)
-            elif id(var) not in seen:
-                seen.add(id(var))
-                tensors.append(var)
-    tensors.sort(key=_SEQ, reverse=True)
+                elif var._seq > 0:
+                    var._seq = -var._seq
+                    tensors.append(var)
+    except BaseException:
+        for tensor in tensors:
+            tensor._seq = abs(tensor._seq)
+        raise
+    tensors.sort(key=_SEQ)  # (negated: newest first)
     return tensors, ends
 
 

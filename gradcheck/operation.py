@@ -96,6 +96,8 @@ def reduce_broadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     return grad
 
 
+_FLOAT64 = np.dtype(np.float64)
+
 #: Arrays of at least this many elements are worth the checks that let the engine
 #: write into an array of its own instead of allocating (see :func:`owned`).
 IN_PLACE_MIN_SIZE = 1 << 14
@@ -255,7 +257,9 @@ class Operation:
                     backed_grad = self.backward_var(grad, index)
             except SkipGradient:
                 continue
-            if type(backed_grad) is not np.ndarray or backed_grad.dtype.kind not in "iuf":
+            if type(backed_grad) is not np.ndarray or (
+                (dtype := backed_grad.dtype) is not _FLOAT64 and dtype.kind not in "iuf"
+            ):
                 if is_invalid_gradient(backed_grad):
                     raise InvalidGradient(
                         f"An invalid gradient-value was passed to:"

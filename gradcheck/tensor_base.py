@@ -518,6 +518,10 @@ def _as_input(x: Any) -> Tensor:
 # data cannot be written. Bounded: cleared when full.
 _SCALAR_CACHE: dict[tuple[type, Any, np.dtype], Tensor] = {}
 _SCALAR_CACHE_SIZE = 4096
+# The float64 part of the cache keyed by the number alone, for the common case of a
+# number meeting one float64 tensor (an int and a float that compare equal make the
+# same float64 value): filled and cleared with _SCALAR_CACHE.
+_FLOAT64_SCALARS: dict[int | float, Tensor] = {}
 
 
 def _scalar_inputs(input_vars: Sequence[Any], tensors: list[Any]) -> None:
@@ -541,7 +545,10 @@ def _scalar_inputs(input_vars: Sequence[Any], tensors: list[Any]) -> None:
             if x != 0:  # 0.0 and -0.0 are equal keys but different values
                 if len(_SCALAR_CACHE) >= _SCALAR_CACHE_SIZE:
                     _SCALAR_CACHE.clear()
+                    _FLOAT64_SCALARS.clear()
                 _SCALAR_CACHE[key] = cached
+                if dtype is _FLOAT64:
+                    _FLOAT64_SCALARS[x] = cached
         tensors[i] = cached
 
 
@@ -555,10 +562,14 @@ def _op_inputs(input_vars: Sequence[Any]) -> list[Tensor]:
         tensor, number = (a, b) if type(a) is Tensor else (b, a)
         if type(tensor) is Tensor and (type(number) is float or type(number) is int):
             dtype = tensor.data.dtype
-            if dtype.kind == "f":
+            if dtype is _FLOAT64:
+                cached = _FLOAT64_SCALARS.get(number)
+            elif dtype.kind == "f":
                 cached = _SCALAR_CACHE.get((type(number), number, dtype))
-                if cached is not None:
-                    return [a, cached] if tensor is a else [cached, b]
+            else:
+                cached = None
+            if cached is not None:
+                return [a, cached] if tensor is a else [cached, b]
     tensors: list[Any] = []
     numbers = False
     for x in input_vars:
@@ -575,6 +586,7 @@ def _op_inputs(input_vars: Sequence[Any]) -> list[Tensor]:
 
 
 _new_tensor = object.__new__
+_FLOAT64 = np.dtype(np.float64)
 
 
 def execute_op(
@@ -637,7 +649,7 @@ def execute_op(
     if _TRACK.on:
         result._creator = op
         result._seq = next(_SEQUENCE)
-        scalar_only = op.scalar_only
+        scalar_only = Op.scalar_only
         for t in tensors:
             if not t._constant:
                 all_constant = False
@@ -656,7 +668,9 @@ def execute_op(
                 break
     if constant is None:
         constant = all_constant
-    result._constant = True if out.dtype.kind != "f" else constant
+    dtype = out.dtype
+    # (float64 by identity first: a dtype's `kind` is a new lookup and string)
+    result._constant = constant if dtype is _FLOAT64 or dtype.kind == "f" else True
     return result
 
 

@@ -64,3 +64,50 @@ def test_backward_clears_graph_behind_a_constant_output() -> None:
     (y * z).sum().backward()
     assert y.creator is None and x.grad is None
     np.testing.assert_array_equal(z.grad, [2.0, 4.0])
+
+
+@pytest.mark.parametrize("number", [2, 2.0, 2**70, 2**53 + 1, float(2**53), 0.5])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.int64])
+def test_a_number_meets_a_tensor_as_numpy_would_have_it(number, dtype) -> None:
+    # The float64 cache is keyed by the number alone: an int and a float that compare
+    # equal must give the same value, and other dtypes must not be served from it.
+    a = np.array([1.0, 3.0]).astype(dtype)
+    if dtype is np.int64 and number > np.iinfo(np.int64).max:
+        with pytest.raises(OverflowError):  # as NumPy does
+            mg.Tensor(a) * number
+        return
+    for _ in range(2):  # the second time from the cache
+        y = mg.Tensor(a) * number
+        z = number - mg.Tensor(a)
+        expected_y, expected_z = a * number, number - a
+        assert y.dtype == expected_y.dtype and z.dtype == expected_z.dtype
+        np.testing.assert_array_equal(y.data, expected_y)
+        np.testing.assert_array_equal(z.data, expected_z)
+
+
+def test_zeros_of_both_signs_stay_apart() -> None:
+    x = mg.Tensor([1.0])
+    assert np.signbit((x * -0.0).data[0]) and not np.signbit((x * 0.0).data[0])
+    assert np.signbit((x * -0.0).data[0]) and not np.signbit((x * 0).data[0])
+
+
+def test_an_interrupted_graph_collection_leaves_no_marks() -> None:
+    # Collecting the graph marks each tensor (its sequence number negated); if the
+    # collection is interrupted, the marks are undone and a later backprop sees every
+    # tensor again.
+    class Interrupting(tuple):
+        def __iter__(self):
+            raise KeyboardInterrupt
+
+    x = mg.Tensor([1.0, 2.0])
+    y = x * 2.0
+    z = mg.sin(y)
+    w = z * 3.0
+    inputs = z.creator.variables
+    z.creator.variables = Interrupting(inputs)
+    with pytest.raises(KeyboardInterrupt):
+        w.backward()
+    assert w._seq > 0 and z._seq > 0 and y._seq > 0
+    z.creator.variables = inputs
+    w.backward()
+    np.testing.assert_allclose(x.grad, 6.0 * np.cos([2.0, 4.0]), rtol=1e-15)

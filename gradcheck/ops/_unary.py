@@ -80,7 +80,11 @@ class UnaryOp(Operation):
                 np.multiply(grad, backed, out=backed)  # a new array of its own: reused
             else:
                 backed = grad * backed
-            if type(backed) is np.ndarray and backed.dtype.kind == "f" and backed.shape == shape:
+            if (
+                type(backed) is np.ndarray
+                and ((dtype := backed.dtype) is _FLOAT64 or dtype.kind == "f")
+                and backed.shape == shape
+            ):
                 if var._grad is None:
                     var._grad = backed
                     var._shared = False
@@ -92,3 +96,4 @@ class UnaryOp(Operation):
 
 # the formula that the short path of UnaryOp.backward computes inline
 _BACKWARD_VAR = UnaryOp.backward_var
+_FLOAT64 = np.dtype(np.float64)
