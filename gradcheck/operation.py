@@ -240,8 +240,6 @@ class Operation:
         # This loop is the engine's per-op backward path (profiled: it and
         # execute_op are most of the engine's own time on small arrays), so the common
         # case is tested inline: a float ndarray of the input's shape, no reduction.
-        if _reduction is None and self.broadcastable:
-            _reduction = reduce_broadcast
         index = -1
         handed_on = False
         for var in self.variables:
@@ -270,15 +268,18 @@ class Operation:
                 backed_grad = np.asarray(backed_grad)
             shape = var.data.shape
             if backed_grad.shape != shape:
+                # (the class's default reduction is looked up only when needed)
                 if _reduction is not None:
                     backed_grad = _reduction(backed_grad, shape)
+                elif self.broadcastable:
+                    backed_grad = reduce_broadcast(backed_grad, shape)
                 if backed_grad.shape != shape:
                     raise InvalidGradient(
                         f"`{type(self).__name__}.backward_var(<gradient>, index={index})` "
                         f"returned a gradient of shape {backed_grad.shape} for an input of "
                         f"shape {shape}; a gradient must have its input's shape"
                     )
-            elif _reduction is not None and _reduction is not reduce_broadcast:
+            elif _reduction is not None:
                 backed_grad = _reduction(backed_grad, shape)  # a caller's own reduction
             if var._grad is None:
                 # A stored alias of `grad` must not be seen to change with it, and a
@@ -286,7 +287,11 @@ class Operation:
                 # arrays that own their memory cannot overlap; only views need the
                 # (slower) memory-bounds test.
                 if backed_grad is grad or (
-                    (backed_grad.base is not None or getattr(grad, "base", None) is not None)
+                    (
+                        backed_grad.base is not None
+                        or (grad.base if type(grad) is np.ndarray else getattr(grad, "base", None))
+                        is not None
+                    )
                     and (np.may_share_memory(backed_grad, grad) or not backed_grad.flags.writeable)
                 ):
                     if (
