@@ -37,7 +37,7 @@ sys.path.insert(1, {root!r})
 import numpy as np
 import gradcheck
 import engine_overhead as eo
-make_inputs, numpy_impl, lib_impl, _, _ = eo.WORKLOADS[sys.argv[1]]
+make_inputs, numpy_impl, lib_impl, _ = eo.WORKLOADS[sys.argv[1]]
 inp = make_inputs(np.random.default_rng(0))
 if sys.argv[2] == "numpy":
     def call():

@@ -14,12 +14,27 @@ Workloads:
   bcast      a broadcast multiply and reduce: sum over j of x[i, None] * y[None, j], 1000x1000
   fanout     a 2,000-node graph where each node combines two earlier nodes (8 elements)
 
-Times are medians (and minima) over repeats taken round-robin across the
-implementations; ratios are median to NumPy's median, measured in the same run. BLAS
+Each implementation runs in a process of its own, and the parent takes samples from
+them round-robin (one sample of each per round) so that a change in the machine's load
+hits all of them alike; ratios are median to NumPy's median, measured in the same run.
+Separate processes, because in one process each library ran in the memory state the
+others left: what one freed decided whether the next one's arrays came from fresh
+pages, and a page fault costs ~2.5 us here (measured: the MLP reference took 2.2 ms
+right after the engine had run, 1.4 ms with glibc told to keep freed memory). A sample
+is as many calls as make ~25 ms of the NumPy reference (--sample-ms), the same number
+for every implementation, so that it measures the steady cost of a call.
+
+--malloc keep runs every process with glibc's malloc told to keep the memory it frees.
+By default glibc hands freed memory back to the kernel once enough is free at the top
+of the heap, and the next call's arrays then land on fresh pages; whether a given
+implementation crosses that line is an accident of its allocation pattern (the NumPy
+MLP reference did, at ~390 page faults per call; the engine did not), so the default
+run measures that accident along with the arithmetic. Both are reported. BLAS
 and PyTorch run single-threaded (the question is the engine's overhead, and thread
 pools on a shared 2-core machine add noise larger than the effect); set
 GRADCHECK_BENCH_THREADS to change that.
-Run: python benchmarks/engine_overhead.py [--repeats 15] [--only chain,mlp]
+Run: python benchmarks/engine_overhead.py [--repeats 21] [--only chain,mlp] [--sample-ms 25]
+     [--malloc default|keep]
 """
 
 from __future__ import annotations
@@ -32,8 +47,10 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse
 import importlib
+import importlib.util
 import itertools
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -43,9 +60,7 @@ from typing import Any
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-import gradcheck
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's gradcheck
 
 Inputs = dict[str, np.ndarray]
 Impl = Callable[[Inputs], list[np.ndarray]]  # returns the gradients of the inputs
@@ -179,7 +194,9 @@ def bcast_inputs(rng: np.random.Generator) -> Inputs:
 def bcast_numpy(inp: Inputs) -> list[np.ndarray]:
     x, y = inp["x"], inp["y"]
     _ = (x * y).sum(axis=1)
-    g = np.ones((1000, 1000))  # the gradient of the sum of the reduced vector
+    # the gradient of the sum of the reduced vector, ones, broadcast back over the
+    # summed axis (a view, not a new 1000 x 1000 array: what a NumPy user would write)
+    g = np.broadcast_to(np.ones((1000, 1)), (1000, 1000))
     return [(g * y).sum(axis=1, keepdims=True), (g * x).sum(axis=0, keepdims=True)]
 
 
@@ -289,79 +306,176 @@ def _grad(t: Any) -> np.ndarray:
     return g.numpy() if hasattr(g, "numpy") else np.asarray(g)
 
 
+# name: (make inputs, NumPy reference, library implementation, nodes per call)
 WORKLOADS = {
-    "chain": (chain_inputs, chain_numpy, chain_lib, 200, 10),
-    "mlp": (mlp_inputs, mlp_numpy, mlp_lib, 1, 5),
-    "big": (big_inputs, big_numpy, big_lib, 1, 1),
-    "bcast": (bcast_inputs, bcast_numpy, bcast_lib, 1, 2),
-    "fanout": (fanout_inputs, fanout_numpy, fanout_lib, FANOUT_NODES, 2),
+    "chain": (chain_inputs, chain_numpy, chain_lib, 200),
+    "mlp": (mlp_inputs, mlp_numpy, mlp_lib, 1),
+    "big": (big_inputs, big_numpy, big_lib, 1),
+    "bcast": (bcast_inputs, bcast_numpy, bcast_lib, 1),
+    "fanout": (fanout_inputs, fanout_numpy, fanout_lib, FANOUT_NODES),
 }
 
+LIBRARIES = ("gradcheck", "mygrad", "torch")
 
-def interleaved_seconds(
-    funcs: list[Callable[[], Any]], repeats: int, number: int
-) -> list[list[float]]:
-    """Per-call seconds of each function, ``repeats`` samples each, taken round-robin
-    (one sample of every function per round) so that a change in the machine's load
-    hits all implementations alike, and the ratios measured in one run stay fair."""
-    for func in funcs:
-        func()  # warm up
-    samples: list[list[float]] = [[] for _ in funcs]
+
+# -- one process per implementation ----------------------------------------------------
+def worker(impl: str, workload: str) -> None:
+    """Serve timings of one implementation of one workload over stdin/stdout.
+
+    Prints ``ready <label>`` once the gradients have been compared with the NumPy
+    reference and one warm-up call made; then answers each line ``N`` with the mean
+    seconds per call of N calls, and ``once`` with the fastest of five single calls.
+    """
+    make_inputs, numpy_impl, lib_impl, _ = WORKLOADS[workload]
+    inp = make_inputs(np.random.default_rng(0))
+    if impl == "numpy":
+        label = "numpy (hand-written)"
+        call = partial(numpy_impl, inp)
+    else:
+        lib = importlib.import_module(impl)
+        if _is_torch(lib):
+            lib.set_num_threads(int(_THREADS))
+        label = f"{impl} {lib.__version__}"
+        for got, expected in zip(lib_impl(lib, inp), numpy_impl(inp)):
+            np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-10)
+        call = partial(lib_impl, lib, inp)
+    call()
+    print(f"ready {label}", flush=True)
+    for line in sys.stdin:
+        command = line.strip()
+        if command == "once":
+            print(min(_seconds(call, 1) for _ in range(5)), flush=True)
+        elif command:
+            print(_seconds(call, int(command)), flush=True)
+
+
+def _seconds(call: Callable[[], Any], number: int) -> float:
+    start = time.perf_counter()
+    for _ in range(number):
+        call()
+    return (time.perf_counter() - start) / number
+
+
+#: glibc's malloc told to keep the memory it frees (no return to the kernel below 4 GiB
+#: free, arrays up to 32 MiB from the heap rather than fresh mappings), so that arrays
+#: are not placed on freshly zeroed pages (a page fault each 4 KiB) on every call.
+KEEP_MEMORY = {"MALLOC_TRIM_THRESHOLD_": str(1 << 32), "MALLOC_MMAP_THRESHOLD_": str(1 << 25)}
+
+
+class Worker:
+    """A process running :func:`worker` for one implementation."""
+
+    def __init__(self, impl: str, workload: str, malloc: str) -> None:
+        env = dict(os.environ)
+        if malloc == "keep":
+            env.update(KEEP_MEMORY)
+        self.process = subprocess.Popen(
+            [sys.executable, __file__, "--worker", impl, "--only", workload],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        ready = self._reply()
+        if not ready.startswith("ready "):
+            raise RuntimeError(f"the {impl} worker for {workload} failed: {ready!r}")
+        self.label = ready.removeprefix("ready ")
+
+    def _reply(self) -> str:
+        assert self.process.stdout is not None
+        return self.process.stdout.readline().strip()
+
+    def ask(self, command: str) -> float:
+        assert self.process.stdin is not None
+        self.process.stdin.write(command + "\n")
+        self.process.stdin.flush()
+        return float(self._reply())
+
+    def close(self) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.close()
+        self.process.wait()
+
+
+def interleaved_seconds(workers: list[Worker], repeats: int, number: int) -> list[list[float]]:
+    """Per-call seconds of each implementation, ``repeats`` samples of ``number`` calls
+    each, taken round-robin (one sample of every implementation per round) so that a
+    change in the machine's load hits all implementations alike, and the ratios
+    measured in one run stay fair."""
+    samples: list[list[float]] = [[] for _ in workers]
     for _ in range(repeats):
-        for func, times in zip(funcs, samples):
-            start = time.perf_counter()
-            for _ in range(number):
-                func()
-            times.append((time.perf_counter() - start) / number)
+        for w, times in zip(workers, samples):
+            times.append(w.ask(str(number)))
     return samples
 
 
-def libraries() -> list[Any]:
-    libs = [gradcheck]
-    for name in ("mygrad", "torch"):
-        try:
-            lib = importlib.import_module(name)
-        except ImportError:
+def calls_per_sample(reference: Worker, sample_seconds: float) -> int:
+    """How many calls make one sample: enough that the reference's sample lasts about
+    ``sample_seconds`` (every implementation then gets the same number of calls), so
+    that a sample measures the steady cost of a call, which is what a checker making
+    thousands of passes pays, more than the first call after a pause."""
+    return max(1, round(sample_seconds / reference.ask("once")))
+
+
+def installed_libraries() -> list[str]:
+    found = []
+    for name in LIBRARIES:
+        if importlib.util.find_spec(name) is None:
             print(f"({name} not installed: skipped)")
-            continue
-        if name == "torch":
-            lib.set_num_threads(int(_THREADS))
-        libs.append(lib)
-    return libs
+        else:
+            found.append(name)
+    return found
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description="Engine overhead against hand-written NumPy.")
-    parser.add_argument("--repeats", type=int, default=15)
+    parser.add_argument("--repeats", type=int, default=21)
     parser.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads")
+    parser.add_argument(
+        "--sample-ms",
+        type=float,
+        default=25.0,
+        help="length of one sample of the NumPy reference; sets the calls per sample",
+    )
+    parser.add_argument(
+        "--malloc",
+        choices=["default", "keep"],
+        default="default",
+        help="glibc malloc as it comes, or told to keep freed memory (no page faults "
+        "from memory handed back and taken again; same for every implementation)",
+    )
+    parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    libs = libraries()
+    if args.worker:
+        worker(args.worker, args.only)
+        return
+    libs = installed_libraries()
     rows = []
     for name in args.only.split(","):
-        make_inputs, numpy_impl, lib_impl, n_ops, number = WORKLOADS[name]
-        inp = make_inputs(np.random.default_rng(0))
-        expected = numpy_impl(inp)
-        for lib in libs:
-            got = lib_impl(lib, inp)
-            for g, e in zip(got, expected):
-                np.testing.assert_allclose(g, e, rtol=1e-7, atol=1e-10)
-        labels = ["numpy (hand-written)"] + [f"{lib.__name__} {lib.__version__}" for lib in libs]
-        funcs = [partial(numpy_impl, inp)] + [partial(lib_impl, lib, inp) for lib in libs]
-        samples = interleaved_seconds(funcs, args.repeats, number)
+        n_ops = WORKLOADS[name][3]
+        workers = [Worker(impl, name, args.malloc) for impl in ["numpy", *libs]]
+        try:
+            number = calls_per_sample(workers[0], args.sample_ms / 1e3)
+            samples = interleaved_seconds(workers, args.repeats, number)
+        finally:
+            for w in workers:
+                w.close()
         reference = statistics.median(samples[0])
-        for label, times in zip(labels, samples):
+        for w, times in zip(workers, samples):
             median = statistics.median(times)
-            rows.append((name, label, median, min(times), n_ops, median / reference))
-    print(f"forward + backward; median (and min) of {args.repeats} interleaved repeats")
+            rows.append((name, w.label, median, min(times), n_ops, number, median / reference))
+    print(f"forward + backward; median (and min) of {args.repeats} interleaved samples")
+    print(f"one process per implementation; malloc: {args.malloc}")
     print("ratio = median / median of hand-written NumPy in the same run\n")
     header = f"{'workload':<8} {'implementation':<22} {'median ms':>10} {'min ms':>9}"
-    print(f"{header} {'us/node':>8} {'ratio':>8}")
-    for name, impl, seconds, best, n_ops, ratio in rows:
+    print(f"{header} {'us/node':>8} {'calls':>6} {'ratio':>8}")
+    for name, impl, seconds, best, n_ops, number, ratio in rows:
         per_op = f"{seconds / n_ops * 1e6:.2f}" if n_ops > 1 else ""
         print(
             f"{name:<8} {impl:<22} {seconds * 1e3:>10.3f} {best * 1e3:>9.3f} {per_op:>8} "
-            f"{ratio:>7.2f}x"
+            f"{number:>6} {ratio:>7.2f}x"
         )
+    print("\n(calls: calls per sample, set so that one NumPy sample lasts ~--sample-ms)")
 
 
 if __name__ == "__main__":
