@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -149,7 +150,11 @@ class Evaluator:
         # Copies (np.array, not np.asarray), here and in `refine`: a forward may
         # return a view of its input (reshape, transpose, indexing), which the
         # perturbations below change in place.
-        self.f0 = np.array(self.call(self.work), dtype=np.float64)
+        out0 = self.call(self.work)
+        self.f0 = np.array(out0, dtype=np.float64)
+        # A real output minus f0 (float64) is float64 by NumPy's promotion alone;
+        # asking for dtype=float64 costs ~0.3 us per subtraction (measured).
+        self._real_out = out0.dtype.kind in "biuf"
         self._fwd: Callable[[], np.ndarray] | None = None  # made by `refine` when needed
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
@@ -167,27 +172,30 @@ class Evaluator:
         flat = x.reshape(-1)  # a view: `work` arrays are contiguous copies
         steps = step_sizes(flat, self.eps).astype(x.dtype)
         steps = (flat + steps) - flat  # exact in the evaluated dtype too
-        values = np.empty(flat.size)
-        jumps = np.empty(flat.size)
+        # The loop below is the checker's inner loop (two forward calls per element):
+        # everything else is done for all elements at once, and the perturbed values
+        # are Python floats (exact: each is a value of the array's dtype).
+        olds = flat.tolist()
+        aboves = (flat + steps).tolist()
+        belows = (flat - steps).tolist()
+        ups = np.empty(flat.size)
+        downs = np.empty(flat.size)
         fwd = self._bind(self.work, self.params)
         v = self.v
         f0 = self.f0
-        sub = np.subtract
+        sub = np.subtract if self._real_out else partial(np.subtract, dtype=np.float64)
         vdot = np.vdot
-        f64 = np.float64
         # Outputs the perturbation does not reach give exact zeros in `up` and `down`,
         # so each dot product sums the touched outputs only.
         with np.errstate(all="ignore"), no_autodiff:
             for j in range(flat.size):
-                old = flat[j]
-                h = steps[j]
-                flat[j] = old + h
-                up = vdot(v, sub(fwd(), f0, dtype=f64))
-                flat[j] = old - h
-                down = vdot(v, sub(fwd(), f0, dtype=f64))
-                flat[j] = old
-                values[j] = (up - down) / (2 * h)
-                jumps[j] = (up + down) / h
+                flat[j] = aboves[j]
+                ups[j] = vdot(v, sub(fwd(), f0))
+                flat[j] = belows[j]
+                downs[j] = vdot(v, sub(fwd(), f0))
+                flat[j] = olds[j]
+            values = (ups - downs) / (2 * steps)
+            jumps = (ups + downs) / steps
         self.calls += 2 * flat.size
         return values.reshape(x.shape), jumps.reshape(x.shape), steps.reshape(x.shape)
 

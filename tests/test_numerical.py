@@ -148,3 +148,36 @@ def test_forward_calls_are_counted():
     assert ev.calls == 1
     full_estimate(ev, 0, settled=lambda first: np.ones(first.shape, dtype=bool))
     assert ev.calls == 1 + 2 * x.size
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("out_dtype", [None, np.float32, np.int64])
+def test_first_pass_is_the_central_difference_of_each_element(dtype, out_dtype):
+    # The first pass computes its differences for all elements at once after the
+    # loop; each must be the central difference of s = <v, f> at that element's
+    # step, with f(x +- h) - f0 in float64, and the input must come back unchanged.
+    class Op(Operation):
+        def __call__(self, a):
+            self.variables = (a,)
+            out = np.sin(3 * a.data) * a.data
+            return out if out_dtype is None else (100 * out).astype(out_dtype)
+
+        def backward_var(self, grad, index, **kw):
+            raise NotImplementedError
+
+    x = np.linspace(-1.3, 2.1, 7).astype(dtype).reshape(7, 1)
+    v = np.random.default_rng(0).standard_normal((7, 1))
+    ev = Evaluator(resolve_target(Op).forward, [x], {}, v, reference="native")
+    before = ev.work[0].copy()
+    values, jumps, steps = ev.first_pass(0)
+    np.testing.assert_array_equal(ev.work[0], before)
+    f0 = ev.f0
+    for j in range(x.size):
+        h = steps.flat[j]
+        moved = before.copy()
+        moved.flat[j] = before.flat[j] + h
+        up = np.vdot(v, np.asarray(ev.call([moved]), dtype=np.float64) - f0)
+        moved.flat[j] = before.flat[j] - h
+        down = np.vdot(v, np.asarray(ev.call([moved]), dtype=np.float64) - f0)
+        assert values.flat[j] == (up - down) / (2 * h)
+        assert jumps.flat[j] == (up + down) / h
