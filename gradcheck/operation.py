@@ -89,7 +89,9 @@ def reduce_broadcast(grad: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
         return grad
     if extra:
         # np.asarray: summing down to 0-d gives a NumPy scalar, not an array
-        grad = np.asarray(grad.sum(axis=tuple(range(extra))))
+        grad = np.asarray(grad.sum(axis=0 if extra == 1 else tuple(range(extra))))
+        if grad.shape == shape:  # (a bias: no size-1 axes left to sum)
+            return grad
     axes = tuple(i for i, n in enumerate(shape) if n == 1 and grad.shape[i] != 1)
     if axes:
         grad = grad.sum(axis=axes, keepdims=True)
