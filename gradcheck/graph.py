@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import sys
 from collections.abc import Callable, Collection, Iterator
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -87,7 +88,7 @@ no_autodiff = _NoAutodiff()
 
 class BackpropGraph(Collection["Operation"]):
     """The ``graph`` that :func:`backpropagate` hands every ``Operation.backward``:
-    the ops of this backprop that have not yet run their backward.
+    the ops of this backprop whose backward has not yet started.
 
     It holds no op itself: an op that has run (and the arrays it saved) is released
     at once, so backprop frees memory as it goes, as forward values and gradients
@@ -154,14 +155,26 @@ def _tensors_in_order(root: Tensor) -> tuple[list[Tensor], list[Tensor]]:
     return tensors, ends
 
 
+def _refcount_of_a_lone_local() -> int:
+    lone = object()
+    return sys.getrefcount(lone)
+
+
+#: What ``sys.getrefcount`` says of an object that one local variable alone holds
+#: (measured, not assumed: it depends on the interpreter version).
+_UNHELD = _refcount_of_a_lone_local()
+
+
 def backpropagate(root: Tensor) -> None:
     """Send ``root.grad`` back through the graph that created ``root``, clearing
     the graph as it goes (see :func:`clear_graph`).
 
     ``root.grad`` must already hold the seed gradient. Every op in the graph runs its
-    ``backward`` once, after all ops that consume its output have run; then it is
-    dropped (its output forgets its creator), so that what only it held is freed
-    during backprop rather than after it. If an op raises, the rest of the graph is
+    ``backward`` once, after all ops that consume its output have run; as it starts,
+    the op is dropped (its output forgets its creator), and so is its output when
+    nothing else holds it, so that what only they held is freed during backprop
+    rather than after it (an op's output is gone before the op's own backward runs,
+    when the op did not keep it). If an op raises, the rest of the graph is
     cleared as well and the exception propagates; the gradients already stored stay.
     """
     collected, ends = _tensors_in_order(root)
@@ -170,16 +183,23 @@ def backpropagate(root: Tensor) -> None:
     try:
         for i in range(len(tensors)):
             tensor = tensors[i]
-            grad = tensor._grad
-            if grad is not None:  # None: every path to it was skipped
-                if tensor._creator.backward(grad, graph=graph):
-                    # an input now holds `grad` itself (see Operation.backward):
-                    # this tensor's own `.grad` is copied when it is read
-                    tensor._shared = True
             # Every consumer of this tensor has run: it leaves the graph now.
+            tensors[i] = None
+            op = tensor._creator
             tensor._creator = None
             tensor._ops = 0
-            tensors[i] = None
+            grad = tensor._grad
+            if grad is None:  # every path to it was skipped
+                continue
+            if sys.getrefcount(tensor) == _UNHELD:
+                # Nothing but this loop holds the tensor: nobody can read it again,
+                # so it (and its value, unless its op kept that) is released before
+                # the op's backward, which needs the gradient, not the output.
+                tensor = None
+            if op.backward(grad, graph=graph) and tensor is not None:
+                # an input now holds `grad` itself (see Operation.backward): this
+                # tensor's own `.grad` is copied when it is read
+                tensor._shared = True
     except BaseException:
         for tensor in tensors:
             if tensor is not None:

@@ -319,6 +319,34 @@ def test_arrays_nobody_holds_are_freed_during_backprop():
     np.testing.assert_array_equal(x.grad, np.full(4, 6.0))
 
 
+def test_an_ops_output_nobody_holds_is_freed_before_the_ops_backward():
+    import weakref
+
+    alive_in_backward = []
+
+    class Watched(Operation):
+        def __call__(self, a):
+            self.variables = (a,)
+            return a.data * 2.0
+
+        def backward_var(self, grad, index, **kwargs):
+            alive_in_backward.append(output() is not None)
+            return grad * 2.0
+
+    x = mg.Tensor(np.ones(3))
+    y = mg.execute_op(Watched, x)
+    output = weakref.ref(y.data)
+    f = (y * 3.0).sum()
+    del y
+    f.backward()
+    kept = mg.execute_op(Watched, x)  # held by the caller: stays, with its gradient
+    output = weakref.ref(kept.data)
+    (kept * 3.0).sum().backward()
+    assert alive_in_backward == [False, True]
+    np.testing.assert_array_equal(kept.grad, np.full(3, 3.0))
+    np.testing.assert_array_equal(x.grad, np.full(3, 6.0))
+
+
 def test_an_op_that_raises_leaves_no_graph_behind():
     class Raises(Operation):
         def __call__(self, a):
