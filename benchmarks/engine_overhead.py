@@ -335,6 +335,19 @@ def worker(impl: str, workload: str) -> None:
     reference and one warm-up call made; then answers each line ``N`` with the mean
     seconds per call of N calls, and ``once`` with the fastest of five single calls.
     """
+    label, call = prepare(impl, workload)
+    print(f"ready {label}", flush=True)
+    for line in sys.stdin:
+        command = line.strip()
+        if command == "once":
+            print(min(_seconds(call, 1) for _ in range(5)), flush=True)
+        elif command:
+            print(_seconds(call, int(command)), flush=True)
+
+
+def prepare(impl: str, workload: str) -> tuple[str, Callable[[], Any]]:
+    """The label and the call of one implementation, its gradients compared with the
+    NumPy reference's, warmed up by one call."""
     make_inputs, numpy_impl, lib_impl, _ = WORKLOADS[workload]
     inp = make_inputs(np.random.default_rng(0))
     if impl == "numpy":
@@ -349,13 +362,23 @@ def worker(impl: str, workload: str) -> None:
             np.testing.assert_allclose(got, expected, rtol=1e-7, atol=1e-10)
         call = partial(lib_impl, lib, inp)
     call()
-    print(f"ready {label}", flush=True)
-    for line in sys.stdin:
-        command = line.strip()
+    return label, call
+
+
+class InProcess:
+    """One implementation run in this process (``--in-process``), answering like a
+    :class:`Worker`."""
+
+    def __init__(self, impl: str, workload: str) -> None:
+        self.label, self.call = prepare(impl, workload)
+
+    def ask(self, command: str) -> float:
         if command == "once":
-            print(min(_seconds(call, 1) for _ in range(5)), flush=True)
-        elif command:
-            print(_seconds(call, int(command)), flush=True)
+            return min(_seconds(self.call, 1) for _ in range(5))
+        return _seconds(self.call, int(command))
+
+    def close(self) -> None:
+        pass
 
 
 def _seconds(call: Callable[[], Any], number: int) -> float:
@@ -406,7 +429,7 @@ class Worker:
         self.process.wait()
 
 
-def interleaved_seconds(workers: list[Worker], repeats: int, number: int) -> list[list[float]]:
+def interleaved_seconds(workers: list[Any], repeats: int, number: int) -> list[list[float]]:
     """Per-call seconds of each implementation, ``repeats`` samples of ``number`` calls
     each, taken round-robin (one sample of every implementation per round) so that a
     change in the machine's load hits all implementations alike, and the ratios
@@ -418,7 +441,7 @@ def interleaved_seconds(workers: list[Worker], repeats: int, number: int) -> lis
     return samples
 
 
-def calls_per_sample(reference: Worker, sample_seconds: float) -> int:
+def calls_per_sample(reference: Any, sample_seconds: float) -> int:
     """How many calls make one sample: enough that the reference's sample lasts about
     ``sample_seconds`` (every implementation then gets the same number of calls), so
     that a sample measures the steady cost of a call, which is what a checker making
@@ -453,16 +476,31 @@ def main() -> None:
         help="glibc malloc as it comes, or told to keep freed memory (no page faults "
         "from memory handed back and taken again; same for every implementation)",
     )
+    parser.add_argument(
+        "--in-process",
+        action="store_true",
+        help="run every implementation in this one process (they then share one heap)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args.worker, args.only)
         return
+    if (
+        args.in_process
+        and args.malloc == "keep"
+        and any(os.environ.get(k) != v for k, v in KEEP_MEMORY.items())
+    ):  # glibc reads these when the process starts
+        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, **KEEP_MEMORY})
     libs = installed_libraries()
     rows = []
     for name in args.only.split(","):
         n_ops = WORKLOADS[name][3]
-        workers = [Worker(impl, name, args.malloc) for impl in ["numpy", *libs]]
+        impls = ["numpy", *libs]
+        if args.in_process:
+            workers: list[Any] = [InProcess(impl, name) for impl in impls]
+        else:
+            workers = [Worker(impl, name, args.malloc) for impl in impls]
         try:
             number = calls_per_sample(workers[0], args.sample_ms / 1e3)
             samples = interleaved_seconds(workers, args.repeats, number)
@@ -475,7 +513,8 @@ def main() -> None:
             ratios = (best / ref_min, median / ref_median)
             rows.append((name, w.label, median, best, n_ops, number, *ratios))
     print(f"forward + backward; {args.repeats} interleaved samples of each implementation")
-    print(f"one process per implementation; malloc: {args.malloc}")
+    where = "one process for all" if args.in_process else "one process per implementation"
+    print(f"{where}; malloc: {args.malloc}")
     print("ratio = that statistic / the same statistic of hand-written NumPy, same run\n")
     header = f"{'workload':<8} {'implementation':<22} {'median ms':>10} {'min ms':>9}"
     print(f"{header} {'us/node':>8} {'calls':>6} {'min ratio':>10} {'median ratio':>13}")
