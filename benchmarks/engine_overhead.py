@@ -122,19 +122,25 @@ def mlp_inputs(rng: np.random.Generator) -> Inputs:
 MLP_PARAMS = ["W1", "b1", "W2", "b2", "W3", "b3"]
 
 
-def mlp_numpy(inp: Inputs) -> list[np.ndarray]:
-    x, labels = inp["x"], inp["labels"]
+def softmax_crossentropy_numpy(out: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """The loss (mean over rows of -log(softmax(out)[row, label]), computed stably)
+    and its gradient with respect to ``out``, which is returned."""
     rows = np.arange(len(labels))
-    h1 = np.maximum(x @ inp["W1"] + inp["b1"], 0)
-    h2 = np.maximum(h1 @ inp["W2"] + inp["b2"], 0)
-    out = h2 @ inp["W3"] + inp["b3"]
-    # loss = mean over rows of -log(softmax(out)[row, label]), computed stably
     z = out - out.max(axis=1, keepdims=True)
     log_probs = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
     _ = -log_probs[rows, labels].mean()
     g_out = np.exp(log_probs)
     g_out[rows, labels] -= 1
     g_out /= len(labels)
+    return g_out
+
+
+def mlp_numpy(inp: Inputs) -> list[np.ndarray]:
+    x, labels = inp["x"], inp["labels"]
+    h1 = np.maximum(x @ inp["W1"] + inp["b1"], 0)
+    h2 = np.maximum(h1 @ inp["W2"] + inp["b2"], 0)
+    out = h2 @ inp["W3"] + inp["b3"]
+    g_out = softmax_crossentropy_numpy(out, labels)
     gW3, gb3 = h2.T @ g_out, g_out.sum(0)
     g_h2 = (g_out @ inp["W3"].T) * (h2 > 0)
     gW2, gb2 = h1.T @ g_h2, g_h2.sum(0)
