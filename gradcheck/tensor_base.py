@@ -561,15 +561,12 @@ def _op_inputs(input_vars: Sequence[Any]) -> list[Tensor]:
         a, b = input_vars
         tensor, number = (a, b) if type(a) is Tensor else (b, a)
         if type(tensor) is Tensor and (type(number) is float or type(number) is int):
+            # (float64 was looked up already, in execute_op; here it would only miss)
             dtype = tensor.data.dtype
-            if dtype is _FLOAT64:
-                cached = _FLOAT64_SCALARS.get(number)
-            elif dtype.kind == "f":
+            if dtype is not _FLOAT64 and dtype.kind == "f":
                 cached = _SCALAR_CACHE.get((type(number), number, dtype))
-            else:
-                cached = None
-            if cached is not None:
-                return [a, cached] if tensor is a else [cached, b]
+                if cached is not None:
+                    return [a, cached] if tensor is a else [cached, b]
     tensors: list[Any] = []
     numbers = False
     for x in input_vars:
