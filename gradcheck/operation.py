@@ -38,6 +38,7 @@ __all__ = [
     "is_invalid_gradient",
     "reduce_broadcast",
     "accumulate",
+    "spent",
 ]
 
 # The modules whose op classes never write to the gradient they are given.
@@ -133,6 +134,20 @@ def owned(array: Any, refs: int = 0) -> bool:
         and array.flags.writeable
         and sys.getrefcount(array) == _ONE_LOCAL + refs
     )
+
+
+def spent(grad: Any, graph: Any) -> bool:
+    """True when ``grad``, the gradient an op's ``backward`` was given, may be
+    overwritten with the gradient it hands on: a large array of the engine's own that
+    only :func:`~gradcheck.graph.backpropagate` still holds, because the tensor whose
+    gradient it was has left the graph and nobody else holds that tensor (nor the
+    array, nor a view of it). NumPy reuses its dead temporaries the same way; on a
+    chain of ops over large arrays it saves one new array per op (measured: -(x * x)'s
+    two steps in place took the big workload's op-by-op NumPy from 1.18x the
+    hand-written reference to 1.08x). (Call it from ``backward`` with ``grad`` as its
+    parameter.)"""
+    # refs=2: backpropagate's local `grad` and the caller's parameter
+    return type(graph) is BackpropGraph and owned(grad, refs=2)
 
 
 def accumulate(var: Tensor, grad: np.ndarray) -> None:

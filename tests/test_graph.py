@@ -294,6 +294,81 @@ def test_a_gradient_an_op_keeps_is_not_written_by_accumulation():
     np.testing.assert_allclose(x.grad, 1 + np.cos(1.0), rtol=1e-12)
 
 
+_ADDRESSES: list[int] = []
+
+
+class _RecordsItsGradient(Operation):
+    """2 * a, whose backward records where the new gradient it returns lives (the
+    address only: a reference would keep the array from being spent)."""
+
+    def __call__(self, a):
+        self.variables = (a,)
+        return a.data * 2.0
+
+    def backward_var(self, grad, index, **kwargs):
+        g = grad * 2.0
+        _ADDRESSES.append(_address(g))
+        return g
+
+
+def _address(array):
+    return array.__array_interface__["data"][0]
+
+
+@pytest.mark.parametrize(
+    "chain, derivative",
+    [
+        (lambda x: mg.negative(-(x * x)), lambda d: 2 * d),  # negative, negative, x * x
+        (lambda x: mg.exp(-x), lambda d: -np.exp(-d)),  # exp (derivative: its output)
+    ],
+    ids=["negatives-square", "exp"],
+)
+def test_a_spent_gradient_becomes_the_next_one(chain, derivative):
+    # Nobody holds the intermediates, so each op writes its gradient into the one it
+    # was given: the array made by the recording op ends up as x's gradient.
+    data = np.linspace(-1.0, 1.0, BIG)
+    x = mg.Tensor(data)
+    _ADDRESSES.clear()
+    mg.execute_op(_RecordsItsGradient, chain(x)).sum().backward()
+    assert _address(x.grad) == _ADDRESSES[0]
+    np.testing.assert_allclose(x.grad, 2 * derivative(data), rtol=1e-12)
+
+
+def test_a_gradient_whose_tensor_is_held_is_not_overwritten():
+    data = np.linspace(-1.0, 1.0, BIG)
+    x = mg.Tensor(data)
+    square = x * x
+    negated = -square  # held: its gradient must survive the backward of `-`
+    inner = -negated
+    also_held = mg.exp(inner)  # held too: exp must not write into its gradient
+    (also_held * 3.0).sum().backward()
+    e = np.exp(data * data)
+    np.testing.assert_allclose(also_held.grad, np.full(BIG, 3.0))
+    np.testing.assert_allclose(inner.grad, 3 * e, rtol=1e-12)
+    np.testing.assert_allclose(negated.grad, -3 * e, rtol=1e-12)
+    np.testing.assert_allclose(square.grad, 3 * e, rtol=1e-12)
+    np.testing.assert_allclose(x.grad, 6 * data * e, rtol=1e-12)
+    assert len({_address(t.grad) for t in (x, square, negated, inner, also_held)}) == 5
+
+
+def test_a_spent_gradient_is_only_reused_for_the_same_dtype():
+    # A float32 gradient reaching x * x for a float64 x: the product is a new float64
+    # array, not a float32 write into the spent gradient.
+    class ToFloat32(Operation):
+        def __call__(self, a):
+            self.variables = (a,)
+            return a.data.astype(np.float32)
+
+        def backward_var(self, grad, index, **kwargs):
+            return grad * np.float32(1.0)  # (stays float32)
+
+    data = np.linspace(-1.0, 1.0, BIG)
+    x = mg.Tensor(data)
+    mg.execute_op(ToFloat32, x * x).sum().backward()
+    assert x.grad.dtype == np.float64
+    np.testing.assert_allclose(x.grad, 2 * data, rtol=1e-15)
+
+
 # -- backprop releases the graph as it goes -------------------------------------------
 def test_arrays_nobody_holds_are_freed_during_backprop():
     import weakref

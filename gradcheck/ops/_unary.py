@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from gradcheck.operation import IN_PLACE_MIN_SIZE, Operation, accumulate, owned
+from gradcheck.operation import IN_PLACE_MIN_SIZE, Operation, accumulate, owned, spent
 
 if TYPE_CHECKING:
     from gradcheck.tensor_base import Tensor
@@ -73,11 +73,15 @@ class UnaryOp(Operation):
             if (
                 type(backed) is np.ndarray
                 and backed.size >= IN_PLACE_MIN_SIZE  # (small: not worth the checks)
-                and owned(backed)
                 and backed.dtype == grad.dtype
                 and backed.shape == grad.shape == shape
             ):
-                np.multiply(grad, backed, out=backed)  # a new array of its own: reused
+                if owned(backed):
+                    np.multiply(grad, backed, out=backed)  # a new array of its own: reused
+                elif spent(grad, graph):
+                    backed = np.multiply(grad, backed, out=grad)  # (e.g. exp's `out`)
+                else:
+                    backed = grad * backed
             else:
                 backed = grad * backed
             if (

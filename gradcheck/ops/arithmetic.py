@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.operation import BroadcastableOp, Operation, accumulate
+from gradcheck.operation import BroadcastableOp, Operation, accumulate, spent
 from gradcheck.ops._unary import UnaryOp
 from gradcheck.tensor_base import Tensor, execute_op
 
@@ -89,7 +89,10 @@ class SelfProduct(Multiply):
             and a._ops
             and type(self).backward_var is _MULTIPLY_BACKWARD_VAR
         ):
-            backed = grad * a.data
+            if spent(grad, graph) and grad.shape == a.data.shape and grad.dtype == a.data.dtype:
+                backed = np.multiply(grad, a.data, out=grad)
+            else:
+                backed = grad * a.data
             if type(backed) is np.ndarray and backed.shape == a.data.shape:
                 backed *= 2
                 if a._grad is None:
@@ -162,6 +165,39 @@ class Negative(UnaryOp):
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         return -grad
+
+    def backward(
+        self,
+        grad: np.ndarray,
+        *,
+        graph: Collection[Operation] | None = None,
+        _reduction: Callable[[np.ndarray, tuple[int, ...]], np.ndarray] | None = None,
+        **kwargs: Any,
+    ) -> bool:
+        """:meth:`Operation.backward`, negating ``grad`` in place when it is spent
+        (see :func:`~gradcheck.operation.spent`) and ``backward_var`` is this class's."""
+        var = self.variables[0]
+        if (
+            _reduction is None
+            and not kwargs
+            and not var._constant
+            and var._ops
+            and type(self).backward_var is _NEGATIVE_BACKWARD_VAR
+            and spent(grad, graph)
+            and grad.shape == var.data.shape
+            and grad.dtype.kind == "f"
+        ):
+            np.negative(grad, out=grad)
+            if var._grad is None:
+                var._grad = grad
+                var._shared = False
+            else:
+                accumulate(var, grad)
+            return False
+        return Operation.backward(self, grad, graph=graph, _reduction=_reduction, **kwargs)
+
+
+_NEGATIVE_BACKWARD_VAR = Negative.backward_var
 
 
 class Positive(UnaryOp):
