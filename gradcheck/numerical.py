@@ -55,6 +55,11 @@ __all__ = [
 _LOWEST, _HIGHEST = -2, 3
 
 
+#: Up to this many output elements over all levels of one refinement, the levels'
+#: arithmetic runs once for all of them (see :meth:`Evaluator.refine`).
+_BATCHED_LEVELS_MAX_SIZE = 1 << 16
+
+
 def _levels(scale: float) -> tuple[np.ndarray, int]:
     """Step multipliers for an element of size ``scale`` (>= 1), and the index of 1.
 
@@ -222,52 +227,105 @@ class Evaluator:
         fwd = self._fwd
         multipliers, base_index = _levels(scale)
         n = len(multipliers)
+        f0 = self.f0
+        shape = f0.shape
+        # The loop below makes the forward calls and copies their outputs into rows,
+        # nothing else; the arithmetic on them (`_score_levels`) runs once for all
+        # levels when their outputs are small (profiled: per level, ~20 NumPy calls on
+        # a small output cost more than its two forward calls), and after each
+        # level when they are large (then the calls' cost is nothing, and all levels
+        # at once would hold several arrays of n outputs).
+        batch = n if n * f0.size <= _BATCHED_LEVELS_MAX_SIZE else 1
+        plus = np.empty((batch, *shape))
+        minus = np.empty((batch, *shape))
+        pending: list[int] = []  # levels whose outputs are in the first rows
         d = np.full(n, np.nan)
         jump = np.full(n, np.nan)
         noise = np.zeros(n)
         hs = np.ones(n)
-        absv = np.abs(self.v)
         element = isinstance(along, (int, np.integer))
         calls = 0
         with np.errstate(all="ignore"), no_autodiff:
             for k, m in enumerate(multipliers):
+                row = len(pending)
                 if element:
                     old = base[along]
                     h = float(np.asarray(old + h0 * m, dtype=flat.dtype) - old)
                     if h == 0:
                         continue
                     flat[along] = old + h
-                    plus = np.array(fwd(), dtype=np.float64)
+                    up = fwd()
+                    if up_ok := np.shape(up) == shape:
+                        plus[row] = up  # (a copy now: `up` may be a view of the input)
                     flat[along] = old - h
-                    minus = np.array(fwd(), dtype=np.float64)
+                    down = fwd()
+                    if down_ok := np.shape(down) == shape:
+                        minus[row] = down
                     flat[along] = old
-                    calls += 2
                 else:
                     h = h0 * m
-                    np.add(base, h * along, out=flat, casting="unsafe")
-                    plus = np.array(fwd(), dtype=np.float64)
-                    np.subtract(base, h * along, out=flat, casting="unsafe")
-                    minus = np.array(fwd(), dtype=np.float64)
+                    step = h * along
+                    np.add(base, step, out=flat, casting="unsafe")
+                    up = fwd()
+                    if up_ok := np.shape(up) == shape:
+                        plus[row] = up
+                    np.subtract(base, step, out=flat, casting="unsafe")
+                    down = fwd()
+                    if down_ok := np.shape(down) == shape:
+                        minus[row] = down
                     flat[:] = base
-                    calls += 2
-                if plus.shape != self.f0.shape or minus.shape != self.f0.shape:
-                    continue
+                calls += 2
+                if not (up_ok and down_ok):
+                    continue  # (its rows are taken by the next level)
                 hs[k] = h
-                d[k] = float(np.vdot(self.v, plus - minus)) / (2 * h)
-                jump[k] = float(np.vdot(self.v, (plus - self.f0) + (minus - self.f0))) / h
-                # Rounding in the touched outputs, at their largest (at f0 or moved).
-                touched = (plus != self.f0) | (minus != self.f0)
-                if touched.any():
-                    size = np.maximum(np.maximum(np.abs(plus), np.abs(minus)), np.abs(self.f0))
-                    noise[k] = 4 * self.eps * float(np.vdot(absv[touched], size[touched])) / h
-                else:
-                    # NOTE: no output moved, which is not proof that none depends on
-                    # x: each may have absorbed a change below its half ulp (1e-13·γ
-                    # + 1, batchnorm's gamma where a channel is constant). All that
-                    # is known is |s'| <= eps·<|v|, |f|> / 2h: that is the noise.
-                    noise[k] = self.eps * float(np.vdot(absv, np.abs(self.f0))) / (2 * h)
+                pending.append(k)
+                if len(pending) == batch:
+                    self._score_levels(plus, minus, pending, hs, d, jump, noise)
+                    pending = []
+            if pending:
+                self._score_levels(plus, minus, pending, hs, d, jump, noise)
         self.calls += calls
         return _combine(d, jump, noise, hs, self.eps, jump_threshold, base_index)
+
+    def _score_levels(
+        self,
+        plus: np.ndarray,
+        minus: np.ndarray,
+        levels: list[int],
+        hs: np.ndarray,
+        d: np.ndarray,
+        jump: np.ndarray,
+        noise: np.ndarray,
+    ) -> None:
+        """Fill ``d``, ``jump`` and ``noise`` at ``levels`` from the outputs at x ± h
+        in the first rows of ``plus`` and ``minus`` (row ``r`` is level
+        ``levels[r]``): the central difference of ``s``, the jump J (the sum of the
+        one-sided differences) and the modelled rounding noise of the difference."""
+        used = len(levels)
+        plus, minus = plus[:used], minus[:used]
+        f0 = self.f0
+        v = self.v
+        absv = np.abs(v)
+        vdot = np.vdot
+        eps = self.eps
+        spread = plus - minus
+        moved = (plus - f0) + (minus - f0)
+        # Rounding in the touched outputs, at their largest (at f0 or moved).
+        touched = (plus != f0) | (minus != f0)
+        size = np.maximum(np.maximum(np.abs(plus), np.abs(minus)), np.abs(f0))
+        for row, k in enumerate(levels):
+            h = float(hs[k])
+            d[k] = float(vdot(v, spread[row])) / (2 * h)
+            jump[k] = float(vdot(v, moved[row])) / h
+            t = touched[row]
+            if t.any():
+                noise[k] = 4 * eps * float(vdot(absv[t], size[row][t])) / h
+            else:
+                # NOTE: no output moved, which is not proof that none depends on x:
+                # each may have absorbed a change below its half ulp (1e-13·γ + 1,
+                # batchnorm's gamma where a channel is constant). All that is known
+                # is |s'| <= eps·<|v|, |f|> / 2h: that is the noise.
+                noise[k] = eps * float(vdot(absv, np.abs(f0))) / (2 * h)
 
     def complex_step(self, i: int) -> np.ndarray:
         """``Im s(x + i h e_j) / h`` for every element of input ``i``."""
@@ -309,11 +367,13 @@ def _combine(
 
     Plain Python floats: a handful of values, where NumPy's per-call cost would
     dominate."""
-    ok = [k for k in range(len(d)) if math.isfinite(d[k]) and math.isfinite(jump[k])]
-    D = [float(d[k]) for k in ok]
-    Jv = [float(jump[k]) for k in ok]
-    H = [float(hs[k]) for k in ok]
-    N = [float(noise[k]) for k in ok]
+    d_all, jump_all, hs_all, noise_all = d.tolist(), jump.tolist(), hs.tolist(), noise.tolist()
+    isfinite = math.isfinite
+    ok = [k for k in range(len(d_all)) if isfinite(d_all[k]) and isfinite(jump_all[k])]
+    D = [d_all[k] for k in ok]
+    Jv = [jump_all[k] for k in ok]
+    H = [hs_all[k] for k in ok]
+    N = [noise_all[k] for k in ok]
     n = len(ok)
     if n < 2:
         return (D[0] if n else float("nan")), float("inf"), True, 0.0
@@ -360,6 +420,10 @@ def _combine(
     # grows like h, which the noise measure above counts; and noise J ∝ 1/h changes
     # 4× per level, smooth J ∝ h likewise.)
     kink = False
+    # (Which levels' D and J stand out, tested once per level rather than per window.)
+    limit = [max(jump_threshold, 8 * N[a]) for a in range(n)]
+    large_d = [abs(D[a]) > limit[a] for a in range(n)]
+    large_j = [abs(Jv[a]) > limit[a] for a in range(n)]
     for a in range(n - 2):
         if ok[a + 2] != ok[a] + 2:
             continue
@@ -368,17 +432,16 @@ def _combine(
         # (a smooth s keeps D still and D·h shrinks 4× per level; rounding noise keeps
         # D·h still but small and of random sign). The jump also inflates the measured
         # noise, so only the modelled rounding noise N is a guide here.
-        dh = [D[a + q] * H[a + q] for q in range(3)]
-        if (
-            all(abs(D[a + q]) > max(jump_threshold, 8 * N[a + q]) for q in range(3))
-            and all((x > 0) == (dh[0] > 0) for x in dh)
-            and all(0.5 < abs(dh[q]) / abs(dh[q + 1]) < 2.0 for q in range(2))
-        ):
-            kink = True
-            break
-        js = Jv[a : a + 3]
-        if not all(abs(js[q]) > max(jump_threshold, 8 * N[a + q]) for q in range(3)):
+        if large_d[a] and large_d[a + 1] and large_d[a + 2]:
+            dh = [D[a + q] * H[a + q] for q in range(3)]
+            if all((x > 0) == (dh[0] > 0) for x in dh) and all(
+                0.5 < abs(dh[q]) / abs(dh[q + 1]) < 2.0 for q in range(2)
+            ):
+                kink = True
+                break
+        if not (large_j[a] and large_j[a + 1] and large_j[a + 2]):
             continue
+        js = Jv[a : a + 3]
         if all((j > 0) == (js[0] > 0) for j in js) and all(
             0.5 < abs(js[q]) / abs(js[q + 1]) < 2.0 for q in range(2)
         ):

@@ -181,3 +181,37 @@ def test_first_pass_is_the_central_difference_of_each_element(dtype, out_dtype):
         down = np.vdot(v, np.asarray(ev.call([moved]), dtype=np.float64) - f0)
         assert values.flat[j] == (up - down) / (2 * h)
         assert jumps.flat[j] == (up + down) / h
+
+
+@pytest.mark.parametrize(
+    "name, f",
+    [
+        ("smooth", lambda x: mg.tanh(x) * x),
+        ("kink", lambda x: mg.abs(x) * 3.0),
+        ("coarse", lambda x: (x + 1e6) - 1e6),
+        ("view", lambda x: x.reshape(-1)[::-1]),  # returns a view of its (perturbed) input
+    ],
+)
+def test_refinement_levels_scored_together_or_one_by_one_agree_exactly(name, f, monkeypatch):
+    # refine scores all levels at once on small outputs and each as it comes on large
+    # ones: the same numbers either way, to the last bit
+    import gradcheck.numerical as numerical
+
+    x = np.array([0.0, 1e-7, -0.3, 2.0, 5e5])
+    v = np.random.default_rng(1).standard_normal(5)
+    direction = np.array([1.0, -0.5, 2.0, 0.25, -1.0])
+    target = resolve_target(f)
+    results = []
+    for limit in (numerical._BATCHED_LEVELS_MAX_SIZE, 0):
+        monkeypatch.setattr(numerical, "_BATCHED_LEVELS_MAX_SIZE", limit)
+        ev = Evaluator(target.forward, [x], {}, v, bind=target.bind)
+        results.append(
+            [ev.refine(0, j, 1e-5, 1e-6, max(abs(x[j]), 1.0)) for j in range(5)]
+            + [ev.refine(0, direction, 1e-5, 1e-6, 5e5)]
+        )
+    assert repr(results[0]) == repr(results[1])
+    value, error, kink, _ = results[0][0]
+    if name == "kink":
+        assert kink  # |x| at 0
+    elif name == "smooth":
+        assert abs(value - v[0] * 0.0) <= error + 1e-12  # d/dx tanh(x)·x = 0 at 0
