@@ -13,7 +13,9 @@ freed memory (no page faults from memory handed back between calls):
   hand-written  the reference of engine_overhead.py
   op-wise       NumPy, the backward one op at a time in the engine's order, with the
                 rule each op applies (no algebra across ops, upstream gradient
-                multiplied in), every intermediate kept as the graph keeps it
+                multiplied in), every intermediate kept as the graph keeps it, and
+                a gradient that nothing holds any more overwritten by the next op's
+                rule, as the engine does
   gradcheck     the engine
 The MLP step is compared the same way: its reference has no algebra to fold, but it
 lets x @ W + b and the pre-ReLU values die as temporaries, where an engine's graph
@@ -58,10 +60,10 @@ def opwise(inp: eo.Inputs) -> list[np.ndarray]:
     _ = t.sum()
     g_t = np.broadcast_to(np.ones(()), t.shape)  # sum: the seed, broadcast
     g_p = g_e = g_t  # add: handed on
-    g_r = g_e * e  # exp
-    g_q = -g_r  # negative
-    g_x = g_q * x
-    g_x *= 2  # x * x, one product doubled
+    g_r = g_e * e  # exp (a new array: the seed is a broadcast view)
+    g_q = np.negative(g_r, out=g_r)  # negative, into the spent gradient
+    g_x = np.multiply(g_q, x, out=g_q)
+    g_x *= 2  # x * x, one product doubled, likewise in place
     g_s = g_p * y  # multiply
     g_y = g_p * s
     g_x_sin = np.cos(x)
