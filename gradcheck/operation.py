@@ -39,6 +39,7 @@ __all__ = [
     "reduce_broadcast",
     "accumulate",
     "spent",
+    "store_new",
 ]
 
 # The modules whose op classes never write to the gradient they are given.
@@ -148,6 +149,17 @@ def spent(grad: Any, graph: Any) -> bool:
     parameter.)"""
     # refs=2: backpropagate's local `grad` and the caller's parameter
     return type(graph) is BackpropGraph and owned(grad, refs=2)
+
+
+def store_new(var: Tensor, grad: np.ndarray) -> None:
+    """Give ``var`` the gradient ``grad``, a float array of its shape that nothing else
+    holds: as its gradient, or added to the one it has. (UnaryOp's and x * x's short
+    paths write these lines out: there a call per op is measurable.)"""
+    if var._grad is None:
+        var._grad = grad
+        var._shared = False
+    else:
+        accumulate(var, grad)
 
 
 def accumulate(var: Tensor, grad: np.ndarray) -> None:

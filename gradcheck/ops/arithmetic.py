@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.operation import BroadcastableOp, Operation, accumulate, spent
+from gradcheck.operation import BroadcastableOp, Operation, accumulate, spent, store_new
 from gradcheck.ops._unary import UnaryOp
 from gradcheck.tensor_base import Tensor, execute_op
 
@@ -187,12 +187,7 @@ class Negative(UnaryOp):
             and grad.shape == var.data.shape
             and grad.dtype.kind == "f"
         ):
-            np.negative(grad, out=grad)
-            if var._grad is None:
-                var._grad = grad
-                var._shared = False
-            else:
-                accumulate(var, grad)
+            store_new(var, np.negative(grad, out=grad))
             return False
         return Operation.backward(self, grad, graph=graph, _reduction=_reduction, **kwargs)
 
