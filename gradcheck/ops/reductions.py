@@ -211,13 +211,49 @@ class CumProd(Operation):
         # every product includes that zero, so the gradient is 0; at the first zero
         # itself, it is the same sum over the cumprod with that zero replaced by 1.
         is_zero = x == 0
-        first_zero = is_zero & (np.cumsum(is_zero, axis=axis) == 1)
+        zeros_so_far = np.cumsum(is_zero, axis=axis)
+        first_zero = is_zero & (zeros_so_far == 1)
+        grad_out = grad * out
+        # The division is exact to rounding only while the products it undoes are
+        # normal numbers: a product that underflowed (or went subnormal, or overflowed)
+        # before the first zero has lost what the division would restore (at x =
+        # [2.2e-311] it gave grad * (1 + 2e-13); at [5e-324], 1 for any grad). There
+        # the gradient comes from a recurrence with no division instead.
+        tiny = np.finfo(grad_out.dtype).smallest_normal if grad_out.dtype.kind == "f" else 0
+        with np.errstate(invalid="ignore"):
+            lost = (zeros_so_far == 0) & (
+                (np.abs(out) < tiny)
+                | ~np.isfinite(out)
+                | ~np.isfinite(grad_out)
+                | ((grad != 0) & (np.abs(grad_out) < tiny))
+            )
+        if lost.any() and np.isfinite(x).all() and np.isfinite(grad).all():
+            return _cumprod_gradient_by_recurrence(x, grad, out, axis).reshape(x0.shape)
         safe_x = np.where(is_zero, 1, x)
-        dx = np.where(is_zero, 0, _reverse_cumsum(grad * out, axis) / safe_x)
+        dx = np.where(is_zero, 0, _reverse_cumsum(grad_out, axis) / safe_x)
         if first_zero.any():
             skipped = np.cumprod(np.where(first_zero, 1, x), axis=axis)
             dx = np.where(first_zero, _reverse_cumsum(grad * skipped, axis), dx)
         return dx.reshape(x0.shape)
+
+
+def _cumprod_gradient_by_recurrence(
+    x: np.ndarray, grad: np.ndarray, out: np.ndarray, axis: int
+) -> np.ndarray:
+    """The gradient of ``cumprod(x, axis)`` without dividing by anything.
+
+    dx_i = out_{i-1} · t_i with t_i = sum_{j >= i} grad_j · x_{i+1} ··· x_j, which is
+    t_i = grad_i + x_{i+1} · t_{i+1} from the end of the axis (Horner's scheme). Exact
+    to rounding for zeros, underflow and overflow alike; one step per element of the
+    axis, so it serves only where the division formula would not.
+    """
+    xs, gs, outs = (np.moveaxis(a, axis, 0) for a in (x, grad, out))
+    t = np.empty(np.broadcast_shapes(xs.shape, gs.shape), dtype=np.result_type(xs, gs))
+    t[-1] = gs[-1]
+    for i in range(xs.shape[0] - 2, -1, -1):
+        t[i] = gs[i] + xs[i + 1] * t[i + 1]
+    t[1:] *= outs[:-1]
+    return np.moveaxis(t, 0, axis)
 
 
 def _reduction_kwargs(axis: Any, keepdims: bool) -> dict[str, Any]:

@@ -86,6 +86,44 @@ def test_cumprod_gradient_with_zeros():
     np.testing.assert_array_equal(x.grad, [1.0, 2.0 + 10.0, 0.0, 0.0, 0.0])
 
 
+def _exact_cumprod_gradient(x, g):
+    """sum over j >= i of g_j times the product of x_k, k <= j, k != i, in rationals."""
+    from fractions import Fraction
+
+    xs, gs = [Fraction(v) for v in x], [Fraction(v) for v in g]
+    out = []
+    for i in range(len(xs)):
+        total = Fraction(0)
+        for j in range(i, len(xs)):
+            term = gs[j]
+            for k in range(j + 1):
+                if k != i:
+                    term *= xs[k]
+            total += term
+        out.append(float(total))
+    return out
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [2.22507386e-311],  # subnormal: grad * x lost bits the division cannot restore
+        [5e-324],  # the smallest subnormal: grad * x rounded to 0 or 5e-324
+        [1e-200, 1e-200, 1e300],  # the product underflows to 0 with no zero in x
+        [3e-160, -2e-160, 0.0, 4.0],  # underflow, then a zero
+        [0.5, 3.0, -2.0, 0.25],  # normal numbers: the division formula
+    ],
+)
+def test_cumprod_gradient_is_exact_where_products_underflow(data):
+    x = mg.Tensor(np.array(data))
+    g = np.array([0.7, -1.3, 0.4, 2.0][: len(data)])
+    mg.cumprod(x).backward(g)
+    # (a subnormal result is off by its rounding, a step of 5e-324, at most twice)
+    tiny = 2 * np.finfo(np.float64).smallest_subnormal
+    np.testing.assert_allclose(x.grad, _exact_cumprod_gradient(data, g), rtol=1e-15, atol=tiny)
+    assert mg.check(lambda t: mg.cumprod(t), np.array(data)).verdict == "passed"
+
+
 def test_max_min_ties_go_to_the_first_in_c_order():
     x = mg.Tensor([[3.0, 1.0, 3.0], [0.0, 3.0, 0.0]])
     mg.max(x).backward()
