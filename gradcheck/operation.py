@@ -153,8 +153,8 @@ def spent(grad: Any, graph: Any) -> bool:
 
 def store_new(var: Tensor, grad: np.ndarray) -> None:
     """Give ``var`` the gradient ``grad``, a float array of its shape that nothing else
-    holds: as its gradient, or added to the one it has. (UnaryOp's and x * x's short
-    paths write these lines out: there a call per op is measurable.)"""
+    holds: as its gradient, or added to the one it has. (UnaryOp's short path writes
+    these lines out: it runs for every elementwise op, where a call is measurable.)"""
     if var._grad is None:
         var._grad = grad
         var._shared = False

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.operation import BroadcastableOp, Operation, accumulate, spent, store_new
+from gradcheck.operation import BroadcastableOp, Operation, spent, store_new
 from gradcheck.ops._unary import UnaryOp
 from gradcheck.tensor_base import Tensor, execute_op
 
@@ -95,11 +95,7 @@ class SelfProduct(Multiply):
                 backed = grad * a.data
             if type(backed) is np.ndarray and backed.shape == a.data.shape:
                 backed *= 2
-                if a._grad is None:
-                    a._grad = backed
-                    a._shared = False
-                else:
-                    accumulate(a, backed)
+                store_new(a, backed)
                 return False
         return Operation.backward(self, grad, graph=graph, _reduction=_reduction, **kwargs)
 
