@@ -107,7 +107,7 @@ def torch_catches(torch: Any, fn: Any, inputs: tuple[Any, ...]) -> tuple[bool, s
 
 def run(seeds: list[int], examples: int, targets: list[str] | None) -> dict[str, Any]:
     import gradcheck.builtin_targets as builtin
-    from gradcheck.loading import module_targets
+    from gradcheck.frontend.loading import module_targets
     from gradcheck.testing import MUTATIONS, applicable, mutated, run_suite
     from gradcheck.testing.suite import _behaviour, _check_seed, _prepare, distinguishable
 

@@ -32,15 +32,15 @@ _EXPORTS: dict[str, str] = {
     "astensor": "gradcheck.tensor_base",
     "execute_op": "gradcheck.tensor_base",
     "tensor": "gradcheck.tensor_base",
-    "check": "gradcheck.checker",
-    "CheckResult": "gradcheck.result",
-    "Failure": "gradcheck.result",
-    "Target": "gradcheck.target",
-    "resolve_target": "gradcheck.target",
-    "numerical_gradient": "gradcheck.numerical",
-    "describe": "gradcheck.description",
-    "verify": "gradcheck.search",
-    "VerifyResult": "gradcheck.search",
+    "check": "gradcheck.checking.checker",
+    "CheckResult": "gradcheck.checking.result",
+    "Failure": "gradcheck.checking.result",
+    "Target": "gradcheck.checking.target",
+    "resolve_target": "gradcheck.checking.target",
+    "numerical_gradient": "gradcheck.checking.numerical",
+    "describe": "gradcheck.search.description",
+    "verify": "gradcheck.search.verifier",
+    "VerifyResult": "gradcheck.search.verifier",
 }
 _SUBPACKAGES = ("linalg", "nnet", "random", "strategies")
 
@@ -79,14 +79,14 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # static type checkers and IDEs see the eager imports
     from gradcheck import linalg, nnet, random
-    from gradcheck.checker import check
-    from gradcheck.description import describe
+    from gradcheck.checking.checker import check
+    from gradcheck.checking.numerical import numerical_gradient
+    from gradcheck.checking.result import CheckResult, Failure
+    from gradcheck.checking.target import Target, resolve_target
     from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
     from gradcheck.graph import no_autodiff
-    from gradcheck.numerical import numerical_gradient
     from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient
     from gradcheck.ops import *
-    from gradcheck.result import CheckResult, Failure
-    from gradcheck.search import VerifyResult, verify
-    from gradcheck.target import Target, resolve_target
+    from gradcheck.search.description import describe
+    from gradcheck.search.verifier import VerifyResult, verify
     from gradcheck.tensor_base import Tensor, astensor, execute_op, tensor

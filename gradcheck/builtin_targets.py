@@ -51,7 +51,7 @@ import numpy as np
 
 import gradcheck.ops as ops
 from gradcheck import linalg, nnet
-from gradcheck.description import describe
+from gradcheck.search.description import describe
 from gradcheck.tensor_base import Tensor
 
 __all__ = ["EXAMPLES", "NOT_DIFFERENTIABLE", "TABLE", "Row", "row"]
@@ -580,5 +580,5 @@ def _target(name: str, op: Callable[..., Any], call: Any, settings: Mapping[str,
 
 
 # Each row is a module attribute: `gradcheck.builtin_targets:sum_axes` names it, and
-# `gradcheck.loading.module_targets` finds it like a function decorated by hand.
+# `gradcheck.frontend.loading.module_targets` finds it like a function decorated by hand.
 globals().update({r.name: _target(*r) for r in TABLE})

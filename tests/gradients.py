@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 import gradcheck as mg
-from gradcheck.report import format_result
+from gradcheck.frontend.report import format_result
 
 
 def check_gradients(f: Callable[..., mg.Tensor], *arrays: Any, **settings: Any) -> mg.CheckResult:

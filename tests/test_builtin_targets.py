@@ -12,10 +12,10 @@ import pytest
 
 import gradcheck
 from gradcheck import builtin_targets, linalg, nnet, ops
-from gradcheck.description import description_of
-from gradcheck.loading import load_targets, module_targets
-from gradcheck.search import verify
-from gradcheck.signature import op_signature
+from gradcheck.checking.signature import op_signature
+from gradcheck.frontend.loading import load_targets, module_targets
+from gradcheck.search.description import description_of
+from gradcheck.search.verifier import verify
 
 MODULE = "gradcheck.builtin_targets"
 NAMES = [r.name for r in builtin_targets.TABLE]

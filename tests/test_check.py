@@ -10,10 +10,10 @@ import pytest
 
 import gradcheck as mg
 from gradcheck import Operation, SkipGradient, check
-from gradcheck.checker import CheckUsageError
-from gradcheck.report import format_result
-from gradcheck.result import FAILURE_KINDS
-from gradcheck.target import NotATarget
+from gradcheck.checking.checker import CheckUsageError
+from gradcheck.checking.result import FAILURE_KINDS
+from gradcheck.checking.target import NotATarget
+from gradcheck.frontend.report import format_result
 from tests.checker_ops import Mul
 
 X = np.array([0.3, -1.2, 2.0, 0.7])

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 from gradcheck import Operation, check
-from gradcheck.report import format_result
+from gradcheck.frontend.report import format_result
 from tests.checker_ops import SMOOTH, Abs, Clip, MatMul, Max, Mul, Relu, elementwise
 
 SHAPES = hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=6)

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from gradcheck.config import ConfigError, load_config
+from gradcheck.frontend.config import ConfigError, load_config
 
 
 def write(tmp_path, text, name="pyproject.toml"):

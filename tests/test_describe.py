@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from gradcheck.description import Description, describe, description_of
 from gradcheck.errors import InvalidDescription
 from gradcheck.operation import Operation
+from gradcheck.search.description import Description, describe, description_of
 
 
 def test_bare_and_called_forms_on_functions_and_classes() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gradcheck.errors import GradcheckError, ModuleLoadError, TargetNotFound
-from gradcheck.loading import load_targets, split_spec
+from gradcheck.frontend.loading import load_targets, split_spec
 from gradcheck.operation import Operation
 
 OPS = '''

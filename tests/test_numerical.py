@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 import gradcheck as mg
 from gradcheck import Operation, numerical_gradient
-from gradcheck.numerical import Evaluator, full_estimate, step_sizes
-from gradcheck.target import resolve_target
+from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
+from gradcheck.checking.target import resolve_target
 from tests.checker_ops import SMOOTH, Abs, Clip, Max, Relu, elementwise
 
 EPS = np.finfo(np.float64).eps
@@ -195,7 +195,7 @@ def test_first_pass_is_the_central_difference_of_each_element(dtype, out_dtype):
 def test_refinement_levels_scored_together_or_one_by_one_agree_exactly(name, f, monkeypatch):
     # refine scores all levels at once on small outputs and each as it comes on large
     # ones: the same numbers either way, to the last bit
-    import gradcheck.numerical as numerical
+    import gradcheck.checking.numerical as numerical
 
     x = np.array([0.0, 1e-7, -0.3, 2.0, 5e5])
     v = np.random.default_rng(1).standard_normal(5)

@@ -12,13 +12,13 @@ import hypothesis  # noqa: F401
 import numpy  # noqa: F401
 import pytest
 
-import gradcheck.checker
-import gradcheck.search
+import gradcheck.checking.checker
+import gradcheck.search.verifier
 
 # In-process pytester runs drop the modules a run imported afterwards; NumPy's
 # extension cannot be loaded twice in one process, so what the sandboxes use is
 # imported here, once, first.
-PLUGIN = ("-p", "gradcheck.pytest_plugin")
+PLUGIN = ("-p", "gradcheck.frontend.pytest_plugin")
 
 OPS = """
 import numpy as np
@@ -275,7 +275,9 @@ def test_a_run_that_does_not_use_gradcheck_imports_nothing_heavy(sandbox, monkey
             import json, sys
 
             def pytest_sessionfinish(session):
-                heavy = ["numpy", "hypothesis", "gradcheck.tensor_base", "gradcheck.checker"]
+                heavy = [
+                    "numpy", "hypothesis", "gradcheck.tensor_base", "gradcheck.checking.checker"
+                ]
                 with open("loaded.json", "w") as f:
                     json.dump([m for m in heavy if m in sys.modules], f)
             """

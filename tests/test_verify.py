@@ -9,7 +9,7 @@ import pytest
 import gradcheck
 from gradcheck import Operation
 from gradcheck.errors import InvalidDescription
-from gradcheck.search import VerifyResult, verify
+from gradcheck.search.verifier import VerifyResult, verify
 
 
 class Square(Operation):
@@ -172,9 +172,9 @@ def test_result_to_dict_is_json_ready() -> None:
 def test_every_example_not_differentiable_is_inconclusive(monkeypatch) -> None:
     import sys
 
-    from gradcheck.result import CheckResult
+    from gradcheck.checking.result import CheckResult
 
-    verify_module = sys.modules["gradcheck.search"]
+    verify_module = sys.modules["gradcheck.search.verifier"]
     monkeypatch.setattr(
         verify_module,
         "_check",

@@ -11,8 +11,8 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis.extra import numpy as hnp
 
+from gradcheck.checking.signature import op_signature
 from gradcheck.operation import Operation
-from gradcheck.signature import op_signature
 from gradcheck.strategies._floats import interval_floats
 from gradcheck.strategies._validation import (
     check_bool,
@@ -85,7 +85,7 @@ def op_inputs(
     """Strategy for the input arrays of an op: a tuple with one array per input.
 
     The number of inputs is read from ``target`` with
-    :func:`gradcheck.signature.op_signature` (or ``target`` is that number).
+    :func:`gradcheck.checking.signature.op_signature` (or ``target`` is that number).
 
     Parameters
     ----------

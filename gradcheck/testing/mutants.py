@@ -41,8 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checking.signature import op_signature
 from gradcheck.operation import Operation
-from gradcheck.signature import op_signature
 
 __all__ = ["MUTATIONS", "Calls", "Mutation", "applicable", "mutated"]
 

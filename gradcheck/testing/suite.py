@@ -1,7 +1,7 @@
 """The mutation suite: every mutant of every built-in target, through the checker.
 
 For each target of a module (by default :mod:`gradcheck.builtin_targets`, read with
-:func:`gradcheck.loading.module_targets`, so the suite grows with that module):
+:func:`gradcheck.frontend.loading.module_targets`, so the suite grows with that module):
 
 1. Its inputs come from its own description (:func:`gradcheck.describe`: shapes,
    domain, kwargs, tolerances), drawn with :func:`gradcheck.strategies.op_inputs`:
@@ -36,11 +36,11 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checker import DEFAULT_TOLERANCES, check
-from gradcheck.loading import load_module, module_targets
+from gradcheck.checking.checker import DEFAULT_TOLERANCES, check
+from gradcheck.checking.result import CheckResult, jsonable
+from gradcheck.checking.target import Target, TargetRaised, resolve_target
+from gradcheck.frontend.loading import load_module, module_targets
 from gradcheck.operation import Operation
-from gradcheck.result import CheckResult, jsonable
-from gradcheck.target import Target, TargetRaised, resolve_target
 from gradcheck.testing.mutants import MUTATIONS, Mutation, applicable, mutated
 
 __all__ = [
@@ -279,7 +279,7 @@ def _op_classes(tgt: Target, examples: Iterable[Sequence[np.ndarray]], params: A
 def _prepare(name: str, obj: Any, seeds: Sequence[int], count: int) -> _Subject:
     # verify's own reading of a description, so that the suite checks each target
     # exactly as `gradcheck verify` would.
-    from gradcheck.search import effective_options, inputs_strategy
+    from gradcheck.search.verifier import effective_options, inputs_strategy
 
     options = effective_options(obj)
     strategy = inputs_strategy(obj, options)
@@ -460,7 +460,7 @@ def run_suite(
     Parameters
     ----------
     module : str or module
-        Where the targets are (:func:`gradcheck.loading.module_targets`).
+        Where the targets are (:func:`gradcheck.frontend.loading.module_targets`).
     targets : sequence of str, optional
         Only the targets with these names (the attribute names in the module).
     mutations : sequence of str, optional

@@ -7,9 +7,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from gradcheck.adapters import MissingExtra, framework, framework_of, require
-from gradcheck.cli import main
-from gradcheck.target import resolve_target
+from gradcheck.checking.adapters import MissingExtra, framework, framework_of, require
+from gradcheck.checking.target import resolve_target
+from gradcheck.frontend.cli import main
 
 
 def test_require_names_the_extra(monkeypatch):

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradcheck.baseline import (
+from gradcheck.frontend.baseline import (
     RATIO_FLOOR,
     BaselineError,
     baseline_document,
@@ -17,7 +17,7 @@ from gradcheck.baseline import (
     load_baseline,
     save_baseline,
 )
-from gradcheck.search import VerifyResult
+from gradcheck.search.verifier import VerifyResult
 
 
 def result(target="m:Op", ratio=0.2, verdict="passed", seed=1):

@@ -8,8 +8,8 @@ import xml.etree.ElementTree as ET
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gradcheck.ci_report import escape_data, escape_property, github_annotations, junit_xml
-from gradcheck.search import VerifyResult
+from gradcheck.frontend.ci_report import escape_data, escape_property, github_annotations, junit_xml
+from gradcheck.search.verifier import VerifyResult
 
 
 def unescape(text: str, prop: bool) -> str:

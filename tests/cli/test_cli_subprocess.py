@@ -73,7 +73,7 @@ def test_console_script_style_launch_imports_the_working_directory(
     # A console script's sys.path[0] is its own directory, not the working directory.
     bin_dir = tmp_path_factory.mktemp("bin")
     launcher = bin_dir / "gradcheck_launcher.py"
-    launcher.write_text("from gradcheck.cli import main\nmain()\n")
+    launcher.write_text("from gradcheck.frontend.cli import main\nmain()\n")
     result = subprocess.run(
         [sys.executable, str(launcher), "verify", "user_ops:Square", *ARGS],
         cwd=workdir,

@@ -159,7 +159,7 @@ def test_full_suite_all_mutants_caught_no_false_alarm_over_three_seeds() -> None
 # gradient that set the input's gradient scale and hid a 1e-6 error everywhere else; the
 # checker now recognises a jump of the function itself (numerical._combine).
 def test_scaled_gradient_caught_next_to_a_jump() -> None:
-    from gradcheck.checker import check
+    from gradcheck.checking.checker import check
     from gradcheck.ops.trigonometric import Arccot
 
     x = np.array([-1.4, -5.9604644775390625e-08, 8.2])

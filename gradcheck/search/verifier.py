@@ -21,7 +21,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradcheck.description import (
+from gradcheck.checking.result import CheckResult, jsonable
+from gradcheck.checking.signature import op_signature
+from gradcheck.errors import GradcheckError, InvalidDescription
+from gradcheck.frontend.loading import LoadedTarget, target_label
+from gradcheck.search.description import (
     Description,
     description_of,
     normalize_avoid,
@@ -31,10 +35,6 @@ from gradcheck.description import (
     normalize_mode,
     normalize_shapes,
 )
-from gradcheck.errors import GradcheckError, InvalidDescription
-from gradcheck.loading import LoadedTarget, target_label
-from gradcheck.result import CheckResult, jsonable
-from gradcheck.signature import op_signature
 
 __all__ = ["VerifyResult", "verify", "DEFAULTS"]
 
@@ -103,7 +103,7 @@ class VerifyResult:
     note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON-ready form (the schema is in :mod:`gradcheck.render`); floats that
+        """The JSON-ready form (the schema is in :mod:`gradcheck.frontend.render`); floats that
         are not finite become the strings ``"nan"``, ``"inf"``, ``"-inf"``, as in
         :meth:`CheckResult.to_dict`."""
         return jsonable(
@@ -336,7 +336,7 @@ def inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
 
 
 def _check(tgt: Any, arrays: Sequence[Any], options: dict[str, Any], check_seed: int) -> Any:
-    from gradcheck.checker import check
+    from gradcheck.checking.checker import check
 
     return check(
         tgt,
@@ -427,7 +427,7 @@ def _run(
     from hypothesis import strategies as st
     from hypothesis.errors import Flaky, Unsatisfiable
 
-    from gradcheck.target import resolve_target
+    from gradcheck.checking.target import resolve_target
 
     search = _Search(resolve_target(obj), options, progress)
 

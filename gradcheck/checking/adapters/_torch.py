@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.adapters import bridge_target
+from gradcheck.checking.adapters import bridge_target
 
 # torch is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not torch is installed).
@@ -39,7 +39,7 @@ def _output(out: Any, name: str) -> Any:
 
 
 def torch_target(obj: Any) -> Any:
-    """The :class:`~gradcheck.target.Target` of a torch Function or function."""
+    """The :class:`~gradcheck.checking.target.Target` of a torch Function or function."""
     import torch
 
     call = _callable(obj)

@@ -1,8 +1,8 @@
 """The ``gradcheck`` command: check the gradients of ops from the command line.
 
-``gradcheck verify TARGET...`` loads each target (:mod:`gradcheck.loading`), checks it on
+``gradcheck verify TARGET...`` loads each target (:mod:`gradcheck.frontend.loading`), checks it on
 generated inputs (:func:`gradcheck.verify`) and renders the results
-(:mod:`gradcheck.render`: a table, or JSON with ``--format json``, whose schema is
+(:mod:`gradcheck.frontend.render`: a table, or JSON with ``--format json``, whose schema is
 documented there). This module parses and validates the command line, maps errors to
 exit codes, and does no math.
 
@@ -30,19 +30,19 @@ from typing import Any, NoReturn
 import click
 
 from gradcheck import __version__
-from gradcheck.baseline import RATIO_FLOOR
-from gradcheck.config import (
+from gradcheck.checking.signature import op_signature
+from gradcheck.errors import GradcheckError, InvalidDescription
+from gradcheck.frontend.baseline import RATIO_FLOOR
+from gradcheck.frontend.config import (
     DEFAULT_REGRESSION_FACTOR,
     ProjectConfig,
     is_regression_factor,
     load_config,
 )
-from gradcheck.description import description_of, normalize_domain
-from gradcheck.errors import GradcheckError, InvalidDescription
-from gradcheck.loading import LoadedTarget, load_targets, split_spec
-from gradcheck.runner import Job, RemoteError, run_jobs
-from gradcheck.search import VerifyResult
-from gradcheck.signature import op_signature
+from gradcheck.frontend.loading import LoadedTarget, load_targets, split_spec
+from gradcheck.frontend.runner import Job, RemoteError, run_jobs
+from gradcheck.search.description import description_of, normalize_domain
+from gradcheck.search.verifier import VerifyResult
 
 __all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
 
@@ -475,7 +475,7 @@ def verify_command(
         raise click.BadParameter(
             f"must be a number >= 1, got {regression_factor:g}", param_hint="'--regression-factor'"
         )
-    from gradcheck import baseline as baselines
+    from gradcheck.frontend import baseline as baselines
 
     try:
         config = load_config(config_path)
@@ -523,12 +523,12 @@ def verify_command(
     if os.environ.get("GITHUB_ACTIONS") == "true":
         _annotate(items, results, comparison, to_stderr=output_format == "json")
     if output_format == "json":
-        from gradcheck.render import render_json
+        from gradcheck.frontend.render import render_json
 
         extra = {"baseline": comparison.to_dict()} if comparison is not None else None
         click.echo(render_json(results, seed=run_seed, replay=replay, extra=extra))
     else:
-        from gradcheck.render import render_table
+        from gradcheck.frontend.render import render_table
 
         color = _use_color()
         click.echo(render_table(results, seed=run_seed, replay=replay, color=color), color=color)
@@ -630,7 +630,7 @@ def _fail_item(exc: Exception, item: RunItem, overrides: dict[str, Any], verbose
 
 
 def _write_junit(path: Path, results: list[VerifyResult], seed: int, comparison: Any) -> None:
-    from gradcheck.ci_report import junit_xml, write_junit_xml
+    from gradcheck.frontend.ci_report import junit_xml, write_junit_xml
 
     regressions = {r.target: r.reason for r in comparison.regressions} if comparison else {}
     write_junit_xml(path, junit_xml(results, seed=seed, regressions=regressions))
@@ -641,7 +641,7 @@ def _annotate(
 ) -> None:
     """GitHub Actions annotations (the runner reads workflow commands on stdout and
     stderr; with --format json they go to stderr, so that stdout stays one document)."""
-    from gradcheck.ci_report import github_annotations, source_location
+    from gradcheck.frontend.ci_report import github_annotations, source_location
 
     locations = {item.target.name: source_location(item.target.obj) for item in items}
     lines = github_annotations(
@@ -689,7 +689,7 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
 def list_command(modules: tuple[str, ...], output_format: str, verbose: bool) -> None:
     """List the targets MODULEs offer (default: the built-in set), with their inputs,
     parameters and declared settings."""
-    from gradcheck.render import render_target_list
+    from gradcheck.frontend.render import render_target_list
 
     rows = []
     try:
@@ -756,11 +756,11 @@ def plot_command(
     }
     _keep_hypothesis_files_out_of_the_working_directory()
     try:
-        from gradcheck.adapters import require
+        from gradcheck.checking.adapters import require
 
         require("matplotlib", needed_for="gradcheck plot")
-        from gradcheck.diagnostics import diagnose, draw_example
-        from gradcheck.plot import save_figure
+        from gradcheck.checking.diagnostics import diagnose, draw_example
+        from gradcheck.frontend.plot import save_figure
 
         (loaded, *more) = load_targets(target)
         if more:

@@ -116,8 +116,9 @@ class Evaluator:
     Holds working copies of the inputs (float64 when the target accepts it), the
     upstream gradient ``v`` in that dtype, the output at the point, and a count of
     forward calls. ``forward`` is any ``forward(arrays, params) -> ndarray``, such
-    as :meth:`gradcheck.target.Target.forward`; ``bind``, optionally, makes a fast
-    no-argument forward over arrays changed in place (:meth:`~gradcheck.target.Target.bind`).
+    as :meth:`gradcheck.checking.target.Target.forward`; ``bind``, optionally, makes a
+    fast no-argument forward over arrays changed in place
+    (:meth:`~gradcheck.checking.target.Target.bind`).
     """
 
     def __init__(
@@ -540,7 +541,7 @@ def numerical_gradient(
     >>> np.round(g, 8)
     array([2., 6.])
     """
-    from gradcheck.target import resolve_target
+    from gradcheck.checking.target import resolve_target
 
     target = resolve_target(f)
     arrays_ = [np.asarray(a) for a in arrays]

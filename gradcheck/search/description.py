@@ -226,7 +226,7 @@ def is_described(target: Callable[..., Any]) -> bool:
 
 
 # --- value checks, shared with the command line, gradcheck.verify and the project ---
-# configuration (gradcheck.config): one validator per setting, so a value is accepted or
+# configuration (gradcheck.frontend.config): one validator per setting, so a value is accepted or
 # refused, with the same words, wherever it is given.
 
 

@@ -1,6 +1,6 @@
 """The numbers behind ``gradcheck plot``: finite-difference error against the step size,
 and the Taylor remainder test, for one example. Data only; drawing is
-:mod:`gradcheck.plot`'s job.
+:mod:`gradcheck.frontend.plot`'s job.
 
 Both look at ``s(x) = <v, f(x)>`` (a random upstream gradient ``v``, as in a check)
 along one random unit direction ``d`` through all float inputs, and at the analytic
@@ -25,9 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checking.numerical import step_sizes
+from gradcheck.checking.target import Target, resolve_target
 from gradcheck.graph import no_autodiff
-from gradcheck.numerical import step_sizes
-from gradcheck.target import Target, resolve_target
 
 __all__ = ["Diagnosis", "diagnose", "draw_example", "loglog_slope"]
 
@@ -45,7 +45,7 @@ class Diagnosis:
     steps, errors : ndarray
         Step sizes and ``|D(h) - <g, d>|`` (the step curve).
     chosen_step : float
-        The checker's step along ``d`` (see :func:`gradcheck.numerical.step_sizes`).
+        The checker's step along ``d`` (see :func:`gradcheck.checking.numerical.step_sizes`).
     taylor_steps, remainders : ndarray
         Step sizes and ``|s(x+hd) - s(x) - h<g, d>|``.
     slope : float
@@ -205,7 +205,7 @@ def draw_example(target: Any, *, seed: int = 0, **options: Any) -> tuple[list[np
     from hypothesis import seed as hypothesis_seed
 
     # The search's own option handling, so that a plot draws what `verify` would.
-    from gradcheck.search import effective_options, inputs_strategy
+    from gradcheck.search.verifier import effective_options, inputs_strategy
 
     obj = getattr(target, "obj", target)
     chosen = effective_options(obj, **options)

@@ -4,7 +4,7 @@ A target is something that maps tensors to a tensor and has a ``backward``: an
 :class:`Operation` subclass, or a plain function of Tensors built from gradcheck ops;
 or the same written for another framework (a ``torch.autograd.Function``, a function
 of torch tensors, a MyGrad ``Operation``), run through that framework by
-:mod:`gradcheck.adapters`.
+:mod:`gradcheck.checking.adapters`.
 :func:`resolve_target` turns either into a :class:`Target` that runs forward (with or
 without the graph) and backward on plain arrays. Everything downstream (the numerics,
 the checker, the front ends) works on a ``Target`` only, so a new kind of target (a
@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checking.signature import OpSignature, op_signature
 from gradcheck.errors import GradcheckError, SkipGradient
 from gradcheck.graph import no_autodiff
 from gradcheck.operation import BroadcastableOp, Operation, reduce_broadcast
-from gradcheck.signature import OpSignature, op_signature
 from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = ["Target", "NotATarget", "TargetRaised", "resolve_target", "user_frame"]
@@ -66,7 +66,7 @@ class Target:
     name : str
         A readable name (``module.Qualname``).
     signature : OpSignature
-        Its inputs and parameters, from :func:`gradcheck.signature.op_signature`.
+        Its inputs and parameters, from :func:`gradcheck.checking.signature.op_signature`.
     obj : object
         What was resolved (the class or the function).
     """
@@ -219,7 +219,7 @@ def resolve_target(obj: Any) -> Target:
         takes Tensors (and keyword parameters) and returns a Tensor; or a
         ``torch.autograd.Function`` subclass, a function of torch tensors, a
         ``mygrad.Operation`` subclass or a function of MyGrad tensors
-        (see :func:`gradcheck.adapters.framework_of`).
+        (see :func:`gradcheck.checking.adapters.framework_of`).
 
     Raises
     ------
@@ -238,7 +238,7 @@ def resolve_target(obj: Any) -> Target:
     """
     if isinstance(obj, Target):
         return obj
-    from gradcheck.adapters import framework_of, resolve_foreign
+    from gradcheck.checking.adapters import framework_of, resolve_foreign
 
     framework = framework_of(obj)
     if framework is not None:  # a torch or MyGrad op: run through its framework
@@ -283,11 +283,11 @@ def resolve_target(obj: Any) -> Target:
 
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_ROOT_DIR = os.path.dirname(_PACKAGE_DIR)
 #: Modules that run a target rather than define it; their frames are not "the op's".
 _MACHINERY = {
-    os.path.join(_PACKAGE_DIR, name)
-    for name in ("target.py", "check.py", "numerical.py", "tensor.py", "operation.py", "graph.py")
-}
+    os.path.join(_PACKAGE_DIR, name) for name in ("target.py", "check.py", "numerical.py")
+} | {os.path.join(_ROOT_DIR, name) for name in ("tensor.py", "operation.py", "graph.py")}
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
 _ADAPTERS_DIR = os.path.join(_PACKAGE_DIR, "adapters")
 

@@ -1,4 +1,4 @@
-"""Render :class:`~gradcheck.search.VerifyResult`s for the terminal (tabulate) and as
+"""Render :class:`~gradcheck.search.verifier.VerifyResult`s for the terminal (tabulate) and as
 JSON. Results are data computed elsewhere; nothing here measures or decides anything.
 
 The JSON document (``gradcheck verify --format json``), version 1::
@@ -32,7 +32,7 @@ With ``--baseline FILE`` the document has one more top-level field, ``"baseline"
 ``{"passed": bool, "regression_factor": float, "ratio_floor": float, "regressions":
 [{"target": str, "reason": str}], "fixed": [str], "new": [str], "vanished": [str],
 "error_ratios": {target: {"baseline": float, "now": float}}}`` (see
-:mod:`gradcheck.baseline` for the rule).
+:mod:`gradcheck.frontend.baseline` for the rule).
 
 ``failure`` is the failing check (:meth:`gradcheck.CheckResult.to_dict`, shrunk
 inputs included) with its failure's ``kind``, ``message``, ``input`` (index of the input
@@ -53,7 +53,7 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from gradcheck.search import FAILED, INCONCLUSIVE, PASSED, VerifyResult
+from gradcheck.search.verifier import FAILED, INCONCLUSIVE, PASSED, VerifyResult
 
 __all__ = ["JSON_VERSION", "render_json", "render_table", "render_target_list"]
 
@@ -133,7 +133,7 @@ def report_text(check_result: Any) -> str:
     themselves, which the report gives only as shapes."""
     import numpy as np
 
-    from gradcheck.report import format_result
+    from gradcheck.frontend.report import format_result
 
     lines = [format_result(check_result)]
     for i, a in enumerate(check_result.inputs):
@@ -158,7 +158,7 @@ def render_json(
 ) -> str:
     """The JSON document described in this module's docstring; ``extra`` adds
     top-level fields (``"baseline"``: the comparison with ``--baseline``, documented in
-    :mod:`gradcheck.baseline`)."""
+    :mod:`gradcheck.frontend.baseline`)."""
     targets = []
     for r in results:
         entry = r.to_dict()

@@ -1,4 +1,4 @@
-"""Draw a :class:`~gradcheck.diagnostics.Diagnosis` with matplotlib (``gradcheck plot``).
+"""Draw a :class:`~gradcheck.checking.diagnostics.Diagnosis` with matplotlib (``gradcheck plot``).
 
 Imported only by the ``plot`` command; matplotlib is the optional extra ``plot``. The
 figure is built without pyplot (no global state, no display needed).
@@ -12,8 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.adapters import require
-from gradcheck.diagnostics import Diagnosis
+from gradcheck.checking.adapters import require
+from gradcheck.checking.diagnostics import Diagnosis
 
 __all__ = ["save_figure"]
 

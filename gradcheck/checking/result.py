@@ -1,7 +1,7 @@
 """The result of one check, as data: :class:`CheckResult`, :class:`Failure`,
 :class:`Element`.
 
-Nothing here prints or computes; :mod:`gradcheck.report` renders a result as text,
+Nothing here prints or computes; :mod:`gradcheck.frontend.report` renders a result as text,
 the front ends as tables, JSON or JUnit. ``to_dict`` gives a JSON-ready form with
 floats at full precision (``json.dumps`` writes the shortest repr that round-trips).
 """

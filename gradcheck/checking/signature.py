@@ -60,7 +60,7 @@ def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
     """
     foreign = None
     if isinstance(target, type) and not issubclass(target, Operation):
-        from gradcheck.adapters import foreign_forward
+        from gradcheck.checking.adapters import foreign_forward
 
         foreign = foreign_forward(target)  # a torch Function, a MyGrad Operation
     if isinstance(target, type) and issubclass(target, Operation):

@@ -1,7 +1,7 @@
 """Analytic against numeric, for one input: tolerances, element verdicts, kinks.
 
 :func:`compare_full` judges every element (finite differences from
-:func:`gradcheck.numerical.full_estimate`); :func:`compare_fast` judges random
+:func:`gradcheck.checking.numerical.full_estimate`); :func:`compare_fast` judges random
 directional derivatives and bisects to the elements responsible when one disagrees.
 Both fill a :class:`Comparison`, which :func:`gradcheck.check` turns into result data.
 
@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from gradcheck.numerical import Evaluator, full_estimate, step_sizes
-from gradcheck.result import Element, Failure, InputErrors
+from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
+from gradcheck.checking.result import Element, Failure, InputErrors
 
 __all__ = ["Comparison", "compare_full", "compare_fast", "WORST_ELEMENTS"]
 
@@ -232,7 +232,7 @@ def compare_fast(ev: Evaluator, cmp: Comparison, rng: np.random.Generator, direc
     i = cmp.i
     x = ev.work[i].reshape(-1).astype(np.float64)
     g = cmp.analytic.reshape(-1)
-    # Powers of two throughout (see gradcheck.numerical.step_sizes): h0, the levels
+    # Powers of two throughout (see gradcheck.checking.numerical.step_sizes): h0, the levels
     # and every |d_j| are, so each perturbation h·d_j is exact in coarse intermediates.
     h0 = float(step_sizes(np.zeros(1), ev.eps)[0])
     scale = np.maximum(np.abs(x), 1.0)

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.adapters import bridge_target
+from gradcheck.checking.adapters import bridge_target
 
 # MyGrad is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not MyGrad is installed).
@@ -21,7 +21,7 @@ __all__ = ["mygrad_target"]
 
 
 def mygrad_target(obj: Any) -> Any:
-    """The :class:`~gradcheck.target.Target` of a MyGrad op class or function."""
+    """The :class:`~gradcheck.checking.target.Target` of a MyGrad op class or function."""
     import mygrad
 
     is_op = isinstance(obj, type)

@@ -2,14 +2,14 @@
 
 The steps follow DESIGN.md "One check, step by step": a forward with the graph and a
 backward with a random upstream gradient ``v``; structural checks (each failure its
-own kind, see :data:`gradcheck.result.FAILURE_KINDS`); then the analytic gradient
-against finite differences (:mod:`gradcheck.numerical`) and the verdict
+own kind, see :data:`gradcheck.checking.result.FAILURE_KINDS`); then the analytic gradient
+against finite differences (:mod:`gradcheck.checking.numerical`) and the verdict
 
     |analytic - numeric| <= atol + rtol * |numeric| + c * error_estimate
 
-element by element, where the function is differentiable (:mod:`gradcheck.compare`).
-Nothing is printed: the result is data (:class:`~gradcheck.result.CheckResult`), rendered by
-:mod:`gradcheck.report` and the front ends.
+element by element, where the function is differentiable (:mod:`gradcheck.checking.compare`).
+Nothing is printed: the result is data (:class:`~gradcheck.checking.result.CheckResult`),
+rendered by :mod:`gradcheck.frontend.report` and the front ends.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.compare import WORST_ELEMENTS, Comparison, compare_fast, compare_full
+from gradcheck.checking.compare import WORST_ELEMENTS, Comparison, compare_fast, compare_full
+from gradcheck.checking.numerical import ComplexStepUnsupported, Evaluator
+from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
+from gradcheck.checking.target import Target, TargetRaised, resolve_target, user_frame
 from gradcheck.errors import GradcheckError, InvalidGradient
-from gradcheck.numerical import ComplexStepUnsupported, Evaluator
-from gradcheck.result import CheckResult, Element, Failure, InputErrors
-from gradcheck.target import Target, TargetRaised, resolve_target, user_frame
 from gradcheck.tensor_base import Tensor
 
 __all__ = ["check", "CheckUsageError", "DEFAULT_TOLERANCES", "FULL_MODE_MAX_SIZE"]
@@ -34,7 +34,7 @@ __all__ = ["check", "CheckUsageError", "DEFAULT_TOLERANCES", "FULL_MODE_MAX_SIZE
 #: Default (rtol, atol) per gradient dtype. ``atol`` here is relative to the input's
 #: gradient scale (the largest |numeric| of that input), so that it means the same at
 #: every magnitude, and a few eps of max|v| are added (see
-#: :meth:`gradcheck.compare.Comparison.abs_tol`); an ``atol=`` passed to
+#: :meth:`gradcheck.checking.compare.Comparison.abs_tol`); an ``atol=`` passed to
 #: :func:`check` is absolute.
 DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "float64": (1e-7, 1e-9),

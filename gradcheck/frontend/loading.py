@@ -20,7 +20,7 @@ is kept as ``__cause__`` for ``--verbose``.
 
 What comes out is a :class:`LoadedTarget`: the object and the name to report it by.
 Turning the object into something that runs forward and backward on arrays is
-:func:`gradcheck.target.resolve_target`'s job, the one place that knows the kinds of
+:func:`gradcheck.checking.target.resolve_target`'s job, the one place that knows the kinds of
 target.
 """
 
@@ -38,10 +38,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from gradcheck.adapters import framework_of, missing_extra_hint
-from gradcheck.description import is_described
+from gradcheck.checking.adapters import framework_of, missing_extra_hint
 from gradcheck.errors import ModuleLoadError, TargetNotFound
 from gradcheck.operation import Operation
+from gradcheck.search.description import is_described
 
 __all__ = ["LoadedTarget", "load_targets", "load_module", "module_targets", "split_spec"]
 
@@ -161,7 +161,7 @@ def _load_file(path: Path) -> ModuleType:
 def is_operation_class(obj: Any) -> bool:
     """True for an ``Operation`` subclass that implements ``__call__``, or an op
     class of another framework (a ``torch.autograd.Function``, a MyGrad
-    ``Operation``; see :mod:`gradcheck.adapters`)."""
+    ``Operation``; see :mod:`gradcheck.checking.adapters`)."""
     if isinstance(obj, type) and not issubclass(obj, Operation):
         return framework_of(obj) is not None
     return (
@@ -219,7 +219,7 @@ def load_targets(spec: str) -> list[LoadedTarget]:
 
     Raises
     ------
-    ModuleLoadError, TargetNotFound, gradcheck.target.NotATarget
+    ModuleLoadError, TargetNotFound, gradcheck.checking.target.NotATarget
         One line each, naming the spec (exit status 2).
 
     Examples
@@ -239,7 +239,7 @@ def load_targets(spec: str) -> list[LoadedTarget]:
                 f"subclass and no function marked with @gradcheck.describe"
             )
         return [LoadedTarget(f"{module_name}:{attr}", obj) for attr, obj in targets]
-    from gradcheck.target import NotATarget, resolve_target
+    from gradcheck.checking.target import NotATarget, resolve_target
 
     obj = _lookup(module, module_name, name)
     if not (is_operation_class(obj) or _is_function_target(obj)):

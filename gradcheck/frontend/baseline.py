@@ -49,9 +49,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gradcheck.checking.result import jsonable
 from gradcheck.errors import GradcheckError
-from gradcheck.result import jsonable
-from gradcheck.search import VerifyResult
+from gradcheck.search.verifier import VerifyResult
 
 __all__ = [
     "BASELINE_VERSION",
@@ -250,7 +250,7 @@ def compare(
 
     Examples
     --------
-    >>> from gradcheck.search import VerifyResult
+    >>> from gradcheck.search.verifier import VerifyResult
     >>> def result(ratio):
     ...     return VerifyResult("m:Op", True, "passed", 10, 0, None, 0.0, 0.0, ratio, 0.1, 1)
     >>> old = {"targets": {"m:Op": {"passed": True, "error_ratio": 0.2}}}

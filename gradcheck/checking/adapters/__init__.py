@@ -5,12 +5,12 @@ torch tensors) or for MyGrad (a ``mygrad.Operation`` subclass, or a function of 
 tensors) is run *through its own framework*: forward on that framework's tensors,
 backward by that framework's backprop. :func:`bridge_target` wraps such a run in a
 gradcheck :class:`~gradcheck.Operation`, so that the checker, the search and the
-reports work on it unchanged (:func:`gradcheck.target.resolve_target` dispatches here).
+reports work on it unchanged (:func:`gradcheck.checking.target.resolve_target` dispatches here).
 
 This module imports no framework: which framework a target belongs to is read from the
 names of its classes and globals (:func:`framework_of`); the framework is imported
-only when a target of it is resolved (:mod:`gradcheck.adapters._torch`,
-:mod:`gradcheck.adapters._mygrad`). When it is not installed, :class:`MissingExtra`
+only when a target of it is resolved (:mod:`gradcheck.checking.adapters._torch`,
+:mod:`gradcheck.checking.adapters._mygrad`). When it is not installed, :class:`MissingExtra`
 says which extra to install.
 
 What the checker cannot see through another framework (and so does not claim):
@@ -188,7 +188,7 @@ def framework_of(obj: Any) -> str | None:
 def foreign_forward(cls: type) -> tuple[Callable[..., Any], int] | None:
     """For a framework's op class: the function whose signature gives the op's
     inputs, and how many leading parameters are not inputs (``self``, ``ctx``);
-    None for other objects. Used by :func:`gradcheck.signature.op_signature`."""
+    None for other objects. Used by :func:`gradcheck.checking.signature.op_signature`."""
     kind = _class_framework(cls)
     if kind == "mygrad":
         return cls.__call__, 1
@@ -202,14 +202,14 @@ def foreign_forward(cls: type) -> tuple[Callable[..., Any], int] | None:
 
 
 def resolve_foreign(obj: Any, kind: str) -> Any:
-    """The :class:`~gradcheck.target.Target` of a framework's op or function."""
+    """The :class:`~gradcheck.checking.target.Target` of a framework's op or function."""
     if kind == "torch":
         require("torch", needed_for=f"checking the PyTorch target {_name(obj)}")
-        from gradcheck.adapters._torch import torch_target
+        from gradcheck.checking.adapters._torch import torch_target
 
         return torch_target(obj)
     require("mygrad", needed_for=f"checking the MyGrad target {_name(obj)}")
-    from gradcheck.adapters._mygrad import mygrad_target
+    from gradcheck.checking.adapters._mygrad import mygrad_target
 
     return mygrad_target(obj)
 
@@ -259,11 +259,11 @@ class _Bridge(Operation):
 
 
 def bridge_target(obj: Any, run: Run, evaluate: Evaluate) -> Any:
-    """A :class:`~gradcheck.target.Target` for ``obj`` that runs forward and backward
+    """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
     with ``run`` (through the engine, so that every check applies) and evaluates
     with ``evaluate``."""
-    from gradcheck.signature import op_signature
-    from gradcheck.target import Target, qualname
+    from gradcheck.checking.signature import op_signature
+    from gradcheck.checking.target import Target, qualname
     from gradcheck.tensor_base import execute_op
 
     bridge = type(f"{_name(obj)}", (_Bridge,), {"run": staticmethod(run)})

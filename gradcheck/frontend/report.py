@@ -1,4 +1,4 @@
-"""Plain text for a :class:`~gradcheck.result.CheckResult`, pytest-approx style.
+"""Plain text for a :class:`~gradcheck.checking.result.CheckResult`, pytest-approx style.
 
 The CLI and the pytest plugin both show this text: a one-line headline naming the
 failure kind and the input, ``Mismatched elements: k / n``, the largest absolute and
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gradcheck.result import CheckResult, Element
+from gradcheck.checking.result import CheckResult, Element
 
 __all__ = ["format_result", "format_table"]
 

@@ -176,8 +176,8 @@ class CheckFixture(_Fixture):
 
     def __call__(self, target: Any, *arrays: Any, **params: Any) -> Any:
         __tracebackhide__ = True
-        from gradcheck.checker import check
-        from gradcheck.report import format_result
+        from gradcheck.checking.checker import check
+        from gradcheck.frontend.report import format_result
 
         result = check(target, *arrays, params=params, **self._settings(CHECK_KEYS))
         if result.verdict == "failed":
@@ -191,7 +191,7 @@ class VerifyFixture(_Fixture):
 
     def __call__(self, target: Any, **options: Any) -> Any:
         __tracebackhide__ = True
-        from gradcheck.search import verify
+        from gradcheck.search.verifier import verify
 
         result = verify(target, **{**self._settings(VERIFY_KEYS), **options})
         if not result.passed:
@@ -223,7 +223,7 @@ def gradcheck_verify(pytestconfig: pytest.Config) -> VerifyFixture:
 def format_verify_failure(result: Any) -> str:
     """The report of a failed (or inconclusive) search: a headline, then the shrunk
     example's report."""
-    from gradcheck.report import format_result
+    from gradcheck.frontend.report import format_result
 
     headline = (
         f"gradcheck: {result.target} {result.verdict} after {result.examples} example(s)"
@@ -248,7 +248,7 @@ class GradcheckFile(pytest.File):
     """The ``[tool.gradcheck]`` table of a ``pyproject.toml``: one item per target."""
 
     def collect(self) -> Iterator[GradcheckItem]:
-        from gradcheck.config import load_config
+        from gradcheck.frontend.config import load_config
 
         project = load_config(self.path)
         assert project is not None  # load_config raises for an explicit file without it
@@ -268,8 +268,8 @@ class GradcheckItem(pytest.Item):
 
     def runtest(self) -> None:
         from gradcheck.errors import GradcheckError
-        from gradcheck.loading import load_targets
-        from gradcheck.search import verify
+        from gradcheck.frontend.loading import load_targets
+        from gradcheck.search.verifier import verify
 
         given = self.config.stash[_session_settings]
         # the file's settings, overridden by the command line and ini keys
@@ -306,7 +306,7 @@ def pytest_collection_modifyitems(
     # tryfirst: added before -k/-m deselection, so those select collected targets too.
     if not config.getoption("--gradcheck"):
         return
-    from gradcheck.config import ConfigError, find_pyproject
+    from gradcheck.frontend.config import ConfigError, find_pyproject
 
     path = find_pyproject(config.rootpath)
     try:

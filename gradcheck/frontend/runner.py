@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.errors import GradcheckError, LoadError
-from gradcheck.loading import LoadedTarget, load_targets
-from gradcheck.search import VerifyResult, verify
+from gradcheck.frontend.loading import LoadedTarget, load_targets
+from gradcheck.search.verifier import VerifyResult, verify
 
 __all__ = ["Job", "RemoteError", "run_job", "run_jobs"]
 

@@ -1,7 +1,7 @@
 """Reports CI systems show natively: JUnit XML and GitHub Actions annotations.
 
-Both render :class:`~gradcheck.search.VerifyResult`s computed elsewhere (and the
-baseline :class:`~gradcheck.baseline.Comparison`, when there is one); nothing here
+Both render :class:`~gradcheck.search.verifier.VerifyResult`s computed elsewhere (and the
+baseline :class:`~gradcheck.frontend.baseline.Comparison`, when there is one); nothing here
 measures or decides anything.
 
 - :func:`junit_xml`: one ``<testcase>`` per target (``classname`` the module part of
@@ -26,8 +26,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from gradcheck.loading import split_spec
-from gradcheck.search import VerifyResult
+from gradcheck.frontend.loading import split_spec
+from gradcheck.search.verifier import VerifyResult
 
 __all__ = [
     "escape_data",
@@ -50,7 +50,7 @@ def _xml_text(text: str) -> str:
 def result_text(result: VerifyResult) -> str:
     """The plain-text report of a target that did not pass (the table's failure block,
     without colour)."""
-    from gradcheck.render import report_text
+    from gradcheck.frontend.render import report_text
 
     if result.failure is not None:
         text = report_text(result.failure)

@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gradcheck.description import (
+from gradcheck.errors import GradcheckError, InvalidDescription
+from gradcheck.search.description import (
     normalize_avoid,
     normalize_broadcast,
     normalize_domain,
@@ -45,7 +46,6 @@ from gradcheck.description import (
     normalize_shapes,
     normalize_tolerance,
 )
-from gradcheck.errors import GradcheckError, InvalidDescription
 
 __all__ = [
     "ConfigError",
@@ -213,7 +213,7 @@ def _reject_unknown(file: Path, where: str, table: dict[str, Any], known: tuple[
 
 def _options(file: Path, where: str, raw: dict[str, Any]) -> dict[str, Any]:
     """Validate option values with the same checks as ``@gradcheck.describe`` and the
-    command line (:mod:`gradcheck.description`); return them normalized, under their
+    command line (:mod:`gradcheck.search.description`); return them normalized, under their
     Python names."""
     out: dict[str, Any] = {}
     for key, value in raw.items():
