@@ -46,3 +46,34 @@ def test_unknown_attribute():
         assert "no_such_thing" in str(exc)
     else:
         raise AssertionError("no AttributeError")
+
+
+# The paths users type, kept as aliases of the modules in the layer subpackages.
+ALIASES = {
+    "gradcheck.cli": "gradcheck.frontend.cli",
+    "gradcheck.pytest_plugin": "gradcheck.frontend.pytest_plugin",
+    "gradcheck.adapters": "gradcheck.checking.adapters",
+    "gradcheck.diagnostics": "gradcheck.checking.diagnostics",
+}
+
+
+def test_old_module_paths_are_the_real_modules():
+    for old, new in ALIASES.items():
+        module = importlib.import_module(old)
+        assert module is importlib.import_module(new) is sys.modules[old], old
+        assert getattr(gradcheck, old.rpartition(".")[2]) is module
+    from gradcheck.adapters import _top_module, framework  # noqa: F401  (private names too)
+    from gradcheck.checking.adapters import framework as real_framework
+    from gradcheck.cli import main
+    from gradcheck.diagnostics import Diagnosis, diagnose  # noqa: F401
+    from gradcheck.frontend.cli import main as real_main
+
+    assert main is real_main and framework is real_framework
+
+
+def test_python_dash_m_runs_the_cli_under_both_paths():
+    for module in ("gradcheck", "gradcheck.cli"):
+        out = subprocess.run(
+            [sys.executable, "-m", module, "--version"], capture_output=True, text=True
+        )
+        assert out.returncode == 0 and gradcheck.__version__ in out.stdout, (module, out)

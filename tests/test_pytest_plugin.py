@@ -18,7 +18,7 @@ import gradcheck.search.verifier
 # In-process pytester runs drop the modules a run imported afterwards; NumPy's
 # extension cannot be loaded twice in one process, so what the sandboxes use is
 # imported here, once, first.
-PLUGIN = ("-p", "gradcheck.frontend.pytest_plugin")
+PLUGIN = ("-p", "gradcheck.pytest_plugin")
 
 OPS = """
 import numpy as np
