@@ -37,7 +37,7 @@ _EXPORTS: dict[str, str] = {
     "Failure": "gradcheck.checking.result",
     "Target": "gradcheck.checking.target",
     "resolve_target": "gradcheck.checking.target",
-    "numerical_gradient": "gradcheck.checking.numerical",
+    "numerical_gradient": "gradcheck.checking.checker",
     "describe": "gradcheck.search.description",
     "verify": "gradcheck.search.verifier",
     "VerifyResult": "gradcheck.search.verifier",
@@ -79,8 +79,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # static type checkers and IDEs see the eager imports
     from gradcheck import linalg, nnet, random
-    from gradcheck.checking.checker import check
-    from gradcheck.checking.numerical import numerical_gradient
+    from gradcheck.checking.checker import check, numerical_gradient
     from gradcheck.checking.result import CheckResult, Failure
     from gradcheck.checking.target import Target, resolve_target
     from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient

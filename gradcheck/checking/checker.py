@@ -23,13 +23,19 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.compare import WORST_ELEMENTS, Comparison, compare_fast, compare_full
-from gradcheck.checking.numerical import ComplexStepUnsupported, Evaluator
+from gradcheck.checking.numerical import ComplexStepUnsupported, Evaluator, full_estimate
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.target import Target, TargetRaised, resolve_target, user_frame
 from gradcheck.errors import GradcheckError, InvalidGradient
 from gradcheck.tensor_base import Tensor
 
-__all__ = ["check", "CheckUsageError", "DEFAULT_TOLERANCES", "FULL_MODE_MAX_SIZE"]
+__all__ = [
+    "check",
+    "numerical_gradient",
+    "CheckUsageError",
+    "DEFAULT_TOLERANCES",
+    "FULL_MODE_MAX_SIZE",
+]
 
 #: Default (rtol, atol) per gradient dtype. ``atol`` here is relative to the input's
 #: gradient scale (the largest |numeric| of that input), so that it means the same at
@@ -532,3 +538,62 @@ def _raised(kind: str, exc: TargetRaised) -> Failure:
         exception=text,
         frame=frame,
     )
+
+
+def numerical_gradient(
+    f: Any,
+    *arrays: Any,
+    v: Any = None,
+    params: Mapping[str, Any] | None = None,
+    inputs: Sequence[int] | None = None,
+    complex_step: bool = False,
+) -> list[np.ndarray]:
+    """The numeric gradient of ``<v, f(*arrays)>`` with respect to each input.
+
+    Parameters
+    ----------
+    f : Operation subclass, function of Tensors, or Target
+        What to differentiate (resolved with :func:`gradcheck.resolve_target`).
+    *arrays : array_like
+        The point.
+    v : array_like, optional
+        The upstream gradient; ones of the output's shape by default (the gradient of
+        ``f(...).sum()``).
+    params : mapping, optional
+        The op's keyword parameters.
+    inputs : sequence of int, optional
+        Which inputs to differentiate (default: every floating-point input); the
+        others get None.
+    complex_step : bool, default False
+        Use the complex step (the target must compute with complex input).
+
+    Returns
+    -------
+    list of ndarray or None
+        Richardson-refined central differences, in float64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gradcheck as mg
+    >>> g, = numerical_gradient(lambda x: x * x, np.array([1.0, 3.0]))
+    >>> np.round(g, 8)
+    array([2., 6.])
+    """
+    target = resolve_target(f)
+    arrays_ = [np.asarray(a) for a in arrays]
+    if v is None:
+        out = target.forward(arrays_, params)
+        v = np.ones(np.shape(out))
+    ev = Evaluator(
+        target.forward, arrays_, params, np.asarray(v, dtype=np.float64), bind=target.bind
+    )
+    which = (
+        [i for i, a in enumerate(arrays_) if a.dtype.kind == "f"]
+        if inputs is None
+        else list(inputs)
+    )
+    grads: list[Any] = [None] * len(arrays_)
+    for i in which:
+        grads[i] = ev.complex_step(i) if complex_step else full_estimate(ev, i).value
+    return grads

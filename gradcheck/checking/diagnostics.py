@@ -29,7 +29,7 @@ from gradcheck.checking.numerical import step_sizes
 from gradcheck.checking.target import Target, resolve_target
 from gradcheck.graph import no_autodiff
 
-__all__ = ["Diagnosis", "diagnose", "draw_example", "loglog_slope"]
+__all__ = ["Diagnosis", "diagnose", "loglog_slope"]
 
 
 @dataclass
@@ -185,53 +185,3 @@ def diagnose(
         noise=noise,
         directional=directional,
     )
-
-
-def draw_example(target: Any, *, seed: int = 0, **options: Any) -> tuple[list[np.ndarray], dict]:
-    """One example for ``target``, drawn as :func:`gradcheck.verify` draws them (from
-    the op's :func:`gradcheck.describe` description, overridden by ``options``:
-    ``shapes``, ``domain``, ``dtype``, ``kwargs``...): (the arrays, the op's keyword
-    parameters). The same seed draws the same example.
-
-    Of the first few examples Hypothesis draws, the one with the most distinct values
-    is taken (Hypothesis starts from the simplest inputs, zeros, which show little).
-
-    >>> import gradcheck as mg
-    >>> arrays, params = draw_example(lambda x: mg.exp(x), seed=3, shapes=["2,3"])
-    >>> arrays[0].shape, params
-    ((2, 3), {})
-    """
-    from hypothesis import HealthCheck, Phase, given, settings
-    from hypothesis import seed as hypothesis_seed
-
-    # The search's own option handling, so that a plot draws what `verify` would.
-    from gradcheck.search.verifier import effective_options, inputs_strategy
-
-    obj = getattr(target, "obj", target)
-    chosen = effective_options(obj, **options)
-    drawn: list[list[np.ndarray]] = []
-
-    @settings(
-        max_examples=_DRAWS,
-        database=None,
-        deadline=None,
-        phases=(Phase.generate,),
-        suppress_health_check=list(HealthCheck),
-    )
-    @hypothesis_seed(seed)
-    @given(arrays=inputs_strategy(obj, chosen))
-    def draw(arrays: Any) -> None:
-        drawn.append([np.array(a) for a in arrays])
-
-    draw()
-    best = max(drawn, key=_variety)
-    return best, dict(chosen.get("kwargs") or {})
-
-
-def _variety(arrays: Sequence[np.ndarray]) -> tuple[int, int]:
-    values = np.concatenate([np.ravel(a) for a in arrays]) if arrays else np.zeros(0)
-    return int(np.unique(values).size), int(values.size)
-
-
-#: Examples drawn by :func:`draw_example` to pick one from.
-_DRAWS = 8

@@ -31,6 +31,7 @@ import click
 
 from gradcheck import __version__
 from gradcheck.checking.signature import op_signature
+from gradcheck.checking.target import LoadedTarget
 from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.frontend.baseline import RATIO_FLOOR
 from gradcheck.frontend.config import (
@@ -39,7 +40,7 @@ from gradcheck.frontend.config import (
     is_regression_factor,
     load_config,
 )
-from gradcheck.frontend.loading import LoadedTarget, load_targets, split_spec
+from gradcheck.frontend.loading import load_targets, split_spec
 from gradcheck.frontend.runner import Job, RemoteError, run_jobs
 from gradcheck.search.description import description_of, normalize_domain
 from gradcheck.search.verifier import VerifyResult
@@ -759,8 +760,9 @@ def plot_command(
         from gradcheck.checking.adapters import require
 
         require("matplotlib", needed_for="gradcheck plot")
-        from gradcheck.checking.diagnostics import diagnose, draw_example
+        from gradcheck.checking.diagnostics import diagnose
         from gradcheck.frontend.plot import save_figure
+        from gradcheck.search.verifier import draw_example
 
         (loaded, *more) = load_targets(target)
         if more:

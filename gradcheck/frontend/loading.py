@@ -32,35 +32,17 @@ import importlib.util
 import inspect
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from gradcheck.checking.adapters import framework_of, missing_extra_hint
+from gradcheck.checking.target import LoadedTarget
 from gradcheck.errors import ModuleLoadError, TargetNotFound
 from gradcheck.operation import Operation
 from gradcheck.search.description import is_described
 
 __all__ = ["LoadedTarget", "load_targets", "load_module", "module_targets", "split_spec"]
-
-
-@dataclass(frozen=True)
-class LoadedTarget:
-    """An op named by the user.
-
-    Attributes
-    ----------
-    name : str
-        How to name it again on the command line (``mymodule:MyOp``,
-        ``ops/my_ops.py:MyOp``); used in reports and replay commands.
-    obj : type[Operation] or callable
-        The ``Operation`` subclass or the function.
-    """
-
-    name: str
-    obj: Any
 
 
 def split_spec(spec: str) -> tuple[str, str | None]:
@@ -256,10 +238,3 @@ def load_targets(spec: str) -> list[LoadedTarget]:
 def _is_function_target(obj: Any) -> bool:
     # An Operation instance is callable, but running it is not applying the op.
     return callable(obj) and not isinstance(obj, (type, Operation))
-
-
-def target_label(obj: Callable[..., Any]) -> str:
-    """A ``module:QualName`` label for an object given directly (not by a spec)."""
-    module = getattr(obj, "__module__", None) or "?"
-    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
-    return f"{module}:{qualname}"

@@ -21,10 +21,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.signature import op_signature
+from gradcheck.checking.target import LoadedTarget, target_label
 from gradcheck.errors import GradcheckError, InvalidDescription
-from gradcheck.frontend.loading import LoadedTarget, target_label
 from gradcheck.search.description import (
     Description,
     description_of,
@@ -36,7 +38,7 @@ from gradcheck.search.description import (
     normalize_shapes,
 )
 
-__all__ = ["VerifyResult", "verify", "DEFAULTS"]
+__all__ = ["VerifyResult", "verify", "draw_example", "DEFAULTS"]
 
 #: Settings used where neither the caller nor the op's description gives one.
 DEFAULTS: dict[str, Any] = {
@@ -257,6 +259,53 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
                 raise _with_field(exc, key) from None
     _check_against_signature(obj, options)
     return options
+
+
+def draw_example(target: Any, *, seed: int = 0, **options: Any) -> tuple[list[np.ndarray], dict]:
+    """One example for ``target``, drawn as :func:`gradcheck.verify` draws them (from
+    the op's :func:`gradcheck.describe` description, overridden by ``options``:
+    ``shapes``, ``domain``, ``dtype``, ``kwargs``...): (the arrays, the op's keyword
+    parameters). The same seed draws the same example.
+
+    Of the first few examples Hypothesis draws, the one with the most distinct values
+    is taken (Hypothesis starts from the simplest inputs, zeros, which show little).
+
+    >>> import gradcheck as mg
+    >>> arrays, params = draw_example(lambda x: mg.exp(x), seed=3, shapes=["2,3"])
+    >>> arrays[0].shape, params
+    ((2, 3), {})
+    """
+    from hypothesis import HealthCheck, Phase, given, settings
+    from hypothesis import seed as hypothesis_seed
+
+    obj = getattr(target, "obj", target)
+    chosen = effective_options(obj, **options)
+    drawn: list[list[np.ndarray]] = []
+
+    @settings(
+        max_examples=_DRAWS,
+        database=None,
+        deadline=None,
+        phases=(Phase.generate,),
+        suppress_health_check=list(HealthCheck),
+    )
+    @hypothesis_seed(seed)
+    @given(arrays=inputs_strategy(obj, chosen))
+    def draw(arrays: Any) -> None:
+        drawn.append([np.array(a) for a in arrays])
+
+    draw()
+    best = max(drawn, key=_variety)
+    return best, dict(chosen.get("kwargs") or {})
+
+
+def _variety(arrays: Sequence[np.ndarray]) -> tuple[int, int]:
+    values = np.concatenate([np.ravel(a) for a in arrays]) if arrays else np.zeros(0)
+    return int(np.unique(values).size), int(values.size)
+
+
+#: Examples drawn by :func:`draw_example` to pick one from.
+_DRAWS = 8
 
 
 def _with_field(exc: InvalidDescription, key: str) -> InvalidDescription:

@@ -1,0 +1,183 @@
+"""Imports point down the layers (docs/architecture.md): a module may import its own
+layer and the layers below it, never one above.
+
+Every import statement of every module is read (with ``ast``: imports inside functions
+and under ``TYPE_CHECKING`` count), and so is every attribute read off the package
+itself (``import gradcheck as mg; mg.verify``), which the lazy exports resolve to a
+module. A module of the package that no layer claims fails the test too, so that a new
+module is given its place.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import gradcheck
+
+ROOT = Path(gradcheck.__file__).parent
+
+# Lowest first. A module belongs to the layer of the longest prefix that names it.
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("foundation", ("gradcheck.errors",)),
+    (
+        "engine",
+        (
+            "gradcheck.graph",
+            "gradcheck.operation",
+            "gradcheck.tensor_base",
+            "gradcheck.interop",
+            "gradcheck.ops",
+            "gradcheck.nnet",
+            "gradcheck.linalg",
+            "gradcheck.random",
+        ),
+    ),
+    # The finite differences and the result types know nothing of targets.
+    (
+        "checking: numerics",
+        (
+            "gradcheck.checking.numerical",
+            "gradcheck.checking.compare",
+            "gradcheck.checking.result",
+        ),
+    ),
+    ("checking", ("gradcheck.checking",)),
+    ("search", ("gradcheck.search", "gradcheck.strategies")),
+    (
+        "front ends",
+        (
+            "gradcheck.frontend",
+            "gradcheck.testing",
+            "gradcheck.builtin_targets",
+            "gradcheck.__main__",
+            # the old paths, aliases of modules of the layers (imported by name only)
+            "gradcheck.cli",
+            "gradcheck.pytest_plugin",
+            "gradcheck.adapters",
+            "gradcheck.diagnostics",
+        ),
+    ),
+]
+# The package's __init__ is the facade: it names every layer's public names (lazily).
+FACADE = "gradcheck"
+
+
+def layer_of(module: str) -> int | None:
+    best, found = -1, None
+    for rank, (_, prefixes) in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
+                best, found = len(prefix), rank
+    return found
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def is_module(name: str) -> bool:
+    rel = Path(*name.split("."))
+    return (ROOT.parent / rel).with_suffix(".py").is_file() or (
+        ROOT.parent / rel / "__init__.py"
+    ).is_file()
+
+
+def facade_attribute(name: str) -> str:
+    """The module ``gradcheck.<name>`` comes from."""
+    if is_module(f"gradcheck.{name}"):
+        return f"gradcheck.{name}"
+    if name in gradcheck._EXPORTS:
+        return gradcheck._EXPORTS[name]
+    if not name.startswith("_") and name in gradcheck._ops_names():
+        return "gradcheck.ops"
+    return FACADE  # __version__ and the like
+
+
+def imported_modules(source: str, me: str, is_package: bool = False) -> list[tuple[int, str]]:
+    """(line, module) for every gradcheck module that the source of module ``me``
+    imports."""
+    tree = ast.parse(source, me)
+    package = me if is_package else me.rpartition(".")[0]
+    found: list[tuple[int, str]] = []
+    facade_names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == FACADE or (alias.asname is None and "." in alias.name):
+                    # `import gradcheck [as mg]`, `import gradcheck.x` bind the package
+                    facade_names.add(alias.asname or FACADE)
+                if alias.name != FACADE:
+                    found.append((node.lineno, alias.name))
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, *filter(None, [base])])
+            for alias in node.names:
+                if base == FACADE:
+                    found.append((node.lineno, facade_attribute(alias.name)))
+                elif is_module(f"{base}.{alias.name}"):
+                    found.append((node.lineno, f"{base}.{alias.name}"))
+                else:
+                    found.append((node.lineno, base))
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in facade_names
+        ):
+            found.append((node.lineno, facade_attribute(node.attr)))
+    found = list(dict.fromkeys(found))
+    return [(line, m) for line, m in found if m == FACADE or m.startswith(FACADE + ".")]
+
+
+def modules() -> list[Path]:
+    return sorted(p for p in ROOT.rglob("*.py") if "__pycache__" not in p.parts)
+
+
+def upward_imports() -> list[str]:
+    wrong = []
+    for path in modules():
+        me = module_name(path)
+        if me == FACADE:
+            continue
+        mine = layer_of(me)
+        source = path.read_text()
+        for line, target in imported_modules(source, me, path.name == "__init__.py"):
+            theirs = layer_of(target) if target != FACADE else None
+            if theirs is not None and mine is not None and theirs > mine:
+                wrong.append(
+                    f"{path.relative_to(ROOT.parent)}:{line}: {me} ({LAYERS[mine][0]}) "
+                    f"imports {target} ({LAYERS[theirs][0]})"
+                )
+    return wrong
+
+
+def test_every_module_has_a_layer():
+    assert [module_name(p) for p in modules() if layer_of(module_name(p)) is None] == [FACADE]
+
+
+def test_imports_point_down_only():
+    assert upward_imports() == []
+
+
+def test_the_reader_sees_imports_inside_functions_relative_and_through_the_facade():
+    source = (
+        "import gradcheck as mg\n"
+        "from . import compare\n"
+        "def f():\n"
+        "    from gradcheck.frontend.loading import load_targets\n"
+        "    return mg.verify, mg.add, mg.__version__\n"
+    )
+    found = {m for _, m in imported_modules(source, "gradcheck.checking.example")}
+    assert found == {
+        "gradcheck.checking.compare",
+        "gradcheck.frontend.loading",
+        gradcheck._EXPORTS["verify"],
+        "gradcheck.ops",
+        FACADE,
+    }
