@@ -1,11 +1,25 @@
-"""The exceptions gradcheck raises.
+"""Every exception gradcheck defines.
 
 Every error a user can meet derives from :class:`GradcheckError`, so that a caller
 (the CLI, a test) can catch the whole family at once, and each class carries the exit
-code the ``gradcheck`` command reports it with (the way click's exceptions do).
+code the ``gradcheck`` command reports it with (the way click's exceptions do):
+
+====  ======================================================================
+0     every target passed (no exception)
+1     a check failed: :class:`InvalidGradient`, :class:`TargetRaised`,
+      :class:`GradcheckFailure`
+2     a usage, load or configuration error: the rest
+====  ======================================================================
 
 :class:`SkipGradient` is not an error: an :meth:`Operation.backward_var` raises it to say
-"this input receives no gradient from me", and the engine catches it.
+"this input receives no gradient from me", and the engine catches it. Two private
+signals stay beside the loops that raise and catch them and never leave their module
+(``checker._Fail`` ends one check with its failure, ``verifier._ExampleFailed`` marks a
+failing example inside the Hypothesis test).
+
+The modules that raise an error also export its name (``gradcheck.checking.target.
+TargetRaised``, ``gradcheck.frontend.config.ConfigError``...), where it was defined
+before this module held them all.
 """
 
 from __future__ import annotations
@@ -18,7 +32,16 @@ __all__ = [
     "LoadError",
     "ModuleLoadError",
     "TargetNotFound",
+    "NotATarget",
+    "TargetRaised",
     "InvalidDescription",
+    "CheckUsageError",
+    "ComplexStepUnsupported",
+    "MissingExtra",
+    "ConfigError",
+    "BaselineError",
+    "GradcheckFailure",
+    "RemoteError",
 ]
 
 
@@ -28,6 +51,9 @@ class GradcheckError(Exception):
     #: The exit status of the ``gradcheck`` command when this error ends a run:
     #: 2 for usage and load errors, 1 for a failed check.
     exit_code: int = 2
+
+
+# --- the engine ------------------------------------------------------------------------
 
 
 class InvalidGradient(GradcheckError):
@@ -42,6 +68,8 @@ class InvalidBackprop(GradcheckError):
     """Backpropagation was started through a graph that was already cleared, or from a
     non-scalar tensor of a graph that only supports backprop from a scalar."""
 
+    exit_code = 2
+
 
 class SkipGradient(Exception):
     """Raised by ``Operation.backward_var`` to send no gradient to one input.
@@ -49,6 +77,9 @@ class SkipGradient(Exception):
     This is a signal, not an error: ``Operation.backward`` catches it and moves on to
     the next input.
     """
+
+
+# --- loading and resolving targets -----------------------------------------------------
 
 
 class LoadError(GradcheckError):
@@ -64,9 +95,35 @@ class LoadError(GradcheckError):
 class ModuleLoadError(LoadError):
     """The module of a target does not exist or raised while it was imported."""
 
+    exit_code = 2
+
 
 class TargetNotFound(LoadError):
     """The module has no attribute of the given name, or offers no target at all."""
+
+    exit_code = 2
+
+
+class NotATarget(GradcheckError):
+    """The object named as a target is neither an ``Operation`` subclass nor a
+    function of Tensors."""
+
+    exit_code = 2
+
+
+class TargetRaised(GradcheckError):
+    """The target's forward or backward raised; ``phase`` says which and
+    ``exception`` is the original exception (also its ``__cause__``)."""
+
+    exit_code = 1
+
+    def __init__(self, phase: str, exception: BaseException) -> None:
+        super().__init__(f"{phase} raised {type(exception).__name__}: {exception}")
+        self.phase = phase
+        self.exception = exception
+
+
+# --- settings and checks ---------------------------------------------------------------
 
 
 class InvalidDescription(GradcheckError):
@@ -78,3 +135,54 @@ class InvalidDescription(GradcheckError):
     #: The setting at fault ("shapes", "domain", "kwargs"...), when known, so that a
     #: front end can name the option or config key that set it.
     field: str | None = None
+
+
+class CheckUsageError(GradcheckError, ValueError):
+    """``check`` was called with arguments it cannot use (wrong number of inputs, an
+    unknown setting, an unknown mode)."""
+
+    exit_code = 2
+
+
+class ComplexStepUnsupported(GradcheckError, ValueError):
+    """The complex step was asked for, but the target does not compute with complex
+    input (it raised, or returned a real array)."""
+
+    exit_code = 2
+
+
+class MissingExtra(GradcheckError):
+    """An optional dependency is not installed; the message names the extra."""
+
+    exit_code = 2
+
+
+# --- the front ends --------------------------------------------------------------------
+
+
+class ConfigError(GradcheckError):
+    """A configuration file cannot be read or holds a bad key or value."""
+
+    exit_code = 2
+
+
+class BaselineError(GradcheckError):
+    """A baseline file cannot be read or is not a gradcheck baseline."""
+
+    exit_code = 2
+
+
+class GradcheckFailure(GradcheckError):
+    """A target collected by the pytest plugin failed; the message is the whole
+    report."""
+
+    exit_code = 1
+
+
+class RemoteError(Exception):
+    """An unexpected exception raised in a worker, re-raised here with its type name
+    and traceback text (the exception itself may not pickle)."""
+
+    def __init__(self, type_name: str, message: str, remote_traceback: str) -> None:
+        super().__init__(message)
+        self.type_name, self.remote_traceback = type_name, remote_traceback

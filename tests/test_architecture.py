@@ -181,3 +181,56 @@ def test_the_reader_sees_imports_inside_functions_relative_and_through_the_facad
         "gradcheck.ops",
         FACADE,
     }
+
+
+def test_every_exception_class_is_defined_in_errors():
+    import importlib
+    import pkgutil
+
+    import gradcheck.errors as errors
+
+    elsewhere = []
+    for info in pkgutil.walk_packages(gradcheck.__path__, "gradcheck."):
+        if info.name.endswith("__main__"):
+            continue
+        module = importlib.import_module(info.name)
+        for name, value in vars(module).items():
+            if (
+                isinstance(value, type)
+                and issubclass(value, BaseException)
+                and value.__module__ == module.__name__
+                and module is not errors
+                and not name.startswith("_")  # a private signal that never leaves its module
+            ):
+                elsewhere.append(f"{module.__name__}.{name}")
+    assert elsewhere == []
+    for name in errors.__all__:
+        cls = getattr(errors, name)
+        if issubclass(cls, errors.GradcheckError):
+            assert "exit_code" in vars(cls), f"{name} does not say its exit code"
+
+
+# Where the exceptions were defined before gradcheck.errors held them all.
+OLD_HOMES = {
+    "gradcheck.checking.target": ("NotATarget", "TargetRaised"),
+    "gradcheck.checking.numerical": ("ComplexStepUnsupported",),
+    "gradcheck.checking.checker": ("CheckUsageError",),
+    "gradcheck.checking.adapters": ("MissingExtra",),
+    "gradcheck.adapters": ("MissingExtra",),
+    "gradcheck.frontend.config": ("ConfigError",),
+    "gradcheck.frontend.baseline": ("BaselineError",),
+    "gradcheck.frontend.runner": ("RemoteError",),
+    "gradcheck.frontend.pytest_plugin": ("GradcheckFailure",),
+}
+
+
+def test_exceptions_are_still_importable_where_they_were_defined():
+    import importlib
+
+    import gradcheck.errors as errors
+
+    for module, names in OLD_HOMES.items():
+        for name in names:
+            assert getattr(importlib.import_module(module), name) is getattr(errors, name)
+    assert issubclass(errors.ComplexStepUnsupported, errors.GradcheckError)
+    assert issubclass(errors.ComplexStepUnsupported, ValueError)  # as before

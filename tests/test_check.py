@@ -10,9 +10,8 @@ import pytest
 
 import gradcheck as mg
 from gradcheck import Operation, SkipGradient, check
-from gradcheck.checking.checker import CheckUsageError
 from gradcheck.checking.result import FAILURE_KINDS
-from gradcheck.checking.target import NotATarget
+from gradcheck.errors import CheckUsageError, NotATarget
 from gradcheck.frontend.report import format_result
 from tests.checker_ops import Mul
 

@@ -6,7 +6,8 @@ import textwrap
 
 import pytest
 
-from gradcheck.frontend.config import ConfigError, load_config
+from gradcheck.errors import ConfigError
+from gradcheck.frontend.config import load_config
 
 
 def write(tmp_path, text, name="pyproject.toml"):

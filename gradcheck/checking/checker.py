@@ -23,10 +23,15 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.compare import WORST_ELEMENTS, Comparison, compare_fast, compare_full
-from gradcheck.checking.numerical import ComplexStepUnsupported, Evaluator, full_estimate
+from gradcheck.checking.numerical import Evaluator, full_estimate
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
-from gradcheck.checking.target import Target, TargetRaised, resolve_target, user_frame
-from gradcheck.errors import GradcheckError, InvalidGradient
+from gradcheck.checking.target import Target, resolve_target, user_frame
+from gradcheck.errors import (
+    CheckUsageError,
+    ComplexStepUnsupported,
+    InvalidGradient,
+    TargetRaised,
+)
 from gradcheck.tensor_base import Tensor
 
 __all__ = [
@@ -52,11 +57,6 @@ FULL_MODE_MAX_SIZE = 4096
 #: Gradients of two runs on fresh graphs (and backward(2v) against 2·backward(v))
 #: may differ by this many units in the last place of the gradient's scale.
 _REPEAT_ULPS = 4
-
-
-class CheckUsageError(GradcheckError, ValueError):
-    """``check`` was called with arguments it cannot use (wrong number of inputs, an
-    unknown setting, an unknown mode)."""
 
 
 def check(

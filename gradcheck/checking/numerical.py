@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.errors import ComplexStepUnsupported
 from gradcheck.graph import no_autodiff
 
 __all__ = [
@@ -88,11 +89,6 @@ def step_sizes(x: np.ndarray, eps: float) -> np.ndarray:
     xf = np.asarray(x, dtype=np.float64)
     h = np.cbrt(eps) * np.maximum(np.abs(xf), 1.0)
     return np.exp2(np.round(np.log2(h)))
-
-
-class ComplexStepUnsupported(ValueError):
-    """The complex step was asked for, but the target does not compute with complex
-    input (it raised, or returned a real array)."""
 
 
 @dataclass

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.signature import OpSignature, op_signature
-from gradcheck.errors import GradcheckError, SkipGradient
+from gradcheck.errors import NotATarget, SkipGradient, TargetRaised
 from gradcheck.graph import no_autodiff
 from gradcheck.operation import BroadcastableOp, Operation, reduce_broadcast
 from gradcheck.tensor_base import Tensor, execute_op
@@ -37,23 +37,6 @@ __all__ = [
     "resolve_target",
     "user_frame",
 ]
-
-
-class NotATarget(GradcheckError):
-    """The object named as a target is neither an ``Operation`` subclass nor a
-    function of Tensors."""
-
-
-class TargetRaised(GradcheckError):
-    """The target's forward or backward raised; ``phase`` says which and
-    ``exception`` is the original exception (also its ``__cause__``)."""
-
-    exit_code = 1
-
-    def __init__(self, phase: str, exception: BaseException) -> None:
-        super().__init__(f"{phase} raised {type(exception).__name__}: {exception}")
-        self.phase = phase
-        self.exception = exception
 
 
 @dataclass(frozen=True)

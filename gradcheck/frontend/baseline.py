@@ -50,7 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcheck.checking.result import jsonable
-from gradcheck.errors import GradcheckError
+from gradcheck.errors import BaselineError
 from gradcheck.search.verifier import VerifyResult
 
 __all__ = [
@@ -79,12 +79,6 @@ _ENTRY_FIELDS: dict[str, tuple[type, ...]] = {
     "error_ratio": (int, float, str),  # "nan" when nothing was measured
     "seed": (int,),
 }
-
-
-class BaselineError(GradcheckError):
-    """A baseline file cannot be read or is not a gradcheck baseline."""
-
-    exit_code = 2
 
 
 def _entry(result: VerifyResult) -> dict[str, Any]:

@@ -32,7 +32,7 @@ import click
 from gradcheck import __version__
 from gradcheck.checking.signature import op_signature
 from gradcheck.checking.target import LoadedTarget
-from gradcheck.errors import GradcheckError, InvalidDescription
+from gradcheck.errors import GradcheckError, InvalidDescription, RemoteError
 from gradcheck.frontend.baseline import RATIO_FLOOR
 from gradcheck.frontend.config import (
     DEFAULT_REGRESSION_FACTOR,
@@ -41,7 +41,7 @@ from gradcheck.frontend.config import (
     load_config,
 )
 from gradcheck.frontend.loading import load_targets, split_spec
-from gradcheck.frontend.runner import Job, RemoteError, run_jobs
+from gradcheck.frontend.runner import Job, run_jobs
 from gradcheck.search.description import description_of, normalize_domain
 from gradcheck.search.verifier import VerifyResult
 

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gradcheck.errors import GradcheckError, InvalidDescription
+from gradcheck.errors import ConfigError, InvalidDescription
 from gradcheck.search.description import (
     normalize_avoid,
     normalize_broadcast,
@@ -75,12 +75,6 @@ DEFAULT_REGRESSION_FACTOR = 1.5
 
 #: Settings that only make sense for the whole project.
 PROJECT_KEYS = ("targets", "regression-factor")
-
-
-class ConfigError(GradcheckError):
-    """A configuration file cannot be read or holds a bad key or value."""
-
-    exit_code = 2
 
 
 @dataclass(frozen=True)

@@ -38,7 +38,7 @@ from typing import Any
 
 from gradcheck.checking.adapters import framework_of, missing_extra_hint
 from gradcheck.checking.target import LoadedTarget
-from gradcheck.errors import ModuleLoadError, TargetNotFound
+from gradcheck.errors import ModuleLoadError, NotATarget, TargetNotFound
 from gradcheck.operation import Operation
 from gradcheck.search.description import is_described
 
@@ -201,7 +201,7 @@ def load_targets(spec: str) -> list[LoadedTarget]:
 
     Raises
     ------
-    ModuleLoadError, TargetNotFound, gradcheck.checking.target.NotATarget
+    ModuleLoadError, TargetNotFound, gradcheck.errors.NotATarget
         One line each, naming the spec (exit status 2).
 
     Examples
@@ -221,7 +221,7 @@ def load_targets(spec: str) -> list[LoadedTarget]:
                 f"subclass and no function marked with @gradcheck.describe"
             )
         return [LoadedTarget(f"{module_name}:{attr}", obj) for attr, obj in targets]
-    from gradcheck.checking.target import NotATarget, resolve_target
+    from gradcheck.checking.target import resolve_target
 
     obj = _lookup(module, module_name, name)
     if not (is_operation_class(obj) or _is_function_target(obj)):

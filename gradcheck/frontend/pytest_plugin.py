@@ -31,6 +31,8 @@ from typing import Any
 
 import pytest
 
+from gradcheck.errors import GradcheckFailure
+
 __all__ = ["GradcheckItem", "GradcheckFile"]
 
 #: Marker keywords, and where each goes: every one is a setting of gradcheck.check
@@ -240,10 +242,6 @@ def format_verify_failure(result: Any) -> str:
 
 
 # -- collected targets ---------------------------------------------------------------
-class GradcheckFailure(Exception):
-    """A collected target failed; the message is the whole report."""
-
-
 class GradcheckFile(pytest.File):
     """The ``[tool.gradcheck]`` table of a ``pyproject.toml``: one item per target."""
 
@@ -306,7 +304,8 @@ def pytest_collection_modifyitems(
     # tryfirst: added before -k/-m deselection, so those select collected targets too.
     if not config.getoption("--gradcheck"):
         return
-    from gradcheck.frontend.config import ConfigError, find_pyproject
+    from gradcheck.errors import ConfigError
+    from gradcheck.frontend.config import find_pyproject
 
     path = find_pyproject(config.rootpath)
     try:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.checking.target import LoadedTarget
-from gradcheck.errors import GradcheckError, LoadError
+from gradcheck.errors import GradcheckError, LoadError, RemoteError
 from gradcheck.frontend.loading import load_targets
 from gradcheck.search.verifier import VerifyResult, verify
 
@@ -50,15 +50,6 @@ class Job:
     spec: str
     settings: dict[str, Any] = field(default_factory=dict)
     verbose: bool = False
-
-
-class RemoteError(Exception):
-    """An unexpected exception raised in a worker, re-raised here with its type name
-    and traceback text (the exception itself may not pickle)."""
-
-    def __init__(self, type_name: str, message: str, remote_traceback: str) -> None:
-        super().__init__(message)
-        self.type_name, self.remote_traceback = type_name, remote_traceback
 
 
 def run_job(

@@ -38,7 +38,8 @@ import numpy as np
 
 from gradcheck.checking.checker import DEFAULT_TOLERANCES, check
 from gradcheck.checking.result import CheckResult, jsonable
-from gradcheck.checking.target import Target, TargetRaised, resolve_target
+from gradcheck.checking.target import Target, resolve_target
+from gradcheck.errors import TargetRaised
 from gradcheck.frontend.loading import load_module, module_targets
 from gradcheck.operation import Operation
 from gradcheck.testing.mutants import MUTATIONS, Mutation, applicable, mutated

@@ -7,8 +7,9 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from gradcheck.checking.adapters import MissingExtra, framework, framework_of, require
+from gradcheck.checking.adapters import framework, framework_of, require
 from gradcheck.checking.target import resolve_target
+from gradcheck.errors import MissingExtra
 from gradcheck.frontend.cli import main
 
 

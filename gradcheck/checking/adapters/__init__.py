@@ -36,7 +36,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from gradcheck.errors import GradcheckError, SkipGradient
+from gradcheck.errors import MissingExtra, SkipGradient
 from gradcheck.operation import Operation
 
 __all__ = [
@@ -61,12 +61,6 @@ EXTRAS: dict[str, tuple[str, str]] = {
 ATTRIBUTE = "__gradcheck_framework__"
 
 F = TypeVar("F")
-
-
-class MissingExtra(GradcheckError):
-    """An optional dependency is not installed; the message names the extra."""
-
-    exit_code = 2
 
 
 def require(module: str, *, needed_for: str) -> ModuleType:
