@@ -9,6 +9,8 @@ code the ``gradcheck`` command reports it with (the way click's exceptions do):
 1     a check failed: :class:`InvalidGradient`, :class:`TargetRaised`,
       :class:`GradcheckFailure`
 2     a usage, load or configuration error: the rest
+101   an internal error, a bug of gradcheck's own (:class:`InternalError`);
+      the traceback is printed with a request to report it
 ====  ======================================================================
 
 :class:`SkipGradient` is not an error: an :meth:`Operation.backward_var` raises it to say
@@ -41,6 +43,7 @@ __all__ = [
     "ConfigError",
     "BaselineError",
     "GradcheckFailure",
+    "InternalError",
     "RemoteError",
 ]
 
@@ -49,7 +52,7 @@ class GradcheckError(Exception):
     """Base class of every error gradcheck raises on purpose."""
 
     #: The exit status of the ``gradcheck`` command when this error ends a run:
-    #: 2 for usage and load errors, 1 for a failed check.
+    #: 2 for usage and load errors, 1 for a failed check, 101 for a bug of gradcheck's.
     exit_code: int = 2
 
 
@@ -179,10 +182,24 @@ class GradcheckFailure(GradcheckError):
     exit_code = 1
 
 
-class RemoteError(Exception):
+class InternalError(GradcheckError):
+    """An unexpected exception in gradcheck itself (not in the op, not in the user's
+    input): a bug to report. The ``gradcheck`` command prints its traceback."""
+
+    exit_code = 101
+
+
+class RemoteError(InternalError):
     """An unexpected exception raised in a worker, re-raised here with its type name
     and traceback text (the exception itself may not pickle)."""
+
+    exit_code = 101
 
     def __init__(self, type_name: str, message: str, remote_traceback: str) -> None:
         super().__init__(message)
         self.type_name, self.remote_traceback = type_name, remote_traceback
+
+    def __reduce__(self) -> tuple[type[RemoteError], tuple[str, str, str]]:
+        # It travels from the worker in a pickle; the default would call the class
+        # with the message alone.
+        return type(self), (self.type_name, str(self), self.remote_traceback)

@@ -8,7 +8,8 @@ exit codes, and does no math.
 
 Exit status: 0 every target passed; 1 a gradient check failed (or was inconclusive);
 2 a usage or load error, reported as one line on stderr saying which option or target
-and why (``--verbose`` adds the traceback).
+and why (``--verbose`` adds the traceback); 101 an internal error, a bug of gradcheck's
+own, reported with its traceback and a request to report it (ruff's convention).
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ import click
 from gradcheck import __version__
 from gradcheck.checking.signature import op_signature
 from gradcheck.checking.target import LoadedTarget
-from gradcheck.errors import GradcheckError, InvalidDescription, RemoteError
+from gradcheck.errors import GradcheckError, InternalError, InvalidDescription, RemoteError
 from gradcheck.frontend.baseline import RATIO_FLOOR
 from gradcheck.frontend.config import (
     DEFAULT_REGRESSION_FACTOR,
@@ -85,7 +86,8 @@ _OPTION_OF_SETTING = {"shapes": "shape"}
 
 class _Gradcheck(click.Group):
     """A click group whose usage errors are one line (``Error: ...``) with exit 2,
-    whose own errors (:class:`GradcheckError`) exit with their ``exit_code``."""
+    whose own errors (:class:`GradcheckError`) exit with their ``exit_code``, and whose
+    unexpected exceptions (a bug of gradcheck's) exit 101 with the traceback."""
 
     def main(self, args: Sequence[str] | None = None, **extra: Any) -> Any:  # type: ignore[override]
         standalone = extra.pop("standalone_mode", True)
@@ -100,7 +102,25 @@ class _Gradcheck(click.Group):
         except click.ClickException as exc:
             click.echo(f"Error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
+        except Exception as exc:
+            _report_internal_error(exc)
+            sys.exit(InternalError.exit_code)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _report_internal_error(exc: BaseException, context: str = "") -> None:
+    """A bug of gradcheck's own, not of the op nor of the input: its traceback (the
+    worker's, for a :class:`RemoteError`), always, then the one line asking for a report."""
+    if isinstance(exc, RemoteError):
+        name, trace = exc.type_name, exc.remote_traceback
+    else:
+        name, trace = type(exc).__name__, "".join(traceback.format_exception(exc))
+    click.echo(trace.rstrip(), err=True)
+    click.echo(
+        f"Error: {context}internal error {name}: {exc} (a bug in gradcheck: please report "
+        f"it, with the traceback above)",
+        err=True,
+    )
 
 
 @click.group(
@@ -118,7 +138,8 @@ def main(ctx: click.Context) -> None:
     gradient with finite differences and checks everything else a backward can get
     wrong; a failure is shrunk to the smallest input that still fails.
 
-    Exit status: 0 all passed, 1 a check failed, 2 a usage or load error.
+    Exit status: 0 all passed, 1 a check failed, 2 a usage or load error, 101 a bug in
+    gradcheck (please report it).
     """
     if ctx.invoked_subcommand is None:
         click.echo(ctx.get_help())
@@ -457,7 +478,8 @@ def verify_command(
     In CI: --save-baseline on the main branch, --baseline on pull requests, and
     --junit-xml for the CI's test report; with GITHUB_ACTIONS=true, failures are also
     printed as GitHub annotations. Exit status: 0 all passed, 1 a check failed or
-    regressed against the baseline, 2 a usage, load, configuration or baseline error.
+    regressed against the baseline, 2 a usage, load, configuration or baseline error,
+    101 a bug in gradcheck (please report it).
     """
     parsed = {
         "shape": _parse_shapes(shape),
@@ -614,20 +636,11 @@ def _fail_item(exc: Exception, item: RunItem, overrides: dict[str, Any], verbose
     """One target's error as its one-line message and exit code."""
     if isinstance(exc, InvalidDescription):
         _fail(_describe_invalid(exc, item, overrides), exc.exit_code, exc, verbose)
-    if isinstance(exc, GradcheckError):
+    if isinstance(exc, GradcheckError) and not isinstance(exc, InternalError):
         _fail(f"{item.target.name}: {exc}", exc.exit_code, exc, verbose)
-    # A bug of gradcheck's own, not of the op.
-    name = exc.type_name if isinstance(exc, RemoteError) else type(exc).__name__
-    if verbose and isinstance(exc, RemoteError):
-        click.echo(exc.remote_traceback.rstrip(), err=True)
-        exc = None  # type: ignore[assignment]
-    _fail(
-        f"{item.target.name}: internal error {name}: {exc} "
-        f"(--verbose shows the traceback; please report it)",
-        2,
-        exc,
-        verbose,
-    )
+    # A bug of gradcheck's own, not of the op (here, or a RemoteError from a worker).
+    _report_internal_error(exc, f"{item.target.name}: ")
+    raise click.exceptions.Exit(InternalError.exit_code)
 
 
 def _write_junit(path: Path, results: list[VerifyResult], seed: int, comparison: Any) -> None:

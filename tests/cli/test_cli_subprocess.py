@@ -115,3 +115,59 @@ def test_colour_only_on_a_tty_and_never_with_no_color(workdir: Path, no_color: b
     assert proc.returncode == 1
     assert "FAILED" in out
     assert ("\x1b[" in out) is not no_color
+
+
+# A target module that breaks gradcheck itself when imported (in the parent and in
+# every worker): the search's per-example check raises an exception of no kind
+# gradcheck expects, as a bug of ours would.
+BROKEN_GRADCHECK = """
+import gradcheck.search.verifier as verifier
+
+
+def _bug(*args, **kwargs):
+    raise RuntimeError("simulated bug in gradcheck")
+
+
+verifier._check = _bug
+
+
+def square(x):
+    return x * x
+
+
+def cube(x):
+    return x * x * x
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_an_internal_error_exits_101_with_the_traceback_and_please_report(
+    workdir: Path, jobs: str
+) -> None:
+    (workdir / "breaks_gradcheck.py").write_text(BROKEN_GRADCHECK)
+    out = gradcheck(
+        workdir, "verify", "breaks_gradcheck:square", "breaks_gradcheck:cube", "--jobs", jobs, *ARGS
+    )
+    assert out.returncode == 101, out.stderr
+    assert "please report" in out.stderr
+    # the traceback, from this process or from the worker, without --verbose
+    assert "Traceback (most recent call last)" in out.stderr
+    assert "RuntimeError: simulated bug in gradcheck" in out.stderr
+    assert "verifier.py" in out.stderr
+    assert out.stderr.rstrip().splitlines()[-1].startswith("Error: breaks_gradcheck:square:")
+
+
+def test_an_internal_error_outside_a_run_exits_101(workdir: Path) -> None:
+    # `gradcheck list` on a module whose target makes the listing itself raise.
+    (workdir / "breaks_listing.py").write_text(
+        "import gradcheck.frontend.cli as cli\n\n"
+        "def _bug(*args, **kwargs):\n"
+        "    raise RuntimeError('simulated bug in gradcheck')\n\n"
+        "cli._target_row = _bug\n\n"
+        "def square(x):\n"
+        "    return x * x\n"
+    )
+    out = gradcheck(workdir, "list", "breaks_listing:square")
+    assert out.returncode == 101, out.stderr
+    assert "please report" in out.stderr
+    assert "RuntimeError: simulated bug in gradcheck" in out.stderr
