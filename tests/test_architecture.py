@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gradcheck.checking.numerical",
             "gradcheck.checking.compare",
             "gradcheck.checking.result",
+            "gradcheck.checking.vocabulary",
         ),
     ),
     ("checking", ("gradcheck.checking",)),
@@ -234,3 +235,34 @@ def test_exceptions_are_still_importable_where_they_were_defined():
             assert getattr(importlib.import_module(module), name) is getattr(errors, name)
     assert issubclass(errors.ComplexStepUnsupported, errors.GradcheckError)
     assert issubclass(errors.ComplexStepUnsupported, ValueError)  # as before
+
+
+def test_verdicts_kinds_and_modes_are_spelled_only_in_the_vocabulary():
+    # String literals in code (docstrings and messages aside) equal to one of the
+    # words: each must be a name from gradcheck.checking.vocabulary instead.
+    from gradcheck.checking import vocabulary as v
+
+    words = {*v.FAILURE_KINDS, *v.MODES, v.Verdict.FAILED, v.Verdict.NOT_DIFFERENTIABLE}
+    words |= {v.Verdict.INCONCLUSIVE}
+    # "passed" is also a JSON field name, "full" an op (gradcheck.full).
+    spelled = []
+    for path in modules():
+        me = module_name(path)
+        if me == "gradcheck.checking.vocabulary" or me.startswith("gradcheck.ops"):
+            continue
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Constant)
+                and node.value in words
+                and id(node) not in docstrings
+            ):
+                spelled.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}: {node.value!r}")
+    assert spelled == []

@@ -26,6 +26,7 @@ from gradcheck.checking.compare import WORST_ELEMENTS, Comparison, compare_fast,
 from gradcheck.checking.numerical import Evaluator, full_estimate
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.target import Target, resolve_target, user_frame
+from gradcheck.checking.vocabulary import MODES, Kind, Mode, Verdict
 from gradcheck.errors import (
     CheckUsageError,
     ComplexStepUnsupported,
@@ -65,7 +66,7 @@ def check(
     params: Mapping[str, Any] | None = None,
     constants: Sequence[int] = (),
     seed: int = 0,
-    mode: str = "auto",
+    mode: str = Mode.AUTO,
     atol: float | None = None,
     rtol: float | None = None,
     dtype: Any = None,
@@ -133,7 +134,7 @@ def check(
     start = time.perf_counter()
     tgt = resolve_target(target)
     all_params = _merge_params(tgt, params, op_params)
-    if mode not in ("auto", "full", "fast"):
+    if mode not in MODES:
         raise CheckUsageError(f"mode must be 'auto', 'full' or 'fast', not {mode!r}")
     if reference not in ("float64", "native"):
         raise CheckUsageError(f"reference must be 'float64' or 'native', not {reference!r}")
@@ -142,9 +143,9 @@ def check(
     bad = [i for i in const if not 0 <= i < len(xs)]
     if bad:
         raise CheckUsageError(f"constants={tuple(constants)} names inputs that do not exist")
-    if mode == "auto":
+    if mode == Mode.AUTO:
         size = sum(xs[i].size for i in range(len(xs)) if i not in const)
-        mode = "full" if size <= FULL_MODE_MAX_SIZE else "fast"
+        mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
     settings = {
         "mode": mode,
         "atol": atol,
@@ -252,7 +253,7 @@ class _Run:
             v, grads = self.structure()
             return self.numerics(v, grads, atol, rtol)
         except _Fail as fail:
-            return self.result("failed", failure=fail.failure)
+            return self.result(Verdict.FAILED, failure=fail.failure)
 
     # -- step 1 and 2: forward, backward, structure ---------------------------------
     def forward(self) -> Any:
@@ -260,7 +261,7 @@ class _Run:
         try:
             return self.tgt.apply(self.xs, self.params, constants=sorted(self.const))
         except TargetRaised as exc:
-            raise _Fail(_raised("forward_error", exc)) from None
+            raise _Fail(_raised(Kind.FORWARD_ERROR, exc)) from None
 
     def backward(self, graph: Any, v: np.ndarray) -> list[Any]:
         self.backward_calls += 1
@@ -269,7 +270,7 @@ class _Run:
         except TargetRaised as exc:
             if isinstance(exc.exception, InvalidGradient):
                 raise _Fail(self.invalid_gradient(exc, v)) from None
-            raise _Fail(_raised("backward_error", exc)) from None
+            raise _Fail(_raised(Kind.BACKWARD_ERROR, exc)) from None
 
     def structure(self) -> tuple[np.ndarray, list[Any]]:
         graph = self.forward()
@@ -277,20 +278,20 @@ class _Run:
         if not isinstance(out, Tensor):
             raise _Fail(
                 Failure(
-                    "invalid_output",
+                    Kind.INVALID_OUTPUT,
                     f"the target returned {type(out).__name__}, not a Tensor; build its "
                     f"result with gradcheck ops (or write an Operation)",
                 )
             )
         if out.dtype.kind != "f":
             raise _Fail(
-                Failure("invalid_output", f"the output has dtype {out.dtype}, not a real float")
+                Failure(Kind.INVALID_OUTPUT, f"the output has dtype {out.dtype}, not a real float")
             )
         if not np.all(np.isfinite(out.data)):
             bad = int(np.size(out.data) - np.count_nonzero(np.isfinite(out.data)))
             raise _Fail(
                 Failure(
-                    "nonfinite_output",
+                    Kind.NONFINITE_OUTPUT,
                     f"the output has {bad} non-finite value(s) at these inputs",
                 )
             )
@@ -306,7 +307,7 @@ class _Run:
         ):
             raise _Fail(
                 Failure(
-                    "mutated_upstream",
+                    Kind.MUTATED_UPSTREAM,
                     "the backward changed the upstream gradient (the `grad` it was "
                     "given) in place; compute a new array instead (e.g. `grad * x`, "
                     "not `grad *= x`)",
@@ -322,7 +323,7 @@ class _Run:
             ):
                 raise _Fail(
                     Failure(
-                        "nondeterministic",
+                        Kind.NONDETERMINISTIC,
                         f"input {i}: a second forward and backward on a fresh graph with "
                         f"the same upstream gradient gave a different gradient "
                         f"(max difference {_maxdiff(g1, g2):.3g})",
@@ -340,7 +341,7 @@ class _Run:
             if g2 is None or not _same(expected, g2, np.asarray(g1).dtype):
                 raise _Fail(
                     Failure(
-                        "nonlinear",
+                        Kind.NONLINEAR,
                         f"input {i}: backward(-2v) is not -2·backward(v) (max difference "
                         f"{_maxdiff(expected, g2):.3g}); a gradient must be linear in the "
                         f"upstream gradient: multiply `grad` in, do not ignore or "
@@ -355,7 +356,7 @@ class _Run:
             if t.data.shape != x.shape or not np.array_equal(t.data, x, equal_nan=True):
                 raise _Fail(
                     Failure(
-                        "mutated_input",
+                        Kind.MUTATED_INPUT,
                         f"input {i} was changed in place by the {phase}; an op must "
                         f"not write to its inputs' data",
                         input=i,
@@ -368,7 +369,7 @@ class _Run:
                 if g is not None:
                     raise _Fail(
                         Failure(
-                            "extra_gradient",
+                            Kind.EXTRA_GRADIENT,
                             f"input {i} is a constant but received a gradient; "
                             f"constants must get none",
                             input=i,
@@ -383,7 +384,7 @@ class _Run:
             if np.shares_memory(g, v):
                 raise _Fail(
                     Failure(
-                        "aliased_gradient",
+                        Kind.ALIASED_GRADIENT,
                         f"the gradient of input {i} shares memory with the upstream "
                         f"gradient; return a new array",
                         input=i,
@@ -394,7 +395,7 @@ class _Run:
                 if g.size and np.shares_memory(g, h):
                     raise _Fail(
                         Failure(
-                            "aliased_gradient",
+                            Kind.ALIASED_GRADIENT,
                             f"the gradients of inputs {i} and {j} share memory; each "
                             f"input needs its own array",
                             input=i,
@@ -407,7 +408,7 @@ class _Run:
         if not isinstance(g, np.ndarray) and not (isinstance(g, Real) and not isinstance(g, bool)):
             raise _Fail(
                 Failure(
-                    "not_array",
+                    Kind.NOT_ARRAY,
                     f"the gradient of {where} is a {type(g).__name__}, not an ndarray or "
                     f"a real number",
                     input=i,
@@ -417,7 +418,7 @@ class _Run:
         if dt.kind not in "iuf":
             raise _Fail(
                 Failure(
-                    "non_real_dtype",
+                    Kind.NON_REAL_DTYPE,
                     f"the gradient of {where} has dtype {dt}; gradients are real",
                     input=i,
                 )
@@ -425,7 +426,7 @@ class _Run:
         if dt != x.dtype and not (raw and dt.kind != "f"):
             raise _Fail(
                 Failure(
-                    "wrong_dtype",
+                    Kind.WRONG_DTYPE,
                     f"the gradient of {where} has dtype {dt}, its input {x.dtype}",
                     input=i,
                 )
@@ -433,7 +434,7 @@ class _Run:
         if np.shape(g) != x.shape:
             raise _Fail(
                 Failure(
-                    "wrong_shape",
+                    Kind.WRONG_SHAPE,
                     f"the gradient of {where} has shape {np.shape(g)}, its input {x.shape}",
                     input=i,
                 )
@@ -442,7 +443,7 @@ class _Run:
             bad = int(np.size(g) - np.count_nonzero(np.isfinite(g)))
             raise _Fail(
                 Failure(
-                    "nonfinite_gradient",
+                    Kind.NONFINITE_GRADIENT,
                     f"the gradient of {where} has {bad} non-finite value(s)",
                     input=i,
                 )
@@ -461,7 +462,7 @@ class _Run:
                     return fail.failure
         # A function target: some inner op's gradient; classify by the engine's words.
         text = str(exc.exception)
-        kind = "wrong_shape" if "shape" in text else "not_array"
+        kind = Kind.WRONG_SHAPE if "shape" in text else Kind.NOT_ARRAY
         return Failure(kind, text, exception=f"InvalidGradient: {text}")
 
     # -- step 3-5: numerics and the verdict -------------------------------------------
@@ -478,7 +479,7 @@ class _Run:
                 bind=self.tgt.bind,
             )
         except Exception as exc:
-            raise _Fail(_raised("forward_error", TargetRaised("forward", exc))) from None
+            raise _Fail(_raised(Kind.FORWARD_ERROR, TargetRaised("forward", exc))) from None
         v_max = float(np.max(np.abs(v), initial=0.0))
         per_input: list[InputErrors] = []
         elements: list[Element] = []
@@ -492,7 +493,7 @@ class _Run:
                 analytic = np.zeros(x.shape) if g is None else np.asarray(g, dtype=np.float64)
                 r, a, relative = _tolerances(x.dtype, atol, rtol)
                 comparison = Comparison(i, x, analytic, r, a, relative, v_max)
-                if self.settings["mode"] == "fast" and not self.settings["complex_step"]:
+                if self.settings["mode"] == Mode.FAST and not self.settings["complex_step"]:
                     compare_fast(ev, comparison, self.rng, self.settings["directions"])
                 else:
                     compare_full(ev, comparison, self.settings["complex_step"])
@@ -505,17 +506,17 @@ class _Run:
             raise CheckUsageError(str(exc)) from None
         except Exception as exc:
             raise _Fail(
-                _raised("forward_error", TargetRaised("forward at a perturbed input", exc))
+                _raised(Kind.FORWARD_ERROR, TargetRaised("forward at a perturbed input", exc))
             ) from None
         finally:
             self.forward_calls += ev.calls
         worst = sorted(elements, key=lambda e: -e.ratio)[:WORST_ELEMENTS]
         if failure is not None:
-            verdict = "failed"
+            verdict = Verdict.FAILED
         elif kinks:
-            verdict = "not differentiable"
+            verdict = Verdict.NOT_DIFFERENTIABLE
         else:
-            verdict = "passed"
+            verdict = Verdict.PASSED
         return self.result(verdict, failure=failure, per_input=per_input, worst=worst, kinks=kinks)
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
 from gradcheck.checking.result import Element, Failure, InputErrors
+from gradcheck.checking.vocabulary import Kind
 
 __all__ = ["Comparison", "compare_full", "compare_fast", "WORST_ELEMENTS"]
 
@@ -169,7 +170,7 @@ class Comparison:
         worst = worst[:WORST_ELEMENTS]
         if missing:
             return Failure(
-                "missing_gradient",
+                Kind.MISSING_GRADIENT,
                 f"input {self.i} received no gradient, but its numeric gradient is not "
                 f"zero ({self.mismatched} / {self.size} elements)",
                 input=self.i,
@@ -189,7 +190,7 @@ class Comparison:
                 self.direction_failure or ""
             )
         return Failure(
-            "mismatch",
+            Kind.MISMATCH,
             message,
             input=self.i,
             worst=worst,

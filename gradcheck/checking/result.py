@@ -14,29 +14,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["CheckResult", "Element", "Failure", "InputErrors", "FAILURE_KINDS"]
+from gradcheck.checking.vocabulary import FAILURE_KINDS, Verdict
 
-#: Every failure kind, with what it means. Kinds are short stable ids; front ends and
-#: CI baselines may key on them.
-FAILURE_KINDS: dict[str, str] = {
-    "forward_error": "the forward raised",
-    "backward_error": "the backward raised",
-    "invalid_output": "the output is not a real floating-point Tensor/array",
-    "nonfinite_output": "the output has inf or nan",
-    "missing_gradient": "a non-constant input received no gradient",
-    "extra_gradient": "a constant input received a gradient",
-    "not_array": "a gradient is not an array or a real number",
-    "non_real_dtype": "a gradient is complex, boolean or not numeric",
-    "wrong_dtype": "a gradient's dtype is not its input's",
-    "wrong_shape": "a gradient's shape is not its input's",
-    "nonfinite_gradient": "a gradient has inf or nan",
-    "mutated_input": "an input was changed in place",
-    "mutated_upstream": "the upstream gradient was changed in place",
-    "aliased_gradient": "a gradient shares memory with the upstream gradient or another",
-    "nondeterministic": "a second run on a fresh graph gave other gradients",
-    "nonlinear": "backward(-2v) is not -2 * backward(v)",
-    "mismatch": "the gradient differs from finite differences",
-}
+__all__ = ["CheckResult", "Element", "Failure", "InputErrors", "FAILURE_KINDS"]
 
 
 @dataclass(frozen=True)
@@ -121,7 +101,7 @@ class CheckResult:
     def passed(self) -> bool:
         """True unless the verdict is "failed" (a not-differentiable example is not a
         failure)."""
-        return self.verdict != "failed"
+        return self.verdict != Verdict.FAILED
 
     @property
     def max_abs_error(self) -> float:

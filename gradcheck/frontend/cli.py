@@ -33,6 +33,7 @@ import click
 from gradcheck import __version__
 from gradcheck.checking.signature import op_signature
 from gradcheck.checking.target import LoadedTarget
+from gradcheck.checking.vocabulary import MODES
 from gradcheck.errors import GradcheckError, InternalError, InvalidDescription, RemoteError
 from gradcheck.frontend.baseline import RATIO_FLOOR
 from gradcheck.frontend.config import (
@@ -365,7 +366,7 @@ def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[s
 )
 @click.option(
     "--mode",
-    type=click.Choice(["auto", "full", "fast"]),
+    type=click.Choice(list(MODES)),
     help="Numeric comparison: full (every element), fast (random directions), or "
     "auto (by input size) [default: auto].",
 )

@@ -31,6 +31,7 @@ from typing import Any
 
 import pytest
 
+from gradcheck.checking.vocabulary import MODES, Verdict
 from gradcheck.errors import GradcheckFailure
 
 __all__ = ["GradcheckItem", "GradcheckFile"]
@@ -40,7 +41,6 @@ __all__ = ["GradcheckItem", "GradcheckFile"]
 MARKER_KEYS = ("atol", "rtol", "mode", "dtype", "seed", "max_examples", "reference", "directions")
 CHECK_KEYS = ("atol", "rtol", "mode", "dtype", "seed", "reference", "directions")
 VERIFY_KEYS = ("atol", "rtol", "mode", "dtype", "seed", "max_examples")
-MODES = ("auto", "full", "fast")
 #: Runs in a test suite must replay: without --gradcheck-seed, every fixture call and
 #: collected target uses this seed.
 DEFAULT_SEED = 0
@@ -182,7 +182,7 @@ class CheckFixture(_Fixture):
         from gradcheck.frontend.report import format_result
 
         result = check(target, *arrays, params=params, **self._settings(CHECK_KEYS))
-        if result.verdict == "failed":
+        if result.verdict == Verdict.FAILED:
             raise AssertionError(format_result(result))
         return result
 

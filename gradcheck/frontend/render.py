@@ -53,16 +53,17 @@ from typing import Any
 import click
 from tabulate import tabulate
 
-from gradcheck.search.verifier import FAILED, INCONCLUSIVE, PASSED, VerifyResult
+from gradcheck.checking.vocabulary import Verdict
+from gradcheck.search.verifier import VerifyResult
 
 __all__ = ["JSON_VERSION", "render_json", "render_table", "render_target_list"]
 
 JSON_VERSION = 1
 
 _VERDICT_STYLE = {
-    PASSED: {"fg": "green"},
-    FAILED: {"fg": "red", "bold": True},
-    INCONCLUSIVE: {"fg": "yellow"},
+    Verdict.PASSED: {"fg": "green"},
+    Verdict.FAILED: {"fg": "red", "bold": True},
+    Verdict.INCONCLUSIVE: {"fg": "yellow"},
 }
 
 
@@ -143,7 +144,10 @@ def report_text(check_result: Any) -> str:
 
 
 def _summary(results: Sequence[VerifyResult], seed: int) -> str:
-    counts = {v: sum(r.verdict == v for r in results) for v in (PASSED, FAILED, INCONCLUSIVE)}
+    counts = {
+        v: sum(r.verdict == v for r in results)
+        for v in (Verdict.PASSED, Verdict.FAILED, Verdict.INCONCLUSIVE)
+    }
     said = [f"{n} {v}" for v, n in counts.items() if n]
     seconds = sum(r.seconds for r in results)
     return f"{', '.join(said)} in {seconds:.2f} s (seed {seed})"

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gradcheck.checking.result import CheckResult, Element
+from gradcheck.checking.vocabulary import Kind
 
 __all__ = ["format_result", "format_table"]
 
@@ -78,7 +79,7 @@ def format_result(result: CheckResult) -> str:
         where = "" if f.input is None else f" (input {f.input})"
         lines.append(f"gradcheck: {result.target} failed: {f.kind}{where}")
         lines.append(f.message)
-        if f.kind in ("mismatch", "missing_gradient"):
+        if f.kind in (Kind.MISMATCH, Kind.MISSING_GRADIENT):
             if f.size:
                 lines.append(f"Mismatched elements: {f.mismatched} / {f.size}")
             lines.append(f"Max absolute difference: {_err(result.max_abs_error)}")

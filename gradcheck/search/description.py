@@ -39,6 +39,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from gradcheck.checking.vocabulary import MODES
 from gradcheck.errors import InvalidDescription
 
 __all__ = [
@@ -62,7 +63,6 @@ T = TypeVar("T")
 #: The attribute :func:`describe` sets.
 ATTRIBUTE = "__gradcheck__"
 
-MODES = ("auto", "full", "fast")
 
 Domain = tuple[float, float]
 

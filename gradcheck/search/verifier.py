@@ -26,6 +26,7 @@ import numpy as np
 from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.signature import op_signature
 from gradcheck.checking.target import LoadedTarget, target_label
+from gradcheck.checking.vocabulary import Mode, Verdict
 from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.search.description import (
     Description,
@@ -44,12 +45,9 @@ __all__ = ["VerifyResult", "verify", "draw_example", "DEFAULTS"]
 DEFAULTS: dict[str, Any] = {
     "dtype": "float64",
     "max_examples": 100,
-    "mode": "auto",
+    "mode": Mode.AUTO,
     "broadcast": False,
 }
-
-#: Verdicts of a run.
-PASSED, FAILED, INCONCLUSIVE = "passed", "failed", "inconclusive"
 
 
 @dataclass
@@ -497,34 +495,34 @@ def _run(
         search.example(arrays, check_seed)
 
     start = time.perf_counter()
-    failure, verdict, note = None, PASSED, ""
+    failure, verdict, note = None, Verdict.PASSED, ""
     try:
         test()
     except _ExampleFailed as exc:  # the final replay of the shrunk example
-        failure, verdict = exc.result, FAILED
+        failure, verdict = exc.result, Verdict.FAILED
     except Unsatisfiable:
-        verdict = INCONCLUSIVE
+        verdict = Verdict.INCONCLUSIVE
         note = (
             "every example drawn was at a point where the op is not differentiable; "
             "narrow the domain"
         )
     except Flaky:
-        failure, verdict = search.first_failure, FAILED
+        failure, verdict = search.first_failure, Verdict.FAILED
         note = "the failure did not repeat when the same input was checked again"
     except GradcheckError:
         if search.fatal is not None:
             raise search.fatal from None
         raise
     seconds = time.perf_counter() - start
-    if verdict == PASSED and search.examples == 0:
-        verdict, note = INCONCLUSIVE, "no example was checked"
+    if verdict == Verdict.PASSED and search.examples == 0:
+        verdict, note = Verdict.INCONCLUSIVE, "no example was checked"
     if failure is not None:
         abs_err, rel_err, ratio = _errors(failure)
     else:
         abs_err, rel_err, ratio = search.max_abs, search.max_rel, search.max_ratio
     return VerifyResult(
         target=name,
-        passed=verdict == PASSED,
+        passed=verdict == Verdict.PASSED,
         verdict=verdict,
         examples=search.examples,
         rejected=search.rejected,
@@ -541,7 +539,7 @@ def _run(
 
 
 def _is_not_differentiable(result: Any) -> bool:
-    return result.verdict == "not differentiable"
+    return result.verdict == Verdict.NOT_DIFFERENTIABLE
 
 
 # --- JSON ---------------------------------------------------------------------------

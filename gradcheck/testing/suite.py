@@ -39,6 +39,7 @@ import numpy as np
 from gradcheck.checking.checker import DEFAULT_TOLERANCES, check
 from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.target import Target, resolve_target
+from gradcheck.checking.vocabulary import Mode, Verdict
 from gradcheck.errors import TargetRaised
 from gradcheck.frontend.loading import load_module, module_targets
 from gradcheck.operation import Operation
@@ -250,7 +251,7 @@ class _Subject:
             self.target,
             *arrays,
             params=self.options.get("kwargs"),
-            mode="full",
+            mode=Mode.FULL,
             atol=self.options.get("atol"),
             rtol=self.options.get("rtol"),
             seed=seed,
@@ -384,7 +385,7 @@ def _run_mutant(
         checks += 1
         forward_calls += result.forward_calls
         last = result
-        if result.verdict == "failed":
+        if result.verdict == Verdict.FAILED:
             assert result.failure is not None
             return MutantResult(
                 **label,
@@ -420,11 +421,11 @@ def _run_unmutated(subject: _Subject, seed: int) -> FalseAlarms:
     for i, arrays in enumerate(examples):
         result = subject.check(arrays, _check_seed(seed, i))
         forward_calls += result.forward_calls
-        if result.verdict == "failed":
+        if result.verdict == Verdict.FAILED:
             failed += 1
             assert result.failure is not None
             failures.append(f"example {i}: {result.failure.kind}: {result.failure.message}")
-        elif result.verdict == "not differentiable":
+        elif result.verdict == Verdict.NOT_DIFFERENTIABLE:
             not_differentiable += 1
     return FalseAlarms(
         subject.name,

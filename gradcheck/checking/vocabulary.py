@@ -1,0 +1,83 @@
+"""The words gradcheck's results are made of: verdicts, failure kinds, modes.
+
+Each is a plain ``str`` (``Verdict.PASSED == "passed"``), because JSON output,
+baselines and users' code compare them as strings; the classes here only name them,
+once, so that no module spells them out again. They are never instantiated.
+"""
+
+from __future__ import annotations
+
+__all__ = ["Verdict", "Kind", "Mode", "FAILURE_KINDS", "MODES"]
+
+
+class Verdict:
+    """The verdict of a check (:attr:`gradcheck.CheckResult.verdict`: passed, failed or
+    not differentiable) and of a search (:attr:`gradcheck.VerifyResult.verdict`:
+    passed, failed or inconclusive)."""
+
+    PASSED = "passed"
+    FAILED = "failed"
+    #: check: the example sits where the op is not differentiable (a kink)
+    NOT_DIFFERENTIABLE = "not differentiable"
+    #: verify: no example could be judged (all at kinks, or none drawn)
+    INCONCLUSIVE = "inconclusive"
+
+
+class Kind:
+    """Why a check failed (:attr:`gradcheck.Failure.kind`); :data:`FAILURE_KINDS` says
+    what each means. Short stable ids: front ends and CI baselines key on them."""
+
+    FORWARD_ERROR = "forward_error"
+    BACKWARD_ERROR = "backward_error"
+    INVALID_OUTPUT = "invalid_output"
+    NONFINITE_OUTPUT = "nonfinite_output"
+    MISSING_GRADIENT = "missing_gradient"
+    EXTRA_GRADIENT = "extra_gradient"
+    NOT_ARRAY = "not_array"
+    NON_REAL_DTYPE = "non_real_dtype"
+    WRONG_DTYPE = "wrong_dtype"
+    WRONG_SHAPE = "wrong_shape"
+    NONFINITE_GRADIENT = "nonfinite_gradient"
+    MUTATED_INPUT = "mutated_input"
+    MUTATED_UPSTREAM = "mutated_upstream"
+    ALIASED_GRADIENT = "aliased_gradient"
+    NONDETERMINISTIC = "nondeterministic"
+    NONLINEAR = "nonlinear"
+    MISMATCH = "mismatch"
+
+
+#: Every failure kind, with what it means.
+FAILURE_KINDS: dict[str, str] = {
+    Kind.FORWARD_ERROR: "the forward raised",
+    Kind.BACKWARD_ERROR: "the backward raised",
+    Kind.INVALID_OUTPUT: "the output is not a real floating-point Tensor/array",
+    Kind.NONFINITE_OUTPUT: "the output has inf or nan",
+    Kind.MISSING_GRADIENT: "a non-constant input received no gradient",
+    Kind.EXTRA_GRADIENT: "a constant input received a gradient",
+    Kind.NOT_ARRAY: "a gradient is not an array or a real number",
+    Kind.NON_REAL_DTYPE: "a gradient is complex, boolean or not numeric",
+    Kind.WRONG_DTYPE: "a gradient's dtype is not its input's",
+    Kind.WRONG_SHAPE: "a gradient's shape is not its input's",
+    Kind.NONFINITE_GRADIENT: "a gradient has inf or nan",
+    Kind.MUTATED_INPUT: "an input was changed in place",
+    Kind.MUTATED_UPSTREAM: "the upstream gradient was changed in place",
+    Kind.ALIASED_GRADIENT: "a gradient shares memory with the upstream gradient or another",
+    Kind.NONDETERMINISTIC: "a second run on a fresh graph gave other gradients",
+    Kind.NONLINEAR: "backward(-2v) is not -2 * backward(v)",
+    Kind.MISMATCH: "the gradient differs from finite differences",
+}
+
+
+class Mode:
+    """How a check compares the gradient with finite differences."""
+
+    #: full up to :data:`gradcheck.checking.checker.FULL_MODE_MAX_SIZE` elements, else fast
+    AUTO = "auto"
+    #: every element
+    FULL = "full"
+    #: a few random directions (directional derivatives)
+    FAST = "fast"
+
+
+#: The modes, in the order options and errors list them.
+MODES: tuple[str, ...] = (Mode.AUTO, Mode.FULL, Mode.FAST)
