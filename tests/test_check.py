@@ -4,6 +4,7 @@ passing; the settings and parameters API; the result data and the text report.""
 from __future__ import annotations
 
 import json
+import pathlib
 
 import numpy as np
 import pytest
@@ -253,6 +254,55 @@ def test_exception_report_has_the_ops_own_frame():
     result = check(RaisesInForward, X)
     assert "forward exploded" in result.failure.message
     assert "test_check.py" in result.failure.frame
+
+
+def _line_of(source_fragment: str) -> int:
+    # the line of this file holding the fragment
+    lines = pathlib.Path(__file__).read_text().splitlines()
+    return next(i for i, line in enumerate(lines, 1) if source_fragment in line)
+
+
+def user_matmul(x):
+    return x @ np.ones((5, 5))  # shapes do not fit: raised in gradcheck's matmul, by NumPy
+
+
+def user_adds_text(x):
+    return x + "one"  # not a number: raised in gradcheck's Tensor
+
+
+class UserReshape(Operation):
+    def __call__(self, a):
+        self.variables = (a,)
+        return mg.reshape(a, (7,)).data  # raised in gradcheck's reshape, by NumPy
+
+    def backward_var(self, grad, index, **kw):
+        return grad
+
+
+@pytest.mark.parametrize(
+    ("op", "fragment"),
+    [
+        (user_matmul, "return x @ np.ones((5, 5))"),
+        (user_adds_text, 'return x + "one"'),
+        (UserReshape, "return mg.reshape(a, (7,)).data"),
+    ],
+)
+def test_a_report_points_at_the_users_line_not_at_gradchecks(op, fragment):
+    result = check(op, np.ones(3))
+    assert result.failure.kind == "forward_error"
+    where = f"{__file__}:{_line_of(fragment)} in "
+    assert result.failure.frame.startswith(where), result.failure.frame
+    assert f"at {where}" in format_result(result)
+
+
+def test_a_gradcheck_op_that_raises_is_shown_at_its_own_frame():
+    # No frame of the user's: the op is gradcheck's, its own innermost frame is shown.
+    from gradcheck.ops.linalg import MatMul
+
+    result = check(MatMul, np.ones(3), np.ones(5))
+    assert result.failure.kind == "forward_error"
+    assert "gradcheck/ops/linalg.py:" in result.failure.frame.replace("\\", "/")
+    assert "np.matmul(a.data, b.data)" in result.failure.frame
 
 
 def test_mutated_input_says_forward_or_backward():

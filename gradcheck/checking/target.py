@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+import gradcheck
 from gradcheck.checking.signature import OpSignature, op_signature
 from gradcheck.errors import NotATarget, SkipGradient, TargetRaised
 from gradcheck.graph import no_autodiff
@@ -296,31 +297,34 @@ def resolve_target(obj: Any) -> Target:
     )
 
 
-_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
-_ROOT_DIR = os.path.dirname(_PACKAGE_DIR)
-#: Modules that run a target rather than define it; their frames are not "the op's".
-_MACHINERY = {
-    os.path.join(_PACKAGE_DIR, name) for name in ("target.py", "check.py", "numerical.py")
-} | {os.path.join(_ROOT_DIR, name) for name in ("tensor.py", "operation.py", "graph.py")}
+#: gradcheck's own code, all of it: where the package is, not a list of its modules.
+_GRADCHECK_DIR = os.path.dirname(os.path.abspath(gradcheck.__file__))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
-_ADAPTERS_DIR = os.path.join(_PACKAGE_DIR, "adapters")
 
 
 def user_frame(tb: TracebackType | None) -> str | None:
-    """The innermost frame of a traceback that belongs to the op (not to gradcheck's
-    machinery nor to NumPy), as ``"path:line in function: source"``."""
-    found = None
-    # The frameworks an adapter runs the op through are machinery too, when imported.
-    skip = [_NUMPY_DIR, _ADAPTERS_DIR] + [
+    """The innermost frame of a traceback that belongs to the op, as ``"path:line in
+    function: source"``: outside gradcheck, NumPy and the frameworks an adapter runs the
+    op through, so that a user's op that raised is shown at the user's line (not at the
+    gradcheck op or NumPy function it called). When the op is gradcheck's own (no frame
+    outside), the innermost frame outside NumPy and the frameworks."""
+    # The frameworks, when imported.
+    others = [_NUMPY_DIR] + [
         os.path.dirname(os.path.abspath(mod.__file__))
         for mod in (sys.modules.get("torch"), sys.modules.get("mygrad"))
         if getattr(mod, "__file__", None)
     ]
-    for frame in traceback.extract_tb(tb):
-        path = os.path.abspath(frame.filename)
-        if path in _MACHINERY or path.startswith(tuple(skip)):
-            continue
-        found = frame
+    frames = [
+        frame
+        for frame in traceback.extract_tb(tb)
+        if not _inside(os.path.abspath(frame.filename), others)
+    ]
+    users = [f for f in frames if not _inside(os.path.abspath(f.filename), [_GRADCHECK_DIR])]
+    found = users[-1] if users else frames[-1] if frames else None
     if found is None:
         return None
     return f"{found.filename}:{found.lineno} in {found.name}: {(found.line or '').strip()}"
+
+
+def _inside(path: str, directories: Sequence[str]) -> bool:
+    return any(path.startswith(os.path.join(d, "")) for d in directories)
