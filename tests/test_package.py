@@ -18,6 +18,15 @@ def test_import_gradcheck_loads_neither_numpy_nor_hypothesis():
     assert out.stdout.strip() == "[]"
 
 
+def test_import_of_the_cli_loads_neither_the_engine_nor_hypothesis():
+    # `gradcheck --help` and `gradcheck list` start fast: the engine's ops and
+    # Hypothesis load when a target is checked.
+    heavy = ("hypothesis", "gradcheck.tensor_base", "gradcheck.ops")
+    code = f"import sys, gradcheck.cli; print(sorted(m for m in {heavy!r} if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
 def test_public_names_are_not_shadowed_by_submodules():
     # Importing a submodule sets it as an attribute of the package; a public function
     # with a module's name would then become that module.

@@ -32,7 +32,6 @@ from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = [
     "Target",
-    "LoadedTarget",
     "NotATarget",
     "TargetRaised",
     "resolve_target",
@@ -198,30 +197,6 @@ def qualname(obj: Any) -> str:
     module = getattr(obj, "__module__", None) or ""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
     return f"{module}.{name}" if module and module != "__main__" else name
-
-
-def target_label(obj: Callable[..., Any]) -> str:
-    """A ``module:QualName`` label for an object given directly (not by a spec)."""
-    module = getattr(obj, "__module__", None) or "?"
-    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
-    return f"{module}:{qualname}"
-
-
-@dataclass(frozen=True)
-class LoadedTarget:
-    """An op named by the user.
-
-    Attributes
-    ----------
-    name : str
-        How to name it again on the command line (``mymodule:MyOp``,
-        ``ops/my_ops.py:MyOp``); used in reports and replay commands.
-    obj : type[Operation] or callable
-        The ``Operation`` subclass or the function.
-    """
-
-    name: str
-    obj: Any
 
 
 def resolve_target(obj: Any) -> Target:

@@ -32,7 +32,6 @@ import click
 
 from gradcheck import __version__
 from gradcheck.checking.signature import op_signature
-from gradcheck.checking.target import LoadedTarget
 from gradcheck.checking.vocabulary import MODES
 from gradcheck.errors import GradcheckError, InternalError, InvalidDescription, RemoteError
 from gradcheck.frontend.baseline import RATIO_FLOOR
@@ -45,7 +44,7 @@ from gradcheck.frontend.config import (
 from gradcheck.frontend.loading import load_targets, split_spec
 from gradcheck.frontend.runner import Job, run_jobs
 from gradcheck.search.description import description_of, normalize_domain
-from gradcheck.search.verifier import VerifyResult
+from gradcheck.search.verifier import LoadedTarget, VerifyResult
 
 __all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
 

@@ -37,10 +37,10 @@ from types import ModuleType
 from typing import Any
 
 from gradcheck.checking.adapters import framework_of, missing_extra_hint
-from gradcheck.checking.target import LoadedTarget
 from gradcheck.errors import ModuleLoadError, NotATarget, TargetNotFound
 from gradcheck.operation import Operation
 from gradcheck.search.description import is_described
+from gradcheck.search.verifier import LoadedTarget
 
 __all__ = ["LoadedTarget", "load_targets", "load_module", "module_targets", "split_spec"]
 

@@ -24,10 +24,9 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from gradcheck.checking.target import LoadedTarget
 from gradcheck.errors import GradcheckError, LoadError, RemoteError
 from gradcheck.frontend.loading import load_targets
-from gradcheck.search.verifier import VerifyResult, verify
+from gradcheck.search.verifier import LoadedTarget, VerifyResult, verify
 
 __all__ = ["Job", "RemoteError", "run_job", "run_jobs"]
 

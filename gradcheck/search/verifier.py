@@ -25,7 +25,6 @@ import numpy as np
 
 from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.signature import op_signature
-from gradcheck.checking.target import LoadedTarget, target_label
 from gradcheck.checking.vocabulary import Mode, Verdict
 from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.search.description import (
@@ -39,7 +38,7 @@ from gradcheck.search.description import (
     normalize_shapes,
 )
 
-__all__ = ["VerifyResult", "verify", "draw_example", "DEFAULTS"]
+__all__ = ["VerifyResult", "LoadedTarget", "verify", "draw_example", "DEFAULTS"]
 
 #: Settings used where neither the caller nor the op's description gives one.
 DEFAULTS: dict[str, Any] = {
@@ -48,6 +47,30 @@ DEFAULTS: dict[str, Any] = {
     "mode": Mode.AUTO,
     "broadcast": False,
 }
+
+
+def target_label(obj: Callable[..., Any]) -> str:
+    """A ``module:QualName`` label for an object given directly (not by a spec)."""
+    module = getattr(obj, "__module__", None) or "?"
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
+    return f"{module}:{qualname}"
+
+
+@dataclass(frozen=True)
+class LoadedTarget:
+    """An op named by the user.
+
+    Attributes
+    ----------
+    name : str
+        How to name it again on the command line (``mymodule:MyOp``,
+        ``ops/my_ops.py:MyOp``); used in reports and replay commands.
+    obj : type[Operation] or callable
+        The ``Operation`` subclass or the function.
+    """
+
+    name: str
+    obj: Any
 
 
 @dataclass
