@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, settings
 
 pytest_plugins = ["pytester"]
 
-# The compatibility paths (gradcheck/cli.py...) replace themselves in sys.modules with the
+# The compatibility paths (gradcheck/adapters.py...) replace themselves in sys.modules with the
 # module they name, which pytest's doctest collection would take for an import mismatch;
 # their doctests are collected from the real modules.
 collect_ignore = [

@@ -4,7 +4,7 @@ A temporary directory holds ``mymodule.py`` with a small elementwise op (correct
 wrong twin); the command runs there in a fresh process (``python -m gradcheck``, the
 package found through PYTHONPATH), with the default settings (100 examples, a fresh
 seed). Reported: the median and the worst wall time over the repeats, start-up
-included, and the time of ``python -c "import gradcheck.frontend.cli"`` alone. The acceptance
+included, and the time of ``python -c "import gradcheck.cli"`` alone. The acceptance
 bar (issue 5): a verdict in under 5 s.
 
 Run from the repository root::
@@ -68,7 +68,7 @@ def main() -> None:
         (cwd / "mymodule.py").write_text(MODULE)
         python = sys.executable
         rows = [
-            ("import gradcheck.frontend.cli", [python, "-c", "import gradcheck.frontend.cli"]),
+            ("import gradcheck.cli", [python, "-c", "import gradcheck.cli"]),
             ("verify mymodule:MyOp", [python, "-m", "gradcheck", "verify", "mymodule:MyOp"]),
             (
                 "verify mymodule:MyWrongOp",

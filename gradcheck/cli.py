@@ -1,15 +1,802 @@
-"""``gradcheck.cli``: the command line, at the path ``gradcheck.cli:main`` names.
+"""The ``gradcheck`` command: check the gradients of ops from the command line.
 
-The module lives in :mod:`gradcheck.frontend.cli`; importing this name gives that very
-module (it replaces itself in ``sys.modules``), so its names, private ones included, are
-the same under both paths. ``python -m gradcheck.cli`` runs the command.
+``gradcheck verify TARGET...`` loads each target (:mod:`gradcheck.frontend.loading`), checks it on
+generated inputs (:func:`gradcheck.verify`) and renders the results
+(:mod:`gradcheck.frontend.render`: a table, or JSON with ``--format json``, whose schema is
+documented there). This module parses and validates the command line, maps errors to
+exit codes, and does no math.
+
+Exit status: 0 every target passed; 1 a gradient check failed (or was inconclusive);
+2 a usage or load error, reported as one line on stderr saying which option or target
+and why (``--verbose`` adds the traceback); 101 an internal error, a bug of gradcheck's
+own, reported with its traceback and a request to report it (ruff's convention).
 """
 
-import importlib
-import sys
+from __future__ import annotations
 
-_cli = importlib.import_module("gradcheck.frontend.cli")
+import contextlib
+import json
+import os
+import secrets
+import shlex
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from gradcheck import __version__
+from gradcheck.checking.signature import op_signature
+from gradcheck.checking.vocabulary import MODES
+from gradcheck.errors import GradcheckError, InternalError, InvalidDescription, RemoteError
+from gradcheck.frontend.baseline import RATIO_FLOOR
+from gradcheck.frontend.config import (
+    DEFAULT_REGRESSION_FACTOR,
+    ProjectConfig,
+    is_regression_factor,
+    load_config,
+)
+from gradcheck.frontend.loading import load_targets, split_spec
+from gradcheck.frontend.runner import Job, run_jobs
+from gradcheck.search.description import description_of, normalize_domain
+from gradcheck.search.verifier import LoadedTarget, VerifyResult
+
+__all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
+
+#: What ``gradcheck verify`` checks when no target is named: the engine's own ops.
+BUILTIN_TARGETS = "gradcheck.builtin_targets"
+
+_EXAMPLES = """\b
+Examples:
+  gradcheck verify                         # the engine's own ops: see it work
+  gradcheck verify mymodule:MyOp           # one op (class or function)
+  gradcheck verify mymodule                # every op in a module
+  gradcheck verify ops/layers.py:Conv      # a file, by path
+  gradcheck verify mymodule:MatMul --shape n,k --shape k,m
+  gradcheck verify mymodule:Log --domain 0.1:10 --dtype float32
+  gradcheck verify mymodule:Sum --kwargs '{"axis": 0}' --format json
+  gradcheck verify --save-baseline base.json   # [tool.gradcheck] targets (CI)
+  gradcheck verify --baseline base.json --junit-xml report.xml --jobs 4
+  gradcheck list mymodule                  # the targets a module offers
+"""
+
+# Options of `verify` that configure a check, in the order a replay command lists them,
+# with the flag that sets each.
+_FLAGS = {
+    "shape": "--shape",
+    "domain": "--domain",
+    "dtype": "--dtype",
+    "kwargs": "--kwargs",
+    "max_examples": "--max-examples",
+    "mode": "--mode",
+    "atol": "--atol",
+    "rtol": "--rtol",
+    "broadcast": "--broadcast",
+    "avoid": "--avoid",
+}
+# The settings name (as in gradcheck.describe / gradcheck.verify) of each option.
+_SETTING_OF_OPTION = {"shape": "shapes"}
+_OPTION_OF_SETTING = {"shapes": "shape"}
+
+
+class _Gradcheck(click.Group):
+    """A click group whose usage errors are one line (``Error: ...``) with exit 2,
+    whose own errors (:class:`GradcheckError`) exit with their ``exit_code``, and whose
+    unexpected exceptions (a bug of gradcheck's) exit 101 with the traceback."""
+
+    def main(self, args: Sequence[str] | None = None, **extra: Any) -> Any:  # type: ignore[override]
+        standalone = extra.pop("standalone_mode", True)
+        extra.setdefault("prog_name", "gradcheck")
+        if not standalone:
+            return super().main(args, standalone_mode=False, **extra)
+        try:
+            code = super().main(args, standalone_mode=False, **extra)
+        except click.exceptions.Abort:
+            click.echo("Aborted.", err=True)
+            sys.exit(1)
+        except click.ClickException as exc:
+            click.echo(f"Error: {exc.format_message()}", err=True)
+            sys.exit(exc.exit_code)
+        except Exception as exc:
+            _report_internal_error(exc)
+            sys.exit(InternalError.exit_code)
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _report_internal_error(exc: BaseException, context: str = "") -> None:
+    """A bug of gradcheck's own, not of the op nor of the input: its traceback (the
+    worker's, for a :class:`RemoteError`), always, then the one line asking for a report."""
+    if isinstance(exc, RemoteError):
+        name, trace = exc.type_name, exc.remote_traceback
+    else:
+        name, trace = type(exc).__name__, "".join(traceback.format_exception(exc))
+    click.echo(trace.rstrip(), err=True)
+    click.echo(
+        f"Error: {context}internal error {name}: {exc} (a bug in gradcheck: please report "
+        f"it, with the traceback above)",
+        err=True,
+    )
+
+
+@click.group(
+    cls=_Gradcheck,
+    invoke_without_command=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=_EXAMPLES,
+)
+@click.version_option(__version__, "--version", "-V", prog_name="gradcheck")
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """Check that the gradients of differentiable operations are right.
+
+    gradcheck runs each op's forward and backward on generated inputs, compares the
+    gradient with finite differences and checks everything else a backward can get
+    wrong; a failure is shrunk to the smallest input that still fails.
+
+    Exit status: 0 all passed, 1 a check failed, 2 a usage or load error, 101 a bug in
+    gradcheck (please report it).
+    """
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+
+
+# --- running ----------------------------------------------------------------------
+
+
+@dataclass
+class RunItem:
+    """One target of a run and its own settings (keyword arguments of
+    :func:`gradcheck.verify`); command-line options override them."""
+
+    target: LoadedTarget
+    settings: dict[str, Any] = field(default_factory=dict)
+    #: Where ``settings`` come from (the configuration file), for error messages.
+    source: str | None = None
+
+
+def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[RunItem]:
+    """The targets a ``gradcheck verify`` run checks.
+
+    Named targets are loaded in order (all of them before any is checked, so that a
+    typo fails fast). With none named, the targets of the project configuration run
+    (``[[tool.gradcheck.targets]]``, each with the defaults overlaid by its own
+    settings), or, without any, the built-in default :data:`BUILTIN_TARGETS`.
+
+    A named target also takes the configuration's defaults, and the settings of an
+    entry naming it (or its module), so that the replay command printed for a target
+    of the configuration checks it the same way.
+    """
+    if not specs and config is not None and config.targets:
+        _make_project_importable(config)
+        return [
+            RunItem(t, config.options_for(entry), str(config.path))
+            for entry in config.targets
+            for t in load_targets(entry.target)
+        ]
+    defaults = dict(config.defaults) if config is not None else {}
+    items = []
+    for spec in specs or [BUILTIN_TARGETS]:
+        for t in load_targets(spec):
+            entry = _entry_for(config, t.name) if config is not None else None
+            settings = config.options_for(entry) if entry else dict(defaults)
+            items.append(RunItem(t, settings, str(config.path) if config else None))
+    return items
+
+
+def _entry_for(config: ProjectConfig, name: str) -> Any:
+    module, _ = split_spec(name)
+    exact = [e for e in config.targets if e.target == name]
+    whole_module = [e for e in config.targets if e.target == module]
+    return (exact or whole_module or [None])[0]
+
+
+def _make_project_importable(config: ProjectConfig) -> None:
+    # Targets in the file are named relative to the project (the file's folder), which
+    # need not be the working directory when the run starts in a subfolder.
+    root = str(config.path.parent.resolve())
+    if root not in sys.path:
+        sys.path.insert(0, root)
+
+
+class _Progress:
+    """``target: 37/100 examples`` on stderr, rewritten in place; only on a TTY."""
+
+    def __init__(self, stream: Any, name: str) -> None:
+        self.stream, self.name, self.last = stream, name, 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.last < 0.1 and done < total:
+            return
+        self.last = now
+        self.stream.write(f"\r\x1b[K{self.name}: {done}/{total} examples")
+        self.stream.flush()
+
+    def close(self) -> None:
+        self.stream.write("\r\x1b[K")
+        self.stream.flush()
+
+
+def _is_tty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _use_color() -> bool:
+    # https://no-color.org: any non-empty NO_COLOR turns colour off.
+    return _is_tty(sys.stdout) and not os.environ.get("NO_COLOR")
+
+
+def _keep_hypothesis_files_out_of_the_working_directory() -> None:
+    # Hypothesis caches what it learns (e.g. constants found in the user's code) under
+    # ./.hypothesis; a command run in someone's project should not leave that behind.
+    # A storage directory the user chose is respected.
+    if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(cache, "gradcheck", "hypothesis")
+
+
+def _fail(message: str, code: int, exc: BaseException | None, verbose: bool) -> NoReturn:
+    if verbose and exc is not None:
+        cause = exc.__cause__ or exc
+        click.echo("".join(traceback.format_exception(cause)).rstrip(), err=True)
+    click.echo(f"Error: {message}", err=True)
+    raise click.exceptions.Exit(code)
+
+
+# --- option parsing ---------------------------------------------------------------
+
+
+def _parse_shapes(values: Sequence[str]) -> tuple[str, ...] | None:
+    if not values:
+        return None
+    from hypothesis.errors import InvalidArgument
+
+    from gradcheck.strategies import parse_shape_spec
+
+    for value in values:
+        try:
+            parse_shape_spec(value)
+        except InvalidArgument as exc:
+            raise click.BadParameter(str(exc), param_hint="'--shape'") from None
+    return tuple(values)
+
+
+def _parse_domain(values: Sequence[str]) -> Any:
+    if not values:
+        return None
+    try:
+        return normalize_domain(values[0] if len(values) == 1 else list(values))
+    except InvalidDescription as exc:
+        raise click.BadParameter(
+            f"{exc} (give LO:HI once for all inputs or once per input)",
+            param_hint="'--domain'",
+        ) from None
+
+
+def _parse_kwargs(value: str | None) -> dict[str, Any] | None:
+    if value is None:
+        return None
+    try:
+        parsed = json.loads(value)
+    except json.JSONDecodeError as exc:
+        raise click.BadParameter(
+            f"not valid JSON ({exc}); give a JSON object, e.g. '{{\"axis\": 0}}'",
+            param_hint="'--kwargs'",
+        ) from None
+    if not isinstance(parsed, dict):
+        raise click.BadParameter(
+            f"must be a JSON object of parameter names and values, e.g. "
+            f"'{{\"axis\": 0}}', got {value!r}",
+            param_hint="'--kwargs'",
+        )
+    return parsed
+
+
+def _replay_command(ctx: click.Context, target: str, seed: int) -> str:
+    """The exact command that replays one target's run: the options the user gave,
+    the target, and the run's seed."""
+    raw = ctx.params
+    words = ["gradcheck", "verify", target]
+    for option, flag in _FLAGS.items():
+        if ctx.get_parameter_source(option) is not click.core.ParameterSource.COMMANDLINE:
+            continue
+        value = raw[option]
+        if option == "broadcast":
+            words.append(flag if value else "--no-broadcast")
+        elif isinstance(value, tuple):
+            for v in map(str, value):
+                # A value starting with '-' must be attached, or it reads as an option.
+                words.extend([f"{flag}={v}"] if v.startswith("-") else [flag, v])
+        else:
+            words.extend([flag, str(value)])
+    if raw.get("config_path") is not None:
+        words.extend(["--config", str(raw["config_path"])])
+    words.extend(["--seed", str(seed)])
+    return shlex.join(words)
+
+
+def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[str, Any]:
+    """The options given on the command line, as keyword arguments of verify()."""
+    out = {}
+    for option in _FLAGS:
+        if ctx.get_parameter_source(option) is click.core.ParameterSource.COMMANDLINE:
+            out[_SETTING_OF_OPTION.get(option, option)] = parsed[option]
+    return out
+
+
+# --- commands ---------------------------------------------------------------------
+
+
+@main.command("verify", epilog=_EXAMPLES)
+@click.argument("targets", nargs=-1, metavar="[TARGET]...")
+@click.option(
+    "--shape",
+    multiple=True,
+    metavar="SPEC",
+    help="Shape of one input, once per input: sizes or names, comma-separated "
+    '("n,k"; "" for 0-d). Names are shared: --shape n,k --shape k,m.',
+)
+@click.option(
+    "--domain",
+    multiple=True,
+    metavar="LO:HI",
+    help="Interval the input values are drawn from: once for all inputs or once per "
+    "input (--domain -1:1). Leave a side empty for no bound (0:).",
+)
+@click.option("--dtype", type=click.Choice(["float64", "float32", "float16"]), help="Input dtype.")
+@click.option("--kwargs", metavar="JSON", help="The op's keyword parameters: '{\"axis\": 0}'.")
+@click.option(
+    "--max-examples",
+    type=click.IntRange(min=1),
+    help="Examples to check per target [default: 100].",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    help="Seed of the run (printed; replays it exactly). Default: a fresh one.",
+)
+@click.option(
+    "--mode",
+    type=click.Choice(list(MODES)),
+    help="Numeric comparison: full (every element), fast (random directions), or "
+    "auto (by input size) [default: auto].",
+)
+@click.option("--atol", type=click.FloatRange(min=0), help="Absolute tolerance.")
+@click.option("--rtol", type=click.FloatRange(min=0), help="Relative tolerance.")
+@click.option(
+    "--broadcast/--no-broadcast",
+    default=None,
+    help="Draw broadcastable shapes instead of equal ones.",
+)
+@click.option(
+    "--avoid",
+    multiple=True,
+    type=float,
+    metavar="X",
+    help="A point where the op is not differentiable (a kink); values keep a margin "
+    "from it. Repeatable.",
+)
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+    help="Output: a table, or one JSON document on stdout.",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Read [tool.gradcheck] from this file: a pyproject.toml, or a TOML file with "
+    "the table's keys at top level. Default: the nearest pyproject.toml.",
+)
+@click.option(
+    "--jobs",
+    "-j",
+    type=click.IntRange(min=1),
+    metavar="N",
+    default=1,
+    show_default=True,
+    help="Check targets in N worker processes (same results and order as one).",
+)
+@click.option(
+    "--save-baseline",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write each target's verdict, error ratio, seed and settings to FILE (JSON).",
+)
+@click.option(
+    "--baseline",
+    "baseline_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Compare with a saved baseline: exit 1 if a target that passed fails, or its "
+    "error ratio grew by more than the regression factor. Reuses its seeds.",
+)
+@click.option(
+    "--regression-factor",
+    type=float,
+    metavar="X",
+    help="A target regresses when its error ratio exceeds X times its baseline ratio "
+    f"(floored at {RATIO_FLOOR:g}) [default: regression-factor in the config, else "
+    f"{DEFAULT_REGRESSION_FACTOR}]. See docs/ci.md.",
+)
+@click.option(
+    "--junit-xml",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write a JUnit XML report (one testcase per target).",
+)
+@click.option(
+    "-v",
+    "--verbose",
+    is_flag=True,
+    help="Show tracebacks of load errors and the op's runtime warnings.",
+)
+@click.pass_context
+def verify_command(
+    ctx: click.Context,
+    targets: tuple[str, ...],
+    shape: tuple[str, ...],
+    domain: tuple[str, ...],
+    dtype: str | None,
+    kwargs: str | None,
+    max_examples: int | None,
+    seed: int | None,
+    mode: str | None,
+    atol: float | None,
+    rtol: float | None,
+    broadcast: bool | None,
+    avoid: tuple[float, ...],
+    output_format: str,
+    config_path: Path | None,
+    jobs: int,
+    save_baseline: Path | None,
+    baseline_path: Path | None,
+    regression_factor: float | None,
+    junit_xml: Path | None,
+    verbose: bool,
+) -> None:
+    """Check the gradients of TARGETs on generated inputs.
+
+    A TARGET is module:Name, path/to/file.py:Name, or a module or file (every
+    Operation subclass in it and every function marked with @gradcheck.describe).
+    The working directory is importable. Without a TARGET, the targets listed in
+    [tool.gradcheck] of the nearest pyproject.toml are checked, or, without any, the
+    engine's own ops. Settings come from an op's @gradcheck.describe, overridden by
+    the configuration file, overridden by the options.
+
+    In CI: --save-baseline on the main branch, --baseline on pull requests, and
+    --junit-xml for the CI's test report; with GITHUB_ACTIONS=true, failures are also
+    printed as GitHub annotations. Exit status: 0 all passed, 1 a check failed or
+    regressed against the baseline, 2 a usage, load, configuration or baseline error,
+    101 a bug in gradcheck (please report it).
+    """
+    parsed = {
+        "shape": _parse_shapes(shape),
+        "domain": _parse_domain(domain),
+        "dtype": dtype,
+        "kwargs": _parse_kwargs(kwargs),
+        "max_examples": max_examples,
+        "mode": mode,
+        "atol": atol,
+        "rtol": rtol,
+        "broadcast": broadcast,
+        "avoid": avoid or None,
+    }
+    overrides = _settings_from_options(ctx, parsed)
+    if regression_factor is not None and not is_regression_factor(regression_factor):
+        raise click.BadParameter(
+            f"must be a number >= 1, got {regression_factor:g}", param_hint="'--regression-factor'"
+        )
+    from gradcheck.frontend import baseline as baselines
+
+    try:
+        config = load_config(config_path)
+        baseline = baselines.load_baseline(baseline_path) if baseline_path is not None else None
+    except GradcheckError as exc:
+        _fail(str(exc), exc.exit_code, exc, verbose)
+    run_seed = _run_seed(seed, baseline, config)
+    _keep_hypothesis_files_out_of_the_working_directory()
+    # With JSON, stdout carries the document only: whatever the user's module prints
+    # (at import, in its forward) goes to stderr.
+    user_output = (
+        contextlib.redirect_stdout(sys.stderr)
+        if output_format == "json"
+        else contextlib.nullcontext()
+    )
+    with user_output:
+        try:
+            items = plan_run(targets, config)
+        except GradcheckError as exc:
+            _fail(str(exc), exc.exit_code, exc, verbose)
+        plan = [
+            Job(item.target.name, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
+            for item in items
+        ]
+        results = _run_all(items, plan, jobs, overrides, verbose)
+
+    comparison = None
+    if baseline is not None:
+        factor = regression_factor
+        if factor is None:
+            factor = config.regression_factor if config else DEFAULT_REGRESSION_FACTOR
+        comparison = baselines.compare(results, baseline, factor=factor)
+    try:
+        if save_baseline is not None:
+            baselines.save_baseline(save_baseline, results, seed=run_seed)
+        if junit_xml is not None:
+            _write_junit(junit_xml, results, run_seed, comparison)
+    except (GradcheckError, OSError) as exc:
+        message = str(exc) if isinstance(exc, GradcheckError) else f"{exc.filename}: {exc.strerror}"
+        _fail(message, 2, exc, verbose)
+
+    def replay(result: VerifyResult) -> str:
+        return _replay_command(ctx, result.target, result.seed)
+
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        _annotate(items, results, comparison, to_stderr=output_format == "json")
+    if output_format == "json":
+        from gradcheck.frontend.render import render_json
+
+        extra = {"baseline": comparison.to_dict()} if comparison is not None else None
+        click.echo(render_json(results, seed=run_seed, replay=replay, extra=extra))
+    else:
+        from gradcheck.frontend.render import render_table
+
+        color = _use_color()
+        click.echo(render_table(results, seed=run_seed, replay=replay, color=color), color=color)
+        if comparison is not None:
+            click.echo(f"\n{comparison.render()}")
+    passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
+    ctx.exit(0 if passed else 1)
+
+
+def _run_seed(seed: int | None, baseline: Any, config: ProjectConfig | None) -> int:
+    """The run's seed: --seed, else the baseline's (to check the same examples), else
+    the configuration's default, else a fresh one."""
+    if seed is not None:
+        return seed
+    if baseline is not None:
+        return int(baseline["seed"])
+    if config is not None and "seed" in config.defaults:
+        return int(config.defaults["seed"])
+    return secrets.randbits(32)
+
+
+def _job_settings(
+    item: RunItem,
+    overrides: dict[str, Any],
+    seed: int | None,
+    baseline: Any,
+    run_seed: int,
+) -> dict[str, Any]:
+    """verify()'s keyword arguments for one target: its settings, overridden by the
+    options; the seed from --seed, else the baseline's for this target, else the
+    target's own from the configuration, else the run's."""
+    settings = {**item.settings, **overrides}
+    own_seed = settings.pop("seed", None)
+    old = baseline["targets"].get(item.target.name) if baseline is not None else None
+    if seed is not None:
+        settings["seed"] = seed
+    elif old is not None:
+        settings["seed"] = old["seed"]
+    else:
+        settings["seed"] = own_seed if own_seed is not None else run_seed
+    return settings
+
+
+def _run_all(
+    items: list[RunItem],
+    plan: list[Job],
+    jobs: int,
+    overrides: dict[str, Any],
+    verbose: bool,
+) -> list[VerifyResult]:
+    """Run every job (in ``jobs`` processes); an error ends the run with its one-line
+    message, naming the target whose job raised it."""
+    open_bars: list[_Progress] = []
+
+    def progress(job: Job) -> _Progress | None:
+        # Only serial runs report progress (one target at a time on one line).
+        if not _is_tty(sys.stderr):
+            return None
+        open_bars.append(_Progress(sys.stderr, job.spec))
+        return open_bars[-1]
+
+    def close_bars() -> None:
+        while open_bars:
+            open_bars.pop().close()
+
+    results: list[VerifyResult] = []
+    runs = run_jobs(plan, jobs, targets=[item.target for item in items], progress=progress)
+    # closing(): the worker processes are shut down before an error ends the run.
+    with contextlib.closing(runs):
+        try:
+            for result in runs:
+                results.append(result)
+                close_bars()
+        except Exception as exc:
+            close_bars()
+            runs.close()
+            _fail_item(exc, items[len(results)], overrides, verbose)
+    return results
+
+
+def _fail_item(exc: Exception, item: RunItem, overrides: dict[str, Any], verbose: bool) -> NoReturn:
+    """One target's error as its one-line message and exit code."""
+    if isinstance(exc, InvalidDescription):
+        _fail(_describe_invalid(exc, item, overrides), exc.exit_code, exc, verbose)
+    if isinstance(exc, GradcheckError) and not isinstance(exc, InternalError):
+        _fail(f"{item.target.name}: {exc}", exc.exit_code, exc, verbose)
+    # A bug of gradcheck's own, not of the op (here, or a RemoteError from a worker).
+    _report_internal_error(exc, f"{item.target.name}: ")
+    raise click.exceptions.Exit(InternalError.exit_code)
+
+
+def _write_junit(path: Path, results: list[VerifyResult], seed: int, comparison: Any) -> None:
+    from gradcheck.frontend.ci_report import junit_xml, write_junit_xml
+
+    regressions = {r.target: r.reason for r in comparison.regressions} if comparison else {}
+    write_junit_xml(path, junit_xml(results, seed=seed, regressions=regressions))
+
+
+def _annotate(
+    items: list[RunItem], results: list[VerifyResult], comparison: Any, *, to_stderr: bool
+) -> None:
+    """GitHub Actions annotations (the runner reads workflow commands on stdout and
+    stderr; with --format json they go to stderr, so that stdout stays one document)."""
+    from gradcheck.frontend.ci_report import github_annotations, source_location
+
+    locations = {item.target.name: source_location(item.target.obj) for item in items}
+    lines = github_annotations(
+        results,
+        regressions={r.target: r.reason for r in comparison.regressions} if comparison else {},
+        new=comparison.new if comparison else (),
+        vanished=comparison.vanished if comparison else (),
+        locations=locations,
+    )
+    for line in lines:
+        click.echo(line, err=to_stderr)
+
+
+def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[str, Any]) -> str:
+    """Name the option that set the bad value, or say it came from the op's own
+    description."""
+    setting = exc.field
+    if setting is not None and setting in overrides:
+        option = _OPTION_OF_SETTING.get(setting, setting)
+        return f"Invalid value for '{_FLAGS[option]}' ({item.target.name}): {exc}"
+    if setting is not None and setting in item.settings:
+        return f"{item.target.name}: invalid {setting} in {item.source or 'its settings'}: {exc}"
+    if setting is not None and description_of(item.target.obj) is not None:
+        return (
+            f"{item.target.name}: invalid {setting} in its @gradcheck.describe(...): {exc}"
+            f" (override with {_FLAGS[_OPTION_OF_SETTING.get(setting, setting)]})"
+        )
+    if setting is not None:
+        option = _FLAGS.get(_OPTION_OF_SETTING.get(setting, setting))
+        if option is not None:
+            return f"{item.target.name}: {exc} (set it with {option})"
+    return f"{item.target.name}: {exc}"
+
+
+@main.command("list")
+@click.argument("modules", nargs=-1, metavar="[MODULE]...")
+@click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(["table", "json"]),
+    default="table",
+    show_default=True,
+)
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors.")
+def list_command(modules: tuple[str, ...], output_format: str, verbose: bool) -> None:
+    """List the targets MODULEs offer (default: the built-in set), with their inputs,
+    parameters and declared settings."""
+    from gradcheck.frontend.render import render_target_list
+
+    rows = []
+    try:
+        for module_name in modules or (BUILTIN_TARGETS,):
+            for target in load_targets(module_name):
+                rows.append(_target_row(target))
+    except GradcheckError as exc:
+        _fail(str(exc), exc.exit_code, exc, verbose)
+    click.echo(render_target_list(rows, as_json=output_format == "json"))
+
+
+def _target_row(target: LoadedTarget) -> dict[str, Any]:
+    sig = op_signature(target.obj)
+    description = description_of(target.obj)
+    return {
+        "target": target.name,
+        "kind": "function" if not isinstance(target.obj, type) else "Operation",
+        "arity": sig.arity,
+        "variadic": sig.variadic,
+        "inputs": list(sig.input_names),
+        "parameters": list(sig.parameters),
+        "described": {} if description is None else description.as_dict(),
+    }
+
+
+@main.command("plot")
+@click.argument("target", metavar="TARGET")
+@click.option(
+    "-o", "--output", required=True, type=click.Path(dir_okay=False), help="Image file (.png)."
+)
+@click.option("--shape", multiple=True, metavar="SPEC", help="Shape of one input (as in verify).")
+@click.option("--domain", multiple=True, metavar="LO:HI", help="Value interval (as in verify).")
+@click.option("--dtype", type=click.Choice(["float64", "float32", "float16"]), help="Input dtype.")
+@click.option("--kwargs", metavar="JSON", help="The op's keyword parameters.")
+@click.option(
+    "--seed",
+    type=click.IntRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seed of the drawn example, the upstream gradient and the direction.",
+)
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors.")
+def plot_command(
+    target: str,
+    output: str,
+    shape: tuple[str, ...],
+    domain: tuple[str, ...],
+    dtype: str | None,
+    kwargs: str | None,
+    seed: int,
+    verbose: bool,
+) -> None:
+    """Plot the finite-difference error against the step size and the Taylor
+    remainder test of TARGET at one generated example (matplotlib: the extra 'plot').
+
+    Inputs are drawn as verify draws them (the op's description, then these options).
+    The Taylor remainder falls with slope 2 when the gradient is right, 1 when wrong.
+    """
+    options = {
+        "shapes": _parse_shapes(shape),
+        "domain": _parse_domain(domain),
+        "dtype": dtype,
+        "kwargs": _parse_kwargs(kwargs),
+    }
+    _keep_hypothesis_files_out_of_the_working_directory()
+    try:
+        from gradcheck.checking.adapters import require
+
+        require("matplotlib", needed_for="gradcheck plot")
+        from gradcheck.checking.diagnostics import diagnose
+        from gradcheck.frontend.plot import save_figure
+        from gradcheck.search.verifier import draw_example
+
+        (loaded, *more) = load_targets(target)
+        if more:
+            raise click.UsageError(
+                f"'{target}' names {len(more) + 1} targets; plot one (module:Name)"
+            )
+        arrays, params = draw_example(loaded.obj, seed=seed, **options)
+        with warnings.catch_warnings():
+            if not verbose:
+                warnings.simplefilter("ignore", RuntimeWarning)
+            result = diagnose(loaded.obj, *arrays, params=params, seed=seed)
+        save_figure(result, output, seed=seed)
+    except GradcheckError as exc:
+        _fail(str(exc), exc.exit_code, exc, verbose)
+    if result.gradient_right is None:
+        summary = "Taylor slope undecided (is the op linear along the direction?)"
+    else:
+        verdict = "right" if result.gradient_right else "WRONG"
+        summary = f"Taylor slope {result.slope:.2f}: the gradient looks {verdict}"
+    click.echo(f"wrote {output}; {summary}")
+
+
 if __name__ == "__main__":  # pragma: no cover
-    _cli.main()
-else:
-    sys.modules[__name__] = _cli
+    main()

@@ -52,9 +52,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gradcheck.testing",
             "gradcheck.builtin_targets",
             "gradcheck.__main__",
-            # the old paths, aliases of modules of the layers (imported by name only)
+            # the two entry points: the command and the pytest plugin
             "gradcheck.cli",
             "gradcheck.pytest_plugin",
+            # old paths, aliases of modules of the layers (imported by name only)
             "gradcheck.adapters",
             "gradcheck.diagnostics",
         ),
@@ -221,7 +222,7 @@ OLD_HOMES = {
     "gradcheck.frontend.config": ("ConfigError",),
     "gradcheck.frontend.baseline": ("BaselineError",),
     "gradcheck.frontend.runner": ("RemoteError",),
-    "gradcheck.frontend.pytest_plugin": ("GradcheckFailure",),
+    "gradcheck.pytest_plugin": ("GradcheckFailure",),
 }
 
 

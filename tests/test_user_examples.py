@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from gradcheck.checking.checker import check
-from gradcheck.frontend.cli import main
+from gradcheck.cli import main
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 rng = np.random.default_rng(11)

@@ -9,8 +9,8 @@ from click.testing import CliRunner
 
 from gradcheck.checking.adapters import framework, framework_of, require
 from gradcheck.checking.target import resolve_target
+from gradcheck.cli import main
 from gradcheck.errors import MissingExtra
-from gradcheck.frontend.cli import main
 
 
 def test_require_names_the_extra(monkeypatch):

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from gradcheck.frontend.cli import main
+from gradcheck.cli import main
 from tests.ci.ci_project import make_project
 
 
@@ -69,7 +69,7 @@ def test_another_config_file(project: Path) -> None:
 
 def test_without_config_or_target_the_builtin_default_runs(tmp_path, monkeypatch) -> None:
     monkeypatch.chdir(tmp_path)  # no pyproject.toml here or above /tmp
-    from gradcheck.frontend.cli import plan_run
+    from gradcheck.cli import plan_run
     from gradcheck.frontend.config import load_config
 
     assert load_config() is None

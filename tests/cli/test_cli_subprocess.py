@@ -73,7 +73,7 @@ def test_console_script_style_launch_imports_the_working_directory(
     # A console script's sys.path[0] is its own directory, not the working directory.
     bin_dir = tmp_path_factory.mktemp("bin")
     launcher = bin_dir / "gradcheck_launcher.py"
-    launcher.write_text("from gradcheck.frontend.cli import main\nmain()\n")
+    launcher.write_text("from gradcheck.cli import main\nmain()\n")
     result = subprocess.run(
         [sys.executable, str(launcher), "verify", "user_ops:Square", *ARGS],
         cwd=workdir,
@@ -160,7 +160,7 @@ def test_an_internal_error_exits_101_with_the_traceback_and_please_report(
 def test_an_internal_error_outside_a_run_exits_101(workdir: Path) -> None:
     # `gradcheck list` on a module whose target makes the listing itself raise.
     (workdir / "breaks_listing.py").write_text(
-        "import gradcheck.frontend.cli as cli\n\n"
+        "import gradcheck.cli as cli\n\n"
         "def _bug(*args, **kwargs):\n"
         "    raise RuntimeError('simulated bug in gradcheck')\n\n"
         "cli._target_row = _bug\n\n"

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 import gradcheck
-from gradcheck.frontend.cli import main
+from gradcheck.cli import main
 
 FAST = ["--max-examples", "10", "--seed", "1"]
 
@@ -258,7 +258,7 @@ def test_no_target_runs_the_builtin_ops() -> None:
 def test_progress_rewrites_one_line() -> None:
     import io
 
-    from gradcheck.frontend.cli import _Progress
+    from gradcheck.cli import _Progress
 
     stream = io.StringIO()
     progress = _Progress(stream, "m:Op")

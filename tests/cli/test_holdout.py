@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from gradcheck.frontend.cli import main
+from gradcheck.cli import main
 
 HERE = Path(__file__).parent
 SEEDS = (0, 1, 2)
