@@ -1,32 +1,17 @@
-"""Hypothesis plugin: makes ``st.from_type(gradcheck.Tensor)`` draw from
-:func:`gradcheck.strategies.tensors`.
+"""The Hypothesis entry point's old path, for environments installed before it moved.
 
-Declared in ``pyproject.toml`` under ``[project.entry-points.hypothesis]``; Hypothesis
-calls :func:`_register` when it is imported, for an installed gradcheck (entry points
-belong to installed distributions). Call it yourself to get the same registration
-from a source checkout.
+The hook is ``_gradcheck_entry_points:_hypothesis_setup_hook`` now (a top-level module
+of the distribution, which imports nothing of gradcheck's: see its docstring). The
+metadata of an environment installed earlier still names this module; reinstalling
+gradcheck there (``pip install -e .``) makes this module unused.
 """
 
 from __future__ import annotations
 
 
 def _register() -> None:
-    """Register ``tensors()`` as the strategy for :class:`gradcheck.Tensor`.
+    """Register ``tensors()`` as the strategy for :class:`gradcheck.Tensor`, as the
+    entry point does."""
+    from _gradcheck_entry_points import _hypothesis_setup_hook
 
-    Imports happen here, not at module level: Hypothesis runs this hook while it is
-    itself being imported.
-
-    Examples
-    --------
-    >>> from hypothesis import find, strategies as st
-    >>> import gradcheck as mg
-    >>> _register()
-    >>> find(st.from_type(mg.Tensor), lambda t: t.size > 1)
-    Tensor([0., 0.])
-    """
-    from hypothesis import strategies as st
-
-    from gradcheck.strategies.tensors import tensors
-    from gradcheck.tensor_base import Tensor
-
-    st.register_type_strategy(Tensor, tensors())
+    _hypothesis_setup_hook()

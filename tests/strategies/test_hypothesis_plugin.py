@@ -1,69 +1,79 @@
-"""The Hypothesis entry point: `st.from_type(Tensor)` draws tensors."""
+"""The Hypothesis entry point: `st.from_type(Tensor)` draws tensors; registering costs
+nothing until gradcheck's engine is imported. (Fresh-interpreter cases, with the entry
+point installed: tests/test_entry_points.py.)"""
 
 from __future__ import annotations
 
 import importlib
-import subprocess
-import sys
 import tomllib
-from pathlib import Path
 
-from hypothesis import given
+import numpy as np
+from hypothesis import find, given
 from hypothesis import strategies as st
 
+import _gradcheck_entry_points
 import gradcheck as mg
 from gradcheck.strategies._hypothesis_plugin import _register
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.installed import ROOT, run_python
 
 
 def test_pyproject_declares_the_entry_point_and_it_resolves():
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     target = config["project"]["entry-points"]["hypothesis"]["gradcheck"]
     module, _, name = target.partition(":")
-    assert getattr(importlib.import_module(module), name) is _register
+    hook = getattr(importlib.import_module(module), name)
+    assert hook is _gradcheck_entry_points._hypothesis_setup_hook
+    assert module in config["tool"]["setuptools"]["py-modules"]  # shipped
 
 
-_register()
+# Where this suite runs, the installed entry point may be another checkout's, or none.
+_gradcheck_entry_points._hypothesis_setup_hook()
 
 
 @given(st.from_type(mg.Tensor))
 def test_from_type_draws_tensors_after_registration(t):
     assert isinstance(t, mg.Tensor)
     assert t.dtype == float
-    assert np_isfinite(t)
+    assert np.isfinite(t.data).all()
 
 
-def np_isfinite(t: mg.Tensor) -> bool:
-    import numpy as np
+def test_the_old_entry_point_still_registers():
+    # environments installed before the hook moved name it in their metadata
+    _register()
+    assert isinstance(find(st.from_type(mg.Tensor), lambda t: True), mg.Tensor)
 
-    return bool(np.isfinite(t.data).all())
 
-
-def test_hypothesis_runs_the_hook_for_an_installed_distribution(tmp_path):
-    # A dist-info directory on sys.path is an installed distribution as far as
-    # importlib.metadata is concerned: Hypothesis must find our hook, import it while
-    # being imported itself, and register the strategy.
-    dist = tmp_path / "gradcheck_plugin_probe-0.dist-info"
-    dist.mkdir()
-    (dist / "METADATA").write_text(
-        "Metadata-Version: 2.1\nName: gradcheck-plugin-probe\nVersion: 0\n"
-    )
-    (dist / "entry_points.txt").write_text(
-        "[hypothesis]\ngradcheck = gradcheck.strategies._hypothesis_plugin:_register\n"
-    )
-    script = (
-        "import hypothesis.strategies as st, gradcheck as mg\n"
-        "from hypothesis import find\n"
-        "print(type(find(st.from_type(mg.Tensor), lambda t: True)).__name__)\n"
-    )
-    result = subprocess.run(
-        [sys.executable, "-c", script],
-        env={"PYTHONPATH": f"{ROOT}:{tmp_path}", "PATH": "/usr/bin:/bin"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+def run(tmp_path, code):
+    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HYPOTHESIS_NO_PLUGINS": "1"}
+    result = run_python("-c", code, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == "Tensor"
+    return result.stdout.strip()
+
+
+def test_the_hook_imports_nothing_until_the_engine_is_imported(tmp_path):
+    # (the hook called by hand: HYPOTHESIS_NO_PLUGINS keeps installed ones out)
+    code = (
+        "import sys, hypothesis, hypothesis.strategies as st, _gradcheck_entry_points as e\n"
+        "e._hypothesis_setup_hook()\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('gradcheck', 'numpy'))))\n"
+        "from gradcheck.tensor_base import Tensor\n"
+        "print('gradcheck.strategies' in sys.modules)\n"
+        "print(type(hypothesis.find(st.from_type(Tensor), lambda t: True)).__name__)\n"
+    )
+    assert run(tmp_path, code).splitlines() == ["[]", "False", "Tensor"]
+
+
+def test_a_projects_own_tensor_base_gets_no_strategy_of_ours(tmp_path):
+    # a project with a gradcheck package of its own: Hypothesis builds its Tensor
+    (tmp_path / "gradcheck").mkdir()
+    (tmp_path / "gradcheck" / "__init__.py").write_text("")
+    (tmp_path / "gradcheck" / "tensor_base.py").write_text(
+        "class Tensor:\n    def __init__(self, size: int):\n        self.size = size\n"
+    )
+    code = (
+        "import hypothesis, hypothesis.strategies as st, _gradcheck_entry_points as e\n"
+        "e._hypothesis_setup_hook()\n"
+        "from gradcheck.tensor_base import Tensor\n"
+        "print(type(hypothesis.find(st.from_type(Tensor), lambda t: True).size).__name__)\n"
+    )
+    assert run(tmp_path, code) == "int"
