@@ -1,9 +1,12 @@
 """The pytest plugin: fixtures, a marker, options and collected gradient checks.
 
-Registered through the ``pytest11`` entry point, so pytest loads this module in every
-test run of everyone who installed gradcheck: it imports nothing but pytest and the
-standard library at import time. The checker, the search and Hypothesis are imported
-when a fixture is first called or a collected target runs.
+pytest loads this module in every test run where gradcheck is installed: the plugin
+named ``gradcheck`` (the ``pytest11`` entry point, ``_gradcheck_entry_points``)
+registers it, unless ``-p no:gradcheck`` or the project has a ``gradcheck`` of its
+own; ``-p gradcheck.pytest_plugin`` names it directly. So it imports nothing but
+pytest, the standard library and two modules of plain names at import time. The
+checker, the search and Hypothesis are imported when a fixture is first called or a
+collected target runs.
 
 Fixtures (session-scoped and stateless, so they work inside ``@given`` tests):
 

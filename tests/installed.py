@@ -7,11 +7,17 @@ top-level module, and a ``gradcheck`` dist-info whose entry points and scripts a
 ``sys.path`` (``PYTHONPATH``), its distribution is the one Hypothesis and pytest see,
 also where an older gradcheck is installed (the first distribution of a name wins
 for Hypothesis; pytest skips a second plugin of the same name).
+
+:func:`run_python` starts Python with ``-S``, the site folders of this interpreter on
+``PYTHONPATH`` instead: their ``.pth`` files are not run, so that an editable install
+of gradcheck where the suite runs (a finder that maps ``gradcheck`` and its
+submodules to some checkout) cannot stand in for what the test installed.
 """
 
 from __future__ import annotations
 
 import os
+import site
 import subprocess
 import sys
 import tomllib
@@ -33,11 +39,11 @@ def installed(tmp_path: Path) -> dict[str, str]:
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     project = config["project"]
     modules = config["tool"].get("setuptools", {}).get("py-modules", [])
-    site = tmp_path / "site-packages"
-    site.mkdir()
+    folder = tmp_path / "site-packages"
+    folder.mkdir()
     for name in ["gradcheck", *(f"{module}.py" for module in modules)]:
-        (site / name).symlink_to(ROOT / name)
-    dist = site / "gradcheck-0.1.0.dist-info"
+        (folder / name).symlink_to(ROOT / name)
+    dist = folder / "gradcheck-0.1.0.dist-info"
     dist.mkdir()
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: gradcheck\nVersion: 0.1.0\n")
     groups = {"console_scripts": project.get("scripts", {}), **project["entry-points"]}
@@ -48,8 +54,16 @@ def installed(tmp_path: Path) -> dict[str, str]:
         )
     )
     env = {k: v for k, v in os.environ.items() if k not in CLEARED}
-    env["PYTHONPATH"] = str(site)
+    env["PYTHONPATH"] = os.pathsep.join([str(folder), *site_folders()])
     return env
+
+
+def site_folders() -> list[str]:
+    """The site-packages folders of this interpreter and the folders their ``.pth``
+    files add (they follow the first one on sys.path), this checkout excepted."""
+    sites = set(site.getsitepackages())
+    first = next(i for i, path in enumerate(sys.path) if path in sites)
+    return [p for p in sys.path[first:] if Path(p).is_dir() and Path(p).resolve() != ROOT]
 
 
 def run_python(
@@ -57,7 +71,7 @@ def run_python(
 ) -> subprocess.CompletedProcess[str]:
     """``python ARGS`` in ``cwd``: a fresh interpreter, as a user starts one."""
     return subprocess.run(
-        [sys.executable, *args],
+        [sys.executable, "-S", *args],
         cwd=cwd,
         env=env,
         capture_output=True,

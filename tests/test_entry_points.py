@@ -97,3 +97,107 @@ def test_verify_checks_a_module_that_imports_the_strategies(tmp_path, env):
 
 def test_the_cli_imports_first_thing(tmp_path, env):
     assert python(tmp_path, env, "import gradcheck.cli; print('ok')") == "ok"
+
+
+# -- a project with a gradcheck of its own (issue 22, item 8) ---------------------------
+OWN_TEST = """
+import gradcheck
+from hypothesis import given, strategies as st
+
+
+@given(st.integers())
+def test_own_gradcheck(n):
+    assert gradcheck.PROJECT
+"""
+OWN_MODULE = '"""The project\'s own module named gradcheck."""\nPROJECT = True\n'
+
+
+@pytest.fixture(params=["gradcheck.py", "gradcheck/__init__.py"])
+def own_project(request, tmp_path):
+    """A project whose own module (or package) is named gradcheck, and a test of it."""
+    project = tmp_path / "project"
+    (project / request.param).parent.mkdir(parents=True)
+    (project / request.param).write_text(OWN_MODULE)
+    (project / "test_own.py").write_text(OWN_TEST)
+    return project
+
+
+PYTEST = ("-m", "pytest", "-q", "-p", "no:cacheprovider")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        PYTEST,  # the folder is on sys.path from the start
+        ("-P", *PYTEST),  # as the `pytest` script: it is put there for the tests
+        (*PYTEST, "-p", "no:gradcheck"),
+    ],
+    ids=["python-m-pytest", "pytest-script", "no-plugin"],
+)
+def test_pytest_runs_a_project_with_its_own_gradcheck(own_project, env, command):
+    result = run_python(*command, cwd=own_project, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
+
+
+def test_hypothesis_leaves_a_projects_own_gradcheck_alone(own_project, env):
+    code = "import hypothesis, gradcheck, sys; print(gradcheck.PROJECT, 'numpy' in sys.modules)"
+    assert python(own_project, env, code) == "True False"
+
+
+def test_importing_hypothesis_imports_nothing_of_gradcheck(tmp_path, env):
+    code = "import sys, hypothesis; print(sorted(m for m in sys.modules if 'gradcheck.' in m))"
+    assert python(tmp_path, env, code) == "[]"
+
+
+# -- the plugin, switched on and off ---------------------------------------------------
+FIXTURE_TEST = "def test_fixture(gradcheck):\n    assert callable(gradcheck)\n"
+
+
+@pytest.mark.parametrize(
+    "how",
+    [
+        (),  # the entry point
+        ("-p", "gradcheck.pytest_plugin"),  # named as well: registered once
+        ("-p", "gradcheck"),
+        ("conftest",),  # pytest_plugins = [...] in a conftest, as well
+    ],
+    ids=["entry-point", "p-module", "p-name", "conftest"],
+)
+def test_the_plugin_loads_once_however_it_is_named(tmp_path, env, how):
+    (tmp_path / "test_fixture.py").write_text(FIXTURE_TEST)
+    if how == ("conftest",):
+        (tmp_path / "conftest.py").write_text('pytest_plugins = ["gradcheck.pytest_plugin"]\n')
+        how = ()
+    result = run_python(*PYTEST, *how, cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "1 passed" in result.stdout
+
+
+def test_the_plugin_can_be_named_where_autoloading_is_off(tmp_path, env):
+    (tmp_path / "test_fixture.py").write_text(FIXTURE_TEST)
+    env = {**env, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    result = run_python(*PYTEST, "-p", "gradcheck.pytest_plugin", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_gradcheck_turns_the_plugin_off(tmp_path, env):
+    (tmp_path / "test_fixture.py").write_text(FIXTURE_TEST)
+    result = run_python(*PYTEST, "-p", "no:gradcheck", cwd=tmp_path, env=env)
+    assert result.returncode == 1
+    assert "fixture 'gradcheck' not found" in result.stdout
+
+
+def test_a_run_without_gradcheck_loads_nothing_heavy(tmp_path, env):
+    (tmp_path / "conftest.py").write_text(
+        "import sys\n\n\n"
+        "def pytest_sessionfinish(session):\n"
+        "    heavy = ['numpy', 'hypothesis', 'gradcheck.tensor_base', 'gradcheck.strategies']\n"
+        "    print('LOADED', [m for m in heavy if m in sys.modules])\n"
+        "    print('PLUGIN', 'gradcheck.pytest_plugin' in sys.modules)\n"
+    )
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    pass\n")
+    result = run_python(*PYTEST, "-s", cwd=tmp_path, env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "LOADED []" in result.stdout
+    assert "PLUGIN True" in result.stdout

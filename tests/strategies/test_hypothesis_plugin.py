@@ -5,6 +5,7 @@ point installed: tests/test_entry_points.py.)"""
 from __future__ import annotations
 
 import importlib
+import os
 import tomllib
 
 import numpy as np
@@ -14,7 +15,7 @@ from hypothesis import strategies as st
 import _gradcheck_entry_points
 import gradcheck as mg
 from gradcheck.strategies._hypothesis_plugin import _register
-from tests.installed import ROOT, run_python
+from tests.installed import ROOT, run_python, site_folders
 
 
 def test_pyproject_declares_the_entry_point_and_it_resolves():
@@ -44,7 +45,8 @@ def test_the_old_entry_point_still_registers():
 
 
 def run(tmp_path, code):
-    env = {"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "HYPOTHESIS_NO_PLUGINS": "1"}
+    path = os.pathsep.join([str(ROOT), *site_folders()])
+    env = {"PYTHONPATH": path, "PATH": "/usr/bin:/bin", "HYPOTHESIS_NO_PLUGINS": "1"}
     result = run_python("-c", code, cwd=tmp_path, env=env)
     assert result.returncode == 0, result.stderr
     return result.stdout.strip()
