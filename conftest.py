@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 pytest_plugins = ["pytester"]
 
@@ -19,19 +20,33 @@ collect_ignore = [
     if "sys.modules[__name__] = " in path.read_text()
 ]
 
-# "ci": reproducible and bounded, for the shared 2-core CI machine.
+# Hypothesis profiles (README, "Development"). The suite's default, the same everywhere, on
+# a developer's machine as in CI: derandomized (each test draws the same examples in every
+# run, so a run that passed passes again until the code or Hypothesis changes) and bounded
+# (30 examples a test). "deep" is the opt-in random search: HYPOTHESIS_PROFILE=deep pytest.
 settings.register_profile(
-    "ci",
-    derandomize=True,
-    deadline=None,
+    "suite",
+    derandomize=True,  # and so no example database: nothing replayed, nothing saved
+    deadline=None,  # timings on shared machines are noise
     max_examples=30,
     print_blob=True,
     suppress_health_check=[HealthCheck.too_slow],
 )
-# "dev": the default on a developer's machine; more examples, still no deadline
-# (timings on shared machines are noise).
-settings.register_profile("dev", deadline=None, max_examples=100)
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+settings.register_profile(
+    "deep",
+    derandomize=False,
+    deadline=None,
+    max_examples=200,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)  # its example database replays the failures it found, in deep runs only
+# Hypothesis keeps its files (the example database, caches) in .hypothesis/ of the folder
+# it runs in: the work tree. They go to the user's cache folder instead.
+cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+set_hypothesis_home_dir(
+    os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or cache / "gradcheck" / "hypothesis"
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
