@@ -30,6 +30,7 @@ __all__ = [
     "GradcheckError",
     "InvalidGradient",
     "InvalidBackprop",
+    "UnsupportedDtype",
     "SkipGradient",
     "LoadError",
     "ModuleLoadError",
@@ -70,6 +71,15 @@ class InvalidGradient(GradcheckError):
 class InvalidBackprop(GradcheckError):
     """Backpropagation was started through a graph that was already cleared, or from a
     non-scalar tensor of a graph that only supports backprop from a scalar."""
+
+    exit_code = 2
+
+
+class UnsupportedDtype(GradcheckError, TypeError):
+    """An op was given a floating dtype it cannot compute in: NumPy's ``linalg`` has
+    no float16 (nor long double) routines, so ``gradcheck.linalg.inv``, ``det``,
+    ``slogdet``, ``solve`` and the SVD-based matrix norms refuse them. The message names
+    the op and the dtype. A ``TypeError``, as NumPy's own refusal is."""
 
     exit_code = 2
 

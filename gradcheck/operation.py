@@ -38,6 +38,7 @@ __all__ = [
     "is_invalid_gradient",
     "reduce_broadcast",
     "accumulate",
+    "in_dtype_of",
     "spent",
     "store_new",
 ]
@@ -151,10 +152,32 @@ def spent(grad: Any, graph: Any) -> bool:
     return type(graph) is BackpropGraph and owned(grad, refs=2)
 
 
+def in_dtype_of(var: Tensor, grad: np.ndarray) -> np.ndarray:
+    """``grad`` as a gradient of ``var``: in ``var``'s dtype.
+
+    A tensor's gradient has the tensor's dtype, as in MyGrad 2.x and torch: a float32
+    tensor that met a float64 array in an op gets a float32 gradient, a float16 tensor
+    a float16 one (and an integer gradient a float one). This is the engine's one
+    cast: the storage steps (:meth:`Operation.backward`, :func:`store_new` and
+    UnaryOp's short path) call it only when ``grad.dtype is not var.data.dtype``, an
+    identity test that costs nothing on the common path (NumPy's built-in dtypes are
+    singletons); an equal dtype that is not the same object is returned as it is.
+    The cast makes a new array of its own, so it never aliases the ``grad`` it was
+    computed from.
+    """
+    dtype = var.data.dtype
+    if grad.dtype == dtype:
+        return grad
+    return grad.astype(dtype)
+
+
 def store_new(var: Tensor, grad: np.ndarray) -> None:
     """Give ``var`` the gradient ``grad``, a float array of its shape that nothing else
-    holds: as its gradient, or added to the one it has. (UnaryOp's short path writes
-    these lines out: it runs for every elementwise op, where a call is measurable.)"""
+    holds: as its gradient (in ``var``'s dtype, see :func:`in_dtype_of`), or added to
+    the one it has. (UnaryOp's short path writes these lines out: it runs for every
+    elementwise op, where a call is measurable.)"""
+    if grad.dtype is not var.data.dtype:
+        grad = in_dtype_of(var, grad)
     if var._grad is None:
         var._grad = grad
         var._shared = False
@@ -241,12 +264,12 @@ class Operation:
 
         For each non-constant input, ``backward_var`` is asked for its gradient; the
         result is validated, passed through ``_reduction`` (undoing broadcasting;
-        :func:`reduce_broadcast` by default for a ``broadcastable`` op) and
-        stored in the input's ``.grad`` (copied when it shares memory with ``grad``) or
-        added to the gradient already there. Constants receive nothing. ``graph`` is
-        the collection of ops taking part in this backprop; the traversal that visits
-        them in order is :func:`gradcheck.graph.backpropagate`, so this method does not
-        recurse.
+        :func:`reduce_broadcast` by default for a ``broadcastable`` op), cast to the
+        input's dtype (:func:`in_dtype_of`) and stored in the input's ``.grad`` (copied
+        when it shares memory with ``grad``) or added to the gradient already there.
+        Constants receive nothing. ``graph`` is the collection of ops taking part in
+        this backprop; the traversal that visits them in order is
+        :func:`gradcheck.graph.backpropagate`, so this method does not recurse.
 
         Raises
         ------
@@ -295,7 +318,9 @@ class Operation:
                         f"numpy arrays, got a gradient of type: {type(backed_grad)}"
                     )
                 backed_grad = np.asarray(backed_grad)
-            shape = var.data.shape
+                dtype = backed_grad.dtype
+            data = var.data
+            shape = data.shape
             if backed_grad.shape != shape:
                 # (the class's default reduction is looked up only when needed)
                 if _reduction is not None:
@@ -308,8 +333,12 @@ class Operation:
                         f"returned a gradient of shape {backed_grad.shape} for an input of "
                         f"shape {shape}; a gradient must have its input's shape"
                     )
+                dtype = backed_grad.dtype
             elif _reduction is not None:
                 backed_grad = _reduction(backed_grad, shape)  # a caller's own reduction
+                dtype = backed_grad.dtype
+            if dtype is not data.dtype:  # (`dtype` is backed_grad's, read once above)
+                backed_grad = in_dtype_of(var, backed_grad)
             if var._grad is None:
                 # A stored alias of `grad` must not be seen to change with it, and a
                 # read-only view (a broadcast) cannot be the user's to write. Two

@@ -200,7 +200,11 @@ class Tensor:
             The gradient of some final quantity with respect to this tensor. By
             default, ones of this tensor's shape (1.0 for a scalar), which makes each
             ``x.grad`` the derivative of ``self.sum()`` with respect to ``x``. A
-            ``grad`` that broadcasts to this tensor's shape is broadcast.
+            ``grad`` that broadcasts to this tensor's shape is broadcast, and cast
+            to this tensor's dtype.
+
+        Every gradient stored has its tensor's dtype (as in MyGrad and torch): a
+        float32 tensor that met float64 arrays gets a float32 ``.grad``.
 
         Afterwards the graph is cleared (see :meth:`clear_graph`); the gradients stay.
         A constant tensor does nothing.
@@ -237,8 +241,8 @@ class Tensor:
                     f"numpy arrays, got a gradient of type: {type(grad)}"
                 )
             # A copy: the caller's array must not become (and later be changed as)
-            # this tensor's gradient.
-            grad = np.array(grad)
+            # this tensor's gradient; in this tensor's dtype, as every gradient is.
+            grad = np.array(grad, dtype=self.data.dtype)
             if grad.shape != self.data.shape:
                 try:
                     grad = np.broadcast_to(grad, self.data.shape).copy()

@@ -137,3 +137,81 @@ def test_batchnorm_of_a_constant_channel_is_not_a_false_alarm() -> None:
     x = np.full((1, 1, 3), 3.3419740763826136)
     result = gradcheck.check(builtin_targets.batchnorm, x, np.array([0.0]), np.array([1.0]))
     assert result.passed, result.failure
+
+
+# --- float32 and float16: the gradient has its tensor's dtype ---------------------------
+
+#: Targets whose op NumPy cannot compute in float16 (gradcheck.linalg's solve and the
+#: SVD-based norms; inv, det and slogdet get float64 matrices from the row's
+#: `_well_conditioned`): in float16 the engine raises UnsupportedDtype naming the op.
+FLOAT16_UNSUPPORTED = {"solve", "solve_vector", "norm_nuc"}
+
+#: A few of every kind that failed `wrong_dtype` in float32/float16 before gradients were
+#: cast to their tensor's dtype (an op mixing in a float64 array or constant), with
+#: softmax_focal_loss (an infinite gradient through log(softmax) in float16), the
+#: unsupported ones and two plain elementwise ops.
+LOW_PRECISION_SAMPLE = [
+    "sin",
+    "multiply",
+    "clip_tensor_bounds",
+    "std_ddof",
+    "max_axis",
+    "inv",
+    "slogdet",
+    "solve",
+    "solve_vector",
+    "norm_ord3",
+    "norm_nuc",
+    "sort_axis",
+    "negative_log_likelihood_weights",
+    "margin_ranking_loss",
+    "softmax_focal_loss",
+    "max_pool",
+]
+
+
+def _assert_passes_in(name: str, dtype: str, examples: int) -> None:
+    result = _verify(name, dtype=dtype, max_examples=examples)
+    if dtype == "float16" and name in FLOAT16_UNSUPPORTED:
+        failure = result.failure.failure
+        assert (result.verdict, failure.kind) == ("failed", "forward_error"), failure
+        assert "UnsupportedDtype" in failure.message and "float16" in failure.message
+        assert "gradcheck.linalg." in failure.message
+        return
+    assert result.passed, (result.note, result.failure and result.failure.failure)
+    assert result.settings["dtype"] == dtype
+
+
+def test_the_sample_covers_every_unsupported_target_and_exists() -> None:
+    assert FLOAT16_UNSUPPORTED <= set(LOW_PRECISION_SAMPLE) <= set(NAMES)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("name", LOW_PRECISION_SAMPLE)
+def test_builtin_targets_pass_in_low_precision(name: str, dtype: str) -> None:
+    _assert_passes_in(name, dtype, examples=3)
+
+
+#: Known false alarms of the checker in low precision (issue 17, item 1: the tolerance
+#: does not know the forward's rounding), not wrong gradients: a constant channel's
+#: normalised values are float32 rounding noise times 1/sqrt(eps) where the float64
+#: reference has exact zeros, and float16 cannot resolve a gradient of ~1e-3 of the
+#: values' scale. Strict: once the checker knows the rounding floor, they pass and
+#: these marks must go.
+_ROUNDING_FLOOR = pytest.mark.xfail(strict=True, reason="issue 17 item 1: rounding floor")
+KNOWN_FALSE_ALARMS = {("batchnorm", "float32"), ("batchnorm", "float16")}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("name", "dtype"),
+    [
+        pytest.param(
+            name, dtype, marks=[_ROUNDING_FLOOR] if (name, dtype) in KNOWN_FALSE_ALARMS else []
+        )
+        for dtype in ("float32", "float16")
+        for name in NAMES
+    ],
+)
+def test_every_builtin_target_passes_in_low_precision(name: str, dtype: str) -> None:
+    _assert_passes_in(name, dtype, examples=10)

@@ -235,6 +235,29 @@ def test_correct_twin_passes(kind):
     assert result.failure is None
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_a_wider_gradient_is_cast_not_failed(dtype):
+    # backward_var returns float64 for a float32/float16 input (as the engine's own ops
+    # do where they meet a float64 array): the engine stores it in the input's dtype,
+    # and nothing was lost, so the check passes.
+    def in_float64(self, grad, index, **kw):
+        return grad * np.cos(self.variables[0].data.astype(np.float64))
+
+    wider = sin_op(in_float64)
+    result = check(wider, X.astype(dtype))
+    assert result.verdict == "passed", format_result(result)
+
+
+def test_a_narrower_gradient_is_a_wrong_dtype_even_though_the_engine_casts_it():
+    narrow = WRONG["wrong_dtype"][0]
+    x = mg.Tensor(X)
+    mg.execute_op(narrow, x).backward()
+    assert x.grad.dtype == np.float64  # cast back by the engine...
+    result = check(narrow, X)
+    assert result.failure.kind == "wrong_dtype"  # ...the precision lost is still reported
+    assert "float32" in result.failure.message and "less precision" in result.failure.message
+
+
 def test_failure_names_the_input():
     wrong = two_input_op(
         lambda self, grad, index, **kw: correct_mul(self, grad, index) * (1.01 if index else 1)

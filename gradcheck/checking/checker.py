@@ -315,6 +315,7 @@ class _Run:
             )
         self.check_unchanged(graph, "backward")
         self.check_gradients(grads, v)
+        self.check_precision(v)
         # Determinism: a fresh graph, the same v.
         again = self.backward(self.forward(), v.copy())
         for i, (g1, g2) in enumerate(zip(grads, again)):
@@ -401,6 +402,35 @@ class _Run:
                             input=i,
                         )
                     )
+
+    def check_precision(self, v: np.ndarray) -> None:
+        """An ``Operation`` target whose ``backward_var`` returns a float gradient of
+        less precision than its input (float32 for a float64 input) fails with
+        ``wrong_dtype``. The engine casts every stored gradient to its tensor's dtype
+        (as MyGrad and torch do), so ``.grad`` cannot show it; what ``backward_var``
+        returned (one more forward) does. A wider gradient (float64 for a float32
+        input) is what the engine's own ops return too, and is cast without loss."""
+        raw = self.tgt.raw_gradients(self.xs, self.params, v, constants=sorted(self.const))
+        if raw is None:  # not an Operation target
+            return
+        self.forward_calls += 1
+        for i, (g, x) in enumerate(zip(raw, self.xs)):
+            dt = getattr(g, "dtype", None)
+            if (
+                dt is not None
+                and dt.kind == "f"
+                and x.dtype.kind == "f"
+                and np.finfo(dt).eps > np.finfo(x.dtype).eps
+            ):
+                raise _Fail(
+                    Failure(
+                        Kind.WRONG_DTYPE,
+                        f"the gradient of input {i} has dtype {dt}, its input {x.dtype}: "
+                        f"backward_var computes it in less precision than its input (the "
+                        f"engine casts it back to {x.dtype}, the precision stays lost)",
+                        input=i,
+                    )
+                )
 
     def check_value(self, i: int, g: Any, x: np.ndarray, *, raw: bool = False) -> None:
         """Type, dtype, shape and finiteness of the gradient ``g`` of input ``i``."""

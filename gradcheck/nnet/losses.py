@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.nnet.activations import relu, softmax
+from gradcheck.nnet.activations import logsoftmax, relu
 from gradcheck.operation import Operation
-from gradcheck.ops.exp_log import log
+from gradcheck.ops.exp_log import exp, log
 from gradcheck.ops.indexing import get_item
 from gradcheck.ops.reductions import mean
 from gradcheck.tensor_base import Tensor, execute_op
@@ -177,7 +177,12 @@ def focal_loss(
     """
     y = _labels(targets, _rows(class_probs))
     p = get_item(class_probs, (np.arange(len(y)), y))
-    loss = -alpha * log(p)
+    return _focal(p, log(p), alpha, gamma, constant)
+
+
+def _focal(p: Tensor, log_p: Tensor, alpha: float, gamma: float, constant: bool | None) -> Tensor:
+    """``-alpha * (1 - p)**gamma * log_p``, given ``p`` and its log."""
+    loss = -alpha * log_p
     if gamma:
         loss = loss * (1 - p) ** gamma
     if constant:
@@ -195,6 +200,11 @@ def softmax_focal_loss(
 ) -> Tensor:
     """:func:`focal_loss` of ``softmax(scores)`` over the classes; shape ``(N,)``.
 
+    ``log(p)`` is taken from :func:`~gradcheck.nnet.activations.logsoftmax`, not as
+    the log of a softmax: where a class's probability underflows the dtype (float16
+    at a score gap of ~10), ``log`` of it would have an infinite gradient, ``1 / p``,
+    for a loss whose gradient is bounded.
+
     Examples
     --------
     >>> import gradcheck as mg
@@ -202,4 +212,6 @@ def softmax_focal_loss(
     >>> softmax_focal_loss(mg.Tensor([[0.0, 0.0]]), [1])
     Tensor([0.69314718])
     """
-    return focal_loss(softmax(scores, axis=1), targets, alpha=alpha, gamma=gamma, constant=constant)
+    y = _labels(targets, _rows(scores))
+    log_p = get_item(logsoftmax(scores, axis=1), (np.arange(len(y)), y))
+    return _focal(exp(log_p), log_p, alpha, gamma, constant)

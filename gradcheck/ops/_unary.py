@@ -19,7 +19,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from gradcheck.operation import IN_PLACE_MIN_SIZE, Operation, accumulate, owned, spent
+from gradcheck.operation import (
+    IN_PLACE_MIN_SIZE,
+    Operation,
+    accumulate,
+    in_dtype_of,
+    owned,
+    spent,
+)
 
 if TYPE_CHECKING:
     from gradcheck.tensor_base import Tensor
@@ -68,8 +75,9 @@ class UnaryOp(Operation):
             and var._ops
             and type(self).backward_var is _BACKWARD_VAR  # (not replaced, e.g. by a mutant)
         ):
-            backed = self.derivative(var.data, self.out)
-            shape = var.data.shape
+            data = var.data
+            backed = self.derivative(data, self.out)
+            shape = data.shape
             if (
                 type(backed) is np.ndarray
                 and backed.size >= IN_PLACE_MIN_SIZE  # (small: not worth the checks)
@@ -86,9 +94,11 @@ class UnaryOp(Operation):
                 backed = grad * backed
             if (
                 type(backed) is np.ndarray
-                and ((dtype := backed.dtype) is _FLOAT64 or dtype.kind == "f")
+                and ((dtype := backed.dtype) is (own := data.dtype) or dtype.kind == "f")
                 and backed.shape == shape
             ):
+                if dtype is not own:
+                    backed = in_dtype_of(var, backed)  # (e.g. a float64 derivative)
                 if var._grad is None:
                     var._grad = backed
                     var._shared = False
@@ -100,4 +110,3 @@ class UnaryOp(Operation):
 
 # the formula that the short path of UnaryOp.backward computes inline
 _BACKWARD_VAR = UnaryOp.backward_var
-_FLOAT64 = np.dtype(np.float64)

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.errors import UnsupportedDtype
 from gradcheck.operation import Operation, reduce_broadcast
 from gradcheck.tensor_base import Tensor, execute_op
 
@@ -23,9 +24,26 @@ def _mT(x: np.ndarray) -> np.ndarray:
     return np.swapaxes(x, -1, -2)
 
 
+#: The floating dtypes NumPy's LAPACK-based routines compute in.
+_LAPACK_FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _lapack_inputs(name: str, *arrays: np.ndarray) -> None:
+    """Raise :class:`UnsupportedDtype` naming ``gradcheck.linalg.<name>`` when an input
+    is a float NumPy's linalg cannot compute in (float16, long double): these ops are
+    float32/float64 only, as NumPy's are (an integer input is computed in float64)."""
+    for a in arrays:
+        if a.dtype.kind == "f" and a.dtype not in _LAPACK_FLOATS:
+            raise UnsupportedDtype(
+                f"gradcheck.linalg.{name} does not support {a.dtype}: NumPy's linalg has "
+                f"no {a.dtype} routines; use float32 or float64 (e.g. x.astype(np.float32))"
+            )
+
+
 class Inv(Operation):
     def __call__(self, a: Tensor) -> np.ndarray:
         self.variables = (a,)
+        _lapack_inputs("inv", a.data)
         self.out = np.linalg.inv(a.data)
         return self.out
 
@@ -50,6 +68,7 @@ def inv(a: Any, *, constant: bool | None = None) -> Tensor:
 class Det(Operation):
     def __call__(self, a: Tensor) -> np.ndarray:
         self.variables = (a,)
+        _lapack_inputs("det", a.data)
         self.out = np.asarray(np.linalg.det(a.data))
         return self.out
 
@@ -99,6 +118,7 @@ def slogdet(a: Any, *, constant: bool | None = None) -> tuple[Tensor, Tensor]:
     (Tensor(-1.), Tensor(0.69314718))
     """
     data = a.data if isinstance(a, Tensor) else np.asarray(a)
+    _lapack_inputs("slogdet", data)
     sign = Tensor(np.linalg.slogdet(data)[0], constant=True)
     return sign, execute_op(LogAbsDet, a, constant=constant)
 
@@ -106,6 +126,7 @@ def slogdet(a: Any, *, constant: bool | None = None) -> tuple[Tensor, Tensor]:
 class Solve(Operation):
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
+        _lapack_inputs("solve", a.data, b.data)
         self.out = np.linalg.solve(a.data, b.data)
         return self.out
 
@@ -188,6 +209,9 @@ class Norm(Operation):
     ) -> np.ndarray:
         self.variables = (x,)
         self.ord, self.keepdims, self.nan_to_num = ord, keepdims, nan_to_num
+        matrix = x.ndim == 2 if axis is None else np.ndim(axis) == 1 and len(axis) == 2
+        if matrix and ord in ("nuc", 2, -2):
+            _lapack_inputs(f"norm (ord={ord!r}, by the SVD)", x.data)
         out = np.linalg.norm(x.data, ord=ord, axis=axis, keepdims=keepdims)
         ndim = x.ndim
         if axis is None:

@@ -101,6 +101,24 @@ def test_focal_losses(data, xy, gamma, alpha):
     check_gradients(lambda t: L.focal_loss(t, y, alpha=alpha, gamma=gamma), 0.1 + 0.8 * probs)
 
 
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+def test_softmax_focal_loss_has_a_finite_gradient_where_a_probability_underflows(dtype):
+    # softmax(x)[0] = e^-12 is ~6e-6, below float16's smallest normal: the log of the
+    # softmax had the gradient 1/p = inf there (then inf * 0 = nan), for a loss
+    # whose gradient is bounded.
+    x = mg.Tensor(np.array([[-7.0, 5.0]], dtype=dtype))
+    with np.errstate(divide="raise", over="raise", invalid="raise"):
+        loss = L.softmax_focal_loss(x, np.array([0]), alpha=0.5, gamma=1.5)
+        loss.backward()
+    assert x.grad.dtype == dtype and np.all(np.isfinite(x.grad))
+    # d/dx of -alpha (1 - p)^gamma log p, p = softmax(x)[0], in float64
+    z = np.array([-7.0, 5.0])
+    p = np.exp(z[0] - np.logaddexp(z[0], z[1]))
+    dloss_dp = -0.5 * (-1.5 * (1 - p) ** 0.5 * np.log(p) + (1 - p) ** 1.5 / p)
+    expected = dloss_dp * p * (np.array([1.0, 0.0]) - np.array([p, 1 - p]))
+    np.testing.assert_allclose(x.grad[0], expected, rtol=4 * np.finfo(dtype).eps, atol=0)
+
+
 def test_losses_agree_with_mygrad():
     mygrad = pytest.importorskip("mygrad")
     ml = mygrad.nnet.losses
