@@ -107,6 +107,10 @@ def _add(numpy_function: Any, function: Callable[..., Any]) -> None:
 
 
 def _build() -> None:
+    # Threads: `_built` turns True only after every entry is in, and a thread that
+    # sees it False builds the (same) entries itself, so no thread reads a half-built
+    # table as complete (a miss in Tensor.__array_ufunc__'s direct read of UFUNCS
+    # ends here too).
     global _built
     from gradcheck import ops
 

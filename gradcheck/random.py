@@ -2,7 +2,10 @@
 
 Every function draws from one module-level :class:`numpy.random.Generator`;
 :func:`seed` replaces it with a freshly seeded one. The global NumPy random state is
-never read or changed.
+never read or changed. The generator is shared by all threads (NumPy locks each draw,
+so threads may draw at once, but their draws interleave: a seeded sequence is
+reproducible in one thread; give each thread its own ``numpy.random.default_rng``
+for reproducible streams per thread).
 """
 
 from __future__ import annotations

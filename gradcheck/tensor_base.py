@@ -13,7 +13,7 @@ from gradcheck.operation import Operation, is_invalid_gradient
 
 __all__ = ["Tensor", "tensor", "astensor", "execute_op"]
 
-_TRACK = _graph.TRACK
+_no_autodiff_depth = _graph.no_autodiff_depth
 _SEQUENCE = _graph.SEQUENCE
 
 
@@ -519,7 +519,9 @@ def _as_input(x: Any) -> Tensor:
 # again and again (the 2 in `x * 2`), keyed by (type, value, dtype). Sharing one
 # tensor between ops is safe: a constant leaf is never written by the engine (no
 # gradient, no creator; clear_graph only zeroes its `_ops`, which stays 0), and its
-# data cannot be written. Bounded: cleared when full.
+# data cannot be written. Bounded: cleared when full. Safe under threads: each dict
+# read or write is atomic under the GIL, and a tensor found in either dict, or made
+# again after another thread cleared them, is an equal read-only constant.
 _SCALAR_CACHE: dict[tuple[type, Any, np.dtype], Tensor] = {}
 _SCALAR_CACHE_SIZE = 4096
 # The float64 part of the cache keyed by the number alone, for the common case of a
@@ -662,7 +664,7 @@ def execute_op(
     result._shared = False
     result._ops = 0
     all_constant = True
-    if _TRACK.on:
+    if not _no_autodiff_depth():
         result._creator = op
         result._seq = next(_SEQUENCE)
         scalar_only = Op.scalar_only
