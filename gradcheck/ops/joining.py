@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 from typing import Any
 
@@ -17,17 +18,26 @@ class Concatenate(Operation):
     def __call__(self, *tensors: Tensor, axis: int | None = 0) -> np.ndarray:
         self.variables = tensors
         self.axis = axis
-        return np.concatenate([t.data for t in tensors], axis=axis)
+        arrays = [t.data for t in tensors]
+        out = np.concatenate(arrays, axis=axis)
+        # Where each input's part of the output starts (along the axis, or in the
+        # flattened output): found once here, so that the backward of n inputs takes
+        # time linear in n (summing the lengths before each input, per input, took
+        # O(n^2): 20,000 inputs 158 s).
+        if axis is None:
+            lengths = [a.size for a in arrays]
+        else:
+            self._axis = axis % out.ndim
+            lengths = [a.shape[self._axis] for a in arrays]
+        self._starts = list(itertools.accumulate(lengths, initial=0))
+        return out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        shapes = [t.shape for t in self.variables]
+        """The input's part of ``grad``: a view (basic slicing), not a copy."""
+        start, stop = self._starts[index], self._starts[index + 1]
         if self.axis is None:  # the inputs were flattened first
-            start = sum(int(np.prod(s)) for s in shapes[:index])
-            return grad[start : start + int(np.prod(shapes[index]))].reshape(shapes[index])
-        axis = self.axis % grad.ndim
-        start = sum(s[axis] for s in shapes[:index])
-        where = (slice(None),) * axis + (slice(start, start + shapes[index][axis]),)
-        return grad[where]
+            return grad[start:stop].reshape(self.variables[index].shape)
+        return grad[(slice(None),) * self._axis + (slice(start, stop),)]
 
 
 def concatenate(
@@ -52,7 +62,12 @@ class Stack(Operation):
         return np.stack([t.data for t in tensors], axis=axis)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return np.take(grad, index, axis=self.axis)
+        """The input's slice of ``grad``, a view: ``np.take`` copied, and first made
+        the whole ``grad`` contiguous when it was not (a broadcast from ``sum``), so
+        the backward of n stacked inputs was O(n^2) (80,000 inputs: 13 s)."""
+        axis = self.axis % grad.ndim
+        # (the Ellipsis keeps a 0-d result an array, a view, not a NumPy scalar)
+        return grad[(slice(None),) * axis + (index, Ellipsis)]
 
 
 def stack(tensors: Sequence[Any], axis: int = 0, *, constant: bool | None = None) -> Tensor:
