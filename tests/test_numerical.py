@@ -210,8 +210,22 @@ def test_refinement_levels_scored_together_or_one_by_one_agree_exactly(name, f, 
             + [ev.refine(0, direction, 1e-5, 1e-6, 5e5)]
         )
     assert repr(results[0]) == repr(results[1])
-    value, error, kink, _ = results[0][0]
+    est = results[0][0]
+    value, error, kink = est.value, est.error, est.kink
     if name == "kink":
         assert kink  # |x| at 0
     elif name == "smooth":
         assert abs(value - v[0] * 0.0) <= error + 1e-12  # d/dx tanh(x)·x = 0 at 0
+
+
+def test_refine_gives_an_estimate_whose_richardson_value_cancels_the_h2_term():
+    import gradcheck.checking.numerical as numerical
+
+    assert numerical.TRUNCATION_GROWTH == numerical.LEVEL_RATIO**2 == 16
+    x = np.array([0.7])
+    ev = Evaluator(resolve_target(lambda t: t**3).forward, [x], {}, np.ones(1))
+    est = ev.refine(0, 0, 2.0**-17, 0.0, 1.0)
+    assert isinstance(est, numerical.Estimate)
+    # x³: D(h) = 3x² + h², which one Richardson step makes exact (to rounding).
+    assert abs(est.value - 3 * 0.49) <= 1e-12 and est.error < 1e-9 and not est.kink
+    assert abs(est.curvature - 6 * 0.7) < 1e-3

@@ -15,6 +15,8 @@ to the op's dtype (its backward error; it matters in float16 and float32 only).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 
 from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
@@ -227,84 +229,115 @@ def compare_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> None:
     )
 
 
-def compare_fast(ev: Evaluator, cmp: Comparison, rng: np.random.Generator, directions: int) -> None:
-    """Directional derivatives along random signed directions; when one disagrees
-    (or crosses a kink), bisect the elements to find the ones responsible."""
-    i = cmp.i
-    x = ev.work[i].reshape(-1).astype(np.float64)
-    g = cmp.analytic.reshape(-1)
-    # Powers of two throughout (see gradcheck.checking.numerical.step_sizes): h0, the levels
-    # and every |d_j| are, so each perturbation h·d_j is exact in coarse intermediates.
-    h0 = float(step_sizes(np.zeros(1), ev.eps)[0])
-    scale = np.maximum(np.abs(x), 1.0)
-    # Tolerance per element, with the analytic gradient standing in for the numeric.
-    atol = cmp.abs_tol(g)
-    cmp.atol_used = atol
-    t = atol + cmp.rtol * np.abs(g)
-    located: list[int] = []
+@dataclass(frozen=True)
+class _Directional:
+    """One directional derivative, analytic against numeric."""
 
-    def agrees(e: np.ndarray) -> tuple[bool, float, float, float, bool]:
-        numeric, err, kink, curvature = ev.refine(
-            i, e, h0, float(np.sqrt(np.sum((t * e) ** 2))), float(scale.max(initial=1.0))
-        )
-        analytic = float(g @ e)
+    ok: bool
+    analytic: float
+    numeric: float
+    allowed: float
+    kink: bool
+
+
+class _FastMode:
+    """Fast mode for one input: directional derivatives of ``s`` along signed
+    directions whose every |d_j| is a power of two times the element's scale, judged
+    like full mode's elements, and the elements located by bisection."""
+
+    def __init__(self, ev: Evaluator, cmp: Comparison) -> None:
+        self.ev, self.cmp = ev, cmp
+        self.x = ev.work[cmp.i].reshape(-1).astype(np.float64)
+        self.g = cmp.analytic.reshape(-1)
+        # Powers of two throughout (see gradcheck.checking.numerical.step_sizes): h0, the
+        # levels and every |d_j| are, so each perturbation h·d_j is exact in coarse
+        # intermediates.
+        self.h0 = float(step_sizes(np.zeros(1), ev.eps)[0])
+        self.scale = np.maximum(np.abs(self.x), 1.0)
+        # Tolerance per element, with the analytic gradient standing in for the numeric.
+        self.atol = cmp.abs_tol(self.g)
+        cmp.atol_used = self.atol
+        self.t = self.atol + cmp.rtol * np.abs(self.g)
+        self.located: list[int] = []
+
+    def direction(self, rng: np.random.Generator) -> np.ndarray:
+        gauss = rng.standard_normal(self.x.size)
+        return np.sign(gauss) * np.exp2(np.round(np.log2(np.abs(gauss) * self.scale + 1e-300)))
+
+    def agrees(self, e: np.ndarray) -> _Directional:
+        tolerance = float(np.sqrt(np.sum((self.t * e) ** 2)))
+        est = self.ev.refine(self.cmp.i, e, self.h0, tolerance, float(self.scale.max(initial=1.0)))
+        analytic = float(self.g @ e)
         # As in full mode, plus the inputs' rounding: e is scaled like x, so about
         # eps·|e' H e| (curvature along e).
         allowed = (
-            float(np.sqrt(np.sum((t * e) ** 2)))
-            + ERROR_ESTIMATE_FACTOR * err
-            + INPUT_ROUNDING_FACTOR * cmp.eps * abs(curvature)
+            tolerance
+            + ERROR_ESTIMATE_FACTOR * est.error
+            + INPUT_ROUNDING_FACTOR * self.cmp.eps * abs(est.curvature)
         )
-        ok = bool(np.isfinite(numeric) and abs(analytic - numeric) <= allowed and not kink)
-        return ok, analytic, numeric, allowed, kink
+        numeric = est.value
+        ok = bool(np.isfinite(numeric) and abs(analytic - numeric) <= allowed and not est.kink)
+        return _Directional(ok, analytic, numeric, allowed, est.kink)
 
-    def bisect(members: np.ndarray, d: np.ndarray) -> None:
-        if len(located) >= FAST_MODE_MAX_LOCATED:
+    def bisect(self, members: np.ndarray, d: np.ndarray) -> None:
+        """Halve ``members`` (indices into ``d``), following the halves that disagree,
+        down to at most two elements each; at most :data:`FAST_MODE_MAX_LOCATED` in all."""
+        if len(self.located) >= FAST_MODE_MAX_LOCATED:
             return
         if members.size <= 2:
-            located.extend(int(j) for j in members)
+            self.located.extend(int(j) for j in members)
             return
         for half in (members[: members.size // 2], members[members.size // 2 :]):
             e = np.zeros_like(d)
             e[half] = d[half]
-            if not agrees(e)[0]:
-                bisect(half, d)
+            if not self.agrees(e).ok:
+                self.bisect(half, d)
 
+    def judge_located(self) -> None:
+        """Judge the located elements one by one, as full mode would."""
+        cmp, x = self.cmp, self.x
+        threshold = cmp.jump_threshold(self.g)
+        idx = np.array(sorted(set(self.located)))
+        steps = step_sizes(x[idx], self.ev.eps)
+        results = [
+            self.ev.refine(cmp.i, int(j), float(h), threshold, self.scale[j])
+            for j, h in zip(idx, steps)
+        ]
+        numeric = np.array([r.value for r in results])
+        error = np.array([r.error for r in results])
+        kink = np.array([r.kink for r in results])
+        curvature = np.abs(np.array([r.curvature for r in results]))
+        extra = INPUT_ROUNDING_FACTOR * cmp.eps * np.abs(x[idx]) * curvature
+        before = cmp.mismatched
+        cmp.record(idx, self.g[idx], numeric, error, kink, self.atol, extra)
+        if cmp.mismatched == before and not kink.any() and cmp.direction_failure is not None:
+            cmp.mismatched += 1  # the direction failed; no single element explains it
+
+
+def compare_fast(ev: Evaluator, cmp: Comparison, rng: np.random.Generator, directions: int) -> None:
+    """Directional derivatives along random signed directions; when one disagrees
+    (or crosses a kink), bisect the elements to find the ones responsible."""
+    fast = _FastMode(ev, cmp)
     for _ in range(directions):
-        gauss = rng.standard_normal(x.size)
-        d = np.sign(gauss) * np.exp2(np.round(np.log2(np.abs(gauss) * scale + 1e-300)))
-        ok, analytic, numeric, allowed, kink = agrees(d)
-        if not kink:  # a direction across a kink says nothing about the error
-            diff = abs(analytic - numeric)
+        d = fast.direction(rng)
+        r = fast.agrees(d)
+        if not r.kink:  # a direction across a kink says nothing about the error
+            diff = abs(r.analytic - r.numeric)
             cmp.max_abs = max(cmp.max_abs, diff)
-            cmp.max_numeric = max(cmp.max_numeric, abs(numeric))
-            cmp.max_ratio = max(cmp.max_ratio, diff / allowed if allowed > 0 else np.inf)
-        if not ok:
+            cmp.max_numeric = max(cmp.max_numeric, abs(r.numeric))
+            cmp.max_ratio = max(cmp.max_ratio, diff / r.allowed if r.allowed > 0 else np.inf)
+        if not r.ok:
             cmp.direction_failure = (
                 None
-                if kink
+                if r.kink
                 else (
-                    f"along a random direction: <analytic, d> = {analytic:.10g}, numeric "
-                    f"{numeric:.10g} (allowed difference {allowed:.3g})"
+                    f"along a random direction: <analytic, d> = {r.analytic:.10g}, numeric "
+                    f"{r.numeric:.10g} (allowed difference {r.allowed:.3g})"
                 )
             )
-            bisect(np.arange(x.size), d)
+            fast.bisect(np.arange(fast.x.size), d)
             break
-    if not located:
-        if cmp.direction_failure is not None:
-            cmp.mismatched += 1
-        return
-    # Judge the located elements one by one, as full mode would.
-    threshold = cmp.jump_threshold(g)
-    idx = np.array(sorted(set(located)))
-    steps = step_sizes(x[idx], ev.eps)
-    results = [ev.refine(i, int(j), float(h), threshold, scale[j]) for j, h in zip(idx, steps)]
-    numeric = np.array([r[0] for r in results])
-    error = np.array([r[1] for r in results])
-    kink = np.array([r[2] for r in results])
-    curvature = np.abs(np.array([r[3] for r in results]))
-    extra = INPUT_ROUNDING_FACTOR * cmp.eps * np.abs(x[idx]) * curvature
-    before = cmp.mismatched
-    cmp.record(idx, g[idx], numeric, error, kink, atol, extra)
-    if cmp.mismatched == before and not kink.any() and cmp.direction_failure is not None:
-        cmp.mismatched += 1  # the direction failed; no single element explains it
+    if fast.located:
+        fast.judge_located()
+    elif cmp.direction_failure is not None:
+        cmp.mismatched += 1

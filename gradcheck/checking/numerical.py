@@ -50,9 +50,30 @@ __all__ = [
     "step_sizes",
 ]
 
-#: Refinement steps, as powers of 4 times the base step: from 1/16 to 64 of it, and
-#: further down for |x| > 1 (see ``Evaluator.refine``).
+#: Consecutive refinement steps differ by this factor.
+LEVEL_RATIO = 4.0
+#: A central difference errs by c·h² + O(h⁴): one level up, its error (and the
+#: second difference J·h = s''·h², and D(h) - D(4h)) grows by LEVEL_RATIO² = 16.
+TRUNCATION_GROWTH = LEVEL_RATIO**2
+#: Refinement steps, as powers of LEVEL_RATIO times the base step: from 1/16 to 64 of
+#: it, and further down for |x| > 1 (see :func:`_levels`).
 _LOWEST, _HIGHEST = -2, 3
+#: The measured noise looks at the differences of this many smallest levels.
+NOISE_LEVELS = 3
+#: A kink's signature must hold over this many consecutive levels.
+KINK_WINDOW = 3
+#: ... each level's jump within this factor of the next one's ("constant in size").
+KINK_STEADINESS = 2.0
+#: ... and each larger than this multiple of the level's modelled rounding noise.
+KINK_NOISE_MARGIN = 8.0
+#: No error estimate is below this many eps of the value.
+VALUE_ROUNDING_EPS = 8.0
+#: A first-pass jump J above this fraction of the gradient's scale sends the element to
+#: refinement (maybe a kink; smooth functions give J = s''·h, far below it).
+FIRST_JUMP_FRACTION = 1e-3
+#: The modelled rounding noise of one difference: this many eps of the touched
+#: outputs' size (both evaluations, each rounding its outputs and their sum).
+OUTPUT_ROUNDING_EPS = 4.0
 
 
 #: Up to this many output elements over all levels of one refinement, the levels'
@@ -67,9 +88,9 @@ def _levels(scale: float) -> tuple[np.ndarray, int]:
     own scale is 1 at a large x (sin(x) at x = 1e6) needs steps that small in
     absolute terms, so the levels reach down to the absolute step eps**(1/3) / 16.
     """
-    extra = max(0, int(np.ceil(np.log(scale) / np.log(4.0) - 1e-9)))
+    extra = max(0, int(np.ceil(np.log(scale) / np.log(LEVEL_RATIO) - 1e-9)))
     powers = np.arange(_LOWEST - extra, _HIGHEST + 1)
-    return 4.0**powers, extra - _LOWEST
+    return LEVEL_RATIO**powers, extra - _LOWEST
 
 
 def step_sizes(x: np.ndarray, eps: float) -> np.ndarray:
@@ -93,15 +114,19 @@ def step_sizes(x: np.ndarray, eps: float) -> np.ndarray:
 
 @dataclass
 class Estimate:
-    """Numeric gradient of one input: value, error estimate, where it is not
-    differentiable, the second derivative of ``s`` along each element (a by-product:
-    ``J / h``), which elements were refined, and the forward calls spent."""
+    """Numeric derivative of ``s``: value, error estimate, whether ``s`` is not
+    differentiable there (a kink), its second derivative along the same direction (a
+    by-product: ``J / h``), whether it was refined, and the forward calls spent.
 
-    value: np.ndarray
-    error: np.ndarray
-    kink: np.ndarray
-    curvature: np.ndarray
-    refined: np.ndarray
+    :func:`full_estimate` gives one per input, each field an array of the input's
+    shape; :meth:`Evaluator.refine` one per element or direction, each field a scalar.
+    """
+
+    value: Any
+    error: Any
+    kink: Any
+    curvature: Any
+    refined: Any = True
     calls: int = 0
 
 
@@ -207,12 +232,12 @@ class Evaluator:
         h0: float,
         jump_threshold: float,
         scale: float = 1.0,
-    ) -> tuple[float, float, bool, float]:
+    ) -> Estimate:
         """Refined derivative of ``s`` along element ``along`` (a flat index) of input
-        ``i``, or along the direction ``along`` (an array of the input's size):
-        (value, error estimate, not differentiable, second derivative). ``h0`` is
-        the base step; ``scale`` the size of the element (``max(|x|, 1)``) it was
-        made relative to."""
+        ``i``, or along the direction ``along`` (an array of the input's size), from
+        central differences at every level of :func:`_levels` (see :func:`_combine`).
+        ``h0`` is the base step; ``scale`` the size of the element (``max(|x|, 1)``)
+        it was made relative to."""
         flat = self.work[i].reshape(-1)
         base = flat.copy()
         # The bound forward (tensors made once over `work`, which is changed in place
@@ -220,85 +245,77 @@ class Evaluator:
         # enters no_autodiff, which profiled at about as much as a small forward.
         if self._fwd is None:
             self._fwd = self._bind(self.work, self.params)
-        fwd = self._fwd
         multipliers, base_index = _levels(scale)
-        n = len(multipliers)
-        f0 = self.f0
-        shape = f0.shape
-        # The loop below makes the forward calls and copies their outputs into rows,
-        # nothing else; the arithmetic on them (`_score_levels`) runs once for all
-        # levels when their outputs are small (profiled: per level, ~20 NumPy calls on
-        # a small output cost more than its two forward calls), and after each
-        # level when they are large (then the calls' cost is nothing, and all levels
-        # at once would hold several arrays of n outputs).
-        batch = n if n * f0.size <= _BATCHED_LEVELS_MAX_SIZE else 1
-        plus = np.empty((batch, *shape))
-        minus = np.empty((batch, *shape))
-        pending: list[int] = []  # levels whose outputs are in the first rows
-        d = np.full(n, np.nan)
-        jump = np.full(n, np.nan)
-        noise = np.zeros(n)
-        hs = np.ones(n)
+        levels = _LevelScores(len(multipliers), self.f0.shape)
         element = isinstance(along, (int, np.integer))
         calls = 0
         with np.errstate(all="ignore"), no_autodiff:
             for k, m in enumerate(multipliers):
-                row = len(pending)
+                row = len(levels.pending)  # the first row not holding a pending level
                 if element:
                     old = base[along]
                     h = float(np.asarray(old + h0 * m, dtype=flat.dtype) - old)
                     if h == 0:
                         continue
-                    flat[along] = old + h
-                    up = fwd()
-                    if up_ok := np.shape(up) == shape:
-                        plus[row] = up  # (a copy now: `up` may be a view of the input)
-                    flat[along] = old - h
-                    down = fwd()
-                    if down_ok := np.shape(down) == shape:
-                        minus[row] = down
-                    flat[along] = old
+                    ok = self._element_outputs(flat, along, old, h, levels, row)
                 else:
                     h = h0 * m
-                    step = h * along
-                    np.add(base, step, out=flat, casting="unsafe")
-                    up = fwd()
-                    if up_ok := np.shape(up) == shape:
-                        plus[row] = up
-                    np.subtract(base, step, out=flat, casting="unsafe")
-                    down = fwd()
-                    if down_ok := np.shape(down) == shape:
-                        minus[row] = down
-                    flat[:] = base
+                    ok = self._direction_outputs(flat, base, h * along, levels, row)
                 calls += 2
-                if not (up_ok and down_ok):
-                    continue  # (its rows are taken by the next level)
-                hs[k] = h
-                pending.append(k)
-                if len(pending) == batch:
-                    self._score_levels(plus, minus, pending, hs, d, jump, noise)
-                    pending = []
-            if pending:
-                self._score_levels(plus, minus, pending, hs, d, jump, noise)
+                if ok:
+                    levels.hs[k] = h
+                    levels.pending.append(k)
+                    if len(levels.pending) == levels.batch:
+                        self._score_levels(levels)
+            if levels.pending:
+                self._score_levels(levels)
         self.calls += calls
-        return _combine(d, jump, noise, hs, self.eps, jump_threshold, base_index)
+        return _combine(levels, self.eps, jump_threshold, base_index)
 
-    def _score_levels(
-        self,
-        plus: np.ndarray,
-        minus: np.ndarray,
-        levels: list[int],
-        hs: np.ndarray,
-        d: np.ndarray,
-        jump: np.ndarray,
-        noise: np.ndarray,
-    ) -> None:
-        """Fill ``d``, ``jump`` and ``noise`` at ``levels`` from the outputs at x ± h
-        in the first rows of ``plus`` and ``minus`` (row ``r`` is level
-        ``levels[r]``): the central difference of ``s``, the jump J (the sum of the
-        one-sided differences) and the modelled rounding noise of the difference."""
-        used = len(levels)
-        plus, minus = plus[:used], minus[:used]
+    def _element_outputs(
+        self, flat: np.ndarray, j: int, old: Any, h: float, levels: _LevelScores, row: int
+    ) -> bool:
+        """f at x ± h e_j into ``row`` of the level buffers; False when an output has
+        the wrong shape (then the level is not used)."""
+        fwd = self._fwd
+        assert fwd is not None
+        flat[j] = old + h
+        up = fwd()
+        if up_ok := np.shape(up) == levels.shape:
+            levels.plus[row] = up  # (a copy now: `up` may be a view of the input)
+        flat[j] = old - h
+        down = fwd()
+        if down_ok := np.shape(down) == levels.shape:
+            levels.minus[row] = down
+        flat[j] = old
+        return up_ok and down_ok
+
+    def _direction_outputs(
+        self, flat: np.ndarray, base: np.ndarray, step: np.ndarray, levels: _LevelScores, row: int
+    ) -> bool:
+        """f at x ± step into ``row`` of the level buffers (as :meth:`_element_outputs`)."""
+        fwd = self._fwd
+        assert fwd is not None
+        np.add(base, step, out=flat, casting="unsafe")
+        up = fwd()
+        if up_ok := np.shape(up) == levels.shape:
+            levels.plus[row] = up
+        np.subtract(base, step, out=flat, casting="unsafe")
+        down = fwd()
+        if down_ok := np.shape(down) == levels.shape:
+            levels.minus[row] = down
+        flat[:] = base
+        return up_ok and down_ok
+
+    def _score_levels(self, levels: _LevelScores) -> None:
+        """Score the pending levels from the outputs at x ± h in the first rows of
+        ``levels.plus`` and ``levels.minus`` (row ``r`` is level ``levels.pending[r]``):
+        the central difference of ``s``, the jump J (the sum of the one-sided
+        differences) and the modelled rounding noise of the difference."""
+        pending = levels.pending
+        used = len(pending)
+        plus, minus = levels.plus[:used], levels.minus[:used]
+        d, jump, noise, hs = levels.d, levels.jump, levels.noise, levels.hs
         f0 = self.f0
         v = self.v
         absv = np.abs(v)
@@ -309,19 +326,20 @@ class Evaluator:
         # Rounding in the touched outputs, at their largest (at f0 or moved).
         touched = (plus != f0) | (minus != f0)
         size = np.maximum(np.maximum(np.abs(plus), np.abs(minus)), np.abs(f0))
-        for row, k in enumerate(levels):
+        for row, k in enumerate(pending):
             h = float(hs[k])
             d[k] = float(vdot(v, spread[row])) / (2 * h)
             jump[k] = float(vdot(v, moved[row])) / h
             t = touched[row]
             if t.any():
-                noise[k] = 4 * eps * float(vdot(absv[t], size[row][t])) / h
+                noise[k] = OUTPUT_ROUNDING_EPS * eps * float(vdot(absv[t], size[row][t])) / h
             else:
                 # NOTE: no output moved, which is not proof that none depends on x:
                 # each may have absorbed a change below its half ulp (1e-13·γ + 1,
                 # batchnorm's gamma where a channel is constant). All that is known
                 # is |s'| <= eps·<|v|, |f|> / 2h: that is the noise.
                 noise[k] = eps * float(vdot(absv, np.abs(f0))) / (2 * h)
+        levels.pending = []
 
     def complex_step(self, i: int) -> np.ndarray:
         """``Im s(x + i h e_j) / h`` for every element of input ``i``."""
@@ -349,101 +367,169 @@ class Evaluator:
         return values.reshape(self.work[i].shape)
 
 
-def _combine(
-    d: np.ndarray,
-    jump: np.ndarray,
-    noise: np.ndarray,
-    hs: np.ndarray,
-    eps: float,
-    jump_threshold: float,
-    base_index: int,
-) -> tuple[float, float, bool, float]:
-    """Value, error, kink flag and second derivative from central differences ``d``
-    at steps ``hs`` (nan where unavailable), jumps ``J`` and model rounding noise.
+class _LevelScores:
+    """One refinement's levels: per level the central difference ``d``, the jump ``J``,
+    the modelled rounding noise and the step (nan, nan, 0, 1 where a level was not
+    evaluated); and the buffers of outputs at x ± h not yet scored.
 
-    Plain Python floats: a handful of values, where NumPy's per-call cost would
-    dominate."""
-    d_all, jump_all, hs_all, noise_all = d.tolist(), jump.tolist(), hs.tolist(), noise.tolist()
+    The forward calls only copy their outputs into rows; the arithmetic on them
+    (:meth:`Evaluator._score_levels`) runs once for all levels when their outputs are
+    small (profiled: per level, ~20 NumPy calls on a small output cost more than its
+    two forward calls), and after each level when they are large (then the calls' cost
+    is nothing, and all levels at once would hold several arrays of n outputs).
+    """
+
+    def __init__(self, n: int, shape: tuple[int, ...]) -> None:
+        self.shape = shape
+        self.batch = n if n * math.prod(shape) <= _BATCHED_LEVELS_MAX_SIZE else 1
+        self.plus = np.empty((self.batch, *shape))
+        self.minus = np.empty((self.batch, *shape))
+        self.pending: list[int] = []  # levels whose outputs are in the first rows
+        self.d = np.full(n, np.nan)
+        self.jump = np.full(n, np.nan)
+        self.noise = np.zeros(n)
+        self.hs = np.ones(n)
+
+
+@dataclass
+class _Finite:
+    """The levels of one refinement where both D and J are finite, smallest step first:
+    their level numbers ``k``, central differences ``D``, jumps ``J``, steps ``H`` and
+    modelled noise ``N``. Plain Python floats: a handful of values, where NumPy's
+    per-call cost would dominate."""
+
+    k: list[int]
+    D: list[float]
+    J: list[float]
+    H: list[float]
+    N: list[float]
+
+
+def _finite_levels(levels: _LevelScores) -> _Finite:
+    d, jump, hs, noise = (
+        levels.d.tolist(),
+        levels.jump.tolist(),
+        levels.hs.tolist(),
+        levels.noise.tolist(),
+    )
     isfinite = math.isfinite
-    ok = [k for k in range(len(d_all)) if isfinite(d_all[k]) and isfinite(jump_all[k])]
-    D = [d_all[k] for k in ok]
-    Jv = [jump_all[k] for k in ok]
-    H = [hs_all[k] for k in ok]
-    N = [noise_all[k] for k in ok]
-    n = len(ok)
-    if n < 2:
-        return (D[0] if n else float("nan")), float("inf"), True, 0.0
-    # s'' = J / h: at the step nearest the base step for now, at the chosen step below.
-    near = min(range(n), key=lambda a: abs(ok[a] - base_index))
-    curvature = Jv[near] / H[near]
-    # Function noise, measured: the second difference J·h is s''·h² plus noise; the
-    # smooth part grows 16× per level, so what does not is noise. This catches noise
-    # the output's size does not show, e.g. (x + 1e6) - 1e6 rounding at 1e6's ulp.
-    # Likewise D(h) - D(4h) is c·h² for smooth s; its part that does not shrink 16×
-    # per level, times h, measures noise that rounds x ± h symmetrically (J = 0).
+    ok = [k for k in range(len(d)) if isfinite(d[k]) and isfinite(jump[k])]
+    return _Finite(
+        ok, [d[k] for k in ok], [jump[k] for k in ok], [hs[k] for k in ok], [noise[k] for k in ok]
+    )
+
+
+def _level_noise(f: _Finite) -> list[float]:
+    """The rounding noise of each level's D: the modelled N, or the noise measured from
+    the smallest levels where that is larger.
+
+    The second difference J·h is s''·h² plus noise; the smooth part grows
+    :data:`TRUNCATION_GROWTH` × per level, so what does not is noise. This catches
+    noise the output's size does not show, e.g. (x + 1e6) - 1e6 rounding at 1e6's ulp.
+    Likewise D(h) - D(4h) is c·h² for smooth s; its part that does not grow
+    :data:`TRUNCATION_GROWTH` × per level, times h, measures noise that rounds x ± h
+    symmetrically (J = 0).
+    """
+    D, J, H = f.D, f.J, f.H
+    n = len(D)
     sigma = 0.0
-    for a in range(min(3, n - 1)):
-        sigma = max(sigma, abs(Jv[a] * H[a] - Jv[a + 1] * H[a + 1] / 16.0))
+    for a in range(min(NOISE_LEVELS, n - 1)):
+        sigma = max(sigma, abs(J[a] * H[a] - J[a + 1] * H[a + 1] / TRUNCATION_GROWTH))
         if a + 2 < n:
             dd0, dd1 = D[a] - D[a + 1], D[a + 1] - D[a + 2]
-            sigma = max(sigma, abs(dd0 - dd1 / 16.0) * H[a])
-    level_noise = [max(N[a], sigma / H[a]) for a in range(n)]
-    # Richardson pairs of neighbouring finite levels: (16 D(h) - D(4h)) / 15.
-    pairs = [a for a in range(n - 1) if ok[a + 1] == ok[a] + 1]
-    if not pairs:
-        return D[0], float("inf"), True, curvature
-    rich = [D[a] + (D[a] - D[a + 1]) / 15.0 for a in pairs]
+            sigma = max(sigma, abs(dd0 - dd1 / TRUNCATION_GROWTH) * H[a])
+    return [max(f.N[a], sigma / H[a]) for a in range(n)]
+
+
+def _richardson(D: list[float], pairs: list[int]) -> list[float]:
+    """``(16 D(h) - D(4h)) / 15`` for each pair of levels ``a``, ``a + 1``: cancels the
+    h² term of the central difference."""
+    gain = TRUNCATION_GROWTH - 1
+    return [D[a] + (D[a] - D[a + 1]) / gain for a in pairs]
+
+
+def _pair_errors(
+    f: _Finite, pairs: list[int], rich: list[float], noise: list[float]
+) -> list[float]:
+    """The error estimate of each Richardson pair: how far it lies from its neighbour
+    pairs (the larger gap), or for a lone pair its own correction, plus the noise of
+    its smaller step."""
     if len(rich) == 1:
-        errs = [abs(D[pairs[0]] - D[pairs[0] + 1]) / 15.0]
+        a = pairs[0]
+        errs = [abs(f.D[a] - f.D[a + 1]) / (TRUNCATION_GROWTH - 1)]
     else:
         diffs = [abs(rich[q + 1] - rich[q]) for q in range(len(rich) - 1)]
         errs = [diffs[0], *(max(diffs[q - 1], diffs[q]) for q in range(1, len(diffs))), diffs[-1]]
-    errs = [e + level_noise[a] for e, a in zip(errs, pairs)]
+    return [e + noise[a] for e, a in zip(errs, pairs)]
+
+
+def _steady(values: list[float]) -> bool:
+    """Same sign, and each within :data:`KINK_STEADINESS` × of the next."""
+    first = values[0] > 0
+    return all((x > 0) == first for x in values) and all(
+        1 / KINK_STEADINESS < abs(values[q]) / abs(values[q + 1]) < KINK_STEADINESS
+        for q in range(len(values) - 1)
+    )
+
+
+def _is_kink(f: _Finite, jump_threshold: float) -> bool:
+    """A jump J of constant sign and size over :data:`KINK_WINDOW` consecutive steps,
+    larger than rounding and than what matters; or a jump of ``s`` itself.
+
+    Over the smallest steps it is a kink at x itself; over larger ones a kink within
+    their reach, which spoils every central difference that straddles it (and the
+    minimum-error choice would pick their consistent, wrong plateau): not
+    differentiable *here*, numerically, which is never a failure. (Measured noise is no
+    guide: a jump's second difference grows like h, which the noise measure counts; and
+    noise J ∝ 1/h changes 4× per level, smooth J ∝ h likewise.)
+
+    A jump of ``s`` itself within the steps' reach (arccot at 0, a step function):
+    every straddling D(h) is about jump / 2h, so D·h holds still across levels (a
+    smooth s keeps D still and D·h shrinks 4× per level; rounding noise keeps D·h still
+    but small and of random sign). The jump also inflates the measured noise, so only
+    the modelled rounding noise N is a guide here.
+    """
+    D, J, H = f.D, f.J, f.H
+    n = len(D)
+    # (Which levels' D and J stand out, tested once per level rather than per window.)
+    limit = [max(jump_threshold, KINK_NOISE_MARGIN * f.N[a]) for a in range(n)]
+    large_d = [abs(D[a]) > limit[a] for a in range(n)]
+    large_j = [abs(J[a]) > limit[a] for a in range(n)]
+    k, span = f.k, KINK_WINDOW - 1
+    for a in range(n - span):
+        if k[a + span] != k[a] + span:  # not neighbours
+            continue
+        end = a + KINK_WINDOW
+        if all(large_d[a:end]) and _steady([D[b] * H[b] for b in range(a, end)]):
+            return True
+        if all(large_j[a:end]) and _steady(J[a:end]):
+            return True
+    return False
+
+
+def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index: int) -> Estimate:
+    """Value, error, kink flag and second derivative from the central differences of
+    every level: the Richardson pair whose value agrees best with its neighbours."""
+    f = _finite_levels(levels)
+    D, J, H = f.D, f.J, f.H
+    n = len(D)
+    if n < 2:
+        return Estimate((D[0] if n else float("nan")), float("inf"), True, 0.0)
+    pairs = [a for a in range(n - 1) if f.k[a + 1] == f.k[a] + 1]  # neighbour levels
+    if not pairs:
+        # s'' = J / h at the step nearest the base step.
+        near = min(range(n), key=lambda a: abs(f.k[a] - base_index))
+        return Estimate(D[0], float("inf"), True, J[near] / H[near])
+    rich = _richardson(D, pairs)
+    errs = _pair_errors(f, pairs, rich, _level_noise(f))
     best = min(range(len(errs)), key=errs.__getitem__)
     value = rich[best]
-    curvature = Jv[pairs[best]] / H[pairs[best]]
+    curvature = J[pairs[best]] / H[pairs[best]]
     # x ± h rounds: the stencil's centre may sit up to eps·h off x (all of x, when
     # x is below h's ulp), which moves the estimate by s''·(that).
     shift = 2 * eps * H[pairs[best]] * abs(curvature)
-    error = max(errs[best] + shift, 8 * eps * abs(value))
-
-    # Kink: a jump J of constant sign and size (within 2× per level) over three
-    # consecutive steps, larger than rounding and than what matters. Over the smallest
-    # steps it is a kink at x itself; over larger ones a kink within their reach, which
-    # spoils every central difference that straddles it (and the minimum-error choice
-    # above would pick their consistent, wrong plateau): not differentiable *here*,
-    # numerically, which is never a failure. (Measured noise is no guide: a jump's second difference
-    # grows like h, which the noise measure above counts; and noise J ∝ 1/h changes
-    # 4× per level, smooth J ∝ h likewise.)
-    kink = False
-    # (Which levels' D and J stand out, tested once per level rather than per window.)
-    limit = [max(jump_threshold, 8 * N[a]) for a in range(n)]
-    large_d = [abs(D[a]) > limit[a] for a in range(n)]
-    large_j = [abs(Jv[a]) > limit[a] for a in range(n)]
-    for a in range(n - 2):
-        if ok[a + 2] != ok[a] + 2:
-            continue
-        # A jump of s itself within the steps' reach (arccot at 0, a step function):
-        # every straddling D(h) is about jump / 2h, so D·h holds still across levels
-        # (a smooth s keeps D still and D·h shrinks 4× per level; rounding noise keeps
-        # D·h still but small and of random sign). The jump also inflates the measured
-        # noise, so only the modelled rounding noise N is a guide here.
-        if large_d[a] and large_d[a + 1] and large_d[a + 2]:
-            dh = [D[a + q] * H[a + q] for q in range(3)]
-            if all((x > 0) == (dh[0] > 0) for x in dh) and all(
-                0.5 < abs(dh[q]) / abs(dh[q + 1]) < 2.0 for q in range(2)
-            ):
-                kink = True
-                break
-        if not (large_j[a] and large_j[a + 1] and large_j[a + 2]):
-            continue
-        js = Jv[a : a + 3]
-        if all((j > 0) == (js[0] > 0) for j in js) and all(
-            0.5 < abs(js[q]) / abs(js[q + 1]) < 2.0 for q in range(2)
-        ):
-            kink = True
-            break
-    return value, error, kink, curvature
+    error = max(errs[best] + shift, VALUE_ROUNDING_EPS * eps * abs(value))
+    return Estimate(value, error, _is_kink(f, jump_threshold), curvature)
 
 
 def full_estimate(
@@ -468,7 +554,7 @@ def full_estimate(
         np.asarray(a, dtype=np.float64).reshape(-1) for a in (first, jumps, steps)
     )
     value = first.copy()
-    error = np.abs(first) * 8 * ev.eps
+    error = np.abs(first) * VALUE_ROUNDING_EPS * ev.eps
     kink = np.zeros(first.size, dtype=bool)
     with np.errstate(all="ignore"):
         curvature = jumps / steps
@@ -484,12 +570,11 @@ def full_estimate(
     # functions give J = s''·h, below 1e-3 of the gradient's scale unless very curved.
     finite = np.abs(first[np.isfinite(first)])
     scale = float(finite.max()) if finite.size else 0.0
-    done &= ~(np.abs(jumps) > max(threshold, 1e-3 * scale))
+    done &= ~(np.abs(jumps) > max(threshold, FIRST_JUMP_FRACTION * scale))
     x = ev.work[i].reshape(-1)
     for j in np.flatnonzero(~done):
-        value[j], error[j], kink[j], curvature[j] = ev.refine(
-            i, int(j), float(steps[j]), threshold, max(abs(float(x[j])), 1.0)
-        )
+        est = ev.refine(i, int(j), float(steps[j]), threshold, max(abs(float(x[j])), 1.0))
+        value[j], error[j], kink[j], curvature[j] = est.value, est.error, est.kink, est.curvature
     value, error, kink, curvature, done = (
         a.reshape(shape) for a in (value, error, kink, curvature, done)
     )
