@@ -17,7 +17,6 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,7 @@ import numpy as np
 from gradcheck.checking.compare import WORST_ELEMENTS, Comparison, compare_fast, compare_full
 from gradcheck.checking.numerical import Evaluator, full_estimate
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
+from gradcheck.checking.structure import Evidence, Stage, first_failure
 from gradcheck.checking.target import Target, resolve_target, user_frame
 from gradcheck.checking.vocabulary import MODES, Kind, Mode, Verdict
 from gradcheck.errors import (
@@ -55,9 +55,6 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 }
 #: mode="auto" checks element by element up to this many elements in all inputs.
 FULL_MODE_MAX_SIZE = 4096
-#: Gradients of two runs on fresh graphs (and backward(2v) against 2·backward(v))
-#: may differ by this many units in the last place of the gradient's scale.
-_REPEAT_ULPS = 4
 
 
 def check(
@@ -202,18 +199,6 @@ def _tolerances(dt: np.dtype, atol: float | None, rtol: float | None) -> tuple[f
     return (d_rtol if rtol is None else rtol), (d_atol if atol is None else atol), atol is None
 
 
-def _same(a: np.ndarray, b: np.ndarray, dt: np.dtype) -> bool:
-    """Equal up to a few units in the last place of the gradient's scale."""
-    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    if a64.shape != b64.shape:
-        return False
-    info = np.finfo(dt if dt.kind == "f" else np.float64)
-    scale = max(float(np.max(np.abs(a64), initial=0.0)), float(np.max(np.abs(b64), initial=0.0)))
-    # Subnormal results round in absolute steps: scaling is not exact there.
-    allowed = _REPEAT_ULPS * (float(info.eps) * scale + float(info.smallest_normal))
-    return bool(np.all(np.abs(a64 - b64) <= allowed))
-
-
 @dataclass
 class _Fail(Exception):
     failure: Failure
@@ -273,223 +258,52 @@ class _Run:
             raise _Fail(_raised(Kind.BACKWARD_ERROR, exc)) from None
 
     def structure(self) -> tuple[np.ndarray, list[Any]]:
-        graph = self.forward()
-        out = graph.output
-        if not isinstance(out, Tensor):
-            raise _Fail(
-                Failure(
-                    Kind.INVALID_OUTPUT,
-                    f"the target returned {type(out).__name__}, not a Tensor; build its "
-                    f"result with gradcheck ops (or write an Operation)",
-                )
-            )
-        if out.dtype.kind != "f":
-            raise _Fail(
-                Failure(Kind.INVALID_OUTPUT, f"the output has dtype {out.dtype}, not a real float")
-            )
-        if not np.all(np.isfinite(out.data)):
-            bad = int(np.size(out.data) - np.count_nonzero(np.isfinite(out.data)))
-            raise _Fail(
-                Failure(
-                    Kind.NONFINITE_OUTPUT,
-                    f"the output has {bad} non-finite value(s) at these inputs",
-                )
-            )
-        self.check_unchanged(graph, "forward")
-        v = self.rng.standard_normal(out.shape).astype(out.dtype)
-        v_before = v.copy()
-        grads = self.backward(graph, v)
-        # The engine hands the ops the output's `.grad` (its own copy of v): a change
-        # made in place shows there.
-        given = getattr(graph.output, "grad", None)
-        if not np.array_equal(v, v_before, equal_nan=True) or (
-            given is not None and not np.array_equal(given, v_before, equal_nan=True)
-        ):
-            raise _Fail(
-                Failure(
-                    Kind.MUTATED_UPSTREAM,
-                    "the backward changed the upstream gradient (the `grad` it was "
-                    "given) in place; compute a new array instead (e.g. `grad * x`, "
-                    "not `grad *= x`)",
-                )
-            )
-        self.check_unchanged(graph, "backward")
-        self.check_gradients(grads, v)
-        self.check_precision(v)
-        # Determinism: a fresh graph, the same v.
-        again = self.backward(self.forward(), v.copy())
-        for i, (g1, g2) in enumerate(zip(grads, again)):
-            if (g1 is None) != (g2 is None) or (
-                g1 is not None and not _same(g1, g2, np.asarray(g1).dtype)
-            ):
-                raise _Fail(
-                    Failure(
-                        Kind.NONDETERMINISTIC,
-                        f"input {i}: a second forward and backward on a fresh graph with "
-                        f"the same upstream gradient gave a different gradient "
-                        f"(max difference {_maxdiff(g1, g2):.3g})",
-                        input=i,
-                    )
-                )
-        # Linearity in v: backward(-2v) == -2 backward(v), exact in floating point.
-        # (-2, not 2: a backward that is only positively homogeneous, |grad| * ...,
-        # passes with 2.)
-        scaled = self.backward(self.forward(), -2 * v)
-        for i, (g1, g2) in enumerate(zip(grads, scaled)):
-            if g1 is None:
-                continue
-            expected = -2 * np.asarray(g1)
-            if g2 is None or not _same(expected, g2, np.asarray(g1).dtype):
-                raise _Fail(
-                    Failure(
-                        Kind.NONLINEAR,
-                        f"input {i}: backward(-2v) is not -2·backward(v) (max difference "
-                        f"{_maxdiff(expected, g2):.3g}); a gradient must be linear in the "
-                        f"upstream gradient: multiply `grad` in, do not ignore or "
-                        f"transform it",
-                        input=i,
-                    )
-                )
-        return v, grads
+        """Run the op as the stages of :mod:`gradcheck.checking.structure` need it,
+        walking the structural checks after each; (v, the gradients) when all pass."""
+        e = Evidence(self.xs, self.const, graph=self.forward())
+        self.walk(Stage.FORWARD, e)
+        out = e.graph.output
+        e.v = self.rng.standard_normal(out.shape).astype(out.dtype)
+        e.v_given = e.v.copy()
+        e.grads = self.backward(e.graph, e.v)
+        self.walk(Stage.BACKWARD, e)
+        self.walk_gradients(e, e.grads, everyone=False)
+        self.walk(Stage.GRADIENTS, e)
+        raw = self.tgt.raw_gradients(self.xs, self.params, e.v, constants=sorted(self.const))
+        if raw is not None:  # an Operation target: what its backward_var returned
+            self.forward_calls += 1
+            e.returned = raw
+            self.walk(Stage.RETURNED, e)
+        e.again = self.backward(self.forward(), e.v.copy())
+        self.walk(Stage.REPEAT, e)
+        e.scaled = self.backward(self.forward(), -2 * e.v)
+        self.walk(Stage.SCALED, e)
+        return e.v, e.grads
 
-    def check_unchanged(self, graph: Any, phase: str) -> None:
-        for i, (t, x) in enumerate(zip(graph.tensors, self.xs)):
-            if t.data.shape != x.shape or not np.array_equal(t.data, x, equal_nan=True):
-                raise _Fail(
-                    Failure(
-                        Kind.MUTATED_INPUT,
-                        f"input {i} was changed in place by the {phase}; an op must "
-                        f"not write to its inputs' data",
-                        input=i,
-                    )
-                )
+    def walk(self, stage: str, e: Evidence) -> None:
+        failure = first_failure(stage, e)
+        if failure is not None:
+            raise _Fail(failure)
 
-    def check_gradients(self, grads: list[Any], v: np.ndarray) -> None:
-        for i, (g, x) in enumerate(zip(grads, self.xs)):
-            if i in self.const:
-                if g is not None:
-                    raise _Fail(
-                        Failure(
-                            Kind.EXTRA_GRADIENT,
-                            f"input {i} is a constant but received a gradient; "
-                            f"constants must get none",
-                            input=i,
-                        )
-                    )
-                continue
-            if g is None:
-                continue  # missing: judged after the numerics (fine if it is zero)
-            self.check_value(i, g, x)
-        arrays = [(i, g) for i, g in enumerate(grads) if isinstance(g, np.ndarray)]
-        for i, g in arrays:
-            if np.shares_memory(g, v):
-                raise _Fail(
-                    Failure(
-                        Kind.ALIASED_GRADIENT,
-                        f"the gradient of input {i} shares memory with the upstream "
-                        f"gradient; return a new array",
-                        input=i,
-                    )
-                )
-        for a, (i, g) in enumerate(arrays):
-            for j, h in arrays[a + 1 :]:
-                if g.size and np.shares_memory(g, h):
-                    raise _Fail(
-                        Failure(
-                            Kind.ALIASED_GRADIENT,
-                            f"the gradients of inputs {i} and {j} share memory; each "
-                            f"input needs its own array",
-                            input=i,
-                        )
-                    )
-
-    def check_precision(self, v: np.ndarray) -> None:
-        """An ``Operation`` target whose ``backward_var`` returns a float gradient of
-        less precision than its input (float32 for a float64 input) fails with
-        ``wrong_dtype``. The engine casts every stored gradient to its tensor's dtype
-        (as MyGrad and torch do), so ``.grad`` cannot show it; what ``backward_var``
-        returned (one more forward) does. A wider gradient (float64 for a float32
-        input) is what the engine's own ops return too, and is cast without loss."""
-        raw = self.tgt.raw_gradients(self.xs, self.params, v, constants=sorted(self.const))
-        if raw is None:  # not an Operation target
-            return
-        self.forward_calls += 1
-        for i, (g, x) in enumerate(zip(raw, self.xs)):
-            dt = getattr(g, "dtype", None)
-            if (
-                dt is not None
-                and dt.kind == "f"
-                and x.dtype.kind == "f"
-                and np.finfo(dt).eps > np.finfo(x.dtype).eps
-            ):
-                raise _Fail(
-                    Failure(
-                        Kind.WRONG_DTYPE,
-                        f"the gradient of input {i} has dtype {dt}, its input {x.dtype}: "
-                        f"backward_var computes it in less precision than its input (the "
-                        f"engine casts it back to {x.dtype}, the precision stays lost)",
-                        input=i,
-                    )
-                )
-
-    def check_value(self, i: int, g: Any, x: np.ndarray, *, raw: bool = False) -> None:
-        """Type, dtype, shape and finiteness of the gradient ``g`` of input ``i``."""
-        where = f"input {i}"
-        if not isinstance(g, np.ndarray) and not (isinstance(g, Real) and not isinstance(g, bool)):
-            raise _Fail(
-                Failure(
-                    Kind.NOT_ARRAY,
-                    f"the gradient of {where} is a {type(g).__name__}, not an ndarray or "
-                    f"a real number",
-                    input=i,
-                )
-            )
-        dt = np.asarray(g).dtype
-        if dt.kind not in "iuf":
-            raise _Fail(
-                Failure(
-                    Kind.NON_REAL_DTYPE,
-                    f"the gradient of {where} has dtype {dt}; gradients are real",
-                    input=i,
-                )
-            )
-        if dt != x.dtype and not (raw and dt.kind != "f"):
-            raise _Fail(
-                Failure(
-                    Kind.WRONG_DTYPE,
-                    f"the gradient of {where} has dtype {dt}, its input {x.dtype}",
-                    input=i,
-                )
-            )
-        if np.shape(g) != x.shape:
-            raise _Fail(
-                Failure(
-                    Kind.WRONG_SHAPE,
-                    f"the gradient of {where} has shape {np.shape(g)}, its input {x.shape}",
-                    input=i,
-                )
-            )
-        if not np.all(np.isfinite(g)):
-            bad = int(np.size(g) - np.count_nonzero(np.isfinite(g)))
-            raise _Fail(
-                Failure(
-                    Kind.NONFINITE_GRADIENT,
-                    f"the gradient of {where} has {bad} non-finite value(s)",
-                    input=i,
-                )
-            )
+    def walk_gradients(self, e: Evidence, grads: Sequence[Any], *, everyone: bool) -> None:
+        """Each input's gradient in turn: a constant's, then the others' (each one's
+        that has a gradient; with ``everyone``, constants' too)."""
+        for i, g in enumerate(grads):
+            e.i, e.gradient = i, g
+            if i in self.const and not everyone:
+                self.walk(Stage.CONSTANT, e)
+            elif g is not None:  # missing: judged after the numerics (fine if it is zero)
+                self.walk(Stage.GRADIENT, e)
 
     def invalid_gradient(self, exc: TargetRaised, v: np.ndarray) -> Failure:
         """The engine rejected a gradient: say which input and what was wrong."""
         raw = self.tgt.raw_gradients(self.xs, self.params, v, constants=sorted(self.const))
         if raw is not None:
-            for i, (g, x) in enumerate(zip(raw, self.xs)):
-                if g is None:
-                    continue
-                try:
-                    self.check_value(i, g, x, raw=True)
-                except _Fail as fail:
-                    return fail.failure
+            e = Evidence(self.xs, self.const, raw=True)
+            try:
+                self.walk_gradients(e, raw, everyone=True)
+            except _Fail as fail:
+                return fail.failure
         # A function target: some inner op's gradient; classify by the engine's words.
         text = str(exc.exception)
         kind = Kind.WRONG_SHAPE if "shape" in text else Kind.NOT_ARRAY
@@ -548,15 +362,6 @@ class _Run:
         else:
             verdict = Verdict.PASSED
         return self.result(verdict, failure=failure, per_input=per_input, worst=worst, kinks=kinks)
-
-
-def _maxdiff(a: Any, b: Any) -> float:
-    if a is None or b is None:
-        return float("nan")
-    try:
-        return float(np.max(np.abs(np.asarray(a, float) - np.asarray(b, float)), initial=0.0))
-    except ValueError:
-        return float("nan")
 
 
 def _raised(kind: str, exc: TargetRaised) -> Failure:

@@ -1,0 +1,338 @@
+"""The structural checks: everything a backward can get wrong besides its numbers.
+
+One function per failure kind, named after it (:class:`~gradcheck.checking.vocabulary.Kind`),
+each looking at the :class:`Evidence` of one check and returning a
+:class:`~gradcheck.checking.result.Failure` or None. :data:`STRUCTURAL_CHECKS` lists them
+in the order the checker walks them, each with the stage of the check after which it
+looks (:func:`first_failure`); the checker (:mod:`gradcheck.checking.checker`) runs the
+stages and stops at the first failure. To add a check: a function here, its kind in
+the vocabulary, an entry in the registry.
+
+The kinds decided elsewhere: ``forward_error`` and ``backward_error`` (the op raised),
+``missing_gradient`` and ``mismatch`` (the numbers, :mod:`gradcheck.checking.compare`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from numbers import Real
+from typing import Any
+
+import numpy as np
+
+from gradcheck.checking.result import Failure
+from gradcheck.checking.vocabulary import Kind
+from gradcheck.tensor_base import Tensor
+
+__all__ = ["Evidence", "Stage", "STRUCTURAL_CHECKS", "first_failure"]
+
+#: Gradients of two runs on fresh graphs (and backward(-2v) against -2·backward(v))
+#: may differ by this many units in the last place of the gradient's scale.
+REPEAT_ULPS = 4
+
+
+class Stage:
+    """The points of a check at which structural checks look."""
+
+    #: after the first forward (with the graph)
+    FORWARD = "forward"
+    #: after the first backward, with the upstream gradient ``v``
+    BACKWARD = "backward"
+    #: each constant input's gradient (``Evidence.i``, ``Evidence.gradient``)
+    CONSTANT = "constant"
+    #: each other input's gradient, where it has one
+    GRADIENT = "gradient"
+    #: all the gradients together
+    GRADIENTS = "gradients"
+    #: the gradients as an ``Operation`` target's ``backward_var`` returned them, before
+    #: the engine cast them to their inputs' dtypes (``Evidence.returned``)
+    RETURNED = "returned"
+    #: after a second forward and backward on a fresh graph with the same ``v``
+    REPEAT = "repeat"
+    #: after a third, with ``-2 v``
+    SCALED = "scaled"
+
+
+@dataclass
+class Evidence:
+    """What the structural checks look at: the example and what the op did with it.
+
+    Filled in stage by stage by the checker: ``graph`` after the forward; ``v``,
+    ``v_given`` (a copy of ``v`` made before the backward) and ``grads`` after the
+    backward; ``i`` and ``gradient`` for the per-input stages; ``returned`` (what an
+    ``Operation`` target's ``backward_var`` returned); ``again`` and ``scaled`` after the
+    repeated runs. ``raw`` marks gradients read straight from the op's
+    ``backward_var``, before the engine cast them (integer dtypes then pass).
+    """
+
+    inputs: list[np.ndarray]
+    constants: set[int]
+    graph: Any = None
+    stage: str = Stage.FORWARD
+    v: Any = None
+    v_given: Any = None
+    grads: list[Any] = field(default_factory=list)
+    i: int = 0
+    gradient: Any = None
+    raw: bool = False
+    again: list[Any] = field(default_factory=list)
+    scaled: list[Any] = field(default_factory=list)
+    returned: list[Any] = field(default_factory=list)
+
+
+Check = Callable[[Evidence], "Failure | None"]
+
+
+# -- the output --------------------------------------------------------------------
+def invalid_output(e: Evidence) -> Failure | None:
+    out = e.graph.output
+    if not isinstance(out, Tensor):
+        return Failure(
+            Kind.INVALID_OUTPUT,
+            f"the target returned {type(out).__name__}, not a Tensor; build its "
+            f"result with gradcheck ops (or write an Operation)",
+        )
+    if out.dtype.kind != "f":
+        return Failure(Kind.INVALID_OUTPUT, f"the output has dtype {out.dtype}, not a real float")
+    return None
+
+
+def nonfinite_output(e: Evidence) -> Failure | None:
+    data = e.graph.output.data
+    if np.all(np.isfinite(data)):
+        return None
+    bad = int(np.size(data) - np.count_nonzero(np.isfinite(data)))
+    return Failure(
+        Kind.NONFINITE_OUTPUT, f"the output has {bad} non-finite value(s) at these inputs"
+    )
+
+
+# -- what the op may not change ----------------------------------------------------
+def mutated_input(e: Evidence) -> Failure | None:
+    for i, (t, x) in enumerate(zip(e.graph.tensors, e.inputs)):
+        if t.data.shape != x.shape or not np.array_equal(t.data, x, equal_nan=True):
+            return Failure(
+                Kind.MUTATED_INPUT,
+                f"input {i} was changed in place by the {e.stage}; an op must "
+                f"not write to its inputs' data",
+                input=i,
+            )
+    return None
+
+
+def mutated_upstream(e: Evidence) -> Failure | None:
+    # The engine hands the ops the output's `.grad` (its own copy of v): a change
+    # made in place shows there.
+    given = getattr(e.graph.output, "grad", None)
+    if np.array_equal(e.v, e.v_given, equal_nan=True) and (
+        given is None or np.array_equal(given, e.v_given, equal_nan=True)
+    ):
+        return None
+    return Failure(
+        Kind.MUTATED_UPSTREAM,
+        "the backward changed the upstream gradient (the `grad` it was "
+        "given) in place; compute a new array instead (e.g. `grad * x`, "
+        "not `grad *= x`)",
+    )
+
+
+# -- each input's gradient ---------------------------------------------------------
+def extra_gradient(e: Evidence) -> Failure | None:
+    if e.gradient is None:
+        return None
+    return Failure(
+        Kind.EXTRA_GRADIENT,
+        f"input {e.i} is a constant but received a gradient; constants must get none",
+        input=e.i,
+    )
+
+
+def not_array(e: Evidence) -> Failure | None:
+    g = e.gradient
+    if isinstance(g, np.ndarray) or (isinstance(g, Real) and not isinstance(g, bool)):
+        return None
+    return Failure(
+        Kind.NOT_ARRAY,
+        f"the gradient of input {e.i} is a {type(g).__name__}, not an ndarray or a real number",
+        input=e.i,
+    )
+
+
+def non_real_dtype(e: Evidence) -> Failure | None:
+    dt = np.asarray(e.gradient).dtype
+    if dt.kind in "iuf":
+        return None
+    return Failure(
+        Kind.NON_REAL_DTYPE,
+        f"the gradient of input {e.i} has dtype {dt}; gradients are real",
+        input=e.i,
+    )
+
+
+def wrong_dtype(e: Evidence) -> Failure | None:
+    if e.stage == Stage.RETURNED:
+        return _less_precision(e)
+    dt, want = np.asarray(e.gradient).dtype, e.inputs[e.i].dtype
+    if dt == want or (e.raw and dt.kind != "f"):
+        return None
+    return Failure(
+        Kind.WRONG_DTYPE,
+        f"the gradient of input {e.i} has dtype {dt}, its input {want}",
+        input=e.i,
+    )
+
+
+def _less_precision(e: Evidence) -> Failure | None:
+    """An ``Operation``'s ``backward_var`` that returns a float gradient of less
+    precision than its input (float32 for float64): the engine casts every stored
+    gradient to its tensor's dtype (as MyGrad and torch do), so ``.grad`` cannot show
+    it; what ``backward_var`` returned does. A wider gradient (float64 for a float32
+    input) is what the engine's own ops return too, and is cast without loss."""
+    for i, (g, x) in enumerate(zip(e.returned, e.inputs)):
+        dt = getattr(g, "dtype", None)
+        if (
+            dt is not None
+            and dt.kind == "f"
+            and x.dtype.kind == "f"
+            and np.finfo(dt).eps > np.finfo(x.dtype).eps
+        ):
+            return Failure(
+                Kind.WRONG_DTYPE,
+                f"the gradient of input {i} has dtype {dt}, its input {x.dtype}: "
+                f"backward_var computes it in less precision than its input (the "
+                f"engine casts it back to {x.dtype}, the precision stays lost)",
+                input=i,
+            )
+    return None
+
+
+def wrong_shape(e: Evidence) -> Failure | None:
+    shape, want = np.shape(e.gradient), e.inputs[e.i].shape
+    if shape == want:
+        return None
+    return Failure(
+        Kind.WRONG_SHAPE,
+        f"the gradient of input {e.i} has shape {shape}, its input {want}",
+        input=e.i,
+    )
+
+
+def nonfinite_gradient(e: Evidence) -> Failure | None:
+    g = e.gradient
+    if np.all(np.isfinite(g)):
+        return None
+    bad = int(np.size(g) - np.count_nonzero(np.isfinite(g)))
+    return Failure(
+        Kind.NONFINITE_GRADIENT,
+        f"the gradient of input {e.i} has {bad} non-finite value(s)",
+        input=e.i,
+    )
+
+
+# -- the gradients together --------------------------------------------------------
+def aliased_gradient(e: Evidence) -> Failure | None:
+    arrays = [(i, g) for i, g in enumerate(e.grads) if isinstance(g, np.ndarray)]
+    for i, g in arrays:
+        if np.shares_memory(g, e.v):
+            return Failure(
+                Kind.ALIASED_GRADIENT,
+                f"the gradient of input {i} shares memory with the upstream "
+                f"gradient; return a new array",
+                input=i,
+            )
+    for a, (i, g) in enumerate(arrays):
+        for j, h in arrays[a + 1 :]:
+            if g.size and np.shares_memory(g, h):
+                return Failure(
+                    Kind.ALIASED_GRADIENT,
+                    f"the gradients of inputs {i} and {j} share memory; each "
+                    f"input needs its own array",
+                    input=i,
+                )
+    return None
+
+
+def nondeterministic(e: Evidence) -> Failure | None:
+    for i, (g1, g2) in enumerate(zip(e.grads, e.again)):
+        if (g1 is None) != (g2 is None) or (
+            g1 is not None and not same(g1, g2, np.asarray(g1).dtype)
+        ):
+            return Failure(
+                Kind.NONDETERMINISTIC,
+                f"input {i}: a second forward and backward on a fresh graph with "
+                f"the same upstream gradient gave a different gradient "
+                f"(max difference {_maxdiff(g1, g2):.3g})",
+                input=i,
+            )
+    return None
+
+
+def nonlinear(e: Evidence) -> Failure | None:
+    # backward(-2v) == -2 backward(v), exact in floating point. (-2, not 2: a backward
+    # that is only positively homogeneous, |grad| * ..., passes with 2.)
+    for i, (g1, g2) in enumerate(zip(e.grads, e.scaled)):
+        if g1 is None:
+            continue
+        expected = -2 * np.asarray(g1)
+        if g2 is None or not same(expected, g2, np.asarray(g1).dtype):
+            return Failure(
+                Kind.NONLINEAR,
+                f"input {i}: backward(-2v) is not -2·backward(v) (max difference "
+                f"{_maxdiff(expected, g2):.3g}); a gradient must be linear in the "
+                f"upstream gradient: multiply `grad` in, do not ignore or "
+                f"transform it",
+                input=i,
+            )
+    return None
+
+
+#: Every structural check, in the order the checker walks them, with the stage after
+#: which it looks. A stage's checks run in this order; the first failure ends the check.
+STRUCTURAL_CHECKS: tuple[tuple[str, Check], ...] = (
+    (Stage.FORWARD, invalid_output),
+    (Stage.FORWARD, nonfinite_output),
+    (Stage.FORWARD, mutated_input),
+    (Stage.BACKWARD, mutated_upstream),
+    (Stage.BACKWARD, mutated_input),
+    (Stage.CONSTANT, extra_gradient),
+    (Stage.GRADIENT, not_array),
+    (Stage.GRADIENT, non_real_dtype),
+    (Stage.GRADIENT, wrong_dtype),
+    (Stage.GRADIENT, wrong_shape),
+    (Stage.GRADIENT, nonfinite_gradient),
+    (Stage.GRADIENTS, aliased_gradient),
+    (Stage.RETURNED, wrong_dtype),
+    (Stage.REPEAT, nondeterministic),
+    (Stage.SCALED, nonlinear),
+)
+
+
+def first_failure(stage: str, e: Evidence) -> Failure | None:
+    """The first failure of the checks of ``stage`` (in registry order), or None."""
+    e.stage = stage
+    for when, check in STRUCTURAL_CHECKS:
+        if when == stage and (failure := check(e)) is not None:
+            return failure
+    return None
+
+
+def same(a: Any, b: Any, dt: np.dtype) -> bool:
+    """Equal up to :data:`REPEAT_ULPS` units in the last place of the gradient's scale."""
+    a64, b64 = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    if a64.shape != b64.shape:
+        return False
+    info = np.finfo(dt if dt.kind == "f" else np.float64)
+    scale = max(float(np.max(np.abs(a64), initial=0.0)), float(np.max(np.abs(b64), initial=0.0)))
+    # Subnormal results round in absolute steps: scaling is not exact there.
+    allowed = REPEAT_ULPS * (float(info.eps) * scale + float(info.smallest_normal))
+    return bool(np.all(np.abs(a64 - b64) <= allowed))
+
+
+def _maxdiff(a: Any, b: Any) -> float:
+    if a is None or b is None:
+        return float("nan")
+    try:
+        return float(np.max(np.abs(np.asarray(a, float) - np.asarray(b, float)), initial=0.0))
+    except ValueError:
+        return float("nan")
