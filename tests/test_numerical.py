@@ -78,16 +78,34 @@ def test_kinks_are_flagged_exactly_where_they_are(op, x, kinks):
 
 
 def test_a_jump_of_the_function_within_the_steps_reach_is_not_differentiable():
-    # arctan(1/x) jumps by pi at 0: at 1e-7 every step straddles it and D(h) ~ pi / 2h
+    # arctan(1/x) jumps by pi at 0: at 1e-15 every step straddles it and D(h) ~ pi / 2h
     def f(t):
         return np.arctan(1 / t)
 
     def df(t):
         return -1 / (1 + t * t)
 
-    x = np.array([1e-7, -3e-8, 0.8, -2.0])
+    x = np.array([1e-15, -3e-16, 0.8, -2.0])
     ev = Evaluator(resolve_target(elementwise("arccot", f, df)).forward, [x], {}, np.ones(4))
     np.testing.assert_array_equal(full_estimate(ev, 0).kink, [True, True, False, False])
+
+
+def test_steps_reach_below_a_small_x_where_the_function_varies_on_its_scale():
+    # arctan(1/x) at 1e-7 is smooth on a scale of |x|: the levels reach down to the
+    # relative step eps**(1/3)·|x|, below the jump at 0 (once, every level straddled it
+    # and the point was called not differentiable)
+    def f(t):
+        return np.arctan(1 / t)
+
+    def df(t):
+        return -1 / (1 + t * t)
+
+    x = np.array([1e-7, -3e-8, -5.96e-8])
+    ev = Evaluator(resolve_target(elementwise("arccot", f, df)).forward, [x], {}, np.ones(3))
+    est = full_estimate(ev, 0)
+    assert not est.kink.any()
+    assert np.all(np.abs(est.value - df(x)) <= 3 * est.error + 1e-12)
+    assert np.all(np.abs(est.value - df(x)) < 1e-4)
 
 
 def test_a_large_smooth_derivative_is_not_a_jump():

@@ -300,7 +300,7 @@ class _FastMode:
         idx = np.array(sorted(set(self.located)))
         steps = step_sizes(x[idx], self.ev.eps)
         results = [
-            self.ev.refine(cmp.i, int(j), float(h), threshold, self.scale[j])
+            self.ev.refine(cmp.i, int(j), float(h), threshold, abs(float(x[j])))
             for j, h in zip(idx, steps)
         ]
         numeric = np.array([r.value for r in results])

@@ -14,17 +14,32 @@ The numbers, and why:
 * **Two stages.** Every element first gets one central difference (two forward calls).
   The caller says which elements are clearly fine (the checker: within tolerance of the
   analytic gradient); only the others are *refined*: central differences at steps
-  ``h·4^k`` (k = -2..3, and lower for |x| > 1 down to an absolute eps**(1/3)/16),
-  Richardson extrapolation of neighbouring pairs
-  (``(16 D(h) - D(4h)) / 15`` cancels the h² term), and the pair whose value agrees
-  best with its neighbours gives the value and its error estimate.
+  ``h·4^k`` (k = -2..3, the base ladder), Richardson extrapolation of neighbouring
+  pairs (``(16 D(h) - D(4h)) / 15`` cancels the h² term), and the pair whose value
+  agrees best with its neighbours gives the value and its error estimate. Where the
+  base ladder leaves a kink or an error above what matters, levels below it follow:
+  down to the absolute step eps**(1/3)/16 for |x| > 1 (sin at 1e6 varies on a scale
+  of 1) and to the relative step eps**(1/3)·|x| for |x| < 1 (a cosine of vectors of
+  size 1e-5 varies on their scale).
+* **Rounding noise.** A difference of ``s`` at x ± h is resolved to the rounding of
+  the outputs it touches, over h: eps times their size, where the size is at least
+  the largest output of the op and the rounding error measured by evaluating the
+  forward in a wider dtype (NumPy's extended long double for float64) at x and at
+  x ± the largest step (:meth:`Evaluator.rounding_sizes`). An op's intermediates can be
+  far larger than its output: 0.5·z·(1 + tanh(u)) at z = -7 is 2e-15, made of 3.5 × a
+  sum that rounds at 1e-16, and within 1e-3 of z it is a staircase whose flat steps
+  finite differences would take for the derivative. The noise, modelled and
+  measured from the levels themselves, enters each level's error.
 * **Kinks.** ``J(h) = (s(x+h) + s(x-h) - 2 s(x)) / h`` is the difference of the two
-  one-sided quotients. Where ``s`` is smooth it shrinks like ``h`` (by 4 per level);
+  one-sided quotients. Where ``s`` is smooth it grows like ``h`` (by 4 per level);
   where the one-sided derivatives differ (``abs`` at 0, ``relu`` at 0, ``max`` with a
   tie, ``clip`` at a bound) it stays at the jump; rounding noise grows like ``1/h``
-  with random sign. A jump that is constant (same sign, within 2×) over the four
-  smallest steps and larger than what matters marks the element not differentiable;
-  so does an estimate that does not converge at all.
+  with random sign. Going up from the smallest step, the first three neighbouring
+  levels where J stands out of the noise decide: J constant there (same sign, within
+  2×) and larger than what matters marks the element not differentiable, J growing
+  like h marks it smooth, anything else is noise and the next levels decide. Likewise
+  D·h constant (a jump of ``s`` itself). Larger steps alone decide nothing: they may
+  straddle a kink nearby or sample an oscillation.
 * **Complex step** (on request, for ops analytic in their inputs):
   ``Im s(x + i h e_j) / h`` has no subtractive cancellation, so h can be tiny.
 """
@@ -56,8 +71,11 @@ LEVEL_RATIO = 4.0
 #: second difference J·h = s''·h², and D(h) - D(4h)) grows by LEVEL_RATIO² = 16.
 TRUNCATION_GROWTH = LEVEL_RATIO**2
 #: Refinement steps, as powers of LEVEL_RATIO times the base step: from 1/16 to 64 of
-#: it, and further down for |x| > 1 (see :func:`_levels`).
+#: it, and further down for |x| != 1 (see :func:`_levels`).
 _LOWEST, _HIGHEST = -2, 3
+#: Levels added below the base step for an element 0 < |x| < 1 (at most): down to the
+#: relative step eps**(1/3)·|x| for |x| >= LEVEL_RATIO**-SMALL_X_LEVELS (6e-8).
+SMALL_X_LEVELS = 12
 #: The measured noise looks at the differences of this many smallest levels.
 NOISE_LEVELS = 3
 #: A kink's signature must hold over this many consecutive levels.
@@ -81,16 +99,34 @@ OUTPUT_ROUNDING_EPS = 4.0
 _BATCHED_LEVELS_MAX_SIZE = 1 << 16
 
 
-def _levels(scale: float) -> tuple[np.ndarray, int]:
-    """Step multipliers for an element of size ``scale`` (>= 1), and the index of 1.
+def _levels(size: float) -> tuple[np.ndarray, int]:
+    """Step multipliers for an element of size ``size`` (|x|), and the index of 1.
 
-    The base step is relative to |x|, right for x², log x...; but a function whose
-    own scale is 1 at a large x (sin(x) at x = 1e6) needs steps that small in
-    absolute terms, so the levels reach down to the absolute step eps**(1/3) / 16.
+    The base step is eps**(1/3) times ``max(|x|, 1)``: relative to |x| for |x| > 1,
+    right for x², log x...; absolute below, right for sin x near 0. But a function's
+    own scale may be the other one: sin(x) at x = 1e6 varies on a scale of 1, and
+    log x, 1/x or a cosine similarity at x = 1e-5 on a scale of |x|. So the levels
+    reach further down, to the other step (eps**(1/3) absolute for |x| > 1, relative
+    for |x| < 1, by at most :data:`SMALL_X_LEVELS` levels), and the choice among them
+    is the error estimate's (see :func:`_combine`).
     """
-    extra = max(0, int(np.ceil(np.log(scale) / np.log(LEVEL_RATIO) - 1e-9)))
+    extra = 0
+    if size > 0 and math.isfinite(size):
+        extra = max(0, int(np.ceil(abs(np.log(size)) / np.log(LEVEL_RATIO) - 1e-9)))
+        if size < 1:
+            extra = min(extra, SMALL_X_LEVELS)
     powers = np.arange(_LOWEST - extra, _HIGHEST + 1)
     return LEVEL_RATIO**powers, extra - _LOWEST
+
+
+def _wider(dtype: np.dtype) -> np.dtype | None:
+    """A float dtype finer than ``dtype`` to measure its rounding with, or None."""
+    if dtype in (np.float16, np.float32):
+        return np.dtype(np.float64)
+    longdouble = np.dtype(np.longdouble)
+    if dtype == np.float64 and np.finfo(longdouble).eps < np.finfo(np.float64).eps:
+        return longdouble  # 80-bit extended on x86; the same as float64 elsewhere
+    return None
 
 
 def step_sizes(x: np.ndarray, eps: float) -> np.ndarray:
@@ -182,6 +218,57 @@ class Evaluator:
         # asking for dtype=float64 costs ~0.3 us per subtraction (measured).
         self._real_out = out0.dtype.kind in "biuf"
         self._fwd: Callable[[], np.ndarray] | None = None  # made by `refine` when needed
+        self._sizes: np.ndarray | None = None  # made by `refine` when needed
+
+    def rounding_sizes(self) -> np.ndarray:
+        """Per output, the size whose rounding (eps of it) the noise model assumes:
+        at least the largest output, and the measured rounding error / eps.
+
+        A forward rounds its intermediates, which may be far larger than its output
+        (0.5·x·(1 + tanh(u)) at x = -7: an output of 2e-15 made of 3.5 × a sum that
+        rounds at 1e-16), so eps·|f| under-states the rounding of the touched outputs.
+        Two measures: the op's other outputs (the same formula elsewhere: intermediates
+        at least of their size), and, where the forward runs in a wider dtype (float64
+        for a float32 or float16 evaluation, NumPy's extended long double for
+        float64), the difference it makes, which is each output's rounding error:
+        the largest at x and at x ± the largest refinement step (one point alone may
+        round by chance almost exactly; three sample the neighbourhood the steps
+        reach).
+        """
+        if self._sizes is not None:
+            return self._sizes
+        finite = np.abs(self.f0[np.isfinite(self.f0)])
+        sizes = np.full(self.f0.shape, float(finite.max()) if finite.size else 0.0)
+        wider = _wider(self.eval_dtype)
+        if wider is not None:
+            with np.errstate(all="ignore"):
+                for sign in (0.0, 1.0, -1.0):
+                    error = self._rounding_error(wider, sign)
+                    if error is None:
+                        break
+                    sizes = np.maximum(sizes, error / self.eps)
+        self._sizes = sizes
+        return sizes
+
+    def _rounding_error(self, wider: np.dtype, sign: float) -> np.ndarray | None:
+        """|f - f computed in ``wider``| at x + sign × the largest refinement step of
+        every float input (0 where either is not finite); None if the op does not
+        compute in ``wider``."""
+        arrays = list(self.work)
+        if sign:
+            for i, a in enumerate(arrays):
+                if a.dtype.kind == "f":
+                    top = step_sizes(a, self.eps) * LEVEL_RATIO**_HIGHEST
+                    arrays[i] = (a + sign * top).astype(a.dtype)
+        try:
+            narrow = self.f0 if not sign else np.asarray(self.call(arrays), dtype=np.float64)
+            wide = self.call([a.astype(wider) if a.dtype.kind == "f" else a for a in arrays])
+        except Exception:
+            return None
+        if wide.dtype != wider or wide.shape != self.f0.shape:
+            return None
+        error = np.abs(wide - narrow.astype(wider)).astype(np.float64)
+        return np.where(np.isfinite(error), error, 0.0)
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
         self.calls += 1
@@ -235,22 +322,45 @@ class Evaluator:
     ) -> Estimate:
         """Refined derivative of ``s`` along element ``along`` (a flat index) of input
         ``i``, or along the direction ``along`` (an array of the input's size), from
-        central differences at every level of :func:`_levels` (see :func:`_combine`).
-        ``h0`` is the base step; ``scale`` the size of the element (``max(|x|, 1)``)
-        it was made relative to."""
-        flat = self.work[i].reshape(-1)
-        base = flat.copy()
+        central differences at the levels of :func:`_levels` (see :func:`_combine`).
+        ``h0`` is the base step; ``scale`` the size of the element (|x|; for a
+        direction, the largest ``max(|x_j|, 1)``), which decides how far below ``h0``
+        the levels reach. The levels of the base ladder come first; the ones below it
+        only when those leave a kink or an error estimate above ``jump_threshold``
+        (what matters), which is where the function may vary on the other scale."""
         # The bound forward (tensors made once over `work`, which is changed in place
         # below), not `call`: per call, `call` wraps every input in a new Tensor and
         # enters no_autodiff, which profiled at about as much as a small forward.
         if self._fwd is None:
             self._fwd = self._bind(self.work, self.params)
+        self.rounding_sizes()  # (at x itself, before any level moves it)
         multipliers, base_index = _levels(scale)
         levels = _LevelScores(len(multipliers), self.f0.shape)
+        ladder = base_index + _LOWEST  # the first level of the base ladder
+        self._run_levels(i, along, h0, multipliers[ladder:], ladder, levels)
+        est = _combine(levels, self.eps, jump_threshold, base_index)
+        if ladder > 0 and (est.kink or not est.error <= jump_threshold):
+            self._run_levels(i, along, h0, multipliers[:ladder], 0, levels)
+            est = _combine(levels, self.eps, jump_threshold, base_index)
+        return est
+
+    def _run_levels(
+        self,
+        i: int,
+        along: int | np.ndarray,
+        h0: float,
+        multipliers: np.ndarray,
+        first: int,
+        levels: _LevelScores,
+    ) -> None:
+        """Central differences of ``s`` at steps ``h0 × multipliers``, levels ``first``
+        on, into ``levels``."""
+        flat = self.work[i].reshape(-1)
+        base = flat.copy()
         element = isinstance(along, (int, np.integer))
         calls = 0
         with np.errstate(all="ignore"), no_autodiff:
-            for k, m in enumerate(multipliers):
+            for k, m in enumerate(multipliers, start=first):
                 row = len(levels.pending)  # the first row not holding a pending level
                 if element:
                     old = base[along]
@@ -270,7 +380,6 @@ class Evaluator:
             if levels.pending:
                 self._score_levels(levels)
         self.calls += calls
-        return _combine(levels, self.eps, jump_threshold, base_index)
 
     def _element_outputs(
         self, flat: np.ndarray, j: int, old: Any, h: float, levels: _LevelScores, row: int
@@ -323,9 +432,10 @@ class Evaluator:
         eps = self.eps
         spread = plus - minus
         moved = (plus - f0) + (minus - f0)
-        # Rounding in the touched outputs, at their largest (at f0 or moved).
+        # Rounding in the touched outputs, at their largest (at f0 or moved), and at
+        # least that of the op's intermediates (`rounding_sizes`).
         touched = (plus != f0) | (minus != f0)
-        size = np.maximum(np.maximum(np.abs(plus), np.abs(minus)), np.abs(f0))
+        size = np.maximum(np.maximum(np.abs(plus), np.abs(minus)), self.rounding_sizes())
         for row, k in enumerate(pending):
             h = float(hs[k])
             d[k] = float(vdot(v, spread[row])) / (2 * h)
@@ -338,7 +448,7 @@ class Evaluator:
                 # each may have absorbed a change below its half ulp (1e-13·γ + 1,
                 # batchnorm's gamma where a channel is constant). All that is known
                 # is |s'| <= eps·<|v|, |f|> / 2h: that is the noise.
-                noise[k] = eps * float(vdot(absv, np.abs(f0))) / (2 * h)
+                noise[k] = eps * float(vdot(absv, self.rounding_sizes())) / (2 * h)
         levels.pending = []
 
     def complex_step(self, i: int) -> np.ndarray:
@@ -463,48 +573,71 @@ def _pair_errors(
     return [e + noise[a] for e, a in zip(errs, pairs)]
 
 
-def _steady(values: list[float]) -> bool:
-    """Same sign, and each within :data:`KINK_STEADINESS` × of the next."""
-    first = values[0] > 0
-    return all((x > 0) == first for x in values) and all(
-        1 / KINK_STEADINESS < abs(values[q]) / abs(values[q + 1]) < KINK_STEADINESS
-        for q in range(len(values) - 1)
-    )
+#: What :func:`_trend` sees in a signal over neighbouring levels.
+STEADY, GROWING = "steady", "growing"
+
+
+def _trend(values: list[float]) -> str | None:
+    """:data:`STEADY` when ``values`` (one per neighbouring level) keep their sign and
+    size (each next within :data:`KINK_STEADINESS` × of the last), :data:`GROWING`
+    when they keep their sign and grow like h (LEVEL_RATIO × per level, within the
+    same factor), else None (noise: sign changes, shrinking like 1/h, or a change of
+    regime)."""
+    ratios = [values[q + 1] / values[q] for q in range(len(values) - 1)]
+    if all(1 / KINK_STEADINESS < r < KINK_STEADINESS for r in ratios):
+        return STEADY
+    low, high = LEVEL_RATIO / KINK_STEADINESS, LEVEL_RATIO * KINK_STEADINESS
+    if all(low < r < high for r in ratios):
+        return GROWING
+    return None
+
+
+def _kink_signature(
+    signal: list[float], seen: list[float], f: _Finite, jump_threshold: float
+) -> bool:
+    """Going up from the smallest step, the first windows of :data:`KINK_WINDOW`
+    neighbouring levels where ``signal`` stands out of the modelled rounding noise
+    (by :data:`KINK_NOISE_MARGIN` ×) decide: ``seen`` (the signal or a multiple of
+    it) steady there is a kink (if the signal is larger than ``jump_threshold``, what
+    matters); growing like h is a smooth function (no kink); anything else is noise,
+    and the next window decides."""
+    k, span = f.k, KINK_WINDOW - 1
+    above = [abs(signal[b]) > KINK_NOISE_MARGIN * f.N[b] for b in range(len(signal))]
+    for a in range(len(signal) - span):
+        end = a + KINK_WINDOW
+        if k[a + span] != k[a] + span or not all(above[a:end]):
+            continue
+        trend = _trend(seen[a:end])
+        if trend == STEADY:
+            return all(abs(signal[b]) > jump_threshold for b in range(a, end))
+        if trend == GROWING:
+            return False
+    return False
 
 
 def _is_kink(f: _Finite, jump_threshold: float) -> bool:
-    """A jump J of constant sign and size over :data:`KINK_WINDOW` consecutive steps,
-    larger than rounding and than what matters; or a jump of ``s`` itself.
+    """Whether ``s`` is not differentiable at x. A kink is a property of the limit
+    h -> 0, so its signature is looked for at the smallest steps that show anything
+    (:func:`_kink_signature`), never at larger ones alone:
 
-    Over the smallest steps it is a kink at x itself; over larger ones a kink within
-    their reach, which spoils every central difference that straddles it (and the
-    minimum-error choice would pick their consistent, wrong plateau): not
-    differentiable *here*, numerically, which is never a failure. (Measured noise is no
-    guide: a jump's second difference grows like h, which the noise measure counts; and
-    noise J ∝ 1/h changes 4× per level, smooth J ∝ h likewise.)
+    * a jump of the one-sided derivatives (``abs`` at 0, ``relu``, ``max`` with a tie,
+      ``clip`` at a bound): J holds still in sign and size across levels, where a
+      smooth s gives J = s''·h, growing 4× per level, and rounding noise J ∝ 1/h with
+      random sign;
+    * a jump of ``s`` itself within the steps' reach (a step function, arccot at 0):
+      every straddling D(h) is about jump / 2h, so D·h holds still across levels, where
+      a smooth s keeps D still and D·h grows 4× per level.
 
-    A jump of ``s`` itself within the steps' reach (arccot at 0, a step function):
-    every straddling D(h) is about jump / 2h, so D·h holds still across levels (a
-    smooth s keeps D still and D·h shrinks 4× per level; rounding noise keeps D·h still
-    but small and of random sign). The jump also inflates the measured noise, so only
-    the modelled rounding noise N is a guide here.
+    Larger steps say nothing about x itself: they may straddle a kink nearby or
+    sample an oscillation (sin at 1e5: D·h holds still by chance over steps of 8, 32
+    and 128), and a kink found there would call a smooth function "not
+    differentiable" and hide a wrong gradient. The modelled rounding noise N, not the
+    measured one (which a jump inflates), says what stands out.
     """
-    D, J, H = f.D, f.J, f.H
-    n = len(D)
-    # (Which levels' D and J stand out, tested once per level rather than per window.)
-    limit = [max(jump_threshold, KINK_NOISE_MARGIN * f.N[a]) for a in range(n)]
-    large_d = [abs(D[a]) > limit[a] for a in range(n)]
-    large_j = [abs(J[a]) > limit[a] for a in range(n)]
-    k, span = f.k, KINK_WINDOW - 1
-    for a in range(n - span):
-        if k[a + span] != k[a] + span:  # not neighbours
-            continue
-        end = a + KINK_WINDOW
-        if all(large_d[a:end]) and _steady([D[b] * H[b] for b in range(a, end)]):
-            return True
-        if all(large_j[a:end]) and _steady(J[a:end]):
-            return True
-    return False
+    D, H = f.D, f.H
+    if _kink_signature(f.J, f.J, f, jump_threshold):
+        return True
+    return _kink_signature(D, [D[b] * H[b] for b in range(len(D))], f, jump_threshold)
 
 
 def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index: int) -> Estimate:
@@ -573,7 +706,7 @@ def full_estimate(
     done &= ~(np.abs(jumps) > max(threshold, FIRST_JUMP_FRACTION * scale))
     x = ev.work[i].reshape(-1)
     for j in np.flatnonzero(~done):
-        est = ev.refine(i, int(j), float(steps[j]), threshold, max(abs(float(x[j])), 1.0))
+        est = ev.refine(i, int(j), float(steps[j]), threshold, abs(float(x[j])))
         value[j], error[j], kink[j], curvature[j] = est.value, est.error, est.kink, est.curvature
     value, error, kink, curvature, done = (
         a.reshape(shape) for a in (value, error, kink, curvature, done)

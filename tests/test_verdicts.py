@@ -1,0 +1,137 @@
+"""Verdicts users can trust (issue 17): no false alarm at the rounding floor or at false
+kinks, and no pass that hides a bug.
+
+Each op here is correct unless its name says otherwise; the wrong twins are the same
+op with its gradient scaled by ``1 + rel``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradcheck import Operation, check
+from tests.checker_ops import Abs, Clip, Max, Relu, elementwise
+
+
+def _gelu(z):
+    return 0.5 * z * (1 + np.tanh(0.79788456 * z * (1 + 0.044715 * z * z)))
+
+
+def _dgelu(z):
+    t = np.tanh(0.79788456 * z * (1 + 0.044715 * z * z))
+    return 0.5 * z * ((1 - t * t) * (0.79788456 + 0.1070322243 * z * z)) + 0.5 * (1 + t)
+
+
+def _softsign(x):
+    return x / (1 + np.abs(x))
+
+
+def _dsoftsign(x):
+    return 1 / (1 + np.abs(x)) ** 2
+
+
+SIN = elementwise("sin", np.sin, np.cos)
+GELU = elementwise("gelu", _gelu, _dgelu)
+X_ABS_X = elementwise("x_abs_x", lambda x: x * np.abs(x), lambda x: 2 * np.abs(x))
+SOFTSIGN = elementwise("softsign", _softsign, _dsoftsign)
+
+
+def wrong(op_name, f, df, rel):
+    return elementwise(f"wrong_{op_name}", f, df, scale=1 + rel)
+
+
+# -- false kinks ---------------------------------------------------------------------
+@pytest.mark.parametrize("x", [1e5, 3.3e5, 1e6, -7.7e5, 2.5e4])
+def test_sin_at_large_x_is_differentiable_and_passes(x):
+    result = check(SIN, np.array([x]), seed=1)
+    assert result.verdict == "passed", result
+
+
+@pytest.mark.parametrize("x", [1e6, 1.3e6, -8.1e5, 4.4e5])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_1e_4_error_of_sin_at_1e6_is_caught(x, seed):
+    result = check(wrong("sin", np.sin, np.cos, 1e-4), np.array([x]), seed=seed)
+    assert result.verdict == "failed", result
+
+
+@pytest.mark.parametrize("op", [X_ABS_X, SOFTSIGN], ids=["x_abs_x", "softsign"])
+@pytest.mark.parametrize("scale", [1e-3, 1e-5, 1e-7])
+def test_a_second_derivative_jump_near_0_is_no_kink(op, scale):
+    x = np.random.default_rng(0).uniform(-scale, scale, 16)
+    result = check(op, x, seed=0)
+    assert result.verdict == "passed", result
+
+
+def test_real_kinks_stay_not_differentiable():
+    assert check(Relu, np.array([0.0, 1.0]), seed=0).verdict == "not differentiable"
+    assert check(Abs, np.array([0.0, -2.0]), seed=0).verdict == "not differentiable"
+    assert check(Clip, np.array([1.0, 0.5]), seed=0).verdict == "not differentiable"
+    assert check(Max, np.array([3.0, 3.0, 1.0]), seed=0).verdict == "not differentiable"
+
+
+# -- the rounding floor ----------------------------------------------------------------
+@pytest.mark.parametrize("z", [-7.0, -6.8, -6.5, -6.0, -5.0])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_gradient_below_the_forwards_rounding_is_not_a_mismatch(z, seed):
+    # 0.5 z (1 + tanh(u)) at z = -7: the output, 2e-15, is 3.5 × a sum that rounds at
+    # 1e-16, so within ~1e-3 of z it is a staircase: finite differences see its
+    # flat steps (4e-17) where the derivative is -2.8e-14
+    result = check(GELU, np.array([[z]]), seed=seed)
+    assert result.verdict == "passed", result
+
+
+def test_the_floor_does_not_hide_an_error_above_it():
+    x = np.array([[-3.0, -1.0, 0.5, 2.0]])
+    assert check(wrong("gelu", _gelu, _dgelu, 1e-6), x, seed=0).verdict == "failed"
+
+
+@pytest.mark.parametrize("v", [1e-5, 1e-6])
+def test_a_function_on_the_scale_of_a_small_x_is_resolved(v):
+    # x / |x| - like: the cosine of two vectors varies on the scale of the vectors
+    class Cosine(Operation):
+        def __call__(self, a, b):
+            self.variables = (a, b)
+            self.na, self.nb = np.linalg.norm(a.data), np.linalg.norm(b.data)
+            self.cos = a.data @ b.data / (self.na * self.nb)
+            return np.asarray(self.cos)
+
+        def backward_var(self, grad, index, **kwargs):
+            a, b = (t.data for t in self.variables)
+            mine, other, n = (a, b, self.na) if index == 0 else (b, a, self.nb)
+            return grad * (other / (self.na * self.nb) - self.cos * mine / n**2)
+
+    a, b = np.array([v, v]), np.array([0.3, 1.0])
+    assert check(Cosine, a, b, seed=0).verdict == "passed"
+
+
+@pytest.mark.parametrize("x", [[0.5, -1.0], [1e-3, 2.0], [3.0, 7.0]])
+def test_relative_errors_of_1e_6_are_caught_in_float64(x):
+    for name, f, df in [("sin", np.sin, np.cos), ("exp", np.exp, np.exp)]:
+        assert check(wrong(name, f, df, 1e-6), np.array(x), seed=0).verdict == "failed"
+
+
+def test_a_1e_6_error_is_caught_in_a_sum_over_many_elements_and_a_matmul():
+    rng = np.random.default_rng(0)
+
+    class WrongSum(Operation):
+        def __call__(self, a):
+            self.variables = (a,)
+            return np.sum(np.sin(a.data))
+
+        def backward_var(self, grad, index, **kwargs):
+            return grad * np.cos(self.variables[0].data) * (1 + 1e-6)
+
+    class WrongMatMul(Operation):
+        def __call__(self, a, b):
+            self.variables = (a, b)
+            return a.data @ b.data
+
+        def backward_var(self, grad, index, **kwargs):
+            a, b = self.variables
+            g = grad @ b.data.T if index == 0 else a.data.T @ grad
+            return g * (1 + 1e-6)
+
+    assert check(WrongSum, rng.standard_normal(10_000), seed=0).verdict == "failed"
+    a, b = rng.standard_normal((30, 40)), rng.standard_normal((40, 20))
+    assert check(WrongMatMul, a, b, seed=0).verdict == "failed"
+    assert check(WrongMatMul, a, b, seed=0, mode="fast").verdict == "failed"
