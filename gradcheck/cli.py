@@ -43,7 +43,11 @@ from gradcheck.frontend.config import (
 )
 from gradcheck.frontend.loading import load_targets, split_spec
 from gradcheck.frontend.runner import Job, run_jobs
-from gradcheck.search.description import description_of, normalize_domain
+from gradcheck.search.description import (
+    description_of,
+    normalize_domain,
+    normalize_tolerance,
+)
 from gradcheck.search.verifier import LoadedTarget, VerifyResult
 
 __all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
@@ -82,6 +86,22 @@ _FLAGS = {
 # The settings name (as in gradcheck.describe / gradcheck.verify) of each option.
 _SETTING_OF_OPTION = {"shape": "shapes"}
 _OPTION_OF_SETTING = {"shapes": "shape"}
+
+
+class _Tolerance(click.ParamType):
+    """``--atol`` / ``--rtol``: a finite number >= 0, validated as in the config file
+    (``inf`` would silently turn checking off, ``nan`` fail every op)."""
+
+    name = "float"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        try:
+            return normalize_tolerance(value, f"--{param.name}" if param else "tolerance")
+        except InvalidDescription as exc:
+            self.fail(str(exc), param, ctx)
+
+
+_TOLERANCE = _Tolerance()
 
 
 class _Gradcheck(click.Group):
@@ -369,8 +389,8 @@ def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[s
     help="Numeric comparison: full (every element), fast (random directions), or "
     "auto (by input size) [default: auto].",
 )
-@click.option("--atol", type=click.FloatRange(min=0), help="Absolute tolerance.")
-@click.option("--rtol", type=click.FloatRange(min=0), help="Relative tolerance.")
+@click.option("--atol", type=_TOLERANCE, help="Absolute tolerance (a finite number >= 0).")
+@click.option("--rtol", type=_TOLERANCE, help="Relative tolerance (a finite number >= 0).")
 @click.option(
     "--broadcast/--no-broadcast",
     default=None,

@@ -187,6 +187,10 @@ class CheckFixture(_Fixture):
         result = check(target, *arrays, params=params, **self._settings(CHECK_KEYS))
         if result.verdict == Verdict.FAILED:
             raise AssertionError(format_result(result))
+        if result.verdict != Verdict.PASSED:
+            # A kink, an output that is not finite, nothing to compare: the example
+            # says nothing about the gradient, and a test must not pass on it.
+            pytest.skip(f"gradcheck: {result.target} {result.verdict}: {result.note}")
         return result
 
 
@@ -208,9 +212,10 @@ class VerifyFixture(_Fixture):
 def gradcheck(pytestconfig: pytest.Config) -> CheckFixture:
     """Check the gradient of an op at one input: ``gradcheck(MyOp, x, y, axis=0)``.
 
-    Fails the test with gradcheck's report when the gradient is wrong; returns the
-    :class:`gradcheck.CheckResult` (whose ``verdict`` may be "not differentiable": a
-    kink is never a failure).
+    Fails the test with gradcheck's report when the gradient is wrong; skips it, with
+    the reason, when the example says nothing about the gradient (a kink, an output
+    that is not finite, nothing to compare: never a pass, never a failure); returns the
+    :class:`gradcheck.CheckResult` when it passed.
     """
     return CheckFixture(pytestconfig)
 
@@ -234,8 +239,8 @@ def format_verify_failure(result: Any) -> str:
         f"gradcheck: {result.target} {result.verdict} after {result.examples} example(s)"
         f" (seed {result.seed})"
     )
-    if result.rejected:
-        headline += f"; {result.rejected} skipped: not differentiable there"
+    if result.skip_lines:
+        headline += "; " + "; ".join(result.skip_lines)
     lines = [headline]
     if result.note:
         lines.append(result.note)

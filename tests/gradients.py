@@ -32,5 +32,7 @@ def check_gradients(f: Callable[..., mg.Tensor], *arrays: Any, **settings: Any) 
         for a in arrays
     )
     result = mg.check(f, *arrays, **settings)
-    assert result.verdict == "passed", format_result(result)
+    # (Only empty arrays: nothing to compare, which the op tests draw on purpose.)
+    empty = all(a.size == 0 for a in arrays) and result.note == "nothing to compare"
+    assert result.verdict == "passed" or empty, format_result(result)
     return result

@@ -202,9 +202,13 @@ KINKS = [(Relu, [0.0]), (Abs, [0.0]), (Clip, [-1.0, 1.0])]
 def test_kinks_hit_exactly_are_not_differentiable(op, kink_values, data, seed, mode):
     x = data.draw(with_kinks(kink_values))
     result = check(op, x, seed=seed, mode=mode)
-    assert result.verdict == "not differentiable", format_result(result)
-    assert result.passed and result.failure is None
+    # Some elements compared: not differentiable; none: inconclusive (never a pass).
+    assert result.verdict in ("not differentiable", "inconclusive"), format_result(result)
+    assert result.note == "not differentiable there" and result.failure is None
     flagged = {np.ravel_multi_index(idx, x.shape) for _, idx in result.kinks}
+    if mode == "full":
+        assert (result.verdict == "inconclusive") == (len(flagged) == x.size)
+        assert result.passed == (result.verdict == "not differentiable")
     flat = x.reshape(-1)
     exact = {j for j in range(flat.size) if flat[j] in kink_values}
     if mode == "full":  # fast mode stops after locating a few
@@ -223,7 +227,8 @@ def test_max_with_ties_is_not_differentiable(data, seed, mode):
     i, j = data.draw(st.lists(st.integers(0, flat.size - 1), min_size=2, max_size=2, unique=True))
     flat[i] = flat[j] = flat.max() + 1.0  # a tie at the maximum
     result = check(Max, x, seed=seed, mode=mode)
-    assert result.verdict == "not differentiable", format_result(result)
+    expected = "inconclusive" if flat.size == 2 else "not differentiable"
+    assert result.verdict == expected, format_result(result)
     assert {np.ravel_multi_index(idx, x.shape) for _, idx in result.kinks} == {i, j}
 
 

@@ -288,3 +288,32 @@ def test_a_run_that_does_not_use_gradcheck_imports_nothing_heavy(sandbox, monkey
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["gradcheck: seed=0"])  # the plugin did load
     assert json.loads((sandbox.path / "loaded.json").read_text()) == []
+
+
+def test_the_check_fixture_skips_an_example_that_says_nothing(sandbox):
+    # A kink, an output that is not finite, nothing to compare: never a pass.
+    sandbox.makepyfile(
+        test_skips="""
+        import numpy as np
+        import gradcheck as mg
+        from myops import WrongSquare
+
+        def test_at_a_kink(gradcheck):
+            gradcheck(lambda x: mg.abs(x), np.array([0.0, 1.0]))
+
+        def test_undefined(gradcheck):
+            gradcheck(lambda x: mg.log(x), np.array([-1.0]))
+
+        def test_empty(gradcheck):
+            gradcheck(WrongSquare, np.zeros(0))
+        """
+    )
+    result = sandbox.runpytest(*PLUGIN, "-rs")
+    result.assert_outcomes(skipped=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*not differentiable: not differentiable there*",
+            "*inconclusive: output not finite there*",
+            "*inconclusive: nothing to compare*",
+        ]
+    )

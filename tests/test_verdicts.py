@@ -9,8 +9,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import gradcheck as mg
 from gradcheck import Operation, check
-from tests.checker_ops import Abs, Clip, Max, Relu, elementwise
+from gradcheck.errors import CheckUsageError, InvalidDescription
+from tests.checker_ops import Abs, Clip, Max, Mul, Relu, elementwise
 
 
 def _gelu(z):
@@ -135,3 +137,110 @@ def test_a_1e_6_error_is_caught_in_a_sum_over_many_elements_and_a_matmul():
     a, b = rng.standard_normal((30, 40)), rng.standard_normal((40, 20))
     assert check(WrongMatMul, a, b, seed=0).verdict == "failed"
     assert check(WrongMatMul, a, b, seed=0, mode="fast").verdict == "failed"
+
+
+# -- undefined points ------------------------------------------------------------------
+class VarDdof1(Operation):
+    """np.var(x, ddof=1): undefined (nan) on one element."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        if x.size <= 1:
+            return np.asarray(np.nan)
+        return np.asarray(np.var(x.data, ddof=1))
+
+    def backward_var(self, grad, index, **kwargs):
+        x = self.variables[0].data
+        with np.errstate(all="ignore"):
+            return grad * 2 * (x - x.mean()) / (x.size - 1)
+
+
+class LogAbsDet(Operation):
+    def __call__(self, a):
+        self.variables = (a,)
+        return np.asarray(np.linalg.slogdet(a.data)[1])
+
+    def backward_var(self, grad, index, **kwargs):
+        return grad * np.linalg.inv(self.variables[0].data).T
+
+
+class NanGradient(Operation):
+    """A finite output whose gradient is nan: a failure, not an undefined point."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return np.sqrt(np.abs(x.data) + 1.0)
+
+    def backward_var(self, grad, index, **kwargs):
+        return grad * np.full(self.variables[0].shape, np.nan)
+
+
+def test_an_output_that_is_not_finite_is_skipped_not_failed():
+    result = check(VarDdof1, np.array([0.7]), seed=0)
+    assert (result.verdict, result.note) == ("inconclusive", "output not finite there")
+    assert not result.passed and result.failure is None
+    singular = check(LogAbsDet, np.zeros((1, 1)), seed=0)
+    assert (singular.verdict, singular.note) == ("inconclusive", "output not finite there")
+    assert check(VarDdof1, np.array([0.7, -1.2, 3.0]), seed=0).verdict == "passed"
+    assert check(NanGradient, np.array([0.5]), seed=0).failure.kind == "nonfinite_gradient"
+
+
+def test_a_search_skips_and_counts_undefined_examples():
+    result = mg.verify(VarDdof1, max_examples=30, seed=0)
+    assert result.verdict == "passed", result
+    assert result.skipped.get("output not finite there", 0) > 0
+    assert any("skipped: output not finite there" in line for line in result.skip_lines)
+    never = mg.verify(VarDdof1, shapes=["1"], max_examples=10, seed=0)
+    assert never.verdict == "inconclusive" and not never.passed
+    assert "output not finite there" in never.note
+
+
+# -- no vacuous verdicts ---------------------------------------------------------------
+def test_integer_inputs_are_checked_as_floats():
+    wrong_sin = wrong("sin", np.sin, np.cos, 1e-3)
+    result = check(wrong_sin, np.array([1, 2, 3]), seed=0)
+    assert result.verdict == "failed" and result.inputs[0].dtype == np.float64
+    assert check(SIN, np.array([1, 2, 3]), seed=0).verdict == "passed"
+    # named as a constant, an integer input stays as given
+    kept = check(Mul, np.array([0.5, 2.0]), np.array([3, 4]), constants=(1,), seed=0)
+    assert kept.verdict == "passed" and kept.inputs[1].dtype.kind == "i"
+
+
+def test_an_integer_input_the_op_cannot_take_as_float_is_a_usage_error():
+    class Take(Operation):
+        def __call__(self, x, idx):
+            self.variables = (x, idx)
+            return x.data[idx.data]
+
+        def backward_var(self, grad, index, **kwargs):
+            out = np.zeros_like(self.variables[0].data)
+            np.add.at(out, self.variables[1].data, grad)
+            return out
+
+    with pytest.raises(CheckUsageError, match="constants="):
+        check(Take, np.array([1.0, 2.0, 3.0]), np.array([0, 2]))
+    assert check(Take, np.array([1.0, 2.0, 3.0]), np.array([0, 2]), constants=(1,)).passed
+
+
+def test_nothing_to_compare_is_inconclusive_never_passed():
+    wrong_sin = wrong("sin", np.sin, np.cos, 1.0)
+    for arrays in [(np.zeros(0),), (np.zeros((2, 0)),)]:
+        result = check(wrong_sin, *arrays, seed=0)
+        assert (result.verdict, result.note) == ("inconclusive", "nothing to compare")
+        assert not result.passed
+    assert check(Mul, np.ones(2), np.ones(2), constants=(0, 1)).verdict == "inconclusive"
+    everything_at_a_kink = check(Relu, np.array([0.0]), seed=0)
+    assert everything_at_a_kink.verdict == "inconclusive"
+    assert everything_at_a_kink.note == "not differentiable there"
+    empty = mg.verify(wrong_sin, shapes=["0"], max_examples=20, seed=0)
+    assert empty.verdict == "inconclusive" and "nothing to compare" in empty.note
+
+
+@pytest.mark.parametrize("bad", [float("inf"), float("nan"), -1.0])
+def test_tolerances_must_be_finite_and_not_negative(bad):
+    with pytest.raises(CheckUsageError, match="finite number >= 0"):
+        check(SIN, np.ones(2), atol=bad)
+    with pytest.raises(CheckUsageError, match="finite number >= 0"):
+        check(SIN, np.ones(2), rtol=bad)
+    with pytest.raises(InvalidDescription, match="finite number >= 0"):
+        mg.verify(SIN, rtol=bad, max_examples=2)

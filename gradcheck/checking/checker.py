@@ -14,9 +14,11 @@ rendered by :mod:`gradcheck.frontend.report` and the front ends.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -26,7 +28,7 @@ from gradcheck.checking.numerical import Evaluator, full_estimate
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.structure import Evidence, Stage, first_failure
 from gradcheck.checking.target import Target, resolve_target, user_frame
-from gradcheck.checking.vocabulary import MODES, Kind, Mode, Verdict
+from gradcheck.checking.vocabulary import MODES, Kind, Mode, Skip, Verdict
 from gradcheck.errors import (
     CheckUsageError,
     ComplexStepUnsupported,
@@ -135,11 +137,19 @@ def check(
         raise CheckUsageError(f"mode must be 'auto', 'full' or 'fast', not {mode!r}")
     if reference not in ("float64", "native"):
         raise CheckUsageError(f"reference must be 'float64' or 'native', not {reference!r}")
+    for name, tol in (("atol", atol), ("rtol", rtol)):
+        if tol is not None and not (isinstance(tol, Real) and tol >= 0 and math.isfinite(tol)):
+            raise CheckUsageError(f"{name} must be a finite number >= 0, not {tol!r}")
     xs = _as_arrays(tgt, arrays, dtype)
-    const = {i for i in constants} | {i for i, a in enumerate(xs) if a.dtype.kind != "f"}
-    bad = [i for i in const if not 0 <= i < len(xs)]
+    bad = [i for i in constants if not 0 <= i < len(xs)]
     if bad:
         raise CheckUsageError(f"constants={tuple(constants)} names inputs that do not exist")
+    # Integer inputs are checked as float64 (an op of numbers is meant for floats too);
+    # one named in `constants` stays as it is, and booleans are always constants.
+    cast = [i for i, a in enumerate(xs) if a.dtype.kind in "iu" and i not in constants]
+    for i in cast:
+        xs[i] = xs[i].astype(np.float64)
+    const = {i for i in constants} | {i for i, a in enumerate(xs) if a.dtype.kind != "f"}
     if mode == Mode.AUTO:
         size = sum(xs[i].size for i in range(len(xs)) if i not in const)
         mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
@@ -155,6 +165,13 @@ def check(
     }
     run = _Run(tgt, xs, all_params, const, np.random.default_rng(seed), settings)
     result = run.execute(atol, rtol)
+    if cast and result.failure is not None and result.failure.kind == Kind.FORWARD_ERROR:
+        names = ", ".join(map(str, cast))
+        raise CheckUsageError(
+            f"{tgt.name}: integer inputs are checked as float64 (input {names}), and the "
+            f"op raised with floats ({result.failure.exception}); pass floats, or name "
+            f"the input in constants= to pass it as given"
+        )
     result.seed = seed
     result.seconds = time.perf_counter() - start
     return result
@@ -204,6 +221,13 @@ class _Fail(Exception):
     failure: Failure
 
 
+@dataclass
+class _Inconclusive(Exception):
+    """Nothing to compare at this example; ``reason`` is a :class:`Skip`."""
+
+    reason: str
+
+
 class _Run:
     """One check's state: the target, the example, and the call counters."""
 
@@ -239,6 +263,8 @@ class _Run:
             return self.numerics(v, grads, atol, rtol)
         except _Fail as fail:
             return self.result(Verdict.FAILED, failure=fail.failure)
+        except _Inconclusive as nothing:
+            return self.result(Verdict.INCONCLUSIVE, note=nothing.reason)
 
     # -- step 1 and 2: forward, backward, structure ---------------------------------
     def forward(self) -> Any:
@@ -263,6 +289,13 @@ class _Run:
         e = Evidence(self.xs, self.const, graph=self.forward())
         self.walk(Stage.FORWARD, e)
         out = e.graph.output
+        if not np.all(np.isfinite(out.data)):
+            # Outside the op's domain (var with ddof=1 of one element, log|det| of a
+            # singular matrix): skipped, like a kink. (A non-finite *gradient* at a
+            # finite output stays a failure.)
+            raise _Inconclusive(Skip.UNDEFINED)
+        if all(i in self.const or x.size == 0 for i, x in enumerate(self.xs)):
+            raise _Inconclusive(Skip.NOTHING)
         e.v = self.rng.standard_normal(out.shape).astype(out.dtype)
         e.v_given = e.v.copy()
         e.grads = self.backward(e.graph, e.v)
@@ -355,13 +388,15 @@ class _Run:
         finally:
             self.forward_calls += ev.calls
         worst = sorted(elements, key=lambda e: -e.ratio)[:WORST_ELEMENTS]
+        compared = sum(e.size - e.kinks for e in per_input)
+        verdict, note = Verdict.PASSED, ""
         if failure is not None:
             verdict = Verdict.FAILED
         elif kinks:
-            verdict = Verdict.NOT_DIFFERENTIABLE
-        else:
-            verdict = Verdict.PASSED
-        return self.result(verdict, failure=failure, per_input=per_input, worst=worst, kinks=kinks)
+            verdict = Verdict.NOT_DIFFERENTIABLE if compared else Verdict.INCONCLUSIVE
+            note = Skip.NOT_DIFFERENTIABLE
+        fields = {"per_input": per_input, "worst": worst, "kinks": kinks, "note": note}
+        return self.result(verdict, failure=failure, **fields)
 
 
 def _raised(kind: str, exc: TargetRaised) -> Failure:

@@ -76,10 +76,13 @@ class Failure:
 class CheckResult:
     """The outcome of :func:`gradcheck.check` on one example.
 
-    ``verdict`` is "passed", "failed" or "not differentiable" (the inputs hit a point
-    where the function has no derivative; never a failure). ``error_ratio`` is the
-    worst ``|analytic - numeric| / allowed`` over all compared elements: below 1 passes,
-    and CI baselines compare it between runs.
+    ``verdict`` is "passed", "failed", "not differentiable" (some elements sit where
+    the function has no derivative; the others agree; never a failure) or
+    "inconclusive" (nothing was compared: every element at a kink, the output not
+    finite, no float input or only empty ones); ``note`` says which
+    (:class:`~gradcheck.checking.vocabulary.Skip`). ``error_ratio`` is the worst
+    ``|analytic - numeric| / allowed`` over all compared elements: below 1 passes, and
+    CI baselines compare it between runs.
     """
 
     verdict: str
@@ -96,12 +99,16 @@ class CheckResult:
     forward_calls: int = 0
     backward_calls: int = 0
     seconds: float = 0.0
+    #: Why the example was not judged (or not all of it), for a verdict of "not
+    #: differentiable" or "inconclusive"; "" otherwise.
+    note: str = ""
 
     @property
     def passed(self) -> bool:
-        """True unless the verdict is "failed" (a not-differentiable example is not a
-        failure)."""
-        return self.verdict != Verdict.FAILED
+        """True for "passed" and "not differentiable" (a kink is not a failure, and the
+        other elements agree); False for "failed" and for "inconclusive" (nothing was
+        compared: that is no pass)."""
+        return self.verdict in (Verdict.PASSED, Verdict.NOT_DIFFERENTIABLE)
 
     @property
     def max_abs_error(self) -> float:
@@ -138,6 +145,7 @@ class CheckResult:
             "forward_calls": self.forward_calls,
             "backward_calls": self.backward_calls,
             "seconds": self.seconds,
+            "note": self.note or None,
         }
 
 

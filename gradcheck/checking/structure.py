@@ -98,16 +98,6 @@ def invalid_output(e: Evidence) -> Failure | None:
     return None
 
 
-def nonfinite_output(e: Evidence) -> Failure | None:
-    data = e.graph.output.data
-    if np.all(np.isfinite(data)):
-        return None
-    bad = int(np.size(data) - np.count_nonzero(np.isfinite(data)))
-    return Failure(
-        Kind.NONFINITE_OUTPUT, f"the output has {bad} non-finite value(s) at these inputs"
-    )
-
-
 # -- what the op may not change ----------------------------------------------------
 def mutated_input(e: Evidence) -> Failure | None:
     for i, (t, x) in enumerate(zip(e.graph.tensors, e.inputs)):
@@ -291,7 +281,6 @@ def nonlinear(e: Evidence) -> Failure | None:
 #: which it looks. A stage's checks run in this order; the first failure ends the check.
 STRUCTURAL_CHECKS: tuple[tuple[str, Check], ...] = (
     (Stage.FORWARD, invalid_output),
-    (Stage.FORWARD, nonfinite_output),
     (Stage.FORWARD, mutated_input),
     (Stage.BACKWARD, mutated_upstream),
     (Stage.BACKWARD, mutated_input),

@@ -7,20 +7,35 @@ once, so that no module spells them out again. They are never instantiated.
 
 from __future__ import annotations
 
-__all__ = ["Verdict", "Kind", "Mode", "FAILURE_KINDS", "MODES"]
+__all__ = ["Verdict", "Skip", "Kind", "Mode", "FAILURE_KINDS", "MODES"]
 
 
 class Verdict:
-    """The verdict of a check (:attr:`gradcheck.CheckResult.verdict`: passed, failed or
-    not differentiable) and of a search (:attr:`gradcheck.VerifyResult.verdict`:
-    passed, failed or inconclusive)."""
+    """The verdict of a check (:attr:`gradcheck.CheckResult.verdict`: passed, failed, not
+    differentiable or inconclusive) and of a search (:attr:`gradcheck.VerifyResult.verdict`:
+    passed, failed or inconclusive). Neither passes without comparing something."""
 
     PASSED = "passed"
     FAILED = "failed"
-    #: check: the example sits where the op is not differentiable (a kink)
+    #: check: some elements sit where the op is not differentiable (a kink); the
+    #: others were compared and agree
     NOT_DIFFERENTIABLE = "not differentiable"
-    #: verify: no example could be judged (all at kinks, or none drawn)
+    #: check: nothing was compared (:class:`Skip` says why); verify: no example could
+    #: be judged (every one skipped, or none drawn)
     INCONCLUSIVE = "inconclusive"
+
+
+class Skip:
+    """Why an example was not judged (:attr:`gradcheck.CheckResult.note` of a check that
+    is not differentiable or inconclusive): a search skips it and counts it under
+    this reason, never fails it."""
+
+    #: at a kink: the one-sided derivatives differ
+    NOT_DIFFERENTIABLE = "not differentiable there"
+    #: the output has inf or nan: the example is outside the op's domain
+    UNDEFINED = "output not finite there"
+    #: no non-constant float input, or only empty ones
+    NOTHING = "nothing to compare"
 
 
 class Kind:
@@ -30,7 +45,6 @@ class Kind:
     FORWARD_ERROR = "forward_error"
     BACKWARD_ERROR = "backward_error"
     INVALID_OUTPUT = "invalid_output"
-    NONFINITE_OUTPUT = "nonfinite_output"
     MISSING_GRADIENT = "missing_gradient"
     EXTRA_GRADIENT = "extra_gradient"
     NOT_ARRAY = "not_array"
@@ -51,7 +65,6 @@ FAILURE_KINDS: dict[str, str] = {
     Kind.FORWARD_ERROR: "the forward raised",
     Kind.BACKWARD_ERROR: "the backward raised",
     Kind.INVALID_OUTPUT: "the output is not a real floating-point Tensor/array",
-    Kind.NONFINITE_OUTPUT: "the output has inf or nan",
     Kind.MISSING_GRADIENT: "a non-constant input received no gradient",
     Kind.EXTRA_GRADIENT: "a constant input received a gradient",
     Kind.NOT_ARRAY: "a gradient is not an array or a real number",

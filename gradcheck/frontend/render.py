@@ -13,7 +13,9 @@ The JSON document (``gradcheck verify --format json``), version 1::
           "passed": true,
           "verdict": "passed",       # "passed" | "failed" | "inconclusive"
           "examples": 100,           # examples checked (up to the first failure)
-          "rejected": 3,             # skipped: not differentiable there
+          "rejected": 3,             # examples skipped, never failed...
+          "skipped": {"not differentiable there": 2, "output not finite there": 1},
+                                     # ...by reason (also "nothing to compare")
           "failure": null,           # or {"kind": ..., "message": ..., ...}, below
           "max_abs_error": 2.1e-11,  # largest gradient errors seen
           "max_rel_error": 3.4e-12,
@@ -107,12 +109,7 @@ def render_table(
             blocks.append(f"{_failure_block(r, color)}\nReplay: {replay(r)}")
         elif not r.passed:
             blocks.append(f"{r.target}: {r.verdict}: {r.note}\nReplay: {replay(r)}")
-    skipped = [
-        f"{r.target}: {r.rejected} example{'s' * (r.rejected != 1)} skipped: "
-        f"not differentiable there"
-        for r in results
-        if r.rejected
-    ]
+    skipped = [f"{r.target}: {line}" for r in results for line in r.skip_lines]
     if skipped:
         blocks.append("\n".join(skipped))
     blocks.append(_summary(results, seed))

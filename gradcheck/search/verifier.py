@@ -25,7 +25,7 @@ import numpy as np
 
 from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.signature import op_signature
-from gradcheck.checking.vocabulary import Mode, Verdict
+from gradcheck.checking.vocabulary import Mode, Skip, Verdict
 from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.search.description import (
     Description,
@@ -36,6 +36,7 @@ from gradcheck.search.description import (
     normalize_kwargs,
     normalize_mode,
     normalize_shapes,
+    normalize_tolerance,
 )
 
 __all__ = ["VerifyResult", "LoadedTarget", "verify", "draw_example", "DEFAULTS"]
@@ -84,13 +85,17 @@ class VerifyResult:
     passed : bool
         True when every checked example passed (and at least one was checked).
     verdict : str
-        ``"passed"``, ``"failed"``, or ``"inconclusive"`` (every example drawn was at a
-        point where the op is not differentiable).
+        ``"passed"``, ``"failed"``, or ``"inconclusive"`` (no example could be judged:
+        every one drawn was skipped, see ``skipped``).
     examples : int
         Examples checked up to and including the first failure (rejected ones not
         counted).
     rejected : int
-        Examples skipped because the op is not differentiable there.
+        Examples skipped (never failed): at a point where the op is not
+        differentiable, where its output is not finite, or with nothing to compare.
+    skipped : dict
+        ``rejected`` by reason (:class:`~gradcheck.checking.vocabulary.Skip`):
+        ``{"not differentiable there": 3, "output not finite there": 1}``.
     failure : CheckResult or None
         The check of the shrunk failing example (its ``inputs`` are the shrunk
         inputs).
@@ -124,6 +129,14 @@ class VerifyResult:
     settings: dict[str, Any] = field(default_factory=dict)
     shrink_steps: int = 0
     note: str = ""
+    skipped: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def skip_lines(self) -> list[str]:
+        """``"3 examples skipped: not differentiable there"``, one per reason."""
+        return [
+            f"{n} example{'s' * (n != 1)} skipped: {reason}" for reason, n in self.skipped.items()
+        ]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form (the schema is in :mod:`gradcheck.frontend.render`); floats that
@@ -136,6 +149,7 @@ class VerifyResult:
                 "verdict": self.verdict,
                 "examples": self.examples,
                 "rejected": self.rejected,
+                "skipped": self.skipped,
                 "failure": None if self.failure is None else _failure_dict(self.failure),
                 "max_abs_error": self.max_abs_error,
                 "max_rel_error": self.max_rel_error,
@@ -272,8 +286,10 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("kwargs", normalize_kwargs),
         ("mode", normalize_mode),
         ("avoid", normalize_avoid),
+        ("atol", lambda v: normalize_tolerance(v, "atol")),
+        ("rtol", lambda v: normalize_tolerance(v, "rtol")),
     ):
-        if key in options:
+        if options.get(key) is not None:
             try:
                 options[key] = normalize(options[key])
             except InvalidDescription as exc:
@@ -442,6 +458,7 @@ class _Search:
     def __init__(self, tgt: Any, options: dict[str, Any], progress: Any) -> None:
         self.tgt, self.options, self.progress = tgt, options, progress
         self.examples = self.rejected = self.shrink_steps = 0
+        self.skipped: dict[str, int] = {}
         self.max_abs = self.max_rel = self.max_ratio = math.nan
         self.first_failure: Any = None
         # A usage error met while checking (the op rejects its parameters...) ends
@@ -462,9 +479,11 @@ class _Search:
         except GradcheckError as exc:
             self.fatal = exc
             raise
-        if _is_not_differentiable(result):
+        if result.verdict in (Verdict.NOT_DIFFERENTIABLE, Verdict.INCONCLUSIVE):
             if searching:
                 self.rejected += 1
+                reason = result.note or Skip.NOT_DIFFERENTIABLE
+                self.skipped[reason] = self.skipped.get(reason, 0) + 1
             reject()
         if searching:
             self.examples += 1
@@ -524,11 +543,7 @@ def _run(
     except _ExampleFailed as exc:  # the final replay of the shrunk example
         failure, verdict = exc.result, Verdict.FAILED
     except Unsatisfiable:
-        verdict = Verdict.INCONCLUSIVE
-        note = (
-            "every example drawn was at a point where the op is not differentiable; "
-            "narrow the domain"
-        )
+        verdict, note = Verdict.INCONCLUSIVE, _unsatisfied(search.skipped)
     except Flaky:
         failure, verdict = search.first_failure, Verdict.FAILED
         note = "the failure did not repeat when the same input was checked again"
@@ -538,7 +553,7 @@ def _run(
         raise
     seconds = time.perf_counter() - start
     if verdict == Verdict.PASSED and search.examples == 0:
-        verdict, note = Verdict.INCONCLUSIVE, "no example was checked"
+        verdict, note = Verdict.INCONCLUSIVE, _unsatisfied(search.skipped)
     if failure is not None:
         abs_err, rel_err, ratio = _errors(failure)
     else:
@@ -558,11 +573,22 @@ def _run(
         settings=options,
         shrink_steps=search.shrink_steps,
         note=note,
+        skipped=dict(search.skipped),
     )
 
 
-def _is_not_differentiable(result: Any) -> bool:
-    return result.verdict == Verdict.NOT_DIFFERENTIABLE
+def _unsatisfied(skipped: Mapping[str, int]) -> str:
+    """Why no example was judged, and what to do."""
+    if not skipped:
+        return "no example was checked"
+    advice = {
+        Skip.NOT_DIFFERENTIABLE: "narrow the domain, or declare the kinks with avoid",
+        Skip.UNDEFINED: "declare the domain where the op is defined",
+        Skip.NOTHING: "give shapes with at least one element",
+    }
+    reasons = "; ".join(f"{reason} ({n})" for reason, n in skipped.items())
+    hints = "; ".join(advice[reason] for reason in skipped if reason in advice)
+    return f"every example drawn was skipped: {reasons}; {hints}"
 
 
 # --- JSON ---------------------------------------------------------------------------

@@ -104,10 +104,11 @@ def test_json_stdout_stays_clean_when_the_module_prints(workdir: Path) -> None:
 def test_described_op_needs_no_flags_and_flags_override(workdir: Path) -> None:
     assert run("verify", "user_ops:Log", *FAST).exit_code == 0
     assert run("verify", "user_ops:MatMul", *FAST).exit_code == 0
-    # Overriding the declared domain with one where log is undefined fails the check.
+    # Overriding the declared domain with one where log is undefined: every example
+    # is skipped (its output is not finite), and the run is inconclusive.
     overridden = run("verify", "user_ops:Log", *FAST, "--domain=-2:-1")
     assert overridden.exit_code == 1
-    assert "nonfinite" in overridden.stdout
+    assert "output not finite there" in overridden.stdout
     assert overridden.stderr == ""  # NumPy's warnings from log(-x): only with --verbose
 
 
@@ -138,10 +139,13 @@ def test_op_that_raises_is_a_failure_with_its_exception(workdir: Path) -> None:
     assert "ValueError: the forward is broken" in result.stdout
 
 
-def test_op_that_returns_nan_is_a_failure(workdir: Path) -> None:
+def test_op_whose_output_is_never_finite_is_inconclusive(workdir: Path) -> None:
+    # A non-finite output is outside the op's domain: skipped and counted, never a
+    # failure; with every example skipped, the run is inconclusive (exit 1).
     result = run("verify", "user_ops:ReturnsNan", *FAST)
     assert result.exit_code == 1
-    assert "nonfinite_output" in result.stdout
+    assert "inconclusive" in result.stdout
+    assert "examples skipped: output not finite there" in result.stdout
 
 
 def test_not_differentiable_examples_are_skipped_and_counted(workdir: Path) -> None:
@@ -268,3 +272,20 @@ def test_progress_rewrites_one_line() -> None:
     text = stream.getvalue()
     assert "m:Op: 1/3 examples" in text and "m:Op: 3/3 examples" in text
     assert "\n" not in text and text.endswith("\r\x1b[K")
+
+
+def test_empty_inputs_are_inconclusive_not_passed(workdir: Path) -> None:
+    result = run("verify", "user_ops:WrongSquare", *FAST, "--shape", "0")
+    assert result.exit_code == 1, result.output
+    assert "inconclusive" in result.stdout
+    assert "skipped: nothing to compare" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("option", "value"), [("--rtol", "inf"), ("--atol", "nan"), ("--atol", "-1")]
+)
+def test_tolerances_on_the_command_line_are_validated(workdir: Path, option, value) -> None:
+    result = CliRunner().invoke(main, ["verify", "user_ops:Square", option, value])
+    assert result.exit_code == 2
+    assert "finite number >= 0" in result.output
+    assert "Traceback" not in result.output
