@@ -10,6 +10,7 @@ Run from the repository root::
     PYTHONPATH=. python benchmarks/mutation_report.py                 # tables
     PYTHONPATH=. python benchmarks/mutation_report.py --json out.json # and JSON
     PYTHONPATH=. python benchmarks/mutation_report.py --targets add sin --seeds 0
+    PYTHONPATH=. python benchmarks/mutation_report.py --dtype float32  # every target
 
 The exit status is 1 when a mutant survived or was never reached, or a false alarm was
 raised.
@@ -136,6 +137,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mutations", nargs="*", choices=list(MUTATIONS))
     parser.add_argument("--seeds", nargs="*", type=int, default=[0, 1, 2])
     parser.add_argument("--examples", type=int, default=5, help="inputs per target and seed")
+    parser.add_argument(
+        "--dtype",
+        choices=["float64", "float32", "float16"],
+        help="every target's inputs in this dtype (default: each target's own)",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the full report as JSON")
     parser.add_argument("--quiet", action="store_true", help="print the summary line only")
     args = parser.parse_args(argv)
@@ -145,6 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         mutations=args.mutations,
         seeds=args.seeds,
         examples=args.examples,
+        dtype=args.dtype,
         progress=None if args.quiet else lambda name: print(f"  {name}", file=sys.stderr),
     )
     print(summary(report) if args.quiet else render(report))

@@ -35,3 +35,26 @@ def test_a_check_reports_its_own_kind():
         failure = first_failure(Stage.GRADIENT, e)
         assert failure is not None and failure.kind == kind, (kind, failure)
     assert first_failure(Stage.GRADIENT, Evidence([x], set(), gradient=np.ones(3))) is None
+
+
+def test_wrong_dtype_looks_at_what_the_backward_returned_before_a_cast():
+    # The engine (or torch) stores a gradient cast to its input's dtype; the dtype the
+    # op's own code returned it in still decides.
+    x, x32 = np.zeros(3), np.zeros(3, np.float32)
+    f16, f32, f64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+    def failure(x, returned, foreign=False):
+        e = Evidence([x], set(), returned=[returned], foreign=foreign)
+        return first_failure(Stage.RETURNED, e)
+
+    # an Operation: less precision than its input fails, more is cast without loss
+    assert failure(x, f32).kind == "wrong_dtype" and "less precision" in failure(x, f32).message
+    assert failure(x32, f16).kind == "wrong_dtype"
+    assert failure(x32, f64) is None
+    # a foreign op (torch): any other float dtype than its input's
+    assert failure(x, f32, foreign=True).kind == "wrong_dtype"
+    assert "float32" in failure(x32, f64, foreign=True).message
+    # an integer zero gradient, the right dtype, or nothing known: fine
+    assert failure(x, np.dtype(np.int64)) is None
+    assert failure(x, f64, foreign=True) is None
+    assert failure(x, None) is None

@@ -244,3 +244,64 @@ def test_tolerances_must_be_finite_and_not_negative(bad):
         check(SIN, np.ones(2), rtol=bad)
     with pytest.raises(InvalidDescription, match="finite number >= 0"):
         mg.verify(SIN, rtol=bad, max_examples=2)
+
+
+# -- float32 and float16: the backward's own rounding --------------------------------
+class LayerNorm(Operation):
+    """Over the last axis, with gamma and beta; the backward in the inputs' dtype."""
+
+    def __call__(self, x, gamma, beta, eps=1e-5):
+        self.variables = (x, gamma, beta)
+        mean = x.data.mean(axis=-1, keepdims=True)
+        self.inv = (1 / np.sqrt(x.data.var(axis=-1, keepdims=True) + eps)).astype(x.dtype)
+        self.xhat = (x.data - mean) * self.inv
+        return gamma.data * self.xhat + beta.data
+
+    def backward_var(self, grad, index, **kwargs):
+        gamma = self.variables[1].data
+        if index == 2:
+            return grad.sum(axis=0)
+        if index == 1:
+            return (grad * self.xhat).sum(axis=0)
+        g = grad * gamma
+        mean_g = g.mean(axis=-1, keepdims=True)
+        mean_gx = (g * self.xhat).mean(axis=-1, keepdims=True)
+        return self.inv * (g - mean_g - self.xhat * mean_gx)
+
+
+class Float16Gradient(LayerNorm):
+    """A systematic precision loss: the gradient rounded to float16 whatever the dtype."""
+
+    def backward_var(self, grad, index, **kwargs):
+        g = super().backward_var(grad, index, **kwargs)
+        return g.astype(np.float16).astype(g.dtype)
+
+
+F32 = np.float32
+
+
+def test_a_float32_backward_is_right_to_its_own_rounding():
+    # Terms of ~5|v| cancel to a gradient of ~1e-4, rounding at ~1e-7 in float32.
+    x = np.array([[-2.0, -2.375]], F32)
+    ones, zeros = np.ones(2, F32), np.zeros(2, F32)
+    for seed in range(6):
+        assert check(LayerNorm, x, ones, zeros, seed=seed).verdict == "passed"
+    # A constant channel: x - mean is 0 in float64 but an ulp in float32, which
+    # 1/sqrt(eps) amplifies into gamma's gradient (2e-5 where finite differences see 0).
+    flat = np.full((2, 3), 1.3075239658355713, F32)
+    for seed in range(6):
+        assert check(LayerNorm, flat, np.ones(3, F32), np.zeros(3, F32), seed=seed).passed
+
+
+def test_a_systematic_float32_precision_loss_is_still_caught():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((3, 5)).astype(F32)
+    result = check(Float16Gradient, x, np.ones(5, F32), np.zeros(5, F32), seed=0)
+    assert result.verdict == "failed", result
+
+
+@pytest.mark.parametrize("x", [[0.5, -1.0, 2.0], [1e-3, 3.0, -0.2]])
+def test_relative_errors_of_1e_2_are_caught_in_float32(x):
+    for name, f, df in [("sin", np.sin, np.cos), ("exp", np.exp, np.exp)]:
+        result = check(wrong(name, f, df, 1e-2), np.array(x, F32), seed=0)
+        assert result.verdict == "failed", result

@@ -57,6 +57,9 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 }
 #: mode="auto" checks element by element up to this many elements in all inputs.
 FULL_MODE_MAX_SIZE = 4096
+#: Runs at inputs moved by one ulp that measure a float32/float16 gradient's rounding
+#: (see ``_Run.rounding_jitter``).
+ROUNDING_SAMPLES = 3
 
 
 def check(
@@ -298,20 +301,63 @@ class _Run:
             raise _Inconclusive(Skip.NOTHING)
         e.v = self.rng.standard_normal(out.shape).astype(out.dtype)
         e.v_given = e.v.copy()
+        creator = getattr(out, "creator", None)  # (the backward frees the graph)
         e.grads = self.backward(e.graph, e.v)
         self.walk(Stage.BACKWARD, e)
         self.walk_gradients(e, e.grads, everyone=False)
         self.walk(Stage.GRADIENTS, e)
-        raw = self.tgt.raw_gradients(self.xs, self.params, e.v, constants=sorted(self.const))
-        if raw is not None:  # an Operation target: what its backward_var returned
-            self.forward_calls += 1
-            e.returned = raw
-            self.walk(Stage.RETURNED, e)
+        e.returned, e.foreign = self.returned_dtypes(e, creator), self.tgt.foreign
+        self.walk(Stage.RETURNED, e)
         e.again = self.backward(self.forward(), e.v.copy())
         self.walk(Stage.REPEAT, e)
         e.scaled = self.backward(self.forward(), -2 * e.v)
         self.walk(Stage.SCALED, e)
         return e.v, e.grads
+
+    def returned_dtypes(self, e: Evidence, creator: Any) -> list[Any]:
+        """The dtypes the op's code returned its gradients in, before any cast (see
+        :meth:`~gradcheck.checking.target.Target.returned_dtypes`); [] if unknown."""
+        found = self.tgt.returned_dtypes(
+            creator, self.xs, self.params, e.v_given, constants=sorted(self.const)
+        )
+        if found is None:
+            return []
+        if not self.tgt.foreign:
+            self.forward_calls += 1  # an Operation target's forward, run again
+        return found
+
+    def rounding_jitter(self, v: np.ndarray, grads: list[Any]) -> list[np.ndarray | None]:
+        """Per input, how far its gradient moves when every float input of a float32 or
+        float16 example moves by one unit in the last place (random direction), at
+        most over :data:`ROUNDING_SAMPLES` such moves; None for float64 inputs.
+
+        A backward computed in a low precision is right only to its own rounding,
+        which no formula predicts: a layer norm's terms of ~5|v| cancel to a gradient
+        of 1e-4, rounding at 1e-7; a constant channel's x - mean is 0 in float64 but
+        one ulp in float32, which 1/sqrt(eps) amplifies. Both move the computed
+        gradient by about that much when the inputs' last bits change, where the
+        exact gradient moves by far less; a systematic error (a precision lost the
+        same way whatever the last bits) does not move, and stays a failure.
+        """
+        if all(x.dtype.kind != "f" or x.dtype == np.float64 for x in self.xs):
+            return [None] * len(self.xs)
+        rng = np.random.default_rng(0)  # the same moves for the same example
+        jitter = [None if g is None else np.zeros(np.shape(g)) for g in grads]
+        for _ in range(ROUNDING_SAMPLES):
+            moved = [_one_ulp(x, rng) for x in self.xs]
+            try:
+                _, again = self.tgt.run(moved, self.params, v, constants=sorted(self.const))
+            except Exception:
+                continue
+            finally:
+                self.forward_calls += 1
+                self.backward_calls += 1
+            for i, (g0, g1) in enumerate(zip(grads, again)):
+                if jitter[i] is not None and g1 is not None and np.shape(g1) == np.shape(g0):
+                    with np.errstate(all="ignore"):
+                        d = np.abs(np.asarray(g1, np.float64) - np.asarray(g0, np.float64))
+                    jitter[i] = np.maximum(jitter[i], np.where(np.isfinite(d), d, 0.0))
+        return [None if x.dtype == np.float64 else j for x, j in zip(self.xs, jitter)]
 
     def walk(self, stage: str, e: Evidence) -> None:
         failure = first_failure(stage, e)
@@ -358,6 +404,7 @@ class _Run:
         except Exception as exc:
             raise _Fail(_raised(Kind.FORWARD_ERROR, TargetRaised("forward", exc))) from None
         v_max = float(np.max(np.abs(v), initial=0.0))
+        jitter = self.rounding_jitter(v, grads)
         per_input: list[InputErrors] = []
         elements: list[Element] = []
         kinks: list[tuple[int, tuple[int, ...]]] = []
@@ -369,7 +416,7 @@ class _Run:
                 g = grads[i]
                 analytic = np.zeros(x.shape) if g is None else np.asarray(g, dtype=np.float64)
                 r, a, relative = _tolerances(x.dtype, atol, rtol)
-                comparison = Comparison(i, x, analytic, r, a, relative, v_max)
+                comparison = Comparison(i, x, analytic, r, a, relative, v_max, jitter[i])
                 if self.settings["mode"] == Mode.FAST and not self.settings["complex_step"]:
                     compare_fast(ev, comparison, self.rng, self.settings["directions"])
                 else:
@@ -397,6 +444,14 @@ class _Run:
             note = Skip.NOT_DIFFERENTIABLE
         fields = {"per_input": per_input, "worst": worst, "kinks": kinks, "note": note}
         return self.result(verdict, failure=failure, **fields)
+
+
+def _one_ulp(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``x`` with each float element moved by one unit in the last place, up or down."""
+    if x.dtype.kind != "f":
+        return x
+    up = rng.random(x.shape) < 0.5
+    return np.where(up, np.nextafter(x, np.inf), np.nextafter(x, -np.inf)).astype(x.dtype)
 
 
 def _raised(kind: str, exc: TargetRaised) -> Failure:

@@ -7,10 +7,14 @@ Both fill a :class:`Comparison`, which :func:`gradcheck.check` turns into result
 
 An element passes when
 
-    |analytic - numeric| <= atol + rtol·|numeric| + c·error_estimate + eps·|x|·|s''|·k
+    |analytic - numeric| <= atol + rtol·|numeric| + c·error_estimate + k·rounding
 
-where the last term allows for the analytic gradient being computed at inputs rounded
-to the op's dtype (its backward error; it matters in float16 and float32 only).
+where the error estimate includes what finite differences cannot resolve there (the
+forward's rounding over the step, :mod:`gradcheck.checking.numerical`), and the last
+term allows for the analytic gradient's own rounding: ``eps·|x|·|s''|`` (computed at
+inputs rounded to the op's dtype) and, in float32 and float16, how far the gradient
+moves when the inputs' last bits change (``Comparison.jitter``: a backward in a low
+precision is right only to its rounding, which no formula predicts).
 """
 
 from __future__ import annotations
@@ -51,9 +55,13 @@ class Comparison:
         atol: float,
         relative: bool,
         v_max: float,
+        jitter: np.ndarray | None = None,
     ):
         self.x = x
         self.v_max = v_max
+        #: How far the analytic gradient moves when the inputs' last bits change (its
+        #: own rounding, in float32 and float16; None in float64), per element.
+        self.jitter = None if jitter is None else np.asarray(jitter, np.float64).reshape(-1)
         info = np.finfo(x.dtype if x.dtype.kind == "f" else np.float64)
         self.eps = float(info.eps)
         self.smallest_normal = float(info.smallest_normal)
@@ -218,6 +226,8 @@ def compare_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> None:
     with np.errstate(all="ignore"):
         extra = INPUT_ROUNDING_FACTOR * cmp.eps * x * np.abs(curvature.reshape(-1))
     extra = np.where(np.isfinite(extra), extra, 0.0)
+    if cmp.jitter is not None:
+        extra = np.maximum(extra, INPUT_ROUNDING_FACTOR * cmp.jitter)
     cmp.record(
         np.arange(numeric.size),
         cmp.analytic.reshape(-1),
@@ -270,11 +280,10 @@ class _FastMode:
         analytic = float(self.g @ e)
         # As in full mode, plus the inputs' rounding: e is scaled like x, so about
         # eps·|e' H e| (curvature along e).
-        allowed = (
-            tolerance
-            + ERROR_ESTIMATE_FACTOR * est.error
-            + INPUT_ROUNDING_FACTOR * self.cmp.eps * abs(est.curvature)
-        )
+        rounding = self.cmp.eps * abs(est.curvature)
+        if self.cmp.jitter is not None:
+            rounding = max(rounding, float(np.sqrt(np.sum((self.cmp.jitter * e) ** 2))))
+        allowed = tolerance + ERROR_ESTIMATE_FACTOR * est.error + INPUT_ROUNDING_FACTOR * rounding
         numeric = est.value
         ok = bool(np.isfinite(numeric) and abs(analytic - numeric) <= allowed and not est.kink)
         return _Directional(ok, analytic, numeric, allowed, est.kink)
@@ -308,6 +317,8 @@ class _FastMode:
         kink = np.array([r.kink for r in results])
         curvature = np.abs(np.array([r.curvature for r in results]))
         extra = INPUT_ROUNDING_FACTOR * cmp.eps * np.abs(x[idx]) * curvature
+        if cmp.jitter is not None:
+            extra = np.maximum(extra, INPUT_ROUNDING_FACTOR * cmp.jitter[idx])
         before = cmp.mismatched
         cmp.record(idx, self.g[idx], numeric, error, kink, self.atol, extra)
         if cmp.mismatched == before and not kink.any() and cmp.direction_failure is not None:

@@ -45,8 +45,8 @@ class Stage:
     GRADIENT = "gradient"
     #: all the gradients together
     GRADIENTS = "gradients"
-    #: the gradients as an ``Operation`` target's ``backward_var`` returned them, before
-    #: the engine cast them to their inputs' dtypes (``Evidence.returned``)
+    #: the gradients' dtypes as the op's own code returned them, before the engine or
+    #: a framework cast them to their inputs' (``Evidence.returned``)
     RETURNED = "returned"
     #: after a second forward and backward on a fresh graph with the same ``v``
     REPEAT = "repeat"
@@ -60,8 +60,8 @@ class Evidence:
 
     Filled in stage by stage by the checker: ``graph`` after the forward; ``v``,
     ``v_given`` (a copy of ``v`` made before the backward) and ``grads`` after the
-    backward; ``i`` and ``gradient`` for the per-input stages; ``returned`` (what an
-    ``Operation`` target's ``backward_var`` returned); ``again`` and ``scaled`` after the
+    backward; ``i`` and ``gradient`` for the per-input stages; ``returned`` (the dtypes
+    the op's own code returned, before any cast); ``again`` and ``scaled`` after the
     repeated runs. ``raw`` marks gradients read straight from the op's
     ``backward_var``, before the engine cast them (integer dtypes then pass).
     """
@@ -78,7 +78,10 @@ class Evidence:
     raw: bool = False
     again: list[Any] = field(default_factory=list)
     scaled: list[Any] = field(default_factory=list)
+    #: per input, the dtype of the gradient as the op's own backward returned it
+    #: (before any cast), where known; ``foreign``: the op is another framework's
     returned: list[Any] = field(default_factory=list)
+    foreign: bool = False
 
 
 Check = Callable[[Evidence], "Failure | None"]
@@ -162,7 +165,7 @@ def non_real_dtype(e: Evidence) -> Failure | None:
 
 def wrong_dtype(e: Evidence) -> Failure | None:
     if e.stage == Stage.RETURNED:
-        return _less_precision(e)
+        return _returned_dtype(e)
     dt, want = np.asarray(e.gradient).dtype, e.inputs[e.i].dtype
     if dt == want or (e.raw and dt.kind != "f"):
         return None
@@ -173,20 +176,25 @@ def wrong_dtype(e: Evidence) -> Failure | None:
     )
 
 
-def _less_precision(e: Evidence) -> Failure | None:
-    """An ``Operation``'s ``backward_var`` that returns a float gradient of less
-    precision than its input (float32 for float64): the engine casts every stored
-    gradient to its tensor's dtype (as MyGrad and torch do), so ``.grad`` cannot show
-    it; what ``backward_var`` returned does. A wider gradient (float64 for a float32
-    input) is what the engine's own ops return too, and is cast without loss."""
-    for i, (g, x) in enumerate(zip(e.returned, e.inputs)):
-        dt = getattr(g, "dtype", None)
-        if (
-            dt is not None
-            and dt.kind == "f"
-            and x.dtype.kind == "f"
-            and np.finfo(dt).eps > np.finfo(x.dtype).eps
-        ):
+def _returned_dtype(e: Evidence) -> Failure | None:
+    """The dtype each gradient had as the op's own code returned it, before the engine
+    or a framework cast it to its input's (as MyGrad and torch do; ``.grad`` cannot
+    show it): an ``Operation``'s ``backward_var`` that computes less precision than
+    its input (float32 for float64) fails, as does a foreign op's backward (torch)
+    whose gradient's dtype is not its input's. A wider gradient from an ``Operation``
+    (float64 for a float32 input) is what the engine's own ops return too, and is cast
+    without loss."""
+    for i, (dt, x) in enumerate(zip(e.returned, e.inputs)):
+        if dt is None or dt.kind != "f" or x.dtype.kind != "f" or dt == x.dtype:
+            continue
+        if e.foreign:
+            return Failure(
+                Kind.WRONG_DTYPE,
+                f"the backward returned the gradient of input {i} as {dt}, its input is "
+                f"{x.dtype} (the framework casts it to {x.dtype} silently)",
+                input=i,
+            )
+        if np.finfo(dt).eps > np.finfo(x.dtype).eps:
             return Failure(
                 Kind.WRONG_DTYPE,
                 f"the gradient of input {i} has dtype {dt}, its input {x.dtype}: "

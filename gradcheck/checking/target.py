@@ -66,6 +66,8 @@ class Target:
     obj: Any
     _build: Callable[..., Tensor]
     _evaluate: Callable[..., np.ndarray]
+    #: Another framework's op (torch, MyGrad), run through the engine by a bridge.
+    foreign: bool = False
 
     def forward(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any] | None = None):
         """The output for ``arrays`` as an ndarray, without building a graph.
@@ -191,6 +193,32 @@ class Target:
         except Exception:
             return None
         return grads
+
+    def returned_dtypes(
+        self,
+        creator: Any,
+        arrays: Sequence[np.ndarray],
+        params: Mapping[str, Any] | None,
+        v: np.ndarray,
+        *,
+        constants: Sequence[int] = (),
+    ) -> list[np.dtype | None] | None:
+        """The dtype of each input's gradient as the op's own code returned it, before
+        the engine (or a framework) cast it to the input's dtype; None where not known.
+
+        For an ``Operation`` target, what its ``backward_var`` returns
+        (:meth:`raw_gradients`); for a framework's op, what the framework's backward
+        returned (the bridge op ``creator``, the output's creator before the backward
+        freed the graph, records it: torch casts every gradient silently). A function
+        of gradcheck's ops gets None: the engine's casts are its semantics.
+        """
+        recorded = getattr(creator, "returned_dtypes", None) if self.foreign else None
+        if recorded is not None:
+            return list(recorded)
+        raw = self.raw_gradients(arrays, params, v, constants=constants)
+        if raw is None:
+            return None
+        return [None if g is None else np.asarray(g).dtype for g in raw]
 
 
 def qualname(obj: Any) -> str:

@@ -12,8 +12,9 @@ For each target of a module (by default :mod:`gradcheck.builtin_targets`, read w
    and each seed, the mutant runs over the examples in turn. On each one, the
    target's observable behaviour under the mutant (the input gradients, the exception
    raised, whether the upstream gradient or the inputs were changed in place) is
-   compared with the original's under the same upstream gradient. Where they are the
-   same (exactly, or to within :data:`INDISTINGUISHABLE` of the gradient's scale, far
+   compared with the original's under the same upstream gradient (in float64 where the
+   op takes it, so that a float32 sum taken in another order is no difference). Where
+   they are the same (exactly, or to within :data:`INDISTINGUISHABLE` of the gradient's scale, far
    below what any finite-difference check resolves) the mutant is *equivalent on that
    example* and is not checked there. A mutant equivalent on every example is
    **equivalent** (excluded from the score: transposing a 1-d gradient, swapping two
@@ -278,12 +279,14 @@ def _op_classes(tgt: Target, examples: Iterable[Sequence[np.ndarray]], params: A
     return list(found)
 
 
-def _prepare(name: str, obj: Any, seeds: Sequence[int], count: int) -> _Subject:
+def _prepare(
+    name: str, obj: Any, seeds: Sequence[int], count: int, dtype: str | None = None
+) -> _Subject:
     # verify's own reading of a description, so that the suite checks each target
-    # exactly as `gradcheck verify` would.
+    # exactly as `gradcheck verify` would (`gradcheck verify --dtype` for `dtype`).
     from gradcheck.search.verifier import effective_options, inputs_strategy
 
-    options = effective_options(obj)
+    options = effective_options(obj, dtype=dtype)
     strategy = inputs_strategy(obj, options)
     examples = {s: _informative_first(draw_examples(strategy, count, s)) for s in seeds}
     tgt = resolve_target(obj)
@@ -309,10 +312,17 @@ class _Behaviour:
 
 def _behaviour(subject: _Subject, arrays: Sequence[np.ndarray], v_seed: int) -> _Behaviour:
     params = subject.options.get("kwargs")
+    # In float64 where the op takes it: whether a mutant changes the gradient is a
+    # question about its math, not about a float32 sum taken in another order.
+    wide = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in arrays]
     try:
-        graph = subject.target.apply(arrays, params)
-    except TargetRaised as exc:
-        return _Behaviour(error=f"forward: {type(exc.exception).__name__}")
+        graph = subject.target.apply(wide, params)
+        arrays = wide
+    except TargetRaised:
+        try:
+            graph = subject.target.apply(arrays, params)
+        except TargetRaised as exc:
+            return _Behaviour(error=f"forward: {type(exc.exception).__name__}")
     out = graph.output
     v = np.random.default_rng(v_seed).standard_normal(np.shape(out.data)).astype(out.dtype)
     given = v.copy()
@@ -456,6 +466,7 @@ def run_suite(
     seeds: Sequence[int] = (0, 1, 2),
     examples: int = 5,
     progress: Callable[[str], None] | None = None,
+    dtype: str | None = None,
 ) -> MutationReport:
     """Run every mutant of every target of ``module`` through the checker.
 
@@ -473,6 +484,9 @@ def run_suite(
         Inputs per target and seed (a mutant stops at the first that catches it).
     progress : callable, optional
         Called with each target's name before it runs.
+    dtype : str, optional
+        The inputs' dtype for every target (as ``gradcheck verify --dtype``); default:
+        each target's own (float64 unless it declares another).
 
     Examples
     --------
@@ -493,7 +507,7 @@ def run_suite(
     for name, obj in found:
         if progress is not None:
             progress(name)
-        subject = _prepare(name, obj, seeds, examples)
+        subject = _prepare(name, obj, seeds, examples, dtype)
         for seed in seeds:
             report.false_alarms.append(_run_unmutated(subject, seed))
         for op_class in subject.op_classes:

@@ -136,3 +136,34 @@ def test_an_error_raised_inside_torch_names_the_ops_line():
     assert failure.kind == "forward_error"
     assert failure.frame is not None and "test_torch_adapter.py" in failure.frame
     assert "einsum" in failure.frame
+
+
+class _SinFloat32Backward(torch.autograd.Function):
+    """Right values, wrong precision: float32 gradients for float64 inputs (torch casts
+    them back to float64 silently)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sin()
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return (g * x.cos()).float()
+
+
+class _SinRightBackward(_SinFloat32Backward):
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return g * x.cos()
+
+
+def test_a_gradient_of_another_dtype_than_its_input_is_wrong_dtype():
+    x = np.array([0.1, 0.5, 2.0])
+    result = check(_SinFloat32Backward, x)
+    assert result.failure is not None and result.failure.kind == "wrong_dtype", result
+    assert "float32" in result.failure.message
+    assert check(_SinRightBackward, x).verdict == "passed"
+    assert check(_SinRightBackward, x.astype(np.float32)).verdict == "passed"

@@ -218,7 +218,7 @@ def _name(obj: Any) -> str:
 #: framework's graph on ``arrays`` (``constants[i]`` True for inputs that need no
 #: gradient), returning the output as a new ndarray and a function that backpropagates
 #: an upstream gradient and returns each input's gradient (an ndarray of its own, or
-#: None).
+#: None), in the dtype the framework's own backward returned it.
 Run = Callable[
     [Sequence[np.ndarray], Sequence[bool], Mapping[str, Any]],
     tuple[np.ndarray, Callable[[np.ndarray], list[np.ndarray | None]]],
@@ -239,6 +239,9 @@ class _Bridge(Operation):
             [t.data for t in tensors], [t.constant for t in tensors], params
         )
         self._grads: list[np.ndarray | None] | None = None
+        #: The dtype of each gradient the framework's backward returned (read by
+        #: Target.returned_dtypes: the engine may cast what it stores).
+        self.returned_dtypes: list[np.dtype | None] | None = None
         return out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
@@ -246,6 +249,7 @@ class _Bridge(Operation):
         # asks for them one input at a time, with the same `grad`.
         if self._grads is None:
             self._grads = self._backprop(np.array(grad))
+            self.returned_dtypes = [None if g is None else g.dtype for g in self._grads]
         g = self._grads[index]
         if g is None:
             raise SkipGradient
@@ -268,4 +272,4 @@ def bridge_target(obj: Any, run: Run, evaluate: Evaluate) -> Any:
     def forward(tensors: Sequence[Any], params: Mapping[str, Any]) -> np.ndarray:
         return evaluate([t.data for t in tensors], params)
 
-    return Target(qualname(obj), op_signature(obj), obj, build, forward)
+    return Target(qualname(obj), op_signature(obj), obj, build, forward, foreign=True)

@@ -21,10 +21,30 @@ from gradcheck.checking.adapters import bridge_target
 __all__ = ["torch_target"]
 
 
-def _callable(obj: Any) -> Callable[..., Any]:
+def _callable(obj: Any) -> tuple[Callable[..., Any], Any]:
+    """The function to call, and for a ``torch.autograd.Function`` subclass the
+    recording subclass it runs as (else None)."""
     if isinstance(obj, type):  # a torch.autograd.Function subclass
-        return obj.apply
-    return obj
+        recording = _recording(obj)
+        return recording.apply, recording
+    return obj, None
+
+
+def _recording(fn: type) -> Any:
+    """A subclass of the Function ``fn`` whose backward records the dtypes of the
+    gradients it returns: torch casts each one to its input's dtype afterwards, so a
+    backward that computes float32 gradients for float64 inputs would go unseen."""
+    import torch
+
+    def backward(ctx: Any, *grads: Any) -> Any:
+        out = fn.backward(ctx, *grads)
+        outs = out if isinstance(out, tuple) else (out,)
+        recording.returned = [g.dtype if isinstance(g, torch.Tensor) else None for g in outs]
+        return out
+
+    recording = type(fn.__name__, (fn,), {"backward": staticmethod(backward), "returned": []})
+    recording.__qualname__ = fn.__qualname__
+    return recording
 
 
 def _output(out: Any, name: str) -> Any:
@@ -42,7 +62,7 @@ def torch_target(obj: Any) -> Any:
     """The :class:`~gradcheck.checking.target.Target` of a torch Function or function."""
     import torch
 
-    call = _callable(obj)
+    call, recording = _callable(obj)
     name = getattr(obj, "__name__", repr(obj))
 
     def run(
@@ -61,15 +81,23 @@ def torch_target(obj: Any) -> Any:
             grads: list[np.ndarray | None] = [None] * len(tensors)
             if not out.requires_grad or not wanted:
                 return grads
+            if recording is not None:
+                recording.returned = []
             found = torch.autograd.grad(
                 out,
                 [tensors[i] for i in wanted],
                 grad_outputs=torch.from_numpy(grad),
                 allow_unused=True,
             )
+            returned = recording.returned if recording is not None else []
             for i, g in zip(wanted, found):
                 # A copy: the buffer is torch's (it may be the upstream gradient).
                 grads[i] = None if g is None else g.detach().numpy().copy()
+                dtype = returned[i] if i < len(returned) else None
+                if grads[i] is not None and dtype is not None and dtype != g.dtype:
+                    # As the Function's backward returned it (torch cast it; the
+                    # checker says wrong_dtype)
+                    grads[i] = g.detach().to(dtype).numpy().copy()
             return grads
 
         return value, backward
