@@ -105,6 +105,12 @@ def summary(report: MutationReport) -> str:
         f"{sum(f.examples for f in report.false_alarms)} checks of unmutated targets "
         f"over seeds {', '.join(map(str, report.seeds))}; "
         f"{report.forward_calls} forward calls; {report.seconds:.1f} s"
+        + (
+            f"; not run (the engine cannot compute them in this dtype): "
+            f"{', '.join(report.unsupported)}"
+            if report.unsupported
+            else ""
+        )
     )
 
 

@@ -41,7 +41,7 @@ from gradcheck.checking.checker import DEFAULT_TOLERANCES, check
 from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.target import Target, resolve_target
 from gradcheck.checking.vocabulary import Mode, Verdict
-from gradcheck.errors import TargetRaised
+from gradcheck.errors import TargetRaised, UnsupportedDtype
 from gradcheck.frontend.loading import load_module, module_targets
 from gradcheck.operation import Operation
 from gradcheck.testing.mutants import MUTATIONS, Mutation, applicable, mutated
@@ -117,6 +117,9 @@ class MutationReport:
     seeds: tuple[int, ...] = ()
     examples: int = 0
     seconds: float = 0.0
+    #: Targets not run: the engine cannot compute them in the dtype asked for
+    #: (NumPy's linalg has no float16), with the op's own message.
+    unsupported: dict[str, str] = field(default_factory=dict)
 
     def count(self, status: str, results: Iterable[MutantResult] | None = None) -> int:
         return sum(r.status == status for r in (self.mutants if results is None else results))
@@ -187,6 +190,7 @@ class MutationReport:
                 },
                 "mutants": [asdict(r) for r in self.mutants],
                 "unmutated": [asdict(f) for f in self.false_alarms],
+                "unsupported": dict(self.unsupported),
             }
         )
 
@@ -507,7 +511,13 @@ def run_suite(
     for name, obj in found:
         if progress is not None:
             progress(name)
-        subject = _prepare(name, obj, seeds, examples, dtype)
+        try:
+            subject = _prepare(name, obj, seeds, examples, dtype)
+        except TargetRaised as exc:
+            if not isinstance(exc.exception, UnsupportedDtype):
+                raise
+            report.unsupported[name] = str(exc.exception)
+            continue
         for seed in seeds:
             report.false_alarms.append(_run_unmutated(subject, seed))
         for op_class in subject.op_classes:
