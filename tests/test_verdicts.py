@@ -305,3 +305,15 @@ def test_relative_errors_of_1e_2_are_caught_in_float32(x):
     for name, f, df in [("sin", np.sin, np.cos), ("exp", np.exp, np.exp)]:
         result = check(wrong(name, f, df, 1e-2), np.array(x, F32), seed=0)
         assert result.verdict == "failed", result
+
+
+def test_the_result_counts_elements_below_the_floor_and_the_report_says_so():
+    result = check(GELU, np.array([[-7.0]]), seed=0)
+    assert result.verdict == "passed" and result.below_floor == 1
+    assert result.per_input[0].below_floor == 1
+    assert check(GELU, np.array([[0.5, 2.0]]), seed=0).below_floor == 0
+    # An error above the floor still fails, and the report says the floor dominated.
+    failed = check(wrong("gelu", _gelu, _dgelu, 0.3), np.array([[-6.0]]), seed=0)
+    assert failed.verdict == "failed"
+    assert "mostly rounding" in failed.failure.message
+    assert failed.failure.worst[0].floor > 0

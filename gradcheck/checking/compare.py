@@ -75,6 +75,7 @@ class Comparison:
         self.elements: list[Element] = []
         self.kinks: list[tuple[int, ...]] = []
         self.mismatched = 0
+        self.below_floor = 0
         self.max_abs = 0.0
         self.max_numeric = 0.0  # the largest |numeric gradient| compared
         self.max_ratio = 0.0
@@ -117,9 +118,11 @@ class Comparison:
         kink: np.ndarray,
         atol: float,
         extra: np.ndarray | float = 0.0,
+        noise: np.ndarray | float = 0.0,
     ) -> None:
         """Judge elements (flat indices into the input) and keep the worst; ``extra``
-        is added to each element's allowed difference."""
+        (the analytic gradient's rounding) is added to each element's allowed
+        difference, and with the error estimate's ``noise`` makes its rounding floor."""
         self.atol_used = atol
         shape = self.analytic.shape
         with np.errstate(all="ignore"):
@@ -127,9 +130,13 @@ class Comparison:
             allowed = atol + self.rtol * np.abs(numeric) + ERROR_ESTIMATE_FACTOR * error + extra
             ratio = np.where(np.isfinite(diff), diff / allowed, np.inf)
             rel = diff / np.maximum(np.abs(numeric), np.finfo(np.float64).tiny)
+            floor = np.broadcast_to(ERROR_ESTIMATE_FACTOR * noise + extra, diff.shape)
         smooth = ~kink
         bad = smooth & ~(ratio <= 1.0)
         self.mismatched += int(bad.sum())
+        self.below_floor += int(
+            np.sum(smooth & (floor > 0) & (np.maximum(np.abs(analytic), np.abs(numeric)) <= floor))
+        )
         for j in flat_index[kink]:
             self.kinks.append(tuple(int(k) for k in np.unravel_index(j, shape)))
         if smooth.any():
@@ -149,6 +156,7 @@ class Comparison:
                     abs_error=float(diff[o]),
                     rel_error=float(rel[o]),
                     ratio=float(ratio[o]),
+                    floor=float(floor[o]),
                 )
             )
 
@@ -173,6 +181,7 @@ class Comparison:
             kinks=len(self.kinks),
             rtol=self.rtol,
             atol=self.atol_used,
+            below_floor=self.below_floor,
         )
 
     def failure(self, *, missing: bool) -> Failure:
@@ -195,6 +204,13 @@ class Comparison:
                 f"at {self.mismatched} / {self.size} elements; worst at index {e.index}: "
                 f"analytic {e.analytic:.10g}, numeric {e.numeric:.10g}"
             )
+            allowed = e.abs_error / e.ratio if e.ratio > 0 else 0.0
+            if e.floor >= 0.5 * allowed > 0:
+                message += (
+                    f" (the difference allowed there, {allowed:.3g}, is mostly rounding: "
+                    f"finite differences resolve this gradient no finer than {e.floor:.3g} "
+                    f"here, and the error is above that)"
+                )
         else:
             message = f"the gradient of input {self.i} differs from finite differences " + (
                 self.direction_failure or ""
@@ -216,9 +232,11 @@ def compare_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> None:
         error = 8 * ev.eps * np.abs(numeric)
         kink = np.zeros(numeric.shape, dtype=bool)
         curvature = np.zeros(numeric.shape)
+        noise = np.zeros(numeric.size)
     else:
         est = full_estimate(ev, i, settled=cmp.settled, jump_threshold=cmp.jump_threshold)
         numeric, error, kink, curvature = est.value, est.error, est.kink, est.curvature
+        noise = np.asarray(est.noise, np.float64).reshape(-1)
     # Backward error of the analytic gradient: computed in the op's dtype, it is at
     # best the gradient at a point off by a rounding of each input, eps·|x|, which
     # moves it by about s''·eps·|x|. This is what float16 sin(25 x) needs.
@@ -236,6 +254,7 @@ def compare_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> None:
         kink.reshape(-1),
         cmp.abs_tol(numeric),
         extra,
+        noise,
     )
 
 

@@ -152,7 +152,8 @@ def step_sizes(x: np.ndarray, eps: float) -> np.ndarray:
 class Estimate:
     """Numeric derivative of ``s``: value, error estimate, whether ``s`` is not
     differentiable there (a kink), its second derivative along the same direction (a
-    by-product: ``J / h``), whether it was refined, and the forward calls spent.
+    by-product: ``J / h``), whether it was refined, the forward calls spent, and the
+    rounding noise within the error estimate.
 
     :func:`full_estimate` gives one per input, each field an array of the input's
     shape; :meth:`Evaluator.refine` one per element or direction, each field a scalar.
@@ -164,6 +165,9 @@ class Estimate:
     curvature: Any
     refined: Any = True
     calls: int = 0
+    #: The part of ``error`` that is the rounding noise of the differences: below it,
+    #: finite differences resolve nothing (0 where the first pass settled an element).
+    noise: Any = 0.0
 
 
 class Evaluator:
@@ -654,7 +658,8 @@ def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index
         near = min(range(n), key=lambda a: abs(f.k[a] - base_index))
         return Estimate(D[0], float("inf"), True, J[near] / H[near])
     rich = _richardson(D, pairs)
-    errs = _pair_errors(f, pairs, rich, _level_noise(f))
+    noise = _level_noise(f)
+    errs = _pair_errors(f, pairs, rich, noise)
     best = min(range(len(errs)), key=errs.__getitem__)
     value = rich[best]
     curvature = J[pairs[best]] / H[pairs[best]]
@@ -662,7 +667,8 @@ def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index
     # x is below h's ulp), which moves the estimate by s''·(that).
     shift = 2 * eps * H[pairs[best]] * abs(curvature)
     error = max(errs[best] + shift, VALUE_ROUNDING_EPS * eps * abs(value))
-    return Estimate(value, error, _is_kink(f, jump_threshold), curvature)
+    kink = _is_kink(f, jump_threshold)
+    return Estimate(value, error, kink, curvature, noise=noise[pairs[best]])
 
 
 def full_estimate(
@@ -689,6 +695,7 @@ def full_estimate(
     value = first.copy()
     error = np.abs(first) * VALUE_ROUNDING_EPS * ev.eps
     kink = np.zeros(first.size, dtype=bool)
+    noise = np.zeros(first.size)
     with np.errstate(all="ignore"):
         curvature = jumps / steps
     done = (
@@ -708,7 +715,8 @@ def full_estimate(
     for j in np.flatnonzero(~done):
         est = ev.refine(i, int(j), float(steps[j]), threshold, abs(float(x[j])))
         value[j], error[j], kink[j], curvature[j] = est.value, est.error, est.kink, est.curvature
-    value, error, kink, curvature, done = (
-        a.reshape(shape) for a in (value, error, kink, curvature, done)
+        noise[j] = est.noise
+    value, error, kink, curvature, done, noise = (
+        a.reshape(shape) for a in (value, error, kink, curvature, done, noise)
     )
-    return Estimate(value, error, kink, curvature, ~done, ev.calls - calls0)
+    return Estimate(value, error, kink, curvature, ~done, ev.calls - calls0, noise)

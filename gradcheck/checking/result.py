@@ -31,6 +31,10 @@ class Element:
     rel_error: float
     #: abs_error / allowed tolerance (> 1 means a mismatch).
     ratio: float
+    #: The part of the allowed tolerance that is rounding: what finite differences
+    #: cannot resolve at this point (the forward's rounding over the step) and the
+    #: analytic gradient's own rounding. 0 where not measured.
+    floor: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -51,6 +55,10 @@ class InputErrors:
     #: with the gradient), for this input.
     rtol: float = 0.0
     atol: float = 0.0
+    #: Elements whose gradient (analytic and numeric) is below the rounding floor:
+    #: finite differences cannot tell it from 0 at this point, so it was not checked
+    #: beyond that.
+    below_floor: int = 0
 
 
 @dataclass(frozen=True)
@@ -121,6 +129,12 @@ class CheckResult:
     @property
     def error_ratio(self) -> float:
         return max((e.error_ratio for e in self.per_input), default=0.0)
+
+    @property
+    def below_floor(self) -> int:
+        """Elements whose gradient is below what finite differences resolve here
+        (:attr:`InputErrors.below_floor`, over all inputs)."""
+        return sum(e.below_floor for e in self.per_input)
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict (arrays as nested lists, non-finite floats as strings)."""

@@ -65,6 +65,10 @@ def format_result(result: CheckResult) -> str:
     if f is None:
         verdict = result.verdict
         extra = f"; {len(result.kinks)} element(s) at a kink" if result.kinks else ""
+        if result.note and not result.kinks:
+            extra += f"; {result.note}"
+        if result.below_floor:
+            extra += f"; {result.below_floor} element(s) below what finite differences resolve here"
         lines.append(
             f"gradcheck: {result.target} {verdict} (max abs err {_err(result.max_abs_error)}, "
             f"max rel err {_err(result.max_rel_error)}, error ratio "
