@@ -317,3 +317,11 @@ def test_the_result_counts_elements_below_the_floor_and_the_report_says_so():
     assert failed.verdict == "failed"
     assert "mostly rounding" in failed.failure.message
     assert failed.failure.worst[0].floor > 0
+
+
+def test_a_rounding_error_the_same_at_every_step_does_not_loosen_the_check():
+    # (x + 1e6) - 1e6 rounds by up to 6e-11, but by the same amount at x ± h for a
+    # power-of-two step: its finite differences are exact, and a 1e-6 error shows.
+    cancel = wrong("cancel", lambda x: (x + 1e6) - 1e6, np.ones_like, 1e-6)
+    for x in (1.14136302, -3.7, 0.25):
+        assert check(cancel, np.array(x), seed=0).verdict == "failed"

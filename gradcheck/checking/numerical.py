@@ -47,6 +47,7 @@ The numbers, and why:
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -226,7 +227,8 @@ class Evaluator:
 
     def rounding_sizes(self) -> np.ndarray:
         """Per output, the size whose rounding (eps of it) the noise model assumes:
-        at least the largest output, and the measured rounding error / eps.
+        at least the largest output, and the measured variation of its rounding error
+        over the neighbourhood the steps reach, / eps.
 
         A forward rounds its intermediates, which may be far larger than its output
         (0.5·x·(1 + tanh(u)) at x = -7: an output of 2e-15 made of 3.5 × a sum that
@@ -234,10 +236,12 @@ class Evaluator:
         Two measures: the op's other outputs (the same formula elsewhere: intermediates
         at least of their size), and, where the forward runs in a wider dtype (float64
         for a float32 or float16 evaluation, NumPy's extended long double for
-        float64), the difference it makes, which is each output's rounding error:
-        the largest at x and at x ± the largest refinement step (one point alone may
-        round by chance almost exactly; three sample the neighbourhood the steps
-        reach).
+        float64), the difference it makes, which is each output's rounding error, at
+        x and at x ± the largest refinement step. A central difference sees the
+        error's *variation* over its step, not its size: (x + 1e6) - 1e6 rounds by
+        1e-10, but by the same amount at x ± h for a power-of-two h, and its finite
+        differences are exact; so the spread of the three signed errors is what
+        counts (where only x's is known, twice its size).
         """
         if self._sizes is not None:
             return self._sizes
@@ -245,18 +249,23 @@ class Evaluator:
         sizes = np.full(self.f0.shape, float(finite.max()) if finite.size else 0.0)
         wider = _wider(self.eval_dtype)
         if wider is not None:
-            with np.errstate(all="ignore"):
-                for sign in (0.0, 1.0, -1.0):
-                    error = self._rounding_error(wider, sign)
-                    if error is None:
-                        break
-                    sizes = np.maximum(sizes, error / self.eps)
+            errors = [self._rounding_error(wider, sign) for sign in (0.0, 1.0, -1.0)]
+            known = [e for e in errors if e is not None]
+            if known and errors[0] is not None:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # all-nan slices
+                    stack = np.stack(known)
+                    count = np.sum(np.isfinite(stack), axis=0)
+                    spread = np.nanmax(stack, axis=0) - np.nanmin(stack, axis=0)
+                    alone = 2 * np.abs(errors[0])
+                    spread = np.where(count >= 2, spread, alone)
+                sizes = np.maximum(sizes, np.where(np.isfinite(spread), spread, 0.0) / self.eps)
         self._sizes = sizes
         return sizes
 
     def _rounding_error(self, wider: np.dtype, sign: float) -> np.ndarray | None:
-        """|f - f computed in ``wider``| at x + sign × the largest refinement step of
-        every float input (0 where either is not finite); None if the op does not
+        """f computed in ``wider`` minus f, at x + sign × the largest refinement step of
+        every float input (nan where either is not finite); None if the op does not
         compute in ``wider``."""
         arrays = list(self.work)
         if sign:
@@ -265,14 +274,16 @@ class Evaluator:
                     top = step_sizes(a, self.eps) * LEVEL_RATIO**_HIGHEST
                     arrays[i] = (a + sign * top).astype(a.dtype)
         try:
-            narrow = self.f0 if not sign else np.asarray(self.call(arrays), dtype=np.float64)
-            wide = self.call([a.astype(wider) if a.dtype.kind == "f" else a for a in arrays])
+            with np.errstate(all="ignore"):
+                narrow = self.f0 if not sign else np.asarray(self.call(arrays), dtype=np.float64)
+                wide = self.call([a.astype(wider) if a.dtype.kind == "f" else a for a in arrays])
         except Exception:
             return None
         if wide.dtype != wider or wide.shape != self.f0.shape:
             return None
-        error = np.abs(wide - narrow.astype(wider)).astype(np.float64)
-        return np.where(np.isfinite(error), error, 0.0)
+        with np.errstate(all="ignore"):
+            error = (wide - narrow.astype(wider)).astype(np.float64)
+        return np.where(np.isfinite(error), error, np.nan)
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
         self.calls += 1
