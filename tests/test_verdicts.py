@@ -291,6 +291,11 @@ def test_a_float32_backward_is_right_to_its_own_rounding():
     flat = np.full((2, 3), 1.3075239658355713, F32)
     for seed in range(6):
         assert check(LayerNorm, flat, np.ones(3, F32), np.zeros(3, F32), seed=seed).passed
+    # Two elements, one of them 0: a one-ulp move of 0 (a subnormal) changes nothing,
+    # and three moves of the other by one ulp happened to leave the rounding alone.
+    x, gamma = np.array([[0.32755855, 0.0]], F32), np.full(2, 5.0, F32)
+    for seed in range(6):
+        assert check(LayerNorm, x, gamma, np.zeros(2, F32), seed=seed).verdict == "passed"
 
 
 def test_a_systematic_float32_precision_loss_is_still_caught():
@@ -325,3 +330,39 @@ def test_a_rounding_error_the_same_at_every_step_does_not_loosen_the_check():
     cancel = wrong("cancel", lambda x: (x + 1e6) - 1e6, np.ones_like, 1e-6)
     for x in (1.14136302, -3.7, 0.25):
         assert check(cancel, np.array(x), seed=0).verdict == "failed"
+
+
+def test_where_no_step_reaches_the_functions_scale_the_point_is_not_judged():
+    # log|det| of a 1x1 matrix of 8e-16: log|a| varies on the scale of a, below every
+    # affordable step, and every difference straddles the pole (D ~ a/h², 16 times the
+    # next): no two estimates agree, so nothing is known, and nothing fails.
+    result = check(LogAbsDet, np.array([[7.953e-16]]), seed=0)
+    assert result.verdict == "inconclusive" and result.note == "not differentiable there"
+    assert check(LogAbsDet, np.array([[0.8, 0.1], [-0.3, 1.2]]), seed=0).verdict == "passed"
+
+
+class Atan2(Operation):
+    def __call__(self, y, x):
+        self.variables = (y, x)
+        return np.arctan2(y.data, x.data)
+
+    def backward_var(self, grad, index, **kwargs):
+        y, x = (v.data for v in self.variables)
+        r2 = x * x + y * y
+        safe = np.where(r2 == 0, 1.0, r2)
+        return grad * np.where(r2 == 0, 0.0, (x if index == 0 else -y) / safe)
+
+
+def test_a_kinks_first_pass_does_not_loosen_the_others_and_then_fail_them():
+    # atan2 at the origin jumps: its first pass, ~pi/2h, made the input's scale (and
+    # the tolerance that settles the other elements) huge; refined, the kink leaves
+    # the scale, and an element settled under the old tolerance must be refined too.
+    y, x = np.zeros(3), np.array([2.0**-8, 0.0, 0.0])
+    result = check(Atan2, y, x, seed=0)
+    assert result.verdict == "not differentiable", result
+
+    class WrongAtan2(Atan2):
+        def backward_var(self, grad, index, **kwargs):
+            return super().backward_var(grad, index) * (1 + 1e-6)
+
+    assert check(WrongAtan2, y, x, seed=0).verdict == "failed"

@@ -57,9 +57,10 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
 }
 #: mode="auto" checks element by element up to this many elements in all inputs.
 FULL_MODE_MAX_SIZE = 4096
-#: Runs at inputs moved by one ulp that measure a float32/float16 gradient's rounding
-#: (see ``_Run.rounding_jitter``).
-ROUNDING_SAMPLES = 3
+#: Runs at inputs moved by a few ulps that measure a float32/float16 gradient's
+#: rounding (see ``_Run.rounding_jitter``), and the most ulps an element moves.
+ROUNDING_SAMPLES = 6
+ROUNDING_MOVE_ULPS = 4
 
 
 def check(
@@ -328,8 +329,9 @@ class _Run:
 
     def rounding_jitter(self, v: np.ndarray, grads: list[Any]) -> list[np.ndarray | None]:
         """Per input, how far its gradient moves when every float input of a float32 or
-        float16 example moves by one unit in the last place (random direction), at
-        most over :data:`ROUNDING_SAMPLES` such moves; None for float64 inputs.
+        float16 example moves by a few units in the last place (1 to
+        :data:`ROUNDING_MOVE_ULPS`, random direction), at most over
+        :data:`ROUNDING_SAMPLES` such moves; None for float64 inputs.
 
         A backward computed in a low precision is right only to its own rounding,
         which no formula predicts: a layer norm's terms of ~5|v| cancel to a gradient
@@ -344,7 +346,7 @@ class _Run:
         rng = np.random.default_rng(0)  # the same moves for the same example
         jitter = [None if g is None else np.zeros(np.shape(g)) for g in grads]
         for _ in range(ROUNDING_SAMPLES):
-            moved = [_one_ulp(x, rng) for x in self.xs]
+            moved = [_few_ulps(x, rng) for x in self.xs]
             try:
                 _, again = self.tgt.run(moved, self.params, v, constants=sorted(self.const))
             except Exception:
@@ -446,12 +448,18 @@ class _Run:
         return self.result(verdict, failure=failure, **fields)
 
 
-def _one_ulp(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """``x`` with each float element moved by one unit in the last place, up or down."""
+def _few_ulps(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    """``x`` with each float element moved up or down by 1 to :data:`ROUNDING_MOVE_ULPS`
+    units in its last place (a zero by as many eps of the input's largest element: a
+    subnormal step would change nothing)."""
     if x.dtype.kind != "f":
         return x
-    up = rng.random(x.shape) < 0.5
-    return np.where(up, np.nextafter(x, np.inf), np.nextafter(x, -np.inf)).astype(x.dtype)
+    scale = float(np.max(np.abs(x), initial=0.0)) or 1.0
+    with np.errstate(all="ignore"):
+        ulp = np.where(x != 0, np.spacing(np.abs(x)), np.finfo(x.dtype).eps * scale)
+        moves = rng.integers(1, ROUNDING_MOVE_ULPS + 1, x.shape) * rng.choice([-1, 1], x.shape)
+        out = (x + moves * ulp).astype(x.dtype)
+    return np.where(np.isfinite(out), out, x)
 
 
 def _raised(kind: str, exc: TargetRaised) -> Failure:

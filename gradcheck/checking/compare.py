@@ -23,7 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
+from gradcheck.checking.numerical import (
+    Estimate,
+    Evaluator,
+    full_estimate,
+    refine_elements,
+    step_sizes,
+)
 from gradcheck.checking.result import Element, Failure, InputErrors
 from gradcheck.checking.vocabulary import Kind
 
@@ -235,6 +241,7 @@ def compare_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> None:
         noise = np.zeros(numeric.size)
     else:
         est = full_estimate(ev, i, settled=cmp.settled, jump_threshold=cmp.jump_threshold)
+        _refine_the_unsettled(ev, cmp, est)
         numeric, error, kink, curvature = est.value, est.error, est.kink, est.curvature
         noise = np.asarray(est.noise, np.float64).reshape(-1)
     # Backward error of the analytic gradient: computed in the op's dtype, it is at
@@ -252,10 +259,34 @@ def compare_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> None:
         numeric.reshape(-1),
         error.reshape(-1),
         kink.reshape(-1),
-        cmp.abs_tol(numeric),
+        cmp.abs_tol(np.where(kink, 0.0, numeric)),
         extra,
         noise,
     )
+
+
+#: Rounds of :func:`_refine_the_unsettled` at most (each can only lower the scale).
+_RESETTLE_ROUNDS = 3
+
+
+def _refine_the_unsettled(ev: Evaluator, cmp: Comparison, est: Estimate) -> None:
+    """Refine the elements the first pass settled but the final tolerance would not.
+
+    The first pass settles an element within a tolerance scaled by the input's largest
+    first-pass gradient; a kink's first pass (atan2(±h, 0) = ±pi/2: D ~ 1/h) can make
+    that scale huge, and once refined (and left out of the scale, being a kink) the
+    scale, and so the tolerance of every element, comes down. A settled element must
+    still be within it, or be refined too."""
+    for _ in range(_RESETTLE_ROUNDS):
+        value, kink = est.value.reshape(-1), est.kink.reshape(-1)
+        atol = cmp.abs_tol(np.where(kink, 0.0, value))
+        analytic = cmp.analytic.reshape(-1)
+        with np.errstate(all="ignore"):
+            within = np.abs(analytic - value) <= atol + cmp.rtol * np.abs(value)
+        which = np.flatnonzero(~est.refined.reshape(-1) & ~within)
+        if not which.size:
+            return
+        refine_elements(ev, cmp.i, est, which, cmp.jump_threshold(np.where(kink, 0.0, value)))
 
 
 @dataclass(frozen=True)

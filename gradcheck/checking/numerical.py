@@ -63,6 +63,7 @@ __all__ = [
     "Evaluator",
     "Estimate",
     "full_estimate",
+    "refine_elements",
     "step_sizes",
 ]
 
@@ -85,6 +86,10 @@ KINK_WINDOW = 3
 KINK_STEADINESS = 2.0
 #: ... and each larger than this multiple of the level's modelled rounding noise.
 KINK_NOISE_MARGIN = 8.0
+#: Two neighbouring Richardson values agree ("converged") when they differ by at most
+#: this fraction of the larger (or by their noise); an estimate where no two do is no
+#: derivative (see :func:`_converged`).
+CONVERGED_FRACTION = 0.5
 #: No error estimate is below this many eps of the value.
 VALUE_ROUNDING_EPS = 8.0
 #: A first-pass jump J above this fraction of the gradient's scale sends the element to
@@ -678,8 +683,24 @@ def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index
     # x is below h's ulp), which moves the estimate by s''·(that).
     shift = 2 * eps * H[pairs[best]] * abs(curvature)
     error = max(errs[best] + shift, VALUE_ROUNDING_EPS * eps * abs(value))
-    kink = _is_kink(f, jump_threshold)
+    # Where no two neighbouring estimates agree, the steps never reached the scale the
+    # function varies on (log|x| at x = 1e-15: every D is ~x/h², 16 times the next):
+    # not differentiable *here*, numerically, which is never a failure.
+    kink = _is_kink(f, jump_threshold) or not _converged(rich, [f.N[a] for a in pairs])
     return Estimate(value, error, kink, curvature, noise=noise[pairs[best]])
+
+
+def _converged(rich: list[float], noise: list[float]) -> bool:
+    """Some two neighbouring Richardson values agree to within half their size (or
+    their modelled rounding noise: the measured one is inflated by the very behaviour
+    this looks for): the levels reached the scale where the function is smooth."""
+    if len(rich) < 2:
+        return True  # one pair: its own correction is the error estimate
+    return any(
+        abs(rich[q + 1] - rich[q])
+        <= CONVERGED_FRACTION * max(abs(rich[q]), abs(rich[q + 1])) + noise[q] + noise[q + 1]
+        for q in range(len(rich) - 1)
+    )
 
 
 def full_estimate(
@@ -722,12 +743,34 @@ def full_estimate(
     finite = np.abs(first[np.isfinite(first)])
     scale = float(finite.max()) if finite.size else 0.0
     done &= ~(np.abs(jumps) > max(threshold, FIRST_JUMP_FRACTION * scale))
+    est = Estimate(value, error, kink, curvature, ~done, 0, noise)
+    which = np.flatnonzero(~done)
+    refine_elements(ev, i, est, which, threshold, steps[which])
+    for name in ("value", "error", "kink", "curvature", "refined", "noise"):
+        setattr(est, name, getattr(est, name).reshape(shape))
+    est.calls = ev.calls - calls0
+    return est
+
+
+def refine_elements(
+    ev: Evaluator,
+    i: int,
+    est: Estimate,
+    which: np.ndarray,
+    jump_threshold: float,
+    steps: np.ndarray | None = None,
+) -> None:
+    """Refine elements ``which`` (flat indices) of input ``i`` (base steps ``steps``,
+    by default :func:`step_sizes`), in place of their values in ``est`` (whose arrays
+    may have any shape: they are read flat)."""
     x = ev.work[i].reshape(-1)
-    for j in np.flatnonzero(~done):
-        est = ev.refine(i, int(j), float(steps[j]), threshold, abs(float(x[j])))
-        value[j], error[j], kink[j], curvature[j] = est.value, est.error, est.kink, est.curvature
-        noise[j] = est.noise
-    value, error, kink, curvature, done, noise = (
-        a.reshape(shape) for a in (value, error, kink, curvature, done, noise)
+    if steps is None:
+        steps = step_sizes(x[which], ev.eps)
+    flat = {name: getattr(est, name).reshape(-1) for name in ("value", "error", "kink")}
+    curvature, refined, noise = (
+        getattr(est, name).reshape(-1) for name in ("curvature", "refined", "noise")
     )
-    return Estimate(value, error, kink, curvature, ~done, ev.calls - calls0, noise)
+    for j, h in zip(which, steps):
+        one = ev.refine(i, int(j), float(h), jump_threshold, abs(float(x[j])))
+        flat["value"][j], flat["error"][j], flat["kink"][j] = one.value, one.error, one.kink
+        curvature[j], refined[j], noise[j] = one.curvature, True, one.noise
