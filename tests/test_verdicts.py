@@ -366,3 +366,16 @@ def test_a_kinks_first_pass_does_not_loosen_the_others_and_then_fail_them():
             return super().backward_var(grad, index) * (1 + 1e-6)
 
     assert check(WrongAtan2, y, x, seed=0).verdict == "failed"
+
+
+def test_a_singularity_within_every_steps_reach_is_not_judged():
+    # atan2 1.4e-13 from the origin, log|a| at 1e-307: every difference straddles the
+    # singularity, J (or D·h) shrinks like 1/h far above the noise
+    assert check(Atan2, np.array(1e-13), np.array(1e-13), seed=0).verdict == "inconclusive"
+    assert check(LogAbsDet, np.array([[1e-307]]), seed=0).verdict == "inconclusive"
+
+
+def test_a_kink_whose_slopes_barely_differ_is_still_a_kink():
+    # one-sided slopes 10 and 9: J (the jump, 1) is smaller than D (9.5)
+    leaky = elementwise("leaky", lambda x: np.where(x > 0, 10 * x, 9 * x), lambda x: 10 + 0 * x)
+    assert check(leaky, np.array([0.0, 0.5]), seed=0).verdict == "not differentiable"

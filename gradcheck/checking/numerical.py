@@ -594,21 +594,23 @@ def _pair_errors(
 
 
 #: What :func:`_trend` sees in a signal over neighbouring levels.
-STEADY, GROWING = "steady", "growing"
+STEADY, GROWING, SHRINKING = "steady", "growing", "shrinking"
 
 
 def _trend(values: list[float]) -> str | None:
     """:data:`STEADY` when ``values`` (one per neighbouring level) keep their sign and
     size (each next within :data:`KINK_STEADINESS` × of the last), :data:`GROWING`
     when they keep their sign and grow like h (LEVEL_RATIO × per level, within the
-    same factor), else None (noise: sign changes, shrinking like 1/h, or a change of
-    regime)."""
+    same factor), :data:`SHRINKING` when they keep their sign and shrink like 1/h;
+    else None (sign changes, a change of regime)."""
     ratios = [values[q + 1] / values[q] for q in range(len(values) - 1)]
     if all(1 / KINK_STEADINESS < r < KINK_STEADINESS for r in ratios):
         return STEADY
     low, high = LEVEL_RATIO / KINK_STEADINESS, LEVEL_RATIO * KINK_STEADINESS
     if all(low < r < high for r in ratios):
         return GROWING
+    if all(1 / high < r < 1 / low for r in ratios):
+        return SHRINKING
     return None
 
 
@@ -619,16 +621,27 @@ def _kink_signature(
     neighbouring levels where ``signal`` stands out of the modelled rounding noise
     (by :data:`KINK_NOISE_MARGIN` ×) decide: ``seen`` (the signal or a multiple of
     it) steady there is a kink (if the signal is larger than ``jump_threshold``, what
-    matters); growing like h is a smooth function (no kink); anything else is noise,
-    and the next window decides."""
+    matters); growing like h is a smooth function (no kink); anything else, and the
+    next window decides. Shrinking like 1/h far above the noise is a singularity
+    within the steps' reach (a pole, a log, a jump of s: every step straddles it), a
+    kink too, unless smaller steps already showed a smooth function: a window where
+    the signal is within the noise while D is well above it (the one-sided quotients
+    agree there; arccot at -6e-8, whose larger steps straddle its jump at 0)."""
     k, span = f.k, KINK_WINDOW - 1
-    above = [abs(signal[b]) > KINK_NOISE_MARGIN * f.N[b] for b in range(len(signal))]
+    limit = [KINK_NOISE_MARGIN * n for n in f.N]
+    above = [abs(signal[b]) > limit[b] for b in range(len(signal))]
+    measured = [abs(f.D[b]) > limit[b] for b in range(len(signal))]
+    smooth_below = False
     for a in range(len(signal) - span):
         end = a + KINK_WINDOW
-        if k[a + span] != k[a] + span or not all(above[a:end]):
+        if k[a + span] != k[a] + span:
+            continue
+        if not any(above[a:end]) and all(measured[a:end]):
+            smooth_below = True
+        if not all(above[a:end]):
             continue
         trend = _trend(seen[a:end])
-        if trend == STEADY:
+        if trend == STEADY or (trend == SHRINKING and not smooth_below):
             return all(abs(signal[b]) > jump_threshold for b in range(a, end))
         if trend == GROWING:
             return False
@@ -646,7 +659,9 @@ def _is_kink(f: _Finite, jump_threshold: float) -> bool:
       random sign;
     * a jump of ``s`` itself within the steps' reach (a step function, arccot at 0):
       every straddling D(h) is about jump / 2h, so D·h holds still across levels, where
-      a smooth s keeps D still and D·h grows 4× per level.
+      a smooth s keeps D still and D·h grows 4× per level;
+    * a singularity within every step's reach (log|x| at 1e-307, atan2 at 1e-13 from
+      the origin): J, or D·h, shrinks like 1/h far above the noise.
 
     Larger steps say nothing about x itself: they may straddle a kink nearby or
     sample an oscillation (sin at 1e5: D·h holds still by chance over steps of 8, 32
