@@ -379,3 +379,20 @@ def test_a_kink_whose_slopes_barely_differ_is_still_a_kink():
     # one-sided slopes 10 and 9: J (the jump, 1) is smaller than D (9.5)
     leaky = elementwise("leaky", lambda x: np.where(x > 0, 10 * x, 9 * x), lambda x: 10 + 0 * x)
     assert check(leaky, np.array([0.0, 0.5]), seed=0).verdict == "not differentiable"
+
+
+def test_larger_steps_that_disagree_with_the_smaller_ones_are_not_taken():
+    # log|a| at 3.5e-12: the smallest steps agree on 2.83e11; each larger one is 16
+    # times less than the last (they straddle the pole), down to 1e-5, and agree with
+    # each other to 1e-5: the estimate comes from the small steps.
+    assert check(LogAbsDet, np.array([[3.5293398244310757e-12]]), seed=2).verdict == "passed"
+    wrong = type(
+        "WrongLogAbsDet",
+        (LogAbsDet,),
+        {
+            "backward_var": lambda self, grad, index, **kw: (
+                1.3 * LogAbsDet.backward_var(self, grad, index)
+            )
+        },
+    )
+    assert check(wrong, np.array([[3.5293398244310757e-12]]), seed=2).verdict == "failed"
