@@ -8,13 +8,13 @@ of torch tensors, a MyGrad ``Operation``), run through that framework by
 :func:`resolve_target` turns either into a :class:`Target` that runs forward (with or
 without the graph) and backward on plain arrays. Everything downstream (the numerics,
 the checker, the front ends) works on a ``Target`` only, so a new kind of target (a
-MyGrad op, a ``torch.autograd.Function``) is one more branch in :func:`resolve_target`.
+MyGrad op, a ``torch.autograd.Function``) is one more branch in :func:`resolve_target`,
+and a new framework one row of :data:`gradcheck.checking.adapters.FRAMEWORKS`.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -311,12 +311,9 @@ def user_frame(tb: TracebackType | None) -> str | None:
     op through, so that a user's op that raised is shown at the user's line (not at the
     gradcheck op or NumPy function it called). When the op is gradcheck's own (no frame
     outside), the innermost frame outside NumPy and the frameworks."""
-    # The frameworks, when imported.
-    others = [_NUMPY_DIR] + [
-        os.path.dirname(os.path.abspath(mod.__file__))
-        for mod in (sys.modules.get("torch"), sys.modules.get("mygrad"))
-        if getattr(mod, "__file__", None)
-    ]
+    from gradcheck.checking.adapters import framework_directories
+
+    others = [_NUMPY_DIR, *framework_directories()]
     frames = [
         frame
         for frame in traceback.extract_tb(tb)

@@ -7,10 +7,16 @@ backward by that framework's backprop. :func:`bridge_target` wraps such a run in
 gradcheck :class:`~gradcheck.Operation`, so that the checker, the search and the
 reports work on it unchanged (:func:`gradcheck.checking.target.resolve_target` dispatches here).
 
+Every framework is one row of :data:`FRAMEWORKS` (how its ops are recognised, the
+extra that installs it, the module that bridges it, the packages whose frames a
+traceback skips) and one module, ``_<name>.py``, with two functions:
+``target(obj)``, the :class:`~gradcheck.checking.target.Target` of one of its ops (built
+with :func:`bridge_target`), and ``forward_of(cls)``, the function whose signature
+gives an op class's inputs. Nothing else in gradcheck names a framework.
+
 This module imports no framework: which framework a target belongs to is read from the
 names of its classes and globals (:func:`framework_of`); the framework is imported
-only when a target of it is resolved (:mod:`gradcheck.checking.adapters._torch`,
-:mod:`gradcheck.checking.adapters._mygrad`). When it is not installed, :class:`MissingExtra`
+only when a target of it is resolved. When it is not installed, :class:`MissingExtra`
 says which extra to install.
 
 What the checker cannot see through another framework (and so does not claim):
@@ -28,9 +34,12 @@ and the numeric comparison.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from types import CodeType, ModuleType
 from typing import Any, TypeVar
 
@@ -41,19 +50,99 @@ from gradcheck.operation import Operation
 
 __all__ = [
     "EXTRAS",
+    "FRAMEWORKS",
+    "Framework",
     "MissingExtra",
     "bridge_target",
     "framework",
     "framework_of",
+    "framework_directories",
     "missing_extra_hint",
     "require",
     "resolve_foreign",
 ]
 
+
+@dataclass(frozen=True)
+class Framework:
+    """Everything gradcheck knows about one framework.
+
+    Attributes
+    ----------
+    name : str
+        What :func:`framework_of` returns and :func:`framework` takes (``"torch"``).
+    label : str
+        Its name in messages (``"PyTorch"``).
+    extra : str
+        The extra of gradcheck that installs it (``pip install 'gradcheck[torch]'``).
+    packages : tuple of str
+        Its top-level modules, the first the one to import: a function whose globals
+        use one is its target; their frames are not the user's in a traceback.
+    op_bases : tuple of str
+        ``"module:Class"`` of the base classes whose subclasses are its op classes.
+    adapter : str
+        The module that bridges it to gradcheck's engine (``target``, ``forward_of``).
+    """
+
+    name: str
+    label: str
+    extra: str
+    packages: tuple[str, ...]
+    op_bases: tuple[str, ...]
+    adapter: str
+
+    def bridge(self) -> ModuleType:
+        """The adapter module (importing it imports no framework)."""
+        return importlib.import_module(self.adapter)
+
+
+#: The frameworks, one row each. Adding one: a row here and its ``_<name>.py``.
+FRAMEWORKS: tuple[Framework, ...] = (
+    Framework(
+        name="torch",
+        label="PyTorch",
+        extra="torch",
+        packages=("torch",),
+        op_bases=("torch.autograd.function:Function",),
+        adapter="gradcheck.checking.adapters._torch",
+    ),
+    Framework(
+        name="mygrad",
+        label="MyGrad",
+        extra="mygrad",
+        packages=("mygrad",),
+        op_bases=("mygrad.operation_base:Operation",),
+        adapter="gradcheck.checking.adapters._mygrad",
+    ),
+)
+
+
+@dataclass(frozen=True)
+class _Index:
+    by_name: dict[str, Framework]
+    by_package: dict[str, Framework]
+    by_base: dict[tuple[str, str], Framework]
+
+
+@functools.lru_cache(maxsize=4)
+def _index(frameworks: tuple[Framework, ...]) -> _Index:
+    """The table looked up by name, by package and by op base class (computed once per
+    table; a test may swap :data:`FRAMEWORKS`)."""
+    bases: dict[tuple[str, str], Framework] = {}
+    for fw in frameworks:
+        for base in fw.op_bases:
+            module, _, name = base.partition(":")
+            bases[(module, name)] = fw
+    return _Index(
+        {fw.name: fw for fw in frameworks},
+        {pkg: fw for fw in frameworks for pkg in fw.packages},
+        bases,
+    )
+
+
 #: Optional dependency -> (extra of gradcheck that installs it, what it is called).
 EXTRAS: dict[str, tuple[str, str]] = {
-    "torch": ("torch", "PyTorch"),
-    "mygrad": ("mygrad", "MyGrad"),
+    **{pkg: (fw.extra, fw.label) for fw in FRAMEWORKS for pkg in fw.packages},
     "matplotlib": ("plot", "matplotlib"),
 }
 
@@ -93,9 +182,9 @@ def missing_extra_hint(exc: BaseException) -> str:
 
 
 def framework(name: str) -> Callable[[F], F]:
-    """Mark a function as a function of ``name``'s tensors (``"torch"`` or
-    ``"mygrad"``), where :func:`framework_of` cannot tell from its code (for example
-    a function that only uses tensor methods and operators).
+    """Mark a function as a function of ``name``'s tensors (a :data:`FRAMEWORKS`
+    name: ``"torch"``, ``"mygrad"``), where :func:`framework_of` cannot tell from its
+    code (for example a function that only uses tensor methods and operators).
 
     >>> @framework("torch")
     ... def square(x):
@@ -103,8 +192,10 @@ def framework(name: str) -> Callable[[F], F]:
     >>> framework_of(square)
     'torch'
     """
-    if name not in ("torch", "mygrad"):
-        raise ValueError(f"framework must be 'torch' or 'mygrad', not {name!r}")
+    known = _index(FRAMEWORKS).by_name
+    if name not in known:
+        names = " or ".join(repr(n) for n in known)
+        raise ValueError(f"framework must be {names}, not {name!r}")
 
     def mark(func: F) -> F:
         setattr(func, ATTRIBUTE, name)
@@ -113,19 +204,30 @@ def framework(name: str) -> Callable[[F], F]:
     return mark
 
 
+def framework_directories() -> list[str]:
+    """The directories of the frameworks that are imported: their frames are not the
+    user's (:func:`gradcheck.checking.target.user_frame`)."""
+    found = []
+    for pkg in _index(FRAMEWORKS).by_package:
+        file = getattr(sys.modules.get(pkg), "__file__", None)
+        if file:
+            found.append(os.path.dirname(os.path.abspath(file)))
+    return found
+
+
 def _top_module(obj: Any) -> str:
     module = obj.__name__ if isinstance(obj, ModuleType) else getattr(obj, "__module__", None)
     return module.split(".")[0] if isinstance(module, str) else ""
 
 
-def _class_framework(cls: type) -> str | None:
-    if _top_module(cls) in ("torch", "mygrad"):
+def _class_framework(cls: type) -> Framework | None:
+    index = _index(FRAMEWORKS)
+    if _top_module(cls) in index.by_package:
         return None  # the frameworks' own base classes and ops are not user targets
     for base in cls.__mro__[1:]:
-        if base.__name__ == "Function" and base.__module__ == "torch.autograd.function":
-            return "torch"
-        if base.__name__ == "Operation" and base.__module__ == "mygrad.operation_base":
-            return "mygrad"
+        fw = index.by_base.get((base.__module__, base.__name__))
+        if fw is not None:
+            return fw
     return None
 
 
@@ -136,42 +238,30 @@ def _global_names(code: CodeType) -> Iterator[str]:
             yield from _global_names(const)
 
 
-def _function_framework(func: Any) -> str | None:
+def _function_framework(func: Any) -> Framework | None:
+    index = _index(FRAMEWORKS)
     marked = getattr(func, ATTRIBUTE, None)
     if marked is not None:
-        return marked
+        return index.by_name.get(marked)
     code = getattr(func, "__code__", None)
     namespace = getattr(func, "__globals__", None)
     if code is None or namespace is None:
         return None
     # A function can only use a framework that was imported; this keeps the common
-    # case (neither imported) free of any scan.
-    candidates = {"torch", "mygrad"} & sys.modules.keys()
-    if not candidates:
+    # case (none imported) free of any scan.
+    if not any(pkg in sys.modules for pkg in index.by_package):
         return None
     for name in _global_names(code):
         value = namespace.get(name)
-        top = _top_module(value)
-        if top in candidates:
-            return top
-        if isinstance(value, type) and (kind := _class_framework(value)) is not None:
-            return kind  # applies the user's own torch Function or MyGrad op
+        fw = index.by_package.get(_top_module(value))
+        if fw is not None:
+            return fw
+        if isinstance(value, type) and (fw := _class_framework(value)) is not None:
+            return fw  # applies the user's own torch Function or MyGrad op
     return None
 
 
-def framework_of(obj: Any) -> str | None:
-    """``"torch"``, ``"mygrad"`` or None (a gradcheck target), without importing
-    either framework.
-
-    A class is a torch target when it derives from ``torch.autograd.Function``, a
-    MyGrad target when it derives from ``mygrad.Operation``. A function is a torch
-    (MyGrad) target when it was marked with :func:`framework`, or when a global name
-    its code uses (``torch``, ``F``, ``mg``, a function imported from the package, a
-    Function or Operation subclass of the package) belongs to that package.
-
-    >>> framework_of(lambda x: x * x) is None
-    True
-    """
+def _framework(obj: Any) -> Framework | None:
     if isinstance(obj, type):
         return _class_framework(obj)
     if callable(obj):
@@ -179,33 +269,36 @@ def framework_of(obj: Any) -> str | None:
     return None
 
 
+def framework_of(obj: Any) -> str | None:
+    """The :data:`FRAMEWORKS` name of the framework ``obj`` is an op of (``"torch"``,
+    ``"mygrad"``), or None (a gradcheck target), without importing any framework.
+
+    A class is a framework's target when it derives from one of its ``op_bases``
+    (``torch.autograd.Function``, ``mygrad.Operation``). A function is when it was
+    marked with :func:`framework`, or when a global name its code uses (``torch``,
+    ``F``, ``mg``, a function imported from the package, an op class of the
+    framework) belongs to one of its packages.
+
+    >>> framework_of(lambda x: x * x) is None
+    True
+    """
+    fw = _framework(obj)
+    return None if fw is None else fw.name
+
+
 def foreign_forward(cls: type) -> tuple[Callable[..., Any], int] | None:
     """For a framework's op class: the function whose signature gives the op's
     inputs, and how many leading parameters are not inputs (``self``, ``ctx``);
     None for other objects. Used by :func:`gradcheck.checking.signature.op_signature`."""
-    kind = _class_framework(cls)
-    if kind == "mygrad":
-        return cls.__call__, 1
-    if kind == "torch":
-        # New style (torch >= 2.0): `forward(*inputs)` plus `setup_context(ctx, ...)`;
-        # old style: `forward(ctx, *inputs)`.
-        owner = next(c for c in cls.__mro__ if "setup_context" in c.__dict__)
-        new_style = _top_module(owner) != "torch"
-        return cls.forward, 0 if new_style else 1
-    return None
+    fw = _class_framework(cls)
+    return None if fw is None else fw.bridge().forward_of(cls)
 
 
 def resolve_foreign(obj: Any, kind: str) -> Any:
     """The :class:`~gradcheck.checking.target.Target` of a framework's op or function."""
-    if kind == "torch":
-        require("torch", needed_for=f"checking the PyTorch target {_name(obj)}")
-        from gradcheck.checking.adapters._torch import torch_target
-
-        return torch_target(obj)
-    require("mygrad", needed_for=f"checking the MyGrad target {_name(obj)}")
-    from gradcheck.checking.adapters._mygrad import mygrad_target
-
-    return mygrad_target(obj)
+    fw = _index(FRAMEWORKS).by_name[kind]
+    require(fw.packages[0], needed_for=f"checking the {fw.label} target {_name(obj)}")
+    return fw.bridge().target(obj)
 
 
 def _name(obj: Any) -> str:

@@ -17,10 +17,15 @@ from gradcheck.checking.adapters import bridge_target
 # MyGrad is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not MyGrad is installed).
 
-__all__ = ["mygrad_target"]
+__all__ = ["target", "forward_of"]
 
 
-def mygrad_target(obj: Any) -> Any:
+def forward_of(cls: type) -> tuple[Callable[..., Any], int]:
+    """A MyGrad ``Operation``'s inputs are its ``__call__``'s, after ``self``."""
+    return cls.__call__, 1
+
+
+def target(obj: Any) -> Any:
     """The :class:`~gradcheck.checking.target.Target` of a MyGrad op class or function."""
     import mygrad
 

@@ -18,7 +18,7 @@ from gradcheck.checking.adapters import bridge_target
 # torch is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not torch is installed).
 
-__all__ = ["torch_target"]
+__all__ = ["target", "forward_of"]
 
 
 def _callable(obj: Any) -> tuple[Callable[..., Any], Any]:
@@ -58,7 +58,16 @@ def _output(out: Any, name: str) -> Any:
     return out
 
 
-def torch_target(obj: Any) -> Any:
+def forward_of(cls: type) -> tuple[Callable[..., Any], int]:
+    """The function whose signature gives a Function subclass's inputs, and how many
+    leading parameters are not inputs: new style (torch >= 2.0) is `forward(*inputs)`
+    plus `setup_context(ctx, ...)`; old style `forward(ctx, *inputs)`."""
+    owner = next(c for c in cls.__mro__ if "setup_context" in c.__dict__)
+    new_style = (getattr(owner, "__module__", "") or "").split(".")[0] != "torch"
+    return cls.forward, 0 if new_style else 1
+
+
+def target(obj: Any) -> Any:
     """The :class:`~gradcheck.checking.target.Target` of a torch Function or function."""
     import torch
 
