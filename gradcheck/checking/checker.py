@@ -144,7 +144,7 @@ def check(
     for name, tol in (("atol", atol), ("rtol", rtol)):
         if tol is not None and not (isinstance(tol, Real) and tol >= 0 and math.isfinite(tol)):
             raise CheckUsageError(f"{name} must be a finite number >= 0, not {tol!r}")
-    xs = _as_arrays(tgt, arrays, dtype)
+    xs = _as_arrays(tgt, arrays, dtype, all_params)
     bad = [i for i in constants if not 0 <= i < len(xs)]
     if bad:
         raise CheckUsageError(f"constants={tuple(constants)} names inputs that do not exist")
@@ -186,7 +186,7 @@ def _merge_params(
 ) -> dict[str, Any]:
     merged = dict(params or {})
     for name, value in op_params.items():
-        if name not in tgt.signature.parameters:
+        if not tgt.signature.accepts(name):
             raise CheckUsageError(
                 f"check() got {name}=, which is neither a setting of check() nor a "
                 f"parameter of {tgt.name} (its parameters: "
@@ -197,8 +197,10 @@ def _merge_params(
     return merged
 
 
-def _as_arrays(tgt: Target, arrays: Sequence[Any], dtype: Any) -> list[np.ndarray]:
-    sig = tgt.signature
+def _as_arrays(
+    tgt: Target, arrays: Sequence[Any], dtype: Any, params: Mapping[str, Any]
+) -> list[np.ndarray]:
+    sig = tgt.signature.given(params)
     if len(arrays) < sig.arity or (len(arrays) > sig.arity and not sig.variadic):
         want = f"at least {sig.arity}" if sig.variadic else str(sig.arity)
         raise CheckUsageError(

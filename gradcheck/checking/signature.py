@@ -5,18 +5,24 @@ an :class:`Operation` subclass; ``self`` excluded) or of the function, that have
 default. Parameters with defaults and keyword-only parameters are the op's parameters
 (``axis=``, ``keepdims=``...). This is the one place that reads it, for the checker,
 the strategies and the CLI alike.
+
+A positional parameter without a default that is not a tensor (``alpha``, ``eps``,
+``dim``: real ops have many) becomes a parameter when a value is given for it in
+``kwargs``: :meth:`OpSignature.given` is the signature with those names moved out of
+the tensor inputs, and :func:`arrange` passes each such value in its place, by
+position (``torch.autograd.Function.apply`` takes no keywords reliably).
 """
 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gradcheck.operation import Operation
 
-__all__ = ["OpSignature", "op_signature"]
+__all__ = ["OpSignature", "arrange", "arranged_class", "op_signature"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +43,12 @@ class OpSignature:
         The keyword-only parameters without a default (the op cannot run without them).
     any_keyword : bool
         True when it also takes ``**kwargs`` (any keyword parameter).
+    positional : tuple[str, ...]
+        Every parameter that can be passed by position, in order (tensor inputs,
+        positional parameters given in kwargs, then those with a default).
+    defaults : Mapping[str, Any]
+        The default of each positional parameter that has one (to pass a later one
+        by position).
     """
 
     arity: int
@@ -45,6 +57,34 @@ class OpSignature:
     input_names: tuple[str, ...]
     required: tuple[str, ...] = field(default=(), repr=False)
     any_keyword: bool = field(default=False, repr=False)
+    positional: tuple[str, ...] = field(default=(), repr=False)
+    defaults: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def accepts(self, name: str) -> bool:
+        """True when ``name`` may be given in kwargs: one of the op's parameters, or a
+        positional parameter without a default (then not a tensor input)."""
+        return name in self.parameters or name in self.input_names or self.any_keyword
+
+    def given(self, names: Collection[str]) -> OpSignature:
+        """The signature when the parameters in ``names`` are given values: the
+        positional ones among them are no longer tensor inputs.
+
+        >>> def loss(logits, labels, alpha, gamma=2.0):
+        ...     ...
+        >>> sig = op_signature(loss).given({"alpha"})
+        >>> sig.arity, sig.input_names, sig.parameters
+        (2, ('logits', 'labels'), ('alpha', 'gamma'))
+        """
+        moved = [n for n in self.input_names if n in names]
+        if not moved:
+            return self
+        inputs = tuple(n for n in self.input_names if n not in names)
+        return replace(
+            self,
+            arity=len(inputs),
+            input_names=inputs,
+            parameters=(*moved, *self.parameters),
+        )
 
 
 def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
@@ -78,8 +118,14 @@ def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
     inputs: list[str] = []
     others: list[str] = []
     required: list[str] = []
+    positional: list[str] = []
+    defaults: dict[str, Any] = {}
     variadic = any_keyword = False
     for p in params:
+        if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            positional.append(p.name)
+            if p.default is not p.empty:
+                defaults[p.name] = p.default
         if p.kind is p.VAR_POSITIONAL:
             variadic = True
         elif p.kind is p.VAR_KEYWORD:
@@ -91,5 +137,77 @@ def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
             if p.default is p.empty:
                 required.append(p.name)
     return OpSignature(
-        len(inputs), variadic, tuple(others), tuple(inputs), tuple(required), any_keyword
+        len(inputs),
+        variadic,
+        tuple(others),
+        tuple(inputs),
+        tuple(required),
+        any_keyword,
+        tuple(positional),
+        defaults,
     )
+
+
+def arrange(
+    sig: OpSignature,
+    tensors: Sequence[Any],
+    params: Mapping[str, Any],
+    *,
+    by_position: bool = False,
+) -> tuple[list[Any], dict[str, Any]]:
+    """The positional and keyword arguments of a call of the op: each positional
+    parameter in turn takes its value from ``params`` when given there, else the next
+    tensor; further tensors follow (``*args``); the other parameters are keywords.
+
+    With ``by_position``, every parameter that can be passed by position is (the
+    ones not given before a given one take their defaults): for callers that take no
+    keywords, such as ``torch.autograd.Function.apply``.
+
+    >>> def f(v, z, scale=1.0, *, shift=0.0):
+    ...     ...
+    >>> arrange(op_signature(f), ["Z"], {"v": 2.5, "shift": 1.0})
+    ([2.5, 'Z'], {'shift': 1.0})
+    >>> arrange(op_signature(f), ["V", "Z"], {"shift": 1.0}, by_position=True)
+    (['V', 'Z'], {'shift': 1.0})
+    """
+    if not params or not (by_position or any(name in params for name in sig.input_names)):
+        return list(tensors), dict(params)  # the common case: tensors, then keywords
+    rest = dict(params)
+    args: list[Any] = []
+    feed = iter(tensors)
+    with_default = []
+    missing = object()
+    for name in sig.positional:
+        if name in sig.defaults:
+            with_default.append(name)
+        elif name in rest:
+            args.append(rest.pop(name))
+        elif (tensor := next(feed, missing)) is not missing:
+            args.append(tensor)
+        else:
+            return args, rest  # too few tensors: the op says which argument it misses
+    more = list(feed)
+    if by_position or more:
+        # Up to the last one given (all of them when tensors follow, as *args).
+        given = [i for i, name in enumerate(with_default) if name in rest]
+        last = len(with_default) if more else (given[-1] + 1 if given else 0)
+        for name in with_default[:last]:
+            args.append(rest.pop(name) if name in rest else sig.defaults[name])
+    args.extend(more)
+    return args, rest
+
+
+def arranged_class(op_type: type, sig: OpSignature) -> type:
+    """A subclass of the op class ``op_type`` whose ``__call__`` takes the tensors
+    and the parameters apart (``op(*tensors, **params)``) and calls the op's own
+    ``__call__`` with them arranged (:func:`arrange`): for ``execute_op``, which
+    would make a tensor of every positional argument, when a positional parameter is
+    given in kwargs."""
+    call = op_type.__call__
+
+    def __call__(self: Any, *tensors: Any, **params: Any) -> Any:
+        args, kwargs = arrange(sig, tensors, params)
+        return call(self, *args, **kwargs)
+
+    namespace = {"__call__": __call__, "__qualname__": op_type.__qualname__}
+    return type(op_type.__name__, (op_type,), namespace)

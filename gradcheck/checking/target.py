@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 import gradcheck
-from gradcheck.checking.signature import OpSignature, op_signature
+from gradcheck.checking.signature import OpSignature, arrange, arranged_class, op_signature
 from gradcheck.errors import NotATarget, SkipGradient, TargetRaised
 from gradcheck.graph import no_autodiff
 from gradcheck.operation import BroadcastableOp, Operation, reduce_broadcast
@@ -176,7 +176,8 @@ class Target:
         ]
         op = op_type()
         try:
-            op(*tensors, **(params or {}))
+            args, kwargs = arrange(self.signature, tensors, params or {})
+            op(*args, **kwargs)
             grads: list[Any] = []
             for i, t in enumerate(tensors):
                 if t.constant:
@@ -270,15 +271,23 @@ def resolve_target(obj: Any) -> Target:
         if obj.__call__ is Operation.__call__:
             raise NotATarget(f"{qualname(obj)} does not implement __call__ (its forward)")
         op_type: type[Operation] = obj
+        sig = op_signature(obj)
+        arranged = arranged_class(op_type, sig)
+        positional = frozenset(sig.input_names)
 
         def build(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> Tensor:
-            return execute_op(op_type, *tensors, op_kwargs=dict(params))
+            # A positional parameter given in params: the op runs with it in its place.
+            op = arranged if params and not positional.isdisjoint(params) else op_type
+            return execute_op(op, *tensors, op_kwargs=dict(params))
 
         def evaluate(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> np.ndarray:
             # No execute_op here: no graph is wanted, and this is the hot path.
+            if params and not positional.isdisjoint(params):
+                args, kwargs = arrange(sig, tensors, params)
+                return np.asarray(op_type()(*args, **kwargs))
             return np.asarray(op_type()(*tensors, **params))
 
-        return Target(qualname(obj), op_signature(obj), obj, build, evaluate)
+        return Target(qualname(obj), sig, obj, build, evaluate)
     if callable(obj):
         try:
             signature = op_signature(obj)
@@ -286,14 +295,19 @@ def resolve_target(obj: Any) -> Target:
             raise NotATarget(f"cannot read the signature of {qualname(obj)}: {exc}") from None
         func = obj
 
-        def build_f(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> Tensor:
+        positional_f = frozenset(signature.input_names)
+
+        def call(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> Any:
+            if params and not positional_f.isdisjoint(params):
+                args, kwargs = arrange(signature, tensors, params)
+                return func(*args, **kwargs)
             return func(*tensors, **params)
 
         def evaluate_f(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> np.ndarray:
-            out = func(*tensors, **params)
+            out = call(tensors, params)
             return out.data if isinstance(out, Tensor) else np.asarray(out)
 
-        return Target(qualname(obj), signature, obj, build_f, evaluate_f)
+        return Target(qualname(obj), signature, obj, call, evaluate_f)
     raise NotATarget(
         f"{obj!r} ({type(obj).__name__}) is not an op: a target is an Operation "
         f"subclass or a function of Tensors"

@@ -81,7 +81,9 @@ class Description:
     dtype : str, optional
         A floating dtype name: ``"float64"``, ``"float32"`` or ``"float16"``.
     kwargs : dict, optional
-        The op's keyword parameters (``axis=``...).
+        The op's parameters (``axis=``...). A positional parameter without a default
+        named here (``alpha``, ``eps``) is not a tensor input: its value is passed in
+        its place, by position.
     atol, rtol : float, optional
         Tolerances of the comparison (defaults depend on the dtype).
     broadcast : bool, optional
@@ -153,7 +155,8 @@ def describe(
     dtype : str or numpy dtype, optional
         A floating dtype.
     kwargs : mapping, optional
-        Keyword parameters passed to the op.
+        Parameters passed to the op; a positional parameter without a default named
+        here is not a tensor input (its value is passed in its place).
     atol, rtol : float, optional
         Tolerances, non-negative.
     broadcast : bool, optional

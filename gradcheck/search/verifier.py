@@ -355,16 +355,24 @@ def _invalid(message: str, key: str) -> InvalidDescription:
 
 
 def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
-    sig = op_signature(obj)
+    kwargs = options.get("kwargs") or {}
+    sig = op_signature(obj).given(kwargs)
     inputs = ", ".join(sig.input_names) or "none"
     expected = f"{sig.arity}{' or more' if sig.variadic else ''}"
     shapes = options.get("shapes")
     if shapes is not None:
         count = len(shapes)
         if count < sig.arity or (count > sig.arity and not sig.variadic):
+            hint = ""
+            if count < sig.arity:
+                example = ", ".join(f'"{name}": ...' for name in sig.input_names[count:])
+                hint = (
+                    f"; a positional parameter that is not a tensor is given in kwargs "
+                    f"({{{example}}}) and is then not an input"
+                )
             raise _invalid(
                 f"got {count} shape{'s' * (count != 1)} for an op with {expected} "
-                f"input{'s' * (sig.arity != 1)} ({inputs}); give one shape per input",
+                f"input{'s' * (sig.arity != 1)} ({inputs}); give one shape per input{hint}",
                 "shapes",
             )
     domain = options.get("domain")
@@ -377,7 +385,6 @@ def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
                 f"one domain for all inputs or one per input",
                 "domain",
             )
-    kwargs = options.get("kwargs") or {}
     unknown = sorted(set(kwargs) - set(sig.parameters))
     if unknown and not sig.any_keyword:
         known = ", ".join(sig.parameters) or "none"
@@ -405,7 +412,8 @@ def inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
 
     shapes = options.get("shapes")
     # A variadic op takes as many inputs as shapes are given.
-    arity = len(shapes) if shapes is not None else op_signature(obj).arity
+    kwargs = options.get("kwargs") or {}
+    arity = len(shapes) if shapes is not None else op_signature(obj).given(kwargs).arity
     try:
         return op_inputs(
             arity,

@@ -62,3 +62,19 @@ def abs_op(x):
 
 
 __all__ = ["Mul", "WrongMul", "Power", "MutatesInput", "tanh_times", "abs_op", "np"]
+
+
+class Leaky(Operation):
+    """A MyGrad op with a positional parameter that has no default (`slope`)."""
+
+    def __call__(self, x, slope):
+        self.variables = (x,)
+        self.slope = slope
+        return np.where(x.data > 0, x.data, slope * x.data)
+
+    def backward_var(self, grad, index, **kwargs):
+        (x,) = self.variables
+        return grad * np.where(x.data > 0, 1.0, self.slope)
+
+
+__all__ += ["Leaky"]

@@ -79,3 +79,10 @@ def test_verify_shrinks_and_cli_reports(tmp_path, monkeypatch):
         assert bad.exit_code == 1 and "mismatch (input 1)" in bad.output, bad.output
     finally:
         sys.modules.pop("my_mygrad_ops", None)
+
+
+def test_a_positional_parameter_given_in_kwargs():
+    x = np.array([0.5, -1.2, 2.0])
+    assert check(ops.Leaky, x, slope=0.1).verdict == "passed"
+    result = gradcheck.verify(ops.Leaky, kwargs={"slope": 0.2}, avoid=[0.0], max_examples=5, seed=0)
+    assert result.verdict == "passed", result.note

@@ -167,3 +167,23 @@ def test_a_gradient_of_another_dtype_than_its_input_is_wrong_dtype():
     assert "float32" in result.failure.message
     assert check(_SinRightBackward, x).verdict == "passed"
     assert check(_SinRightBackward, x.astype(np.float32)).verdict == "passed"
+
+
+def test_positional_parameters_given_in_kwargs_go_by_position():
+    # issue 19: `alpha`, `v`, `row` have no default and are not tensors
+    assert op_signature(ops.ScaleBy).given({"alpha": 1}).input_names == ("x",)
+    assert check(ops.ScaleBy, X, alpha=0.5).verdict == "passed"
+    z = np.abs(X) + 0.5
+    assert check(ops.PowerOf, z, v=2.5).verdict == "passed"
+    assert check(ops.TakeRow, X, row=1, scale=3.0).verdict == "passed"
+    result = gradcheck.verify(ops.ScaleBy, kwargs={"alpha": -2.0}, max_examples=5, seed=0)
+    assert result.verdict == "passed", result.note
+
+
+def test_cli_kwargs_for_a_positional_parameter(tmp_path, monkeypatch):
+    shutil.copy(HERE / "torch_ops.py", tmp_path / "torch_user_ops.py")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    args = ["verify", "torch_user_ops:PowerOf", "--kwargs", '{"v": 2.5}', "--domain", "0.1:3"]
+    out = CliRunner().invoke(main, [*args, "--max-examples", "5", "--seed", "0"])
+    assert out.exit_code == 0, out.output

@@ -95,3 +95,51 @@ class _BadSoftplus(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         return grad
+
+
+class ScaleBy(torch.autograd.Function):
+    """Old style with a positional parameter that has no default (`alpha`)."""
+
+    @staticmethod
+    def forward(ctx, x, alpha):
+        ctx.alpha = alpha
+        return x * alpha
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * ctx.alpha, None
+
+
+class PowerOf(torch.autograd.Function):
+    """The parameter comes first (`v`, a number), the tensor second."""
+
+    @staticmethod
+    def forward(ctx, v, z):
+        ctx.v = v
+        ctx.save_for_backward(z)
+        return z**v
+
+    @staticmethod
+    def backward(ctx, grad):
+        (z,) = ctx.saved_tensors
+        return None, ctx.v * z ** (ctx.v - 1) * grad
+
+
+class TakeRow(torch.autograd.Function):
+    """New style (setup_context) with a positional parameter `row` and a defaulted
+    one `scale`."""
+
+    @staticmethod
+    def forward(x, row, scale=1.0):
+        return x[row] * scale
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        x, row, scale = inputs
+        ctx.shape, ctx.row, ctx.scale = x.shape, row, scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        out = grad.new_zeros(ctx.shape)
+        out[ctx.row] = grad * ctx.scale
+        return out, None, None

@@ -349,10 +349,10 @@ class _Bridge(Operation):
         return g
 
 
-def bridge_target(obj: Any, run: Run, evaluate: Evaluate) -> Any:
+def bridge_target(obj: Any, run: Run, evaluate: Evaluate, signature: Any = None) -> Any:
     """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
     with ``run`` (through the engine, so that every check applies) and evaluates
-    with ``evaluate``."""
+    with ``evaluate``; its signature is ``obj``'s unless given."""
     from gradcheck.checking.signature import op_signature
     from gradcheck.checking.target import Target, qualname
     from gradcheck.tensor_base import execute_op
@@ -365,4 +365,5 @@ def bridge_target(obj: Any, run: Run, evaluate: Evaluate) -> Any:
     def forward(tensors: Sequence[Any], params: Mapping[str, Any]) -> np.ndarray:
         return evaluate([t.data for t in tensors], params)
 
-    return Target(qualname(obj), op_signature(obj), obj, build, forward, foreign=True)
+    sig = op_signature(obj) if signature is None else signature
+    return Target(qualname(obj), sig, obj, build, forward, foreign=True)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.adapters import bridge_target
+from gradcheck.checking.signature import arrange, arranged_class, op_signature
 
 # MyGrad is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not MyGrad is installed).
@@ -30,11 +31,16 @@ def target(obj: Any) -> Any:
     import mygrad
 
     is_op = isinstance(obj, type)
+    sig = op_signature(obj)
+    arranged = arranged_class(obj, sig) if is_op else None
 
     def apply(tensors: Sequence[Any], params: Mapping[str, Any]) -> Any:
         if is_op:
-            return mygrad.execute_op(obj, *tensors, op_kwargs=dict(params))
-        return obj(*tensors, **params)
+            positional = any(name in params for name in sig.input_names)
+            op = arranged if positional else obj
+            return mygrad.execute_op(op, *tensors, op_kwargs=dict(params))
+        args, kwargs = arrange(sig, tensors, params)
+        return obj(*args, **kwargs)
 
     def run(
         arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
@@ -60,10 +66,11 @@ def target(obj: Any) -> Any:
 
     def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> np.ndarray:
         tensors = [mygrad.Tensor(a, copy=False) for a in arrays]
+        args, kwargs = arrange(sig, tensors, params)
         with mygrad.no_autodiff:
             if is_op:
-                return np.asarray(obj()(*tensors, **params))
-            out = obj(*tensors, **params)
+                return np.asarray(obj()(*args, **kwargs))
+            out = obj(*args, **kwargs)
         return np.asarray(out.data if isinstance(out, mygrad.Tensor) else out)
 
-    return bridge_target(obj, run, evaluate)
+    return bridge_target(obj, run, evaluate, sig)

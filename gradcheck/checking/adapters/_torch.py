@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.adapters import bridge_target
+from gradcheck.checking.signature import arrange, op_signature
 
 # torch is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not torch is installed).
@@ -73,6 +74,13 @@ def target(obj: Any) -> Any:
 
     call, recording = _callable(obj)
     name = getattr(obj, "__name__", repr(obj))
+    sig = op_signature(obj)
+    # Function.apply takes no keywords reliably: every parameter goes by position.
+    by_position = isinstance(obj, type)
+
+    def apply(tensors: Sequence[Any], params: Mapping[str, Any]) -> Any:
+        args, kwargs = arrange(sig, tensors, params, by_position=by_position)
+        return _output(call(*args, **kwargs), name)
 
     def run(
         arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
@@ -82,7 +90,7 @@ def target(obj: Any) -> Any:
             for t, constant in zip(tensors, constants):
                 if not constant and t.is_floating_point():
                     t.requires_grad_(True)
-            out = _output(call(*tensors, **params), name)
+            out = apply(tensors, params)
         value = out.detach().numpy().copy()
 
         def backward(grad: np.ndarray) -> list[np.ndarray | None]:
@@ -113,7 +121,7 @@ def target(obj: Any) -> Any:
 
     def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> np.ndarray:
         with torch.no_grad():
-            out = _output(call(*[torch.from_numpy(a) for a in arrays], **params), name)
+            out = apply([torch.from_numpy(a) for a in arrays], params)
         return out.numpy()
 
-    return bridge_target(obj, run, evaluate)
+    return bridge_target(obj, run, evaluate, sig)

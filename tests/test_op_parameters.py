@@ -1,0 +1,81 @@
+"""Positional parameters that are not tensors (issue 19, item 1): a value given in
+kwargs for a positional parameter without a default makes it a parameter, passed in
+its place by position."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradcheck
+import gradcheck as mg
+from gradcheck import Operation
+from gradcheck.checking.checker import check
+from gradcheck.checking.signature import arrange, op_signature
+from gradcheck.checking.target import resolve_target
+from gradcheck.errors import InvalidDescription
+
+X = np.array([0.5, -1.2, 2.0])
+
+
+def scaled_tanh(x, alpha):
+    return mg.tanh(x) * alpha
+
+
+class PowerFirst(Operation):
+    """`v` (a number) before the tensor, as in `ive(v, z)`."""
+
+    def __call__(self, v, z):
+        self.variables = (z,)
+        self.v = v
+        return z.data**v
+
+    def backward_var(self, grad, index, **kwargs):
+        (z,) = self.variables
+        return grad * self.v * z.data ** (self.v - 1)
+
+
+class WrongPowerFirst(PowerFirst):
+    def backward_var(self, grad, index, **kwargs):
+        (z,) = self.variables
+        return grad * z.data ** (self.v - 1)
+
+
+def test_given_moves_a_positional_parameter_out_of_the_inputs():
+    sig = op_signature(scaled_tanh)
+    assert sig.arity == 2 and sig.accepts("alpha")
+    given = sig.given({"alpha": 2.0})
+    assert (given.arity, given.input_names, given.parameters) == (1, ("x",), ("alpha",))
+    assert sig.given({}) is sig
+
+
+def test_arrange_puts_each_value_in_its_place():
+    sig = op_signature(PowerFirst)
+    assert arrange(sig, ["Z"], {"v": 3.0}) == ([3.0, "Z"], {})
+    # nothing given for a positional parameter: tensors then keywords, as before
+    assert arrange(op_signature(lambda x, *, k=1: x), ["X"], {"k": 2}) == (["X"], {"k": 2})
+
+
+def test_check_and_verify_take_a_positional_parameter_in_kwargs():
+    assert check(scaled_tanh, X, alpha=2.0).verdict == "passed"
+    assert check(scaled_tanh, X, params={"alpha": 2.0}).verdict == "passed"
+    result = gradcheck.verify(scaled_tanh, kwargs={"alpha": 0.5}, max_examples=10, seed=0)
+    assert result.verdict == "passed", result.note
+
+
+def test_a_parameter_before_the_tensor_reaches_an_operation():
+    t = resolve_target(PowerFirst)
+    x = np.array([0.5, 2.0])
+    np.testing.assert_allclose(t.forward([x], {"v": 3.0}), x**3)
+    assert check(PowerFirst, x, v=3.0).verdict == "passed"
+    result = check(WrongPowerFirst, x, v=3.0)
+    assert result.failure.kind == "mismatch" and result.failure.input == 0
+    found = gradcheck.verify(
+        WrongPowerFirst, kwargs={"v": 2.5}, domain=(0.5, 3), max_examples=10, seed=0
+    )
+    assert found.verdict == "failed"
+
+
+def test_too_few_shapes_say_that_parameters_go_in_kwargs():
+    with pytest.raises(InvalidDescription, match=r'kwargs \(\{"alpha": \.\.\.\}\)'):
+        gradcheck.verify(scaled_tanh, shapes=["3"], max_examples=2, seed=0)
