@@ -46,6 +46,7 @@ from gradcheck.frontend.runner import Job, run_jobs
 from gradcheck.search.description import (
     description_of,
     normalize_domain,
+    normalize_integers,
     normalize_tolerance,
 )
 from gradcheck.search.verifier import LoadedTarget, VerifyResult
@@ -82,10 +83,17 @@ _FLAGS = {
     "rtol": "--rtol",
     "broadcast": "--broadcast",
     "avoid": "--avoid",
+    "constant": "--constant",
+    "integers": "--integers",
+    "boolean": "--boolean",
+    "unique": "--unique",
+    "min_dims": "--min-dims",
 }
 # The settings name (as in gradcheck.describe / gradcheck.verify) of each option.
-_SETTING_OF_OPTION = {"shape": "shapes"}
-_OPTION_OF_SETTING = {"shapes": "shape"}
+_SETTING_OF_OPTION = {"shape": "shapes", "constant": "constants", "boolean": "booleans"}
+_OPTION_OF_SETTING = {setting: option for option, setting in _SETTING_OF_OPTION.items()}
+# Flags that are on/off switches, and the flag that turns each off.
+_SWITCHES = {"broadcast": "--no-broadcast", "unique": "--no-unique"}
 
 
 class _Tolerance(click.ParamType):
@@ -320,6 +328,15 @@ def _parse_kwargs(value: str | None) -> dict[str, Any] | None:
     return parsed
 
 
+def _parse_integers(values: Sequence[str]) -> dict[int, tuple[int, int]] | None:
+    if not values:
+        return None
+    try:
+        return normalize_integers(list(values))
+    except InvalidDescription as exc:
+        raise click.BadParameter(str(exc), param_hint="'--integers'") from None
+
+
 def _replay_command(ctx: click.Context, target: str, seed: int) -> str:
     """The exact command that replays one target's run: the options the user gave,
     the target, and the run's seed."""
@@ -329,8 +346,8 @@ def _replay_command(ctx: click.Context, target: str, seed: int) -> str:
         if ctx.get_parameter_source(option) is not click.core.ParameterSource.COMMANDLINE:
             continue
         value = raw[option]
-        if option == "broadcast":
-            words.append(flag if value else "--no-broadcast")
+        if option in _SWITCHES:
+            words.append(flag if value else _SWITCHES[option])
         elif isinstance(value, tuple):
             for v in map(str, value):
                 # A value starting with '-' must be attached, or it reads as an option.
@@ -405,6 +422,38 @@ def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[s
     "from it. Repeatable.",
 )
 @click.option(
+    "--constant",
+    multiple=True,
+    type=click.IntRange(min=0),
+    metavar="I",
+    help="Tensor input I (counted from 0) needs no gradient: it is checked to get "
+    "none. Repeatable.",
+)
+@click.option(
+    "--integers",
+    multiple=True,
+    metavar="I:LO:HI",
+    help="Draw tensor input I as int64 in range(LO, HI) (labels, indices), a constant. Repeatable.",
+)
+@click.option(
+    "--boolean",
+    multiple=True,
+    type=click.IntRange(min=0),
+    metavar="I",
+    help="Draw tensor input I as a boolean mask, a constant. Repeatable.",
+)
+@click.option(
+    "--unique/--no-unique",
+    default=None,
+    help="Draw distinct values, a margin apart (ops not differentiable at ties).",
+)
+@click.option(
+    "--min-dims",
+    type=click.IntRange(min=0, max=8),
+    metavar="N",
+    help="Draw shapes with at least N dimensions (without --shape).",
+)
+@click.option(
     "--format",
     "output_format",
     type=click.Choice(["table", "json"]),
@@ -477,6 +526,11 @@ def verify_command(
     rtol: float | None,
     broadcast: bool | None,
     avoid: tuple[float, ...],
+    constant: tuple[int, ...],
+    integers: tuple[str, ...],
+    boolean: tuple[int, ...],
+    unique: bool | None,
+    min_dims: int | None,
     output_format: str,
     config_path: Path | None,
     jobs: int,
@@ -512,6 +566,11 @@ def verify_command(
         "rtol": rtol,
         "broadcast": broadcast,
         "avoid": avoid or None,
+        "constant": constant or None,
+        "integers": _parse_integers(integers),
+        "boolean": boolean or None,
+        "unique": unique,
+        "min_dims": min_dims,
     }
     overrides = _settings_from_options(ctx, parsed)
     if regression_factor is not None and not is_regression_factor(regression_factor):

@@ -48,6 +48,9 @@ __all__ = [
     "description_of",
     "normalize_avoid",
     "normalize_broadcast",
+    "normalize_indices",
+    "normalize_integers",
+    "normalize_min_dims",
     "normalize_domain",
     "normalize_dtype",
     "normalize_kwargs",
@@ -98,6 +101,16 @@ class Description:
     unique : bool, optional
         Draw distinct values, a small margin apart, across all inputs: ties are where
         ``max``, ``sort``, ``maximum`` and friends are not differentiable.
+    integers : dict of int to (lo, hi), optional
+        Tensor inputs (by index among the tensor inputs, as for ``shapes``) drawn as
+        int64 in ``range(lo, hi)``: class labels, indices. They are constants.
+    booleans : tuple of int, optional
+        Tensor inputs drawn as booleans (masks). They are constants.
+    constants : tuple of int, optional
+        Tensor inputs that need no gradient (``requires_grad=False`` in torch,
+        ``constant=True`` in MyGrad): drawn as usual, checked to receive none.
+    min_dims : int, optional
+        The fewest dimensions a drawn shape has (2 for an op of matrices).
     """
 
     shapes: tuple[str | tuple[int | str, ...], ...] | None = None
@@ -111,6 +124,10 @@ class Description:
     mode: str | None = None
     avoid: tuple[float, ...] | None = None
     unique: bool | None = None
+    integers: Mapping[int, tuple[int, int]] | None = None
+    booleans: tuple[int, ...] | None = None
+    constants: tuple[int, ...] | None = None
+    min_dims: int | None = None
 
     def merged(self, **overrides: Any) -> Description:
         """A copy where every override that is not ``None`` replaces the declared
@@ -137,6 +154,10 @@ def describe(
     mode: str | None = None,
     avoid: Sequence[float] | None = None,
     unique: bool | None = None,
+    integers: Mapping[int, tuple[int, int]] | None = None,
+    booleans: Sequence[int] | None = None,
+    constants: Sequence[int] | None = None,
+    min_dims: int | None = None,
 ) -> Any:
     """Declare how an op should be checked, and mark a function as a target.
 
@@ -172,6 +193,18 @@ def describe(
     unique : bool, optional
         Draw distinct values (a small margin apart) across all inputs, for ops that
         are not differentiable at ties (``max``, ``sort``, ``maximum``).
+    integers : mapping of int to (lo, hi), optional
+        ``{i: (lo, hi)}``: tensor input ``i`` (counted among the tensor inputs, as for
+        ``shapes``) is drawn as int64 in ``range(lo, hi)`` and is a constant (class
+        labels, indices).
+    booleans : sequence of int, optional
+        Tensor inputs drawn as boolean masks (constants).
+    constants : sequence of int, optional
+        Tensor inputs that need no gradient (``requires_grad=False`` for torch,
+        ``constant=True`` for MyGrad); the check also makes sure they receive none.
+    min_dims : int, optional
+        The fewest dimensions of a drawn shape, for ops that reject smaller ones
+        (``min_dims=2`` for an op of matrices).
 
     Returns
     -------
@@ -201,6 +234,10 @@ def describe(
         mode=None if mode is None else normalize_mode(mode),
         avoid=None if avoid is None else normalize_avoid(avoid),
         unique=None if unique is None else bool(unique),
+        integers=None if integers is None else normalize_integers(integers),
+        booleans=None if booleans is None else normalize_indices(booleans, "booleans"),
+        constants=None if constants is None else normalize_indices(constants, "constants"),
+        min_dims=None if min_dims is None else normalize_min_dims(min_dims),
     )
 
     def decorate(obj: T) -> T:
@@ -396,3 +433,78 @@ def normalize_broadcast(value: Any) -> bool:
     if not isinstance(value, (bool, np.bool_)):
         raise InvalidDescription(f"broadcast must be true or false, got {value!r}")
     return bool(value)
+
+
+def normalize_indices(value: Any, name: str = "constants") -> tuple[int, ...]:
+    """Indices of tensor inputs (``constants``, ``booleans``): an int or a sequence of
+    ints >= 0, sorted, without repeats.
+
+    >>> normalize_indices([2, 0])
+    (0, 2)
+    """
+    items = [value] if isinstance(value, (int, np.integer, str)) else value
+    try:
+        out = [_integer(int(v) if isinstance(v, str) else v, name, 0) for v in items]
+    except (TypeError, ValueError):
+        raise InvalidDescription(
+            f"{name} must be a list of input indices (e.g. [1]), got {value!r}"
+        ) from None
+    except InvalidDescription:
+        raise InvalidDescription(
+            f"{name} must be a list of input indices >= 0 (e.g. [1]), got {value!r}"
+        ) from None
+    return tuple(sorted(set(out)))
+
+
+def normalize_integers(value: Any) -> dict[int, tuple[int, int]]:
+    """``{input: (lo, hi)}`` with ints ``lo < hi``, from a mapping or from
+    ``"I:LO:HI"`` strings (the command line's ``--integers``).
+
+    >>> normalize_integers({1: (0, 3)})
+    {1: (0, 3)}
+    >>> normalize_integers(["1:0:3", "2:-1:2"])
+    {1: (0, 3), 2: (-1, 2)}
+    """
+    if isinstance(value, str):
+        value = [value]
+    pairs: list[tuple[Any, Any]] = []
+    if isinstance(value, Mapping):
+        pairs = list(value.items())
+    elif isinstance(value, Sequence):
+        for item in value:
+            parts = item.split(":") if isinstance(item, str) else None
+            if parts is None or len(parts) != 3:
+                raise InvalidDescription(
+                    f"integers must look like I:LO:HI (input I drawn from range(LO, HI), "
+                    f"e.g. 1:0:3), got {item!r}"
+                )
+            pairs.append((parts[0], parts[1:]))
+    else:
+        raise InvalidDescription(
+            f"integers must map input indices to (lo, hi), e.g. {{1: (0, 3)}}, got {value!r}"
+        )
+    out: dict[int, tuple[int, int]] = {}
+    for index, bounds in pairs:
+        try:
+            i = int(index)
+            lo, hi = (int(b) for b in bounds)
+        except (TypeError, ValueError):
+            raise InvalidDescription(
+                f"integers must map input indices to integer bounds (lo, hi), e.g. "
+                f"{{1: (0, 3)}}, got {index!r}: {bounds!r}"
+            ) from None
+        if i < 0 or lo >= hi:
+            raise InvalidDescription(
+                f"integers needs an input index >= 0 and LO < HI (values are drawn from "
+                f"range(LO, HI)), got {i}:{lo}:{hi}"
+            )
+        out[i] = (lo, hi)
+    return out
+
+
+def normalize_min_dims(value: Any) -> int:
+    """An integer from 0 to 8 (the fewest dimensions of a drawn shape)."""
+    out = _integer(value, "min_dims", 0)
+    if out > 8:
+        raise InvalidDescription(f"min_dims must be at most 8, got {value!r}")
+    return out

@@ -33,7 +33,10 @@ from gradcheck.search.description import (
     normalize_avoid,
     normalize_domain,
     normalize_dtype,
+    normalize_indices,
+    normalize_integers,
     normalize_kwargs,
+    normalize_min_dims,
     normalize_mode,
     normalize_shapes,
     normalize_tolerance,
@@ -187,6 +190,10 @@ def verify(
     broadcast: bool | None = None,
     avoid: Sequence[float] | None = None,
     unique: bool | None = None,
+    integers: Mapping[int, tuple[int, int]] | None = None,
+    booleans: Sequence[int] | None = None,
+    constants: Sequence[int] | None = None,
+    min_dims: int | None = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> VerifyResult:
@@ -222,6 +229,14 @@ def verify(
         Points where the op is not differentiable; values keep a margin from them.
     unique : bool, optional
         Draw distinct values across all inputs (for ops not differentiable at ties).
+    integers : mapping of int to (lo, hi), optional
+        Tensor inputs drawn as int64 in ``range(lo, hi)`` (labels, indices): constants.
+    booleans : sequence of int, optional
+        Tensor inputs drawn as boolean masks: constants.
+    constants : sequence of int, optional
+        Tensor inputs that need no gradient (they must receive none).
+    min_dims : int, optional
+        The fewest dimensions of a drawn shape.
     name : str, optional
         The name to report (default: from the target).
     progress : callable, optional
@@ -260,6 +275,10 @@ def verify(
         broadcast=broadcast,
         avoid=avoid,
         unique=unique,
+        integers=integers,
+        booleans=booleans,
+        constants=constants,
+        min_dims=min_dims,
     )
     if seed is None:
         seed = secrets.randbits(32)
@@ -288,6 +307,10 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("avoid", normalize_avoid),
         ("atol", lambda v: normalize_tolerance(v, "atol")),
         ("rtol", lambda v: normalize_tolerance(v, "rtol")),
+        ("integers", normalize_integers),
+        ("booleans", lambda v: normalize_indices(v, "booleans")),
+        ("constants", lambda v: normalize_indices(v, "constants")),
+        ("min_dims", normalize_min_dims),
     ):
         if options.get(key) is not None:
             try:
@@ -385,6 +408,18 @@ def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
                 f"one domain for all inputs or one per input",
                 "domain",
             )
+    n_inputs = len(shapes) if shapes is not None else sig.arity
+    for key in ("integers", "booleans", "constants"):
+        beyond = [i for i in options.get(key) or () if i >= n_inputs]
+        if beyond:
+            raise _invalid(
+                f"{key} names input {beyond[0]}, but the op has {n_inputs} tensor "
+                f"input{'s' * (n_inputs != 1)} ({inputs}), counted from 0",
+                key,
+            )
+    both = set(options.get("integers") or ()) & set(options.get("booleans") or ())
+    if both:
+        raise _invalid(f"input {min(both)} is in both integers and booleans", "booleans")
     unknown = sorted(set(kwargs) - set(sig.parameters))
     if unknown and not sig.any_keyword:
         known = ", ".join(sig.parameters) or "none"
@@ -423,6 +458,10 @@ def inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
             broadcast=options["broadcast"],
             avoid=options.get("avoid"),
             unique=bool(options.get("unique", False)),
+            integers=options.get("integers"),
+            booleans=options.get("booleans") or (),
+            min_dims=options.get("min_dims", 0),
+            max_dims=max(3, options.get("min_dims", 0)),
         )
     except InvalidArgument as exc:
         key = next((k for k in ("avoid", "domain", "dtype") if k in str(exc)), "shapes")
@@ -436,11 +475,19 @@ def _check(tgt: Any, arrays: Sequence[Any], options: dict[str, Any], check_seed:
         tgt,
         *arrays,
         params=options.get("kwargs"),
+        constants=constant_inputs(options),
         mode=options["mode"],
         atol=options.get("atol"),
         rtol=options.get("rtol"),
         seed=check_seed,
     )
+
+
+def constant_inputs(options: Mapping[str, Any]) -> list[int]:
+    """The inputs a check treats as constants: those declared ``constants``, and the
+    integer and boolean inputs."""
+    found = {*(options.get("constants") or ()), *(options.get("integers") or ())}
+    return sorted(found | set(options.get("booleans") or ()))
 
 
 def _errors(result: Any) -> tuple[float, float, float]:

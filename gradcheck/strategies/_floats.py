@@ -114,3 +114,47 @@ def default_elements(dtype: np.dtype) -> st.SearchStrategy[object]:
     if dtype.kind == "b":
         return st.booleans()
     raise InvalidArgument(f"dtype={dtype} has no default elements; pass elements=")
+
+
+#: The most points :func:`spaced_values` offers (the spacing widens beyond it).
+SPACED_LIMIT = 100_000
+
+
+def spaced_values(
+    dtype: np.dtype,
+    lo: float = -math.inf,
+    hi: float = math.inf,
+    *,
+    avoid: Sequence[float] = (),
+    margin: float,
+) -> np.ndarray:
+    """Values of ``dtype`` in ``[lo, hi]`` (infinite bounds become +-DEFAULT_BOUND), at
+    least ``margin`` from every point of ``avoid`` and from each other, nearest 0
+    first: drawing distinct positions among them gives distinct values a margin
+    apart by construction, for any number of elements (rejecting draws with two
+    values too close, as one would otherwise, almost never succeeds for 64), and
+    shrinking (towards the first positions) reaches small values.
+
+    >>> spaced_values(np.dtype(np.float64), -0.05, 0.05, margin=0.01)
+    array([ 0.  ,  0.02, -0.02,  0.04, -0.04])
+    """
+    points = []
+    intervals = allowed_intervals(lo, hi, avoid, margin)
+    total = sum(b - a for a, b in intervals)
+    step = max(2 * margin, total / SPACED_LIMIT)
+    for a, b in intervals:
+        # The grid is aligned on 0 (multiples of the step), so 0 is a value when allowed.
+        first, last = math.ceil(a / step), math.floor(b / step)
+        grid = np.arange(first, last + 1, dtype=np.float64) * step
+        cast = grid.astype(dtype).astype(np.float64)
+        points.append(cast[(cast >= a) & (cast <= b)])
+    values = np.unique(np.concatenate(points)) if points else np.zeros(0)
+    # Rounding to a narrow dtype may bring two neighbours closer than the margin.
+    if values.size > 1 and np.any(np.diff(values) < margin):
+        kept = [values[0]]
+        for v in values[1:]:
+            if v - kept[-1] >= margin:
+                kept.append(v)
+        values = np.array(kept)
+    order = np.lexsort((values < 0, np.abs(values)))
+    return values[order].astype(dtype)

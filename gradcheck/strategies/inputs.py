@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -13,7 +13,7 @@ from hypothesis.extra import numpy as hnp
 
 from gradcheck.checking.signature import op_signature
 from gradcheck.operation import Operation
-from gradcheck.strategies._floats import interval_floats
+from gradcheck.strategies._floats import interval_floats, spaced_values
 from gradcheck.strategies._validation import (
     check_bool,
     check_domain,
@@ -61,6 +61,27 @@ def _domains(domain: Any, arity: int) -> list[tuple[float, float]]:
     return [check_domain("domain", domain)] * arity
 
 
+def _discrete(
+    integers: Mapping[int, tuple[int, int]] | None, booleans: Sequence[int], arity: int
+) -> dict[int, tuple[np.dtype, st.SearchStrategy[Any]]]:
+    """The inputs drawn as integers or booleans: index -> (dtype, elements)."""
+    if integers is not None and not isinstance(integers, Mapping):
+        raise InvalidArgument(f"integers={integers!r} must map input indices to (lo, hi)")
+    out: dict[int, tuple[np.dtype, st.SearchStrategy[Any]]] = {}
+    for i, bounds in (integers or {}).items():
+        i = check_int("integers index", i, max_value=arity - 1)
+        lo, hi = (check_int("integers bound", b, min_value=-(2**62)) for b in bounds)
+        if lo >= hi:
+            raise InvalidArgument(f"integers={integers!r}: input {i} needs lo < hi")
+        out[i] = (np.dtype(np.int64), st.integers(lo, hi - 1))
+    for i in booleans:
+        i = check_int("booleans index", i, max_value=arity - 1)
+        if i in out:
+            raise InvalidArgument(f"input {i} is in both integers= and booleans=")
+        out[i] = (np.dtype(np.bool_), st.booleans())
+    return out
+
+
 def _min_gap(arrays: Sequence[np.ndarray]) -> float:
     flat = np.sort(np.concatenate([np.ravel(a).astype(np.float64) for a in arrays]))
     return float(np.min(np.diff(flat))) if flat.size > 1 else np.inf
@@ -81,6 +102,8 @@ def op_inputs(
     margin: float = 1e-2,
     unique: bool = False,
     elements: st.SearchStrategy[Any] | None = None,
+    integers: Mapping[int, tuple[int, int]] | None = None,
+    booleans: Sequence[int] = (),
 ) -> st.SearchStrategy[tuple[np.ndarray, ...]]:
     """Strategy for the input arrays of an op: a tuple with one array per input.
 
@@ -119,6 +142,11 @@ def op_inputs(
     elements : strategy, optional
         Replace the value strategy altogether (``domain`` and ``avoid`` are then not
         used).
+    integers : mapping of int to (lo, hi), optional
+        Inputs drawn as int64 in ``range(lo, hi)`` instead of floats (class labels,
+        indices), by index.
+    booleans : sequence of int
+        Inputs drawn as booleans (masks), by index.
 
     Values are finite, normal floats of moderate magnitude; shrinking goes towards
     small shapes and simple values.
@@ -144,6 +172,7 @@ def op_inputs(
     avoid = check_points("avoid", avoid)
     margin = check_real("margin", margin, positive=True)
     check_bool("unique", unique)
+    discrete = _discrete(integers, booleans, arity)
 
     if shapes is not None:
         if not isinstance(shapes, (tuple, list)) or len(shapes) != arity:
@@ -167,7 +196,7 @@ def op_inputs(
     if elements is not None:
         if not isinstance(elements, st.SearchStrategy):
             raise InvalidArgument(f"elements={elements!r} must be a strategy or None")
-        per_input = [elements] * arity
+        per_input: list[Any] = [elements] * arity
     else:
         per_input = [
             interval_floats(
@@ -180,30 +209,47 @@ def op_inputs(
             for lo, hi in domains
         ]
 
+    dtypes = [dtype] * arity
+    for i, (kind, el) in discrete.items():
+        dtypes[i], per_input[i] = kind, el
+    floats = [i for i in range(arity) if i not in discrete]
+    # Unique across all float inputs (a tie between two inputs is a kink of an
+    # elementwise maximum too). With one domain for all, every value is drawn at a
+    # distinct position of one grid of values a margin apart, so that no two values,
+    # of one input or of two, are closer than `margin`, however many there are.
+    grid = None
+    if unique and elements is None and len({domains[i] for i in floats}) == 1:
+        lo, hi = domains[floats[0]] if floats else (-np.inf, np.inf)
+        finite_bounds = tuple(b for b in (lo, hi) if np.isfinite(b))
+        grid = spaced_values(dtype, lo, hi, avoid=(*avoid, *finite_bounds), margin=margin)
+
     @st.composite
     def draw_inputs(draw: st.DrawFn) -> tuple[np.ndarray, ...]:
         input_shapes = draw(shape_strategy, label="shapes")
         if not unique:
             return tuple(
-                draw(hnp.arrays(dtype, shape, elements=el))
-                for shape, el in zip(input_shapes, per_input)
+                draw(hnp.arrays(dt, shape, elements=el))
+                for shape, el, dt in zip(input_shapes, per_input, dtypes)
             )
-        # Unique across all inputs (a tie between two inputs is a kink of an
-        # elementwise maximum too). With one domain for all, draw every value in one
-        # flat unique array and split it, so that no two inputs share a value; then
-        # reject draws with two values closer than `margin` (rare once exact
-        # duplicates are gone).
-        if len(set(domains)) == 1:
-            sizes = [int(np.prod(shape)) for shape in input_shapes]
-            flat = draw(hnp.arrays(dtype, sum(sizes), elements=per_input[0], unique=True))
+        arrays: list[Any] = [None] * arity
+        for i in discrete:
+            arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i]))
+        if grid is not None:
+            sizes = [int(np.prod(input_shapes[i])) for i in floats]
+            assume(sum(sizes) <= grid.size)
+            positions = st.lists(
+                st.integers(0, grid.size - 1), min_size=sum(sizes), max_size=sum(sizes), unique=True
+            )
+            flat = grid[np.array(draw(positions), dtype=np.intp)]
             pieces = np.split(flat, np.cumsum(sizes)[:-1])
-            arrays = tuple(p.reshape(shape).copy() for p, shape in zip(pieces, input_shapes))
-        else:
-            arrays = tuple(
-                draw(hnp.arrays(dtype, shape, elements=el, unique=True))
-                for shape, el in zip(input_shapes, per_input)
-            )
-        assume(_min_gap(arrays) >= margin)
-        return arrays
+            for i, piece in zip(floats, pieces):
+                arrays[i] = piece.reshape(input_shapes[i]).copy()
+            return tuple(arrays)
+        # One domain per input (or the caller's own elements): distinct values per
+        # input, then reject draws with two values closer than `margin`.
+        for i in floats:
+            arrays[i] = draw(hnp.arrays(dtype, input_shapes[i], elements=per_input[i], unique=True))
+        assume(_min_gap([arrays[i] for i in floats]) >= margin)
+        return tuple(arrays)
 
     return draw_inputs()

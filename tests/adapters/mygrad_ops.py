@@ -78,3 +78,24 @@ class Leaky(Operation):
 
 
 __all__ += ["Leaky"]
+
+
+class Ranking(Operation):
+    """sum(max(0, margin - y * (a - b))), y in {-1, 1} an array (as MyGrad's
+    margin_ranking_loss passes it): arithmetic with a Tensor y would not do."""
+
+    def __call__(self, a, b, y, margin=0.5):
+        if not isinstance(y, np.ndarray):
+            raise TypeError(f"y must be an ndarray, got {type(y).__name__}")
+        self.variables = (a, b)
+        self.y = np.where(y >= 0, 1.0, -1.0)
+        m = margin - self.y * (a.data - b.data)
+        self.on = m > 0
+        return np.sum(np.where(self.on, m, 0.0))
+
+    def backward_var(self, grad, index, **kwargs):
+        sign = -1.0 if index == 0 else 1.0
+        return grad * sign * self.y * self.on
+
+
+__all__ += ["Ranking"]

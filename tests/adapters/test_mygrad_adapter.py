@@ -86,3 +86,10 @@ def test_a_positional_parameter_given_in_kwargs():
     assert check(ops.Leaky, x, slope=0.1).verdict == "passed"
     result = gradcheck.verify(ops.Leaky, kwargs={"slope": 0.2}, avoid=[0.0], max_examples=5, seed=0)
     assert result.verdict == "passed", result.note
+
+
+def test_integer_inputs_reach_a_mygrad_op_as_arrays():
+    result = gradcheck.verify(
+        ops.Ranking, shapes=["n", "n", "n"], integers={2: (-1, 2)}, max_examples=10, seed=0
+    )
+    assert result.verdict == "passed", result.note

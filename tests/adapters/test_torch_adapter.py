@@ -187,3 +187,14 @@ def test_cli_kwargs_for_a_positional_parameter(tmp_path, monkeypatch):
     args = ["verify", "torch_user_ops:PowerOf", "--kwargs", '{"v": 2.5}', "--domain", "0.1:3"]
     out = CliRunner().invoke(main, [*args, "--max-examples", "5", "--seed", "0"])
     assert out.exit_code == 0, out.output
+
+
+def test_integer_labels_and_constant_inputs():
+    result = gradcheck.verify(
+        ops.PickLogit, shapes=["n,3", "n"], integers={1: (0, 3)}, max_examples=10, seed=0
+    )
+    assert result.verdict == "passed", result.note
+    # the label needs no gradient: its backward returns None for it
+    assert gradcheck.verify(ops.BCEWithLabel, max_examples=5, seed=0).verdict == "failed"
+    result = gradcheck.verify(ops.BCEWithLabel, constants=[1], max_examples=10, seed=0)
+    assert result.verdict == "passed", result.note

@@ -143,3 +143,34 @@ class TakeRow(torch.autograd.Function):
         out = grad.new_zeros(ctx.shape)
         out[ctx.row] = grad * ctx.scale
         return out, None, None
+
+
+class PickLogit(torch.autograd.Function):
+    """logits[i, labels[i]] summed: labels an int64 tensor of class indices."""
+
+    @staticmethod
+    def forward(ctx, logits, labels):
+        ctx.save_for_backward(labels)
+        ctx.shape = logits.shape
+        return logits.gather(1, labels[:, None]).sum()
+
+    @staticmethod
+    def backward(ctx, grad):
+        (labels,) = ctx.saved_tensors
+        out = grad.new_zeros(ctx.shape)
+        out.scatter_add_(1, labels[:, None], grad.expand(len(labels), 1).contiguous())
+        return out, None
+
+
+class BCEWithLabel(torch.autograd.Function):
+    """Binary cross entropy on logits; the label (floats) gets no gradient (None)."""
+
+    @staticmethod
+    def forward(ctx, logits, label):
+        ctx.save_for_backward(logits, label)
+        return torch.nn.functional.binary_cross_entropy_with_logits(logits, label, reduction="sum")
+
+    @staticmethod
+    def backward(ctx, grad):
+        logits, label = ctx.saved_tensors
+        return grad * (torch.sigmoid(logits) - label), None

@@ -3,6 +3,10 @@
 The op runs through MyGrad itself: ``mygrad.execute_op`` (or the function) on MyGrad
 tensors that share memory with the checker's arrays, backward by MyGrad's
 ``Tensor.backward``; the gradients are copied out of the tensors' ``.grad``.
+
+Integer and boolean inputs (labels, indices, masks) are passed as NumPy arrays, not
+tensors, as MyGrad's own functions pass them to its ops (``op_args``); float inputs
+that are constants are ``Tensor(..., constant=True)``.
 """
 
 from __future__ import annotations
@@ -13,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.adapters import bridge_target
-from gradcheck.checking.signature import arrange, arranged_class, op_signature
+from gradcheck.checking.signature import arrange, op_signature
 
 # MyGrad is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not MyGrad is installed).
@@ -26,19 +30,34 @@ def forward_of(cls: type) -> tuple[Callable[..., Any], int]:
     return cls.__call__, 1
 
 
+def _is_plain(array: np.ndarray) -> bool:
+    """Passed as an array rather than a tensor: integers and booleans."""
+    return array.dtype.kind in "biu"
+
+
 def target(obj: Any) -> Any:
     """The :class:`~gradcheck.checking.target.Target` of a MyGrad op class or function."""
     import mygrad
 
     is_op = isinstance(obj, type)
     sig = op_signature(obj)
-    arranged = arranged_class(obj, sig) if is_op else None
+
+    def arranged_call(self: Any, *tensors: Any, **params: Any) -> Any:
+        # mygrad.execute_op makes a tensor of every positional input: the labels go
+        # back to arrays, and parameters given for positional parameters in place.
+        plain = [t.data if _is_plain(t.data) else t for t in tensors]
+        args, kwargs = arrange(sig, plain, params)
+        return obj.__call__(self, *args, **kwargs)
+
+    arranged = (
+        type(obj.__name__, (obj,), {"__call__": arranged_call, "__qualname__": obj.__qualname__})
+        if is_op
+        else None
+    )
 
     def apply(tensors: Sequence[Any], params: Mapping[str, Any]) -> Any:
         if is_op:
-            positional = any(name in params for name in sig.input_names)
-            op = arranged if positional else obj
-            return mygrad.execute_op(op, *tensors, op_kwargs=dict(params))
+            return mygrad.execute_op(arranged, *tensors, op_kwargs=dict(params))
         args, kwargs = arrange(sig, tensors, params)
         return obj(*args, **kwargs)
 
@@ -46,7 +65,7 @@ def target(obj: Any) -> Any:
         arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
     ) -> tuple[np.ndarray, Callable[[np.ndarray], list[np.ndarray | None]]]:
         tensors = [
-            mygrad.Tensor(a, constant=True if c else None, copy=False)
+            a if _is_plain(a) else mygrad.Tensor(a, constant=True if c else None, copy=False)
             for a, c in zip(arrays, constants)
         ]
         out = apply(tensors, params)
@@ -58,14 +77,16 @@ def target(obj: Any) -> Any:
             if not out.constant:
                 out.backward(grad)
             return [
-                None if t.constant or t.grad is None else np.array(t.grad, copy=True)
+                None
+                if not isinstance(t, mygrad.Tensor) or t.constant or t.grad is None
+                else np.array(t.grad, copy=True)
                 for t in tensors
             ]
 
         return value, backward
 
     def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> np.ndarray:
-        tensors = [mygrad.Tensor(a, copy=False) for a in arrays]
+        tensors = [a if _is_plain(a) else mygrad.Tensor(a, copy=False) for a in arrays]
         args, kwargs = arrange(sig, tensors, params)
         with mygrad.no_autodiff:
             if is_op:
