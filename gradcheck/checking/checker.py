@@ -154,6 +154,7 @@ def check(
     for i in cast:
         xs[i] = xs[i].astype(np.float64)
     const = {i for i in constants} | {i for i, a in enumerate(xs) if a.dtype.kind != "f"}
+    const |= {len(xs) - len(tgt.fixed) + k for k, f in enumerate(tgt.fixed) if f.constant}
     if mode == Mode.AUTO:
         size = sum(xs[i].size for i in range(len(xs)) if i not in const)
         mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
@@ -201,11 +202,16 @@ def _as_arrays(
     tgt: Target, arrays: Sequence[Any], dtype: Any, params: Mapping[str, Any]
 ) -> list[np.ndarray]:
     sig = tgt.signature.given(params)
-    if len(arrays) < sig.arity or (len(arrays) > sig.arity and not sig.variadic):
+    n = len(arrays)
+    # An op that brings inputs along (a module's parameters) takes them as given
+    # after its own inputs, or appends their values.
+    fixed = len(tgt.fixed) if n == sig.arity + len(tgt.fixed) and tgt.fixed else 0
+    if n - fixed < sig.arity or (n - fixed > sig.arity and not sig.variadic):
         want = f"at least {sig.arity}" if sig.variadic else str(sig.arity)
+        brought = f" and its {len(tgt.fixed)} parameters after them" if tgt.fixed else ""
         raise CheckUsageError(
             f"{tgt.name} takes {want} tensor input(s) "
-            f"({', '.join(sig.input_names) or 'none named'}); check() got {len(arrays)}"
+            f"({', '.join(sig.input_names) or 'none named'}){brought}; check() got {n}"
         )
     out = []
     for a in arrays:
@@ -213,6 +219,14 @@ def _as_arrays(
         if dtype is not None and x.dtype.kind == "f":
             x = x.astype(dtype)
         out.append(x)
+    if tgt.fixed and not fixed:
+        # in the inputs' floating dtype (the module runs in it)
+        like = next((x.dtype for x in out if x.dtype.kind == "f"), None)
+        for f in tgt.fixed:
+            value = np.array(f.value)
+            out.append(
+                value.astype(like) if like is not None and value.dtype.kind == "f" else value
+            )
     return out
 
 

@@ -99,10 +99,11 @@ def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
     2
     """
     foreign = None
-    if isinstance(target, type) and not issubclass(target, Operation):
+    if not (isinstance(target, type) and issubclass(target, Operation)):
         from gradcheck.checking.adapters import foreign_forward
 
-        foreign = foreign_forward(target)  # a torch Function, a MyGrad Operation
+        # a torch Function or nn.Module, an alias of Function.apply, a MyGrad Operation
+        foreign = foreign_forward(target)
     if isinstance(target, type) and issubclass(target, Operation):
         func: Callable[..., Any] = target.__call__
         skip_first = 1

@@ -31,6 +31,7 @@ from gradcheck.operation import BroadcastableOp, Operation, reduce_broadcast
 from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = [
+    "FixedInput",
     "Target",
     "NotATarget",
     "TargetRaised",
@@ -48,6 +49,16 @@ class Graph:
 
 
 @dataclass(frozen=True, eq=False)
+class FixedInput:
+    """An input an op brings along, after the ones it is called with: a module's
+    parameter (its name, its value, and whether it is a constant)."""
+
+    name: str
+    value: np.ndarray
+    constant: bool = False
+
+
+@dataclass(frozen=True, eq=False)
 class Target:
     """A differentiable operation the checker can run on arrays.
 
@@ -59,6 +70,10 @@ class Target:
         Its inputs and parameters, from :func:`gradcheck.checking.signature.op_signature`.
     obj : object
         What was resolved (the class or the function).
+    fixed : tuple of FixedInput
+        Inputs the op brings along (an ``nn.Module``'s parameters): they follow the
+        inputs of its signature, and :func:`gradcheck.check` appends them when it is
+        given those only.
     """
 
     name: str
@@ -68,6 +83,7 @@ class Target:
     _evaluate: Callable[..., np.ndarray]
     #: Another framework's op (torch, MyGrad), run through the engine by a bridge.
     foreign: bool = False
+    fixed: tuple[FixedInput, ...] = ()
 
     def forward(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any] | None = None):
         """The output for ``arrays`` as an ndarray, without building a graph.

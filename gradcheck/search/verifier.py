@@ -377,6 +377,13 @@ def _invalid(message: str, key: str) -> InvalidDescription:
     return _with_field(InvalidDescription(message), key)
 
 
+def _brought(obj: Any) -> int:
+    """How many inputs the op brings along (an ``nn.Module``'s parameters)."""
+    from gradcheck.checking.target import resolve_target
+
+    return len(resolve_target(obj).fixed)
+
+
 def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
     kwargs = options.get("kwargs") or {}
     sig = op_signature(obj).given(kwargs)
@@ -410,7 +417,9 @@ def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
             )
     n_inputs = len(shapes) if shapes is not None else sig.arity
     for key in ("integers", "booleans", "constants"):
-        beyond = [i for i in options.get(key) or () if i >= n_inputs]
+        # a constant may also be an input the op brings along (a module's parameter)
+        limit = n_inputs + (_brought(obj) if key == "constants" else 0)
+        beyond = [i for i in options.get(key) or () if i >= limit]
         if beyond:
             raise _invalid(
                 f"{key} names input {beyond[0]}, but the op has {n_inputs} tensor "

@@ -198,3 +198,51 @@ def test_integer_labels_and_constant_inputs():
     assert gradcheck.verify(ops.BCEWithLabel, max_examples=5, seed=0).verdict == "failed"
     result = gradcheck.verify(ops.BCEWithLabel, constants=[1], max_examples=10, seed=0)
     assert result.verdict == "passed", result.note
+
+
+def test_an_alias_of_apply_is_its_function():
+    assert framework_of(ops.affine) == "torch"
+    sig = op_signature(ops.affine)
+    assert sig.input_names == ("x", "w", "b")
+    x, w, b = np.ones((4, 3)), np.ones((2, 3)) / 3, np.arange(2.0)
+    result = check(ops.affine, x, w, b)
+    assert result.verdict == "passed" and result.target.endswith("AffineFunction")
+
+
+def test_a_function_calling_apply_through_a_module_alias(tmp_path, monkeypatch):
+    (tmp_path / "through_alias.py").write_text(
+        "import tests.adapters.torch_ops as L\n\ndef cube(x):\n    return L.Cube.apply(x)\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import through_alias
+
+    assert framework_of(through_alias.cube) == "torch"
+    assert check(through_alias.cube, X).verdict == "passed"
+
+
+def test_module_instances_check_their_parameters_too():
+    torch.manual_seed(0)
+    layer = ops.Affine(3, 2)
+    x = np.random.default_rng(1).normal(size=(4, 3))
+    result = check(layer, x)
+    assert result.verdict == "passed"
+    assert [p.input for p in result.per_input] == [0, 1, 2]  # x, weight, bias
+    np.testing.assert_array_equal(result.inputs[1], layer.weight.detach().numpy())
+    wrong = check(ops.WrongAffine(3, 2), x)
+    assert wrong.failure.kind == "mismatch" and wrong.failure.input == 1  # the weight
+    layer.bias.requires_grad_(False)  # then a constant
+    assert check(layer, x).settings["constants"] == [2]
+    found = gradcheck.verify(ops.WrongAffine(3, 2), shapes=["n,3"], max_examples=10, seed=0)
+    assert found.verdict == "failed"
+
+
+def test_module_classes_and_torch_modules():
+    assert gradcheck.verify(ops.CubeModule, max_examples=5, seed=0).verdict == "passed"
+    from gradcheck.errors import NotATarget
+
+    with pytest.raises(NotATarget, match=r"make an instance in your module"):
+        resolve_target(ops.Affine)
+    torch.manual_seed(0)
+    layer = torch.nn.Linear(3, 2)  # float32 parameters, checked in float64
+    assert framework_of(layer) == "torch"
+    assert check(layer, np.ones((2, 3))).verdict == "passed"

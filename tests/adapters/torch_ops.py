@@ -174,3 +174,51 @@ class BCEWithLabel(torch.autograd.Function):
     def backward(ctx, grad):
         logits, label = ctx.saved_tensors
         return grad * (torch.sigmoid(logits) - label), None
+
+
+class AffineFunction(torch.autograd.Function):
+    """x @ w.T + b, as the docs' LinearFunction; `wrong` scales w's gradient."""
+
+    wrong = 1.0
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        return x @ w.T + b
+
+    @classmethod
+    def backward(cls, ctx, grad):
+        x, w = ctx.saved_tensors
+        return grad @ w, cls.wrong * grad.T @ x, grad.sum(0)
+
+
+class WrongAffineFunction(AffineFunction):
+    wrong = 1.01
+
+
+affine = AffineFunction.apply  # an alias of apply, as users write them
+
+
+class Affine(torch.nn.Module):
+    """An nn.Module whose parameters (weight, bias) go through a custom Function."""
+
+    function = AffineFunction
+
+    def __init__(self, n_in, n_out):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.randn(n_out, n_in, dtype=torch.float64))
+        self.bias = torch.nn.Parameter(torch.randn(n_out, dtype=torch.float64))
+
+    def forward(self, x):
+        return self.function.apply(x, self.weight, self.bias)
+
+
+class WrongAffine(Affine):
+    function = WrongAffineFunction
+
+
+class CubeModule(torch.nn.Module):
+    """An nn.Module class whose constructor takes no argument."""
+
+    def forward(self, x):
+        return Cube.apply(x)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import inspect
 import os
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -103,7 +104,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
         label="PyTorch",
         extra="torch",
         packages=("torch",),
-        op_bases=("torch.autograd.function:Function",),
+        op_bases=("torch.autograd.function:Function", "torch.nn.modules.module:Module"),
         adapter="gradcheck.checking.adapters._torch",
     ),
     Framework(
@@ -251,8 +252,18 @@ def _function_framework(func: Any) -> Framework | None:
     # case (none imported) free of any scan.
     if not any(pkg in sys.modules for pkg in index.by_package):
         return None
-    for name in _global_names(code):
-        value = namespace.get(name)
+    names = list(dict.fromkeys(_global_names(code)))
+    values = [namespace.get(name) for name in names]
+    values += [cell.cell_contents for cell in getattr(func, "__closure__", None) or ()]
+    # A module of the user's (`import mylib as L`, then `L.Fn.apply(x)`): the
+    # attributes the code names on it count too.
+    values += [
+        getattr(value, name, None)
+        for value in values
+        if isinstance(value, ModuleType) and _top_module(value) not in index.by_package
+        for name in names
+    ]
+    for value in values:
         fw = index.by_package.get(_top_module(value))
         if fw is not None:
             return fw
@@ -261,12 +272,40 @@ def _function_framework(func: Any) -> Framework | None:
     return None
 
 
+def op_class_behind(obj: Any) -> type | None:
+    """The op class when ``obj`` is one of its class methods bound to it, as the
+    alias ``linear = LinearFunction.apply`` is; else None."""
+    owner = getattr(obj, "__self__", None)
+    if inspect.ismethod(obj) and isinstance(owner, type) and _class_framework(owner):
+        return owner
+    return None
+
+
+def _instance_framework(obj: Any) -> Framework | None:
+    """The framework of a callable instance of one of its classes, its own or a
+    user's subclass (an ``nn.Module``, a ``jax.custom_vjp`` function)."""
+    index = _index(FRAMEWORKS)
+    for cls in type(obj).__mro__:
+        fw = index.by_base.get((cls.__module__, cls.__name__))
+        if fw is None:
+            fw = index.by_package.get(_top_module(cls))
+        if fw is not None:
+            return fw
+    return None
+
+
 def _framework(obj: Any) -> Framework | None:
     if isinstance(obj, type):
         return _class_framework(obj)
-    if callable(obj):
+    behind = op_class_behind(obj)
+    if behind is not None:
+        return _class_framework(behind)
+    if not callable(obj):
+        return None
+    if inspect.isfunction(obj) or inspect.ismethod(obj):
         return _function_framework(obj)
-    return None
+    # A builtin of a framework (torch.sin), or an instance of one of its classes.
+    return _index(FRAMEWORKS).by_package.get(_top_module(obj)) or _instance_framework(obj)
 
 
 def framework_of(obj: Any) -> str | None:
@@ -274,10 +313,13 @@ def framework_of(obj: Any) -> str | None:
     ``"mygrad"``), or None (a gradcheck target), without importing any framework.
 
     A class is a framework's target when it derives from one of its ``op_bases``
-    (``torch.autograd.Function``, ``mygrad.Operation``). A function is when it was
-    marked with :func:`framework`, or when a global name its code uses (``torch``,
-    ``F``, ``mg``, a function imported from the package, an op class of the
-    framework) belongs to one of its packages.
+    (``torch.autograd.Function``, ``torch.nn.Module``, ``mygrad.Operation``); so is
+    a class method of one bound to it (the alias ``linear = LinearFunction.apply``)
+    and a callable instance of a class of the framework (an ``nn.Module`` instance).
+    A function is when it was marked with :func:`framework`, or when a global name
+    its code uses (``torch``, ``F``, ``mg``, a function imported from the package, an
+    op class of the framework, an attribute of a module of the user's that is one)
+    belongs to the framework.
 
     >>> framework_of(lambda x: x * x) is None
     True
@@ -286,12 +328,21 @@ def framework_of(obj: Any) -> str | None:
     return None if fw is None else fw.name
 
 
-def foreign_forward(cls: type) -> tuple[Callable[..., Any], int] | None:
-    """For a framework's op class: the function whose signature gives the op's
-    inputs, and how many leading parameters are not inputs (``self``, ``ctx``);
-    None for other objects. Used by :func:`gradcheck.checking.signature.op_signature`."""
-    fw = _class_framework(cls)
-    return None if fw is None else fw.bridge().forward_of(cls)
+def foreign_forward(obj: Any) -> tuple[Callable[..., Any], int] | None:
+    """For a framework's op class, op instance or alias: the function whose signature
+    gives the op's inputs, and how many leading parameters are not inputs (``self``,
+    ``ctx``); None for other objects (a function's own signature is its inputs).
+    Used by :func:`gradcheck.checking.signature.op_signature`."""
+    behind = op_class_behind(obj)
+    if behind is not None:
+        obj = behind
+    if isinstance(obj, type):
+        fw = _class_framework(obj)
+    elif inspect.isfunction(obj) or inspect.ismethod(obj) or not callable(obj):
+        return None
+    else:
+        fw = _instance_framework(obj)
+    return None if fw is None else fw.bridge().forward_of(obj)
 
 
 def resolve_foreign(obj: Any, kind: str) -> Any:
@@ -349,15 +400,25 @@ class _Bridge(Operation):
         return g
 
 
-def bridge_target(obj: Any, run: Run, evaluate: Evaluate, signature: Any = None) -> Any:
+def bridge_target(
+    obj: Any,
+    run: Run,
+    evaluate: Evaluate,
+    signature: Any = None,
+    *,
+    name: str | None = None,
+    fixed: Sequence[Any] = (),
+) -> Any:
     """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
     with ``run`` (through the engine, so that every check applies) and evaluates
-    with ``evaluate``; its signature is ``obj``'s unless given."""
+    with ``evaluate``; its signature is ``obj``'s and its name ``obj``'s qualified
+    name unless given; ``fixed`` are inputs the op brings along (a module's
+    parameters: :class:`~gradcheck.checking.target.FixedInput`)."""
     from gradcheck.checking.signature import op_signature
     from gradcheck.checking.target import Target, qualname
     from gradcheck.tensor_base import execute_op
 
-    bridge = type(f"{_name(obj)}", (_Bridge,), {"run": staticmethod(run)})
+    bridge = type(f"{name or _name(obj)}", (_Bridge,), {"run": staticmethod(run)})
 
     def build(tensors: Sequence[Any], params: Mapping[str, Any]) -> Any:
         return execute_op(bridge, *tensors, op_kwargs=dict(params))
@@ -366,4 +427,5 @@ def bridge_target(obj: Any, run: Run, evaluate: Evaluate, signature: Any = None)
         return evaluate([t.data for t in tensors], params)
 
     sig = op_signature(obj) if signature is None else signature
-    return Target(qualname(obj), sig, obj, build, forward, foreign=True)
+    label = qualname(obj) if name is None else name
+    return Target(label, sig, obj, build, forward, foreign=True, fixed=tuple(fixed))
