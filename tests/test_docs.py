@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from gradcheck.checking.adapters import FRAMEWORKS
 from gradcheck.cli import main
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,8 +26,13 @@ def blocks(language: str) -> list[str]:
     return [body for lang, body in FENCE.findall(GUIDE.read_text()) if lang == language]
 
 
+#: The frameworks' packages (torch, mygrad...): the guide's blocks that import one run
+#: only where it is installed, and its modules stay imported between tests.
+PACKAGES = tuple(package for fw in FRAMEWORKS for package in fw.packages)
+
+
 def _needs_missing_framework(code: str) -> str | None:
-    for name in ("torch", "mygrad"):
+    for name in PACKAGES:
         if re.search(rf"^import {name}\b", code, re.M) and importlib.util.find_spec(name) is None:
             return name
     return None
@@ -41,7 +47,7 @@ def guide_dir(tmp_path, monkeypatch):
     before = set(sys.modules)
     yield tmp_path
     for name in set(sys.modules) - before:
-        if not name.startswith(("gradcheck", "hypothesis", "_hypothesis", "torch", "mygrad")):
+        if not name.startswith(("gradcheck", "hypothesis", "_hypothesis", *PACKAGES)):
             del sys.modules[name]
 
 
