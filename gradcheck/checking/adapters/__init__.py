@@ -1,8 +1,9 @@
 """Adapters: check ops written for other autodiff frameworks with the same checker.
 
 A target written for PyTorch (a ``torch.autograd.Function`` subclass, or a function of
-torch tensors) or for MyGrad (a ``mygrad.Operation`` subclass, or a function of MyGrad
-tensors) is run *through its own framework*: forward on that framework's tensors,
+torch tensors), for MyGrad (a ``mygrad.Operation`` subclass, or a function of MyGrad
+tensors) or for JAX (a function of jax arrays, ``jax.custom_vjp``/``custom_jvp``) is
+run *through its own framework*: forward on that framework's tensors,
 backward by that framework's backprop. :func:`bridge_target` wraps such a run in a
 gradcheck :class:`~gradcheck.Operation`, so that the checker, the search and the
 reports work on it unchanged (:func:`gradcheck.checking.target.resolve_target` dispatches here).
@@ -114,6 +115,14 @@ FRAMEWORKS: tuple[Framework, ...] = (
         packages=("mygrad",),
         op_bases=("mygrad.operation_base:Operation",),
         adapter="gradcheck.checking.adapters._mygrad",
+    ),
+    Framework(
+        name="jax",
+        label="JAX",
+        extra="jax",
+        packages=("jax", "jaxlib"),
+        op_bases=(),  # functions only: jax.custom_vjp/custom_jvp objects are instances
+        adapter="gradcheck.checking.adapters._jax",
     ),
 )
 

@@ -1,0 +1,113 @@
+"""JAX targets: a function of jax arrays, a ``jax.custom_vjp`` or ``jax.custom_jvp``
+function, or a jitted one.
+
+The forward runs on jax arrays made from the checker's arrays; the gradient is
+``jax.vjp`` of the function with the upstream gradient (a ``custom_vjp``'s own
+backward, a ``custom_jvp``'s rule transposed, or JAX's derivative). The finite differences
+evaluate the function in float64: the float64 reference of every check needs
+64-bit JAX types, which JAX turns off by default.
+
+**64-bit types.** gradcheck switches ``jax_enable_x64`` on around each of its own
+calls into JAX only (the ``jax.enable_x64`` context manager, thread-local), so a
+user's process keeps its setting: jax arrays made outside keep their dtypes (a
+float32 constant the op captured stays float32), and an op checked in float32 or
+float16 gets arrays of that dtype.
+
+Integer and boolean inputs are passed as jax arrays and get no gradient (JAX has no
+gradient for them); float inputs that are constants are closed over, not
+differentiated. JAX arrays are immutable, so no input can be changed in place.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from gradcheck.checking.adapters import bridge_target
+from gradcheck.checking.signature import arrange, op_signature
+from gradcheck.checking.target import qualname
+
+# jax is imported when a target is resolved, not with this module (which the
+# doctest collection imports whether or not jax is installed).
+
+__all__ = ["target", "forward_of"]
+
+
+def forward_of(obj: Any) -> tuple[Callable[..., Any], int]:
+    """A ``custom_vjp``/``custom_jvp`` or jitted function has the signature of the
+    function it wraps (``inspect.signature`` follows ``__wrapped__``)."""
+    return obj, 0
+
+
+def _x64() -> Any:
+    """A context with 64-bit types on, for this thread only."""
+    import jax
+
+    switch = getattr(jax, "enable_x64", None)
+    if switch is None:  # jax < 0.5: in jax.experimental
+        from jax.experimental import enable_x64 as switch
+    return switch(True)
+
+
+def _array(value: Any, name: str) -> np.ndarray:
+    import jax
+
+    if not isinstance(value, jax.Array):
+        raise TypeError(
+            f"{name} returned {type(value).__name__}, not a jax array (a target has one "
+            f"array output)"
+        )
+    return np.array(value)  # a copy, owned by the checker
+
+
+def target(obj: Any) -> Any:
+    """The :class:`~gradcheck.checking.target.Target` of a JAX function."""
+    import jax
+    import jax.numpy as jnp
+
+    sig = op_signature(obj)
+    name = getattr(obj, "__name__", None) or type(obj).__name__
+
+    def call(xs: Sequence[Any], params: Mapping[str, Any]) -> Any:
+        args, kwargs = arrange(sig, xs, params)
+        return obj(*args, **kwargs)
+
+    def run(
+        arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
+    ) -> tuple[np.ndarray, Callable[[np.ndarray], list[np.ndarray | None]]]:
+        with _x64():
+            xs = [jnp.asarray(a) for a in arrays]
+            wanted = [
+                i
+                for i, (a, c) in enumerate(zip(arrays, constants))
+                if not c and a.dtype.kind == "f"
+            ]
+
+            def differentiable(*chosen: Any) -> Any:
+                full = list(xs)
+                for i, x in zip(wanted, chosen):
+                    full[i] = x
+                return call(full, params)
+
+            out, vjp = jax.vjp(differentiable, *[xs[i] for i in wanted])
+            value = _array(out, name)
+
+        def backward(grad: np.ndarray) -> list[np.ndarray | None]:
+            grads: list[np.ndarray | None] = [None] * len(arrays)
+            with _x64():
+                found = vjp(jnp.asarray(grad, dtype=out.dtype))
+                for i, g in zip(wanted, found):
+                    grads[i] = np.array(g)
+            return grads
+
+        return value, backward
+
+    def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> np.ndarray:
+        # Eagerly: jax.jit would compile once per shape and dtype, and the search
+        # draws many (measured: 5x slower over 30 examples than eager dispatch).
+        with _x64():
+            return _array(call([jnp.asarray(a) for a in arrays], params), name)
+
+    return bridge_target(obj, run, evaluate, sig, name=qualname(obj))
