@@ -106,8 +106,39 @@ class IntOutput(Operation):
         return grad * 0.0
 
 
+def framework_sin(*, reentrant: bool):
+    """sin run as another framework's op that keeps its graph (as torch does with
+    retain_graph): unless ``reentrant``, its backward scales what the forward saved in
+    place (``ctx.cos *= grad``), so a second backward on the same graph differs."""
+    from gradcheck.checking.adapters import bridge_target
+
+    def run(arrays, constants, params):
+        saved = {"cos": np.cos(arrays[0])}
+
+        def backward(grad):
+            if reentrant:
+                return [grad * saved["cos"]]
+            saved["cos"] *= 1.5  # a change of what the forward saved
+            return [grad * saved["cos"] / 1.5]
+
+        backward.repeatable = True
+        return np.sin(arrays[0]), backward
+
+    def sin(x):
+        return x
+
+    sin.__qualname__ = "framework_sin"
+    return bridge_target(sin, run, lambda arrays, params: np.sin(arrays[0]))
+
+
 WRONG = {
     "forward_error": (RaisesInForward, (X,), {}),
+    "low_precision_output": (
+        sin_op(correct_sin, forward=lambda self, a: np.sin(a.data).astype(np.float32)),
+        (X,),
+        {},
+    ),
+    "not_reentrant": (framework_sin(reentrant=False), (X,), {}),
     "backward_error": (
         sin_op(lambda self, grad, index, **kw: grad * undefined_name),  # noqa: F821
         (X,),
@@ -182,6 +213,12 @@ WRONG = {
 #: Each wrong op's correct twin.
 RIGHT = {
     "forward_error": (sin_op(correct_sin), (X,), {}),
+    "low_precision_output": (
+        sin_op(correct_sin, forward=lambda self, a: np.sin(a.data).astype(np.float32)),
+        (X.astype(np.float32),),
+        {},
+    ),
+    "not_reentrant": (framework_sin(reentrant=True), (X,), {}),
     "backward_error": (sin_op(correct_sin), (X,), {}),
     "invalid_output": (sin_op(correct_sin), (X,), {}),
     "missing_gradient": (SkipsFirst, (X, Y), {}),

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from numbers import Real
 from typing import Any
 
@@ -170,6 +170,8 @@ def check(
     }
     run = _Run(tgt, xs, all_params, const, np.random.default_rng(seed), settings)
     result = run.execute(atol, rtol)
+    if result.failure is not None and run.outputs is not None:
+        result.failure = _name_the_output(result.failure, run, seed, atol, rtol)
     if cast and result.failure is not None and result.failure.kind == Kind.FORWARD_ERROR:
         names = ", ".join(map(str, cast))
         raise CheckUsageError(
@@ -230,6 +232,59 @@ def _as_arrays(
     return out
 
 
+def _name_the_output(
+    failure: Failure, run: _Run, seed: int, atol: float | None, rtol: float | None
+) -> Failure:
+    """The output of an op with several outputs that a failure comes from, named in
+    it: the one differentiable output, or the first whose upstream gradient alone
+    (zero on the others) fails the same way. One output, or a failure that is not
+    one output's (the op raised, an input was changed), stays unnamed."""
+    outputs = run.outputs
+    if outputs is None or failure.output is not None or run.v is None:
+        return failure
+    if failure.kind in (Kind.FORWARD_ERROR, Kind.MUTATED_INPUT, Kind.INVALID_OUTPUT):
+        return failure
+    candidates = outputs.indices
+    if len(candidates) > 1:
+        candidates = [
+            k
+            for k in candidates
+            if _fails_alone(run, outputs.only(k, run.v), seed, atol, rtol, failure.kind)
+        ][:1]
+    if not candidates:
+        return failure
+    k = candidates[0]
+    return replace(failure, output=k, message=f"{outputs.label(k)}: {failure.message}")
+
+
+def _fails_alone(
+    run: _Run, v: np.ndarray, seed: int, atol: float | None, rtol: float | None, kind: str
+) -> bool:
+    again = _Run(run.tgt, run.xs, run.params, run.const, np.random.default_rng(seed), run.settings)
+    again.v_given = v
+    result = again.execute(atol, rtol)
+    run.forward_calls += again.forward_calls
+    run.backward_calls += again.backward_calls
+    return result.failure is not None and result.failure.kind == kind
+
+
+def _off(
+    confirmed: Any, got: Any, x: np.ndarray, atol: float | None, rtol: float | None
+) -> float | None:
+    """The largest difference of a gradient ``got`` from the ``confirmed`` one of the
+    same input, when it is beyond the dtype's tolerances; else None. A missing
+    gradient counts as zeros."""
+    a64 = np.zeros(x.shape) if confirmed is None else np.asarray(confirmed, np.float64)
+    b64 = np.zeros(x.shape) if got is None else np.asarray(got, np.float64)
+    if a64.shape != b64.shape:
+        return math.inf
+    r, a, relative = _tolerances(x.dtype, atol, rtol)
+    scale = float(np.max(np.abs(a64), initial=0.0))
+    allowed = (a * scale if relative else a) + r * np.abs(a64)
+    diff = np.abs(a64 - b64)
+    return float(np.max(diff)) if np.any(diff > allowed) else None
+
+
 def _tolerances(dt: np.dtype, atol: float | None, rtol: float | None) -> tuple[float, float, bool]:
     """(rtol, atol, atol_is_relative_to_scale)."""
     d_rtol, d_atol = DEFAULT_TOLERANCES.get(str(dt), DEFAULT_TOLERANCES["float64"])
@@ -264,6 +319,11 @@ class _Run:
         self.rng, self.settings = rng, settings
         self.forward_calls = 0
         self.backward_calls = 0
+        #: For an op with several outputs, their layout (from the first forward).
+        self.outputs: Any = None
+        #: The upstream gradient: drawn from the seed, unless given here.
+        self.v: np.ndarray | None = None
+        self.v_given: np.ndarray | None = None
 
     def result(self, verdict: str, **fields: Any) -> CheckResult:
         return CheckResult(
@@ -280,7 +340,10 @@ class _Run:
     def execute(self, atol: float | None, rtol: float | None) -> CheckResult:
         try:
             v, grads = self.structure()
-            return self.numerics(v, grads, atol, rtol)
+            result = self.numerics(v, grads, atol, rtol)
+            if result.failure is None:
+                self.each_input_constant(v, grads, atol, rtol)
+            return result
         except _Fail as fail:
             return self.result(Verdict.FAILED, failure=fail.failure)
         except _Inconclusive as nothing:
@@ -307,6 +370,7 @@ class _Run:
         """Run the op as the stages of :mod:`gradcheck.checking.structure` need it,
         walking the structural checks after each; (v, the gradients) when all pass."""
         e = Evidence(self.xs, self.const, graph=self.forward())
+        self.outputs = e.graph.outputs
         self.walk(Stage.FORWARD, e)
         out = e.graph.output
         if not np.all(np.isfinite(out.data)):
@@ -317,6 +381,9 @@ class _Run:
         if all(i in self.const or x.size == 0 for i, x in enumerate(self.xs)):
             raise _Inconclusive(Skip.NOTHING)
         e.v = self.rng.standard_normal(out.shape).astype(out.dtype)
+        if self.v_given is not None:  # (one output's upstream gradient alone)
+            e.v = self.v_given.astype(out.dtype)
+        self.v = e.v.copy()
         e.v_given = e.v.copy()
         creator = getattr(out, "creator", None)  # (the backward frees the graph)
         e.grads = self.backward(e.graph, e.v)
@@ -327,9 +394,78 @@ class _Run:
         self.walk(Stage.RETURNED, e)
         e.again = self.backward(self.forward(), e.v.copy())
         self.walk(Stage.REPEAT, e)
+        # After the fresh-graph repeat: a backward that differs every time is
+        # nondeterministic, one that differs only on the same graph is not reentrant.
+        e.reentered = self.backward_again(creator, e.v_given)
+        if e.reentered:
+            self.walk(Stage.REENTRANT, e)
         e.scaled = self.backward(self.forward(), -2 * e.v)
         self.walk(Stage.SCALED, e)
         return e.v, e.grads
+
+    def each_input_constant(
+        self, v: np.ndarray, grads: list[Any], atol: float | None, rtol: float | None
+    ) -> None:
+        """Once more with each input that takes a gradient made a constant in turn (as
+        when it needs none: torch's ``needs_input_grad[i]`` False, MyGrad's
+        ``constant=True``): the op's backward takes its other paths, and the other
+        inputs' gradients must be the ones the numerics just confirmed, the constant
+        must get none. Only for ops with two such inputs or more."""
+        free = [i for i, x in enumerate(self.xs) if i not in self.const and x.dtype.kind == "f"]
+        if len(free) < 2:
+            return
+        for i in free:
+            self.forward_calls += 1
+            self.backward_calls += 1
+            try:
+                _, again = self.tgt.run(self.xs, self.params, v, constants=sorted({*self.const, i}))
+            except TargetRaised as exc:
+                kind = Kind.BACKWARD_ERROR if exc.phase == "backward" else Kind.FORWARD_ERROR
+                failure = _raised(kind, exc)
+                message = f"with input {i} a constant (it needs no gradient), {failure.message}"
+                raise _Fail(replace(failure, message=message)) from None
+            if again[i] is not None:
+                raise _Fail(
+                    Failure(
+                        Kind.EXTRA_GRADIENT,
+                        f"input {i} was made a constant (it needs no gradient) and received "
+                        f"a gradient; constants must get none",
+                        input=i,
+                    )
+                )
+            for j in free:
+                diff = None if j == i else _off(grads[j], again[j], self.xs[j], atol, rtol)
+                if diff is not None:
+                    raise _Fail(
+                        Failure(
+                            Kind.MISMATCH,
+                            f"input {j}: with input {i} a constant (it needs no gradient: "
+                            f"needs_input_grad[{i}] False in torch), the gradient of input "
+                            f"{j} differs from the one the numerics confirmed with every "
+                            f"input taking a gradient (max difference {diff:.3g}); the "
+                            f"backward's path for an input that needs no gradient is wrong",
+                            input=j,
+                        )
+                    )
+
+    def backward_again(self, creator: Any, v: np.ndarray) -> list[Any]:
+        """The gradients of a second backward of ``v`` on the first forward's graph,
+        where the framework keeps it (torch); [] where not."""
+        try:
+            found = self.tgt.backward_again(creator, v)
+        except TargetRaised as exc:
+            # The first backward ran: the second fails on what the first changed
+            # (torch's check of saved tensors modified in place, an attribute deleted).
+            failure = _raised(Kind.NOT_REENTRANT, exc)
+            message = (
+                f"{failure.message}\nthe first backward on this graph ran; the backward "
+                f"changes what the forward saved (torch: 'Backward is not reentrant')"
+            )
+            raise _Fail(replace(failure, message=message)) from None
+        if found is None:
+            return []
+        self.backward_calls += 1
+        return found
 
     def returned_dtypes(self, e: Evidence, creator: Any) -> list[Any]:
         """The dtypes the op's code returned its gradients in, before any cast (see

@@ -66,8 +66,10 @@ class Failure:
     """Why a check failed.
 
     ``kind`` is one of :data:`FAILURE_KINDS`; ``input`` the input concerned (None when
-    not one); ``worst`` the worst elements for a mismatch; ``exception`` and ``frame``
-    the exception text and the op's own frame when the op raised.
+    not one); ``output`` the output concerned, for an op with several outputs (None
+    when it has one, or when the failure is not one output's); ``worst`` the worst
+    elements for a mismatch; ``exception`` and ``frame`` the exception text and the
+    op's own frame when the op raised.
     """
 
     kind: str
@@ -78,6 +80,7 @@ class Failure:
     size: int = 0
     exception: str | None = None
     frame: str | None = None
+    output: int | None = None
 
 
 @dataclass

@@ -50,6 +50,9 @@ class Stage:
     RETURNED = "returned"
     #: after a second forward and backward on a fresh graph with the same ``v``
     REPEAT = "repeat"
+    #: after a second backward of ``v`` on the first graph (``Evidence.reentered``),
+    #: where the framework keeps its graphs (torch)
+    REENTRANT = "reentrant"
     #: after a third, with ``-2 v``
     SCALED = "scaled"
 
@@ -82,6 +85,8 @@ class Evidence:
     #: (before any cast), where known; ``foreign``: the op is another framework's
     returned: list[Any] = field(default_factory=list)
     foreign: bool = False
+    #: per input, the gradient of a second backward of ``v`` on the same graph
+    reentered: list[Any] = field(default_factory=list)
 
 
 Check = Callable[[Evidence], "Failure | None"]
@@ -96,8 +101,45 @@ def invalid_output(e: Evidence) -> Failure | None:
             f"the target returned {type(out).__name__}, not a Tensor; build its "
             f"result with gradcheck ops (or write an Operation)",
         )
+    outputs = e.graph.outputs
+    if outputs is not None and not outputs.indices:
+        found = ", ".join(outputs.kind(k) for k in range(len(outputs.shapes)))
+        return Failure(
+            Kind.INVALID_OUTPUT,
+            f"none of the op's {len(outputs.shapes)} outputs is a real floating-point "
+            f"array ({found}): there is no gradient to check",
+        )
     if out.dtype.kind != "f":
         return Failure(Kind.INVALID_OUTPUT, f"the output has dtype {out.dtype}, not a real float")
+    return None
+
+
+def low_precision_output(e: Evidence) -> Failure | None:
+    """A floating output of less precision than every float input it is
+    differentiated against (float32 for float64 inputs): the op computes, or casts
+    its result, in a precision its inputs do not have (``torch.Tensor(...)`` makes
+    float32), and its gradient is at best that precise."""
+    floats = [
+        x.dtype for i, x in enumerate(e.inputs) if x.dtype.kind == "f" and i not in e.constants
+    ]
+    if not floats:
+        return None
+    least = max(floats, key=lambda dt: np.finfo(dt).eps)
+    outputs = e.graph.outputs
+    if outputs is None:
+        found = [(None, e.graph.output.dtype)]
+    else:
+        found = [(k, outputs.dtypes[k]) for k in outputs.indices]
+    for k, dt in found:
+        if dt is not None and dt.kind == "f" and np.finfo(dt).eps > np.finfo(least).eps:
+            where = "the output" if k is None else outputs.label(k)  # type: ignore[union-attr]
+            return Failure(
+                Kind.LOW_PRECISION_OUTPUT,
+                f"{where} has dtype {dt}, less precise than the op's inputs ({least}): "
+                f"the forward computes or casts its result in {dt} (torch.Tensor(...) "
+                f"and .float() make float32); return it in the inputs' dtype",
+                output=k,
+            )
     return None
 
 
@@ -266,6 +308,24 @@ def nondeterministic(e: Evidence) -> Failure | None:
     return None
 
 
+def not_reentrant(e: Evidence) -> Failure | None:
+    for i, (g1, g2) in enumerate(zip(e.grads, e.reentered)):
+        if (g1 is None) != (g2 is None) or (
+            g1 is not None and not same(g1, g2, np.asarray(g1).dtype)
+        ):
+            return Failure(
+                Kind.NOT_REENTRANT,
+                f"input {i}: a second backward on the same graph, with the same upstream "
+                f"gradient, gave a different gradient (max difference "
+                f"{_maxdiff(g1, g2):.3g}); the backward changes what the forward saved "
+                f"(in place on a saved tensor, e.g. `grad *= ...` or `.mul_()`), so "
+                f"backward with retain_graph=True, or a second order, is wrong (torch: "
+                f"'Backward is not reentrant')",
+                input=i,
+            )
+    return None
+
+
 def nonlinear(e: Evidence) -> Failure | None:
     # backward(-2v) == -2 backward(v), exact in floating point. (-2, not 2: a backward
     # that is only positively homogeneous, |grad| * ..., passes with 2.)
@@ -289,6 +349,7 @@ def nonlinear(e: Evidence) -> Failure | None:
 #: which it looks. A stage's checks run in this order; the first failure ends the check.
 STRUCTURAL_CHECKS: tuple[tuple[str, Check], ...] = (
     (Stage.FORWARD, invalid_output),
+    (Stage.FORWARD, low_precision_output),
     (Stage.FORWARD, mutated_input),
     (Stage.BACKWARD, mutated_upstream),
     (Stage.BACKWARD, mutated_input),
@@ -301,6 +362,7 @@ STRUCTURAL_CHECKS: tuple[tuple[str, Check], ...] = (
     (Stage.GRADIENTS, aliased_gradient),
     (Stage.RETURNED, wrong_dtype),
     (Stage.REPEAT, nondeterministic),
+    (Stage.REENTRANT, not_reentrant),
     (Stage.SCALED, nonlinear),
 )
 

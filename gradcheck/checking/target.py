@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 import gradcheck
+from gradcheck.checking.outputs import Outputs
 from gradcheck.checking.signature import OpSignature, arrange, arranged_class, op_signature
 from gradcheck.errors import NotATarget, SkipGradient, TargetRaised
 from gradcheck.graph import no_autodiff
@@ -42,10 +43,40 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Graph:
-    """One forward pass with the graph: the input tensors and the output tensor."""
+    """One forward pass with the graph: the input tensors and the output tensor; for
+    an op with several outputs, ``output`` joins the differentiable ones and
+    ``outputs`` says how (:class:`~gradcheck.checking.outputs.Outputs`)."""
 
     tensors: tuple[Tensor, ...]
     output: Tensor
+    outputs: Outputs | None = None
+
+
+@dataclass(frozen=True)
+class Joined:
+    """What a target's build returns for an op with several outputs: the output tensor
+    the checker sees (the differentiable outputs, raveled and joined), and the layout."""
+
+    tensor: Tensor
+    outputs: Outputs
+
+
+def join_tensors(values: Sequence[Any]) -> Joined:
+    """Several outputs of a function of gradcheck's tensors, joined by the engine's own
+    ``ravel`` and ``concatenate`` (so that backward flows into each)."""
+    from gradcheck.ops.joining import concatenate
+    from gradcheck.ops.shape import ravel
+
+    outputs = Outputs.of(values)
+    chosen = [values[k] for k in outputs.indices]
+    parts = [ravel(v if isinstance(v, Tensor) else Tensor(v, constant=True)) for v in chosen]
+    flat = concatenate(parts) if parts else Tensor(np.zeros(0))
+    return Joined(flat, outputs)
+
+
+def _joined_array(values: Sequence[Any]) -> np.ndarray:
+    arrays = [v.data if isinstance(v, Tensor) else v for v in values]
+    return Outputs.of(arrays).flatten(arrays)
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,6 +159,8 @@ class Target:
             out = self._build(tensors, params or {})
         except Exception as exc:
             raise TargetRaised("forward", exc) from exc
+        if isinstance(out, Joined):
+            return Graph(tensors, out.tensor, out.outputs)
         return Graph(tensors, out)
 
     def backward(self, graph: Graph, v: np.ndarray) -> list[Any]:
@@ -147,6 +180,20 @@ class Target:
             except Exception as exc:
                 raise TargetRaised("backward", exc) from exc
         return [t.grad for t in graph.tensors]
+
+    def backward_again(self, creator: Any, v: np.ndarray) -> list[Any] | None:
+        """Each input's gradient from a second backward of ``v`` on the graph whose
+        output's creator is ``creator``, for an op of a framework that keeps its
+        graph (torch's ``retain_graph``; a JAX vjp); None where the graph is gone
+        after one backward (gradcheck's engine, MyGrad). Raises
+        :class:`TargetRaised` (phase "second backward")."""
+        again = getattr(creator, "backward_again", None) if self.foreign else None
+        if again is None:
+            return None
+        try:
+            return again(np.array(v))
+        except Exception as exc:
+            raise TargetRaised("second backward on the same graph", exc) from exc
 
     def run(
         self,
@@ -319,11 +366,19 @@ def resolve_target(obj: Any) -> Target:
                 return func(*args, **kwargs)
             return func(*tensors, **params)
 
+        def build_f(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> Any:
+            out = call(tensors, params)
+            return join_tensors(out) if isinstance(out, (tuple, list)) else out
+
         def evaluate_f(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> np.ndarray:
             out = call(tensors, params)
-            return out.data if isinstance(out, Tensor) else np.asarray(out)
+            if isinstance(out, Tensor):
+                return out.data
+            if isinstance(out, (tuple, list)):
+                return _joined_array(out)
+            return np.asarray(out)
 
-        return Target(qualname(obj), signature, obj, call, evaluate_f)
+        return Target(qualname(obj), signature, obj, build_f, evaluate_f)
     raise NotATarget(
         f"{obj!r} ({type(obj).__name__}) is not an op: a target is an Operation "
         f"subclass or a function of Tensors"

@@ -45,6 +45,7 @@ class Kind:
     FORWARD_ERROR = "forward_error"
     BACKWARD_ERROR = "backward_error"
     INVALID_OUTPUT = "invalid_output"
+    LOW_PRECISION_OUTPUT = "low_precision_output"
     MISSING_GRADIENT = "missing_gradient"
     EXTRA_GRADIENT = "extra_gradient"
     NOT_ARRAY = "not_array"
@@ -56,6 +57,7 @@ class Kind:
     MUTATED_UPSTREAM = "mutated_upstream"
     ALIASED_GRADIENT = "aliased_gradient"
     NONDETERMINISTIC = "nondeterministic"
+    NOT_REENTRANT = "not_reentrant"
     NONLINEAR = "nonlinear"
     MISMATCH = "mismatch"
 
@@ -65,6 +67,7 @@ FAILURE_KINDS: dict[str, str] = {
     Kind.FORWARD_ERROR: "the forward raised",
     Kind.BACKWARD_ERROR: "the backward raised",
     Kind.INVALID_OUTPUT: "the output is not a real floating-point Tensor/array",
+    Kind.LOW_PRECISION_OUTPUT: "a floating output has less precision than the float inputs",
     Kind.MISSING_GRADIENT: "a non-constant input received no gradient",
     Kind.EXTRA_GRADIENT: "a constant input received a gradient",
     Kind.NOT_ARRAY: "a gradient is not an array or a real number",
@@ -76,6 +79,7 @@ FAILURE_KINDS: dict[str, str] = {
     Kind.MUTATED_UPSTREAM: "the upstream gradient was changed in place",
     Kind.ALIASED_GRADIENT: "a gradient shares memory with the upstream gradient or another",
     Kind.NONDETERMINISTIC: "a second run on a fresh graph gave other gradients",
+    Kind.NOT_REENTRANT: "a second backward on the same graph gave other gradients",
     Kind.NONLINEAR: "backward(-2v) is not -2 * backward(v)",
     Kind.MISMATCH: "the gradient differs from finite differences",
 }

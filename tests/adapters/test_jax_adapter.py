@@ -83,6 +83,10 @@ def pick(logits, labels, scale):
 
 
 jitted = jax.jit(lambda x: jnp.sin(x) * x)
+
+
+def values_and_argmax(x):
+    return jnp.tanh(x), jnp.argmax(x), wrong_softplus(x)
 """
 
 
@@ -161,3 +165,10 @@ def test_the_cli(ops, monkeypatch):
     args = ["verify", "jax_user_ops:wrong_softplus", "--dtype", "float32", "--seed", "0"]
     out = CliRunner().invoke(main, [*args, "--max-examples", "10"])
     assert out.exit_code == 1 and "mismatch" in out.output
+
+
+def test_several_outputs(ops):
+    x = np.linspace(-2, 2, 5)
+    result = check(ops.values_and_argmax, x)
+    assert result.failure.kind == "mismatch" and result.failure.output == 2
+    assert check(lambda x: (jnp.tanh(x), jnp.argmax(x)), x).verdict == "passed"

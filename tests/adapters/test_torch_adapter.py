@@ -246,3 +246,32 @@ def test_module_classes_and_torch_modules():
     layer = torch.nn.Linear(3, 2)  # float32 parameters, checked in float64
     assert framework_of(layer) == "torch"
     assert check(layer, np.ones((2, 3))).verdict == "passed"
+
+
+def test_several_outputs_are_checked_output_by_output():
+    assert check(ops.SortValues, X[0]).verdict == "passed"
+    assert check(ops.WithNone, X).verdict == "passed"
+    wrong = check(ops.WrongSortValues, X[0])
+    assert wrong.failure.kind == "mismatch" and wrong.failure.output == 0
+    assert wrong.failure.message.startswith("output 0 of 2 (float64[4])")
+
+
+def test_a_backward_that_changes_what_forward_saved_is_not_reentrant():
+    result = check(ops.MutatesSaved, X)
+    assert result.failure.kind == "not_reentrant", result.failure
+    assert "Backward is not reentrant" in result.failure.message
+    assert check(ops.ScalesSaved, X).verdict == "passed"
+    raised = check(ops.MutatesSavedTensor, X)  # the second backward raises
+    assert raised.failure.kind == "not_reentrant", raised.failure
+
+
+def test_a_float32_output_for_float64_inputs():
+    result = check(ops.Float32Output, X)
+    assert result.failure.kind == "low_precision_output"
+    assert check(ops.Float32Output, X.astype(np.float32)).verdict == "passed"
+
+
+def test_the_needs_input_grad_paths_are_checked():
+    result = check(ops.MulIgnoringNeeds, X, X + 1)
+    assert result.failure.kind == "mismatch" and result.failure.input == 0
+    assert "needs_input_grad[1] False" in result.failure.message

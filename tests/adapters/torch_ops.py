@@ -222,3 +222,111 @@ class CubeModule(torch.nn.Module):
 
     def forward(self, x):
         return Cube.apply(x)
+
+
+class SortValues(torch.autograd.Function):
+    """(sorted values, indices): the indices are an integer output, not differentiable."""
+
+    scale = 1.0
+
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = torch.sort(x)
+        ctx.save_for_backward(indices)
+        ctx.mark_non_differentiable(indices)
+        return values, indices
+
+    @classmethod
+    def backward(cls, ctx, grad_values, grad_indices):
+        (indices,) = ctx.saved_tensors
+        out = torch.zeros_like(grad_values)
+        out[indices] = grad_values * cls.scale
+        return out
+
+
+class WrongSortValues(SortValues):
+    scale = 1.01
+
+
+class WithNone(torch.autograd.Function):
+    """Returns (y, None), as entmax's Entmax15Function does."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x.sin(), None
+
+    @staticmethod
+    def backward(ctx, grad, _):
+        (x,) = ctx.saved_tensors
+        return grad * x.cos()
+
+
+class ScalesSaved(torch.autograd.Function):
+    """Swish, its derivative kept on ctx by the forward."""
+
+    @staticmethod
+    def forward(ctx, x):
+        s = torch.sigmoid(x)
+        ctx.d = s * (1 + x * (1 - s))
+        return x * s
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ctx.d * grad
+
+
+class MutatesSaved(ScalesSaved):
+    """pytorch-loss's SwishV2: the backward scales what the forward kept, in place
+    (`grad *= grad_output`): right once, wrong on a second backward of the graph."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        ctx.d *= grad
+        return ctx.d
+
+
+class Float32Output(torch.autograd.Function):
+    """Right formula, float32 output for float64 input (torch.Tensor(...) does that)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return torch.Tensor(x.sin().tolist())
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * x.cos()
+
+
+class MulIgnoringNeeds(torch.autograd.Function):
+    """a * b whose gradient for a is wrong when b needs none."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return a * b
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ga = grad * b * (1.0 if ctx.needs_input_grad[1] else 3.0)
+        gb = grad * a if ctx.needs_input_grad[1] else None
+        return ga, gb
+
+
+class MutatesSavedTensor(torch.autograd.Function):
+    """Changes a tensor saved with save_for_backward in place: torch's own check makes
+    the second backward on the graph raise."""
+
+    @staticmethod
+    def forward(ctx, x):
+        s = torch.sigmoid(x)
+        ctx.save_for_backward(s)
+        return s
+
+    @staticmethod
+    def backward(ctx, grad):
+        (s,) = ctx.saved_tensors
+        return s.mul_(1 - s) * grad

@@ -47,6 +47,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from gradcheck.checking.outputs import Outputs
 from gradcheck.errors import MissingExtra, SkipGradient
 from gradcheck.operation import Operation
 
@@ -369,44 +370,67 @@ def _name(obj: Any) -> str:
 
 #: ``run(arrays, constants, params) -> (output, backward)``: a forward with the
 #: framework's graph on ``arrays`` (``constants[i]`` True for inputs that need no
-#: gradient), returning the output as a new ndarray and a function that backpropagates
-#: an upstream gradient and returns each input's gradient (an ndarray of its own, or
-#: None), in the dtype the framework's own backward returned it.
+#: gradient), returning the output as a new ndarray (or, for an op with several
+#: outputs, a tuple of them, None for an output that is not an array) and a function
+#: that backpropagates an upstream gradient (one per output, None for those not
+#: differentiable, for several outputs) and returns each input's gradient (an ndarray
+#: of its own, or None), in the dtype the framework's own backward returned it. The
+#: function's attribute ``differentiable`` (optional) says which outputs are, where
+#: the framework knows better than their dtypes; ``repeatable`` (optional, True) that
+#: it may be called again on the same graph (the reentrancy check).
 Run = Callable[
     [Sequence[np.ndarray], Sequence[bool], Mapping[str, Any]],
-    tuple[np.ndarray, Callable[[np.ndarray], list[np.ndarray | None]]],
+    tuple[Any, Callable[[Any], list[np.ndarray | None]]],
 ]
 #: ``evaluate(arrays, params) -> ndarray``: the forward without a graph (the hot path
-#: of the finite differences).
-Evaluate = Callable[[Sequence[np.ndarray], Mapping[str, Any]], np.ndarray]
+#: of the finite differences); a tuple for several outputs, as ``run``'s.
+Evaluate = Callable[[Sequence[np.ndarray], Mapping[str, Any]], Any]
 
 
 class _Bridge(Operation):
     """A gradcheck op whose forward and backward are another framework's."""
 
     run: Run
+    #: The layout of the outputs of the last forward (several outputs), for the
+    #: evaluations without a graph that follow it.
+    last: Outputs | None = None
 
     def __call__(self, *tensors: Any, **params: Any) -> np.ndarray:
         self.variables = tensors
         out, self._backprop = type(self).run(
             [t.data for t in tensors], [t.constant for t in tensors], params
         )
+        self.outputs: Outputs | None = None
+        if isinstance(out, (tuple, list)):
+            self.outputs = Outputs.of(out, getattr(self._backprop, "differentiable", None))
+            out = self.outputs.flatten(out)
+        type(self).last = self.outputs
         self._grads: list[np.ndarray | None] | None = None
         #: The dtype of each gradient the framework's backward returned (read by
         #: Target.returned_dtypes: the engine may cast what it stores).
         self.returned_dtypes: list[np.dtype | None] | None = None
         return out
 
+    def _upstream(self, grad: np.ndarray) -> Any:
+        return np.array(grad) if self.outputs is None else self.outputs.split(grad)
+
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         # The framework computes every input's gradient in one backprop; the engine
         # asks for them one input at a time, with the same `grad`.
         if self._grads is None:
-            self._grads = self._backprop(np.array(grad))
+            self._grads = self._backprop(self._upstream(grad))
             self.returned_dtypes = [None if g is None else g.dtype for g in self._grads]
         g = self._grads[index]
         if g is None:
             raise SkipGradient
         return g
+
+    def backward_again(self, grad: np.ndarray) -> list[np.ndarray | None] | None:
+        """Each input's gradient from a second backprop of ``grad`` on the same graph,
+        where the framework keeps its graph (torch's ``retain_graph``); else None."""
+        if not getattr(self._backprop, "repeatable", False):
+            return None
+        return self._backprop(self._upstream(grad))
 
 
 def bridge_target(
@@ -424,16 +448,23 @@ def bridge_target(
     name unless given; ``fixed`` are inputs the op brings along (a module's
     parameters: :class:`~gradcheck.checking.target.FixedInput`)."""
     from gradcheck.checking.signature import op_signature
-    from gradcheck.checking.target import Target, qualname
+    from gradcheck.checking.target import Joined, Target, qualname
     from gradcheck.tensor_base import execute_op
 
     bridge = type(f"{name or _name(obj)}", (_Bridge,), {"run": staticmethod(run)})
 
     def build(tensors: Sequence[Any], params: Mapping[str, Any]) -> Any:
-        return execute_op(bridge, *tensors, op_kwargs=dict(params))
+        out = execute_op(bridge, *tensors, op_kwargs=dict(params))
+        return out if bridge.last is None else Joined(out, bridge.last)
 
     def forward(tensors: Sequence[Any], params: Mapping[str, Any]) -> np.ndarray:
-        return evaluate([t.data for t in tensors], params)
+        value = evaluate([t.data for t in tensors], params)
+        if not isinstance(value, (tuple, list)):
+            return value
+        layout = bridge.last
+        if layout is None or len(layout.shapes) != len(value):
+            layout = Outputs.of(value)
+        return layout.flatten(value)
 
     sig = op_signature(obj) if signature is None else signature
     label = qualname(obj) if name is None else name

@@ -56,10 +56,19 @@ def _array(value: Any, name: str) -> np.ndarray:
 
     if not isinstance(value, jax.Array):
         raise TypeError(
-            f"{name} returned {type(value).__name__}, not a jax array (a target has one "
-            f"array output)"
+            f"{name} returned {type(value).__name__}, not a jax array (or a tuple of them)"
         )
     return np.array(value)  # a copy, owned by the checker
+
+
+def _floating(value: Any) -> bool:
+    import jax.numpy as jnp
+
+    return hasattr(value, "dtype") and jnp.issubdtype(value.dtype, jnp.floating)
+
+
+def _maybe_array(value: Any) -> np.ndarray | None:
+    return None if value is None or not hasattr(value, "dtype") else np.array(value)
 
 
 def target(obj: Any) -> Any:
@@ -89,25 +98,40 @@ def target(obj: Any) -> Any:
                 full = list(xs)
                 for i, x in zip(wanted, chosen):
                     full[i] = x
-                return call(full, params)
+                out = call(full, params)
+                if not isinstance(out, (tuple, list)):
+                    return out, out
+                # several outputs: the floating ones are differentiated
+                return tuple(o for o in out if _floating(o)), tuple(out)
 
-            out, vjp = jax.vjp(differentiable, *[xs[i] for i in wanted])
-            value = _array(out, name)
+            diff, vjp, out = jax.vjp(differentiable, *[xs[i] for i in wanted], has_aux=True)
+            several = isinstance(out, tuple)
+            value = tuple(_maybe_array(o) for o in out) if several else _array(out, name)
 
-        def backward(grad: np.ndarray) -> list[np.ndarray | None]:
+        def backward(grad: Any) -> list[np.ndarray | None]:
             grads: list[np.ndarray | None] = [None] * len(arrays)
             with _x64():
-                found = vjp(jnp.asarray(grad, dtype=out.dtype))
+                if several:
+                    cotangent = tuple(
+                        jnp.asarray(g, dtype=o.dtype) for g, o in zip(grad, out) if g is not None
+                    )
+                else:
+                    cotangent = jnp.asarray(grad, dtype=diff.dtype)
+                found = vjp(cotangent)
                 for i, g in zip(wanted, found):
                     grads[i] = np.array(g)
             return grads
 
+        backward.repeatable = True  # type: ignore[attr-defined]  # vjp is a pure function
         return value, backward
 
-    def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> np.ndarray:
+    def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
         # Eagerly: jax.jit would compile once per shape and dtype, and the search
         # draws many (measured: 5x slower over 30 examples than eager dispatch).
         with _x64():
-            return _array(call([jnp.asarray(a) for a in arrays], params), name)
+            out = call([jnp.asarray(a) for a in arrays], params)
+            if isinstance(out, (tuple, list)):
+                return tuple(_maybe_array(o) for o in out)
+            return _array(out, name)
 
     return bridge_target(obj, run, evaluate, sig, name=qualname(obj))

@@ -73,12 +73,18 @@ def forward_of(obj: Any) -> tuple[Callable[..., Any], int]:
 def _output(out: Any, name: str) -> Any:
     import torch
 
-    if not isinstance(out, torch.Tensor):
-        raise TypeError(
-            f"{name} returned {type(out).__name__}, not a torch.Tensor "
-            f"(a target has one tensor output)"
-        )
-    return out
+    several = isinstance(out, (tuple, list))
+    if isinstance(out, torch.Tensor) or (several and any(isinstance(o, torch.Tensor) for o in out)):
+        return out
+    raise TypeError(
+        f"{name} returned {type(out).__name__}, not a torch.Tensor (or a tuple of them)"
+    )
+
+
+def _array(t: Any) -> np.ndarray | None:
+    import torch
+
+    return t.detach().numpy().copy() if isinstance(t, torch.Tensor) else None
 
 
 def _instance(obj: Any) -> Any:
@@ -187,20 +193,29 @@ def target(obj: Any) -> Any:
                 if not constant and t.is_floating_point():
                     t.requires_grad_(True)
             out, slots = apply(tensors, params)
-        value = out.detach().numpy().copy()
+        several = isinstance(out, (tuple, list))
+        outs = list(out) if several else [out]
+        value = tuple(_array(o) for o in outs) if several else _array(out)
 
-        def backward(grad: np.ndarray) -> list[np.ndarray | None]:
+        def backward(grad: Any) -> list[np.ndarray | None]:
+            upstream = grad if several else [grad]
+            pairs = [
+                (o, torch.from_numpy(g))
+                for o, g in zip(outs, upstream)
+                if g is not None and isinstance(o, torch.Tensor) and o.requires_grad
+            ]
             wanted = [i for i, t in enumerate(tensors) if t.requires_grad]
             grads: list[np.ndarray | None] = [None] * len(tensors)
-            if not out.requires_grad or not wanted:
+            if not pairs or not wanted:
                 return grads
             if recording is not None:
                 recording.returned = []
             found = torch.autograd.grad(
-                out,
+                [o for o, _ in pairs],
                 [tensors[i] for i in wanted],
-                grad_outputs=torch.from_numpy(grad),
+                grad_outputs=[g for _, g in pairs],
                 allow_unused=True,
+                retain_graph=True,  # for a second backward on the same graph
             )
             returned = recording.returned if recording is not None else []
             for i, g in zip(wanted, found):
@@ -214,11 +229,19 @@ def target(obj: Any) -> Any:
                     grads[i] = g.detach().to(dtype).numpy().copy()
             return grads
 
+        # An output marked non-differentiable (or not depending on any input) needs
+        # no upstream gradient; the backward may run again on the same graph.
+        backward.differentiable = [  # type: ignore[attr-defined]
+            isinstance(o, torch.Tensor) and o.requires_grad for o in outs
+        ]
+        backward.repeatable = True  # type: ignore[attr-defined]
         return value, backward
 
     def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> np.ndarray:
         with torch.no_grad():
             out, _ = apply([torch.from_numpy(a) for a in arrays], params)
+        if isinstance(out, (tuple, list)):
+            return tuple(_array(o) for o in out)
         return out.numpy()
 
     return bridge_target(obj, run, evaluate, sig, name=_label(obj, function_class), fixed=fixed)

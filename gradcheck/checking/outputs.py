@@ -1,0 +1,109 @@
+"""Ops with several outputs, as the one output the checker sees.
+
+An op may return a tuple or list: values and indices (``sort``), a result and a
+count (sparsemax's support size), a result and ``None``. The checker checks one
+output: :class:`Outputs` joins the floating-point ones, raveled, into one flat array,
+so that a random upstream gradient on it is a random upstream gradient *per
+differentiable output*, and the numerics compare the gradient of
+``sum_k <v_k, f_k(x)>``; integer, boolean and ``None`` outputs are not differentiable
+and are left out (they get no upstream gradient). :meth:`Outputs.split` cuts an
+upstream gradient back into one per output for the op's backward, and a failure is
+traced to the output it comes from by checking with the upstream gradient of one
+output at a time (:mod:`gradcheck.checking.checker`). An op with one output does not
+go through here at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Outputs"]
+
+
+@dataclass(frozen=True)
+class Outputs:
+    """The layout of an op's outputs in the flat array the checker sees.
+
+    Attributes
+    ----------
+    shapes : tuple
+        Each output's shape (None for an output that is not an array).
+    dtypes : tuple
+        Each output's dtype (None for one that is not an array).
+    differentiable : tuple of bool
+        Whether each output is in the flat array: floating-point outputs (those a
+        framework marked non-differentiable excepted).
+    """
+
+    shapes: tuple[tuple[int, ...] | None, ...]
+    dtypes: tuple[np.dtype | None, ...]
+    differentiable: tuple[bool, ...]
+
+    @classmethod
+    def of(cls, values: Sequence[Any], differentiable: Sequence[bool] | None = None) -> Outputs:
+        """The layout of ``values`` (arrays, or anything with ``shape`` and ``dtype``;
+        ``None``); ``differentiable`` narrows which floating outputs count."""
+        shapes, dtypes = [], []
+        for value in values:
+            dtype = getattr(value, "dtype", None)
+            shapes.append(None if dtype is None else tuple(value.shape))
+            dtypes.append(None if dtype is None else np.dtype(dtype))
+        wanted = [dt is not None and dt.kind == "f" for dt in dtypes]
+        if differentiable is not None:
+            wanted = [w and bool(d) for w, d in zip(wanted, differentiable)]
+        return cls(tuple(shapes), tuple(dtypes), tuple(wanted))
+
+    @property
+    def indices(self) -> list[int]:
+        """The differentiable outputs."""
+        return [k for k, d in enumerate(self.differentiable) if d]
+
+    @property
+    def dtype(self) -> np.dtype | None:
+        """The dtype of the flat array (None when no output is differentiable)."""
+        dts = [self.dtypes[k] for k in self.indices]
+        return np.result_type(*dts) if dts else None
+
+    def sizes(self) -> list[int]:
+        return [int(np.prod(self.shapes[k])) for k in self.indices]  # type: ignore[arg-type]
+
+    def flatten(self, values: Sequence[Any]) -> np.ndarray:
+        """The differentiable outputs of ``values`` (arrays), raveled and joined."""
+        parts = [np.ravel(np.asarray(values[k])) for k in self.indices]
+        if not parts:
+            return np.zeros(0)
+        return np.concatenate(parts).astype(self.dtype, copy=False)
+
+    def split(self, flat: np.ndarray) -> list[np.ndarray | None]:
+        """``flat`` (an upstream gradient) cut into one array per output, each of its
+        output's shape and dtype; None for the outputs that are not differentiable."""
+        out: list[np.ndarray | None] = [None] * len(self.shapes)
+        start = 0
+        for k, size in zip(self.indices, self.sizes()):
+            piece = np.asarray(flat[start : start + size]).reshape(self.shapes[k])  # type: ignore[arg-type]
+            out[k] = piece.astype(self.dtypes[k], copy=True)
+            start += size
+        return out
+
+    def only(self, k: int, flat: np.ndarray) -> np.ndarray:
+        """``flat`` with every element outside output ``k`` set to zero."""
+        masked = np.zeros_like(flat)
+        start = 0
+        for j, size in zip(self.indices, self.sizes()):
+            if j == k:
+                masked[start : start + size] = flat[start : start + size]
+            start += size
+        return masked
+
+    def kind(self, k: int) -> str:
+        """``"float64[4, 2]"``, or ``"None"`` for an output that is not an array."""
+        dt, shape = self.dtypes[k], self.shapes[k]
+        return "None" if dt is None else f"{dt}[{', '.join(map(str, shape or ()))}]"
+
+    def label(self, k: int) -> str:
+        """``"output 1 of 3 (float64[4, 2])"``."""
+        return f"output {k} of {len(self.shapes)} ({self.kind(k)})"
