@@ -36,6 +36,8 @@ class Skip:
     UNDEFINED = "output not finite there"
     #: no non-constant float input, or only empty ones
     NOTHING = "nothing to compare"
+    #: the forward raised at these shapes whatever the values (a search learns it)
+    SHAPE = "the op does not run at the shape"
 
 
 class Kind:

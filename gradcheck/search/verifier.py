@@ -41,6 +41,7 @@ from gradcheck.search.description import (
     normalize_shapes,
     normalize_tolerance,
 )
+from gradcheck.search.domain import ShapeDomain
 
 __all__ = ["VerifyResult", "LoadedTarget", "verify", "draw_example", "DEFAULTS"]
 
@@ -525,6 +526,7 @@ class _Search:
         self.skipped: dict[str, int] = {}
         self.max_abs = self.max_rel = self.max_ratio = math.nan
         self.first_failure: Any = None
+        self.domain = ShapeDomain(tgt, options, constant_inputs(options))
         # A usage error met while checking (the op rejects its parameters...) ends
         # the run: it is re-raised after the search, which must not shrink it.
         self.fatal: GradcheckError | None = None
@@ -548,6 +550,11 @@ class _Search:
                 self.rejected += 1
                 reason = result.note or Skip.NOT_DIFFERENTIABLE
                 self.skipped[reason] = self.skipped.get(reason, 0) + 1
+            reject()
+        if self.domain.outside(arrays, result):
+            if searching:
+                self.rejected += 1
+                self.skipped[Skip.SHAPE] = self.skipped.get(Skip.SHAPE, 0) + 1
             reject()
         if searching:
             self.examples += 1
@@ -618,6 +625,11 @@ def _run(
     seconds = time.perf_counter() - start
     if verdict == Verdict.PASSED and search.examples == 0:
         verdict, note = Verdict.INCONCLUSIVE, _unsatisfied(search.skipped)
+    if search.domain.nowhere and failure is None:
+        # no shape ran: the forward's error is the failure, not a domain to learn
+        failure, verdict, note = search.domain.first, Verdict.FAILED, ""
+    if search.domain.rejected:
+        note = "; ".join(n for n in (note, search.domain.note()) if n)
     if failure is not None:
         abs_err, rel_err, ratio = _errors(failure)
     else:
@@ -649,6 +661,7 @@ def _unsatisfied(skipped: Mapping[str, int]) -> str:
         Skip.NOT_DIFFERENTIABLE: "narrow the domain, or declare the kinks with avoid",
         Skip.UNDEFINED: "declare the domain where the op is defined",
         Skip.NOTHING: "give shapes with at least one element",
+        Skip.SHAPE: "the shapes are below",
     }
     reasons = "; ".join(f"{reason} ({n})" for reason, n in skipped.items())
     hints = "; ".join(advice[reason] for reason in skipped if reason in advice)

@@ -1,0 +1,150 @@
+"""Shapes outside an op's domain, learnt by the search.
+
+Many real ops take only some shapes: a loss wants a matrix of logits, a layer norm
+three dimensions, a pooling layer a batch of images; they raise (a ValueError, a
+RuntimeError, an IndexError, an AssertionError...) at the 0-d input Hypothesis starts
+from. A forward that raises at a drawn shape *whatever the values* (the example's,
+and :data:`RETRIES` other draws of values at the same shapes) says that the shapes
+are outside its domain: the example is skipped, like a point where the op is not
+differentiable, and the shapes and the error are reported with a hint (give the
+shapes, or the fewest dimensions). A forward that raises at some values only is a
+failure, as before: the op breaks where it should run; so is one that runs at no
+shape at all (the first such example is the failure, with the shapes in the note).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from gradcheck.checking.vocabulary import Kind
+from gradcheck.errors import TargetRaised
+
+__all__ = ["ShapeDomain", "RETRIES"]
+
+#: Other draws of values at the shapes of an example whose forward raised.
+RETRIES = 2
+#: Shapes listed in a note (the rest are counted).
+LISTED = 4
+
+
+Shapes = tuple[tuple[int, ...], ...]
+
+
+class ShapeDomain:
+    """What one search has learnt about the shapes the op runs at."""
+
+    def __init__(self, tgt: Any, options: Mapping[str, Any], constants: Sequence[int]) -> None:
+        self.tgt, self.options, self.constants = tgt, options, list(constants)
+        #: shapes the op raised at, whatever the values, and the error
+        self.rejected: dict[Shapes, str] = {}
+        #: the check of the first example whose shapes were rejected
+        self.first: Any = None
+        self._runs: set[Shapes] = set()
+
+    def outside(self, arrays: Sequence[np.ndarray], result: Any) -> bool:
+        """True when ``result`` failed because the forward raised at the shapes of
+        ``arrays`` and raises there at other values too: shapes outside the domain.
+        Called with every example's result (it learns where the op runs too)."""
+        failure = result.failure
+        key = tuple(np.shape(a) for a in arrays)
+        if failure is None or failure.kind != Kind.FORWARD_ERROR:
+            self._runs.add(key)  # (the op ran at these shapes)
+            return False
+        if "perturbed" in failure.message.split(" raised ")[0]:
+            return False  # it ran at the example, then not a step away: values
+        if key in self.rejected:
+            return True
+        if key in self._runs:
+            return False
+        for attempt in range(RETRIES):
+            try:
+                self.tgt.apply(
+                    self._values(arrays, attempt),
+                    self.options.get("kwargs"),
+                    constants=self.constants,
+                )
+            except TargetRaised:
+                continue
+            self._runs.add(key)
+            return False
+        self.rejected[key] = failure.exception or failure.message.splitlines()[0]
+        if self.first is None:
+            self.first = result
+        return True
+
+    @property
+    def nowhere(self) -> bool:
+        """The op ran at no shape drawn: its forward is broken (or every input is of
+        the wrong kind), not a few shapes outside its domain."""
+        return bool(self.rejected) and not self._runs
+
+    def _values(self, arrays: Sequence[np.ndarray], attempt: int) -> list[np.ndarray]:
+        """Other values at the same shapes and dtypes, inside the declared domain."""
+        rng = np.random.default_rng(attempt)
+        integers = self.options.get("integers") or {}
+        out = []
+        for i, a in enumerate(arrays):
+            if a.dtype.kind == "b":
+                out.append(rng.random(a.shape) < 0.5)
+            elif a.dtype.kind in "iu":
+                lo, hi = integers.get(i, (0, 2))
+                out.append(rng.integers(lo, hi, size=a.shape).astype(a.dtype))
+            else:
+                lo, hi = _inside(self._domain(i))
+                out.append(rng.uniform(lo, hi, size=a.shape).astype(a.dtype))
+        return out
+
+    def _domain(self, i: int) -> tuple[float, float]:
+        domain = self.options.get("domain")
+        if domain is None:
+            return (-math.inf, math.inf)
+        return domain[i] if isinstance(domain[0], tuple) else domain
+
+    def note(self) -> str:
+        """What was skipped and what to do; empty when nothing was."""
+        if not self.rejected:
+            return ""
+        by_error: dict[str, list[Shapes]] = {}
+        for shapes, error in self.rejected.items():
+            by_error.setdefault(error[:160], []).append(shapes)
+        parts = []
+        for error, keys in list(by_error.items())[:LISTED]:
+            listed = "; ".join(_shapes(k) for k in keys[:LISTED])
+            more = f" and {len(keys) - LISTED} more" if len(keys) > LISTED else ""
+            parts.append(f"{error} at {listed}{more}")
+        if len(by_error) > LISTED:
+            parts.append(f"{len(by_error) - LISTED} other errors")
+        hint = (
+            "give the shapes it takes (--shape, describe(shapes=...)), and labels or "
+            "masks as such (--integers, --boolean)"
+        )
+        ran = [min(len(s) for s in key) for key in self._runs if key]
+        if ran and all(max(len(s) for s in key) < min(ran) for key in self.rejected):
+            hint += (
+                f", or the fewest dimensions (--min-dims {min(ran)}, describe(min_dims={min(ran)}))"
+            )
+        n = len(self.rejected)
+        what = (
+            f"at every value of every shape drawn ({n})"
+            if self.nowhere
+            else f"at every value of {n} drawn shape{'s' * (n != 1)}, skipped as outside the "
+            f"op's domain"
+        )
+        return f"the forward raised {what}: {'; '.join(parts)}; {hint}"
+
+
+def _inside(domain: tuple[float, float]) -> tuple[float, float]:
+    """A bounded interval well inside ``domain``, where an op's values are plausible."""
+    lo, hi = domain
+    a = lo if math.isfinite(lo) else (hi - 2.0 if math.isfinite(hi) else -1.0)
+    b = hi if math.isfinite(hi) else a + 2.0
+    return a + 0.1 * (b - a), b - 0.1 * (b - a)
+
+
+def _shapes(key: Shapes) -> str:
+    """``"(3,) and (2, 4)"``: the shape of each input."""
+    return " and ".join(str(tuple(shape)) for shape in key)
