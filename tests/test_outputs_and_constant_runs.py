@@ -103,3 +103,14 @@ def test_an_output_less_precise_than_its_inputs():
     assert check(Float32Sin, X.astype(np.float32)).verdict == "passed"
     mixed = check(lambda a, b: a * b, X.astype(np.float32), Y)  # float64 out: fine
     assert mixed.verdict == "passed"
+
+
+def test_a_random_forward_is_nondeterministic():
+    noise = np.random.default_rng(0)
+
+    def noisy(x):
+        return x + mg.Tensor(noise.normal(size=x.shape), constant=True)
+
+    result = check(noisy, X)
+    assert result.failure.kind == "nondeterministic"
+    assert "a second forward at the same inputs gave a different output" in result.failure.message

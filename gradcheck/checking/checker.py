@@ -392,7 +392,9 @@ class _Run:
         self.walk(Stage.GRADIENTS, e)
         e.returned, e.foreign = self.returned_dtypes(e, creator), self.tgt.foreign
         self.walk(Stage.RETURNED, e)
-        e.again = self.backward(self.forward(), e.v.copy())
+        repeat = self.forward()
+        e.output, e.output_again = np.array(out.data), np.array(repeat.output.data)
+        e.again = self.backward(repeat, e.v.copy())
         self.walk(Stage.REPEAT, e)
         # After the fresh-graph repeat: a backward that differs every time is
         # nondeterministic, one that differs only on the same graph is not reentrant.

@@ -87,6 +87,9 @@ class Evidence:
     foreign: bool = False
     #: per input, the gradient of a second backward of ``v`` on the same graph
     reentered: list[Any] = field(default_factory=list)
+    #: the output of the first forward and of the repeat's, on the same inputs
+    output: Any = None
+    output_again: Any = None
 
 
 Check = Callable[[Evidence], "Failure | None"]
@@ -294,6 +297,14 @@ def aliased_gradient(e: Evidence) -> Failure | None:
 
 
 def nondeterministic(e: Evidence) -> Failure | None:
+    if e.output is not None and not same(e.output, e.output_again, np.asarray(e.output).dtype):
+        return Failure(
+            Kind.NONDETERMINISTIC,
+            f"a second forward at the same inputs gave a different output (max difference "
+            f"{_maxdiff(e.output, e.output_again):.3g}): a random forward (bernoulli, "
+            f"dropout) has no gradient to compare; draw its randomness from a seed or pass "
+            f"it in (a mask) to check it",
+        )
     for i, (g1, g2) in enumerate(zip(e.grads, e.again)):
         if (g1 is None) != (g2 is None) or (
             g1 is not None and not same(g1, g2, np.asarray(g1).dtype)
