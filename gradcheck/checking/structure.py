@@ -305,35 +305,43 @@ def nondeterministic(e: Evidence) -> Failure | None:
             f"dropout) has no gradient to compare; draw its randomness from a seed or pass "
             f"it in (a mask) to check it",
         )
-    for i, (g1, g2) in enumerate(zip(e.grads, e.again)):
-        if (g1 is None) != (g2 is None) or (
-            g1 is not None and not same(g1, g2, np.asarray(g1).dtype)
-        ):
-            return Failure(
-                Kind.NONDETERMINISTIC,
-                f"input {i}: a second forward and backward on a fresh graph with "
-                f"the same upstream gradient gave a different gradient "
-                f"(max difference {_maxdiff(g1, g2):.3g})",
-                input=i,
-            )
-    return None
+    changed = _first_changed(e.grads, e.again)
+    if changed is None:
+        return None
+    i, diff = changed
+    return Failure(
+        Kind.NONDETERMINISTIC,
+        f"input {i}: a second forward and backward on a fresh graph with "
+        f"the same upstream gradient gave a different gradient "
+        f"(max difference {diff:.3g})",
+        input=i,
+    )
 
 
 def not_reentrant(e: Evidence) -> Failure | None:
-    for i, (g1, g2) in enumerate(zip(e.grads, e.reentered)):
+    changed = _first_changed(e.grads, e.reentered)
+    if changed is None:
+        return None
+    i, diff = changed
+    return Failure(
+        Kind.NOT_REENTRANT,
+        f"input {i}: a second backward on the same graph, with the same upstream "
+        f"gradient, gave a different gradient (max difference {diff:.3g}); the backward "
+        f"changes what the forward saved (in place on a saved tensor, e.g. `grad *= ...` "
+        f"or `.mul_()`), so backward with retain_graph=True, or a second order, is wrong "
+        f"(torch: 'Backward is not reentrant')",
+        input=i,
+    )
+
+
+def _first_changed(first: list[Any], second: list[Any]) -> tuple[int, float] | None:
+    """The first input whose gradient differs between two runs (one of them missing
+    counts), and by how much; None when every one is the same."""
+    for i, (g1, g2) in enumerate(zip(first, second)):
         if (g1 is None) != (g2 is None) or (
             g1 is not None and not same(g1, g2, np.asarray(g1).dtype)
         ):
-            return Failure(
-                Kind.NOT_REENTRANT,
-                f"input {i}: a second backward on the same graph, with the same upstream "
-                f"gradient, gave a different gradient (max difference "
-                f"{_maxdiff(g1, g2):.3g}); the backward changes what the forward saved "
-                f"(in place on a saved tensor, e.g. `grad *= ...` or `.mul_()`), so "
-                f"backward with retain_graph=True, or a second order, is wrong (torch: "
-                f"'Backward is not reentrant')",
-                input=i,
-            )
+            return i, _maxdiff(g1, g2)
     return None
 
 
