@@ -170,3 +170,31 @@ def test_more_bad_values(tmp_path, text, message):
 def test_a_standalone_file_may_hold_a_tool_gradcheck_table(tmp_path):
     path = write(tmp_path, "[tool.gradcheck]\nseed = 5\n", name="ci.toml")
     assert load_config(path).defaults == {"seed": 5}
+
+
+def test_the_keys_for_real_ops_inputs(tmp_path):
+    path = write(
+        tmp_path,
+        """
+        [[tool.gradcheck.targets]]
+        target = "losses:Focal"
+        kwargs = { gamma = 2.0 }
+        shapes = ["n,3", "n"]
+        integers = { 1 = [0, 3] }
+        constants = [1]
+        unique = true
+        min-dims = 1
+
+        [[tool.gradcheck.targets]]
+        target = "losses:Masked"
+        integers = ["2:0:4"]
+        booleans = [1]
+        """,
+    )
+    focal, masked = load_config(path).targets
+    assert focal.options["integers"] == {1: (0, 3)} and focal.options["constants"] == (1,)
+    assert focal.options["unique"] is True and focal.options["min_dims"] == 1
+    assert masked.options == {"integers": {2: (0, 4)}, "booleans": (1,)}
+    bad = write(tmp_path, '[tool.gradcheck]\nunique = "yes"\n', name="bad.toml")
+    with pytest.raises(ConfigError, match="key 'unique' must be true or false"):
+        load_config(bad)

@@ -39,8 +39,11 @@ from gradcheck.search.description import (
     normalize_broadcast,
     normalize_domain,
     normalize_dtype,
+    normalize_indices,
+    normalize_integers,
     normalize_kwargs,
     normalize_max_examples,
+    normalize_min_dims,
     normalize_mode,
     normalize_seed,
     normalize_shapes,
@@ -69,6 +72,11 @@ OPTION_KEYS = (
     "rtol",
     "broadcast",
     "avoid",
+    "unique",
+    "integers",
+    "booleans",
+    "constants",
+    "min-dims",
 )
 #: How much a target's error ratio may grow against a baseline before it is a regression.
 DEFAULT_REGRESSION_FACTOR = 1.5
@@ -256,5 +264,10 @@ _NORMALIZERS: dict[str, Callable[[Any], Any]] = {
     "rtol": lambda v: normalize_tolerance(v, "rtol"),
     "broadcast": normalize_broadcast,
     "avoid": normalize_avoid,
+    "unique": lambda v: normalize_broadcast(v, "unique"),
+    "integers": normalize_integers,
+    "booleans": lambda v: normalize_indices(v, "booleans"),
+    "constants": lambda v: normalize_indices(v, "constants"),
+    "min-dims": normalize_min_dims,
 }
 assert set(_NORMALIZERS) == set(OPTION_KEYS)

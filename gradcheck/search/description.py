@@ -427,11 +427,11 @@ def normalize_seed(value: Any) -> int:
     return _integer(value, "seed", 0)
 
 
-def normalize_broadcast(value: Any) -> bool:
+def normalize_broadcast(value: Any, name: str = "broadcast") -> bool:
     """``True`` or ``False``; anything else (``1``, ``"yes"``) is refused rather than
-    guessed."""
+    guessed (``broadcast``, ``unique``)."""
     if not isinstance(value, (bool, np.bool_)):
-        raise InvalidDescription(f"broadcast must be true or false, got {value!r}")
+        raise InvalidDescription(f"{name} must be true or false, got {value!r}")
     return bool(value)
 
 
