@@ -169,3 +169,12 @@ def test_the_cli_options(tmp_path, monkeypatch):
     bad = CliRunner().invoke(main, ["verify", "label_ops:PickLabel", "--integers", "1:3:0"])
     assert bad.exit_code == 2
     assert "--integers" in bad.output and "LO < HI" in bad.output
+
+
+def test_settings_that_draw_nothing_say_so():
+    # 1,600 distinct values a margin (0.01) apart do not fit in (0, 1)
+    result = gradcheck.verify(
+        lambda x: mg.max(x), shapes=["40,40"], domain=(0, 1), unique=True, seed=0
+    )
+    assert result.verdict == "inconclusive"
+    assert result.note.startswith("no example could be drawn")

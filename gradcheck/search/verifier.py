@@ -614,7 +614,7 @@ def _run(
     except _ExampleFailed as exc:  # the final replay of the shrunk example
         failure, verdict = exc.result, Verdict.FAILED
     except Unsatisfiable:
-        verdict, note = Verdict.INCONCLUSIVE, _unsatisfied(search.skipped)
+        verdict, note = Verdict.INCONCLUSIVE, _unsatisfied(search.skipped, drawn=False)
     except Flaky:
         failure, verdict = search.first_failure, Verdict.FAILED
         note = "the failure did not repeat when the same input was checked again"
@@ -653,8 +653,14 @@ def _run(
     )
 
 
-def _unsatisfied(skipped: Mapping[str, int]) -> str:
+def _unsatisfied(skipped: Mapping[str, int], *, drawn: bool = True) -> str:
     """Why no example was judged, and what to do."""
+    if not skipped and not drawn:
+        return (
+            "no example could be drawn: the settings reject almost every draw (unique "
+            "values, avoided points, a narrow domain); widen the domain or draw smaller "
+            "shapes"
+        )
     if not skipped:
         return "no example was checked"
     advice = {
