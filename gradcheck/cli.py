@@ -49,6 +49,7 @@ from gradcheck.search.description import (
     normalize_integers,
     normalize_tolerance,
 )
+from gradcheck.search.precedence import layered
 from gradcheck.search.verifier import LoadedTarget, VerifyResult
 
 __all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
@@ -659,19 +660,16 @@ def _job_settings(
     baseline: Any,
     run_seed: int,
 ) -> dict[str, Any]:
-    """verify()'s keyword arguments for one target: its settings, overridden by the
-    options; the seed from --seed, else the baseline's for this target, else the
-    target's own from the configuration, else the run's."""
-    settings = {**item.settings, **overrides}
-    own_seed = settings.pop("seed", None)
+    """verify()'s keyword arguments for one target: the options over its settings
+    from the configuration; the seed from --seed, else the baseline's for this
+    target, else the target's own from the configuration, else the run's."""
     old = baseline["targets"].get(item.target.name) if baseline is not None else None
-    if seed is not None:
-        settings["seed"] = seed
-    elif old is not None:
-        settings["seed"] = old["seed"]
-    else:
-        settings["seed"] = own_seed if own_seed is not None else run_seed
-    return settings
+    return layered(
+        defaults={"seed": run_seed},
+        project=item.settings,  # the file's defaults and the target's entry, merged
+        baseline={"seed": old["seed"]} if old is not None else None,
+        options=dict(overrides, seed=seed),
+    )
 
 
 def _run_all(

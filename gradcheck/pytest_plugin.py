@@ -4,7 +4,7 @@ pytest loads this module in every test run where gradcheck is installed: the plu
 named ``gradcheck`` (the ``pytest11`` entry point, ``_gradcheck_entry_points``)
 registers it, unless ``-p no:gradcheck`` or the project has a ``gradcheck`` of its
 own; ``-p gradcheck.pytest_plugin`` names it directly. So it imports nothing but
-pytest, the standard library and two modules of plain names at import time. The
+pytest, the standard library and three modules of plain names at import time. The
 checker, the search and Hypothesis are imported when a fixture is first called or a
 collected target runs.
 
@@ -36,6 +36,7 @@ import pytest
 
 from gradcheck.checking.vocabulary import MODES, Verdict
 from gradcheck.errors import GradcheckFailure
+from gradcheck.search.precedence import layered
 
 __all__ = ["GradcheckItem", "GradcheckFile"]
 
@@ -86,10 +87,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("gradcheck_mode", "gradcheck's finite-difference mode", default=None)
 
 
-def _setting(config: pytest.Config, name: str) -> Any:
-    value = config.getoption(f"--gradcheck-{name.replace('_', '-')}")
-    if value is not None:
-        return value
+def _ini_setting(config: pytest.Config, name: str) -> Any:
     raw = config.getini(f"gradcheck_{name}")
     if raw in (None, ""):
         return None
@@ -117,10 +115,12 @@ def pytest_configure(config: pytest.Config) -> None:
     )
     # Only what the user set: a file's own settings ([tool.gradcheck]) give way to
     # these, and to nothing else.
-    given = {name: _setting(config, name) for name in ("seed", "max_examples", "mode")}
-    if given["max_examples"] is not None and given["max_examples"] < 1:
+    names = ("seed", "max_examples", "mode")
+    options = {n: config.getoption(f"--gradcheck-{n.replace('_', '-')}") for n in names}
+    if options["max_examples"] is not None and options["max_examples"] < 1:
         raise pytest.UsageError("--gradcheck-max-examples must be a positive integer")
-    config.stash[_session_settings] = {k: v for k, v in given.items() if v is not None}
+    ini = {n: _ini_setting(config, n) for n in names}
+    config.stash[_session_settings] = layered(ini=ini, options=options)
     config.stash[_current_item] = None
 
 
@@ -166,13 +166,19 @@ class _Fixture:
     def __init__(self, config: pytest.Config) -> None:
         self._config = config
 
-    def _settings(self, keys: tuple[str, ...]) -> dict[str, Any]:
-        merged = {
-            "seed": DEFAULT_SEED,
-            **self._config.stash[_session_settings],
-            **_marker_settings(self._config.stash[_current_item]),
-        }
-        return {k: v for k, v in merged.items() if k in keys}
+    def _settings(self, keys: tuple[str, ...], call: dict[str, Any]) -> dict[str, Any]:
+        """The session's and the marker's settings that this fixture takes, under the
+        call's own keywords."""
+
+        def known(settings: dict[str, Any]) -> dict[str, Any]:
+            return {k: v for k, v in settings.items() if k in keys}
+
+        return layered(
+            defaults=known({"seed": DEFAULT_SEED}),
+            options=known(self._config.stash[_session_settings]),
+            marker=known(_marker_settings(self._config.stash[_current_item])),
+            call=call,
+        )
 
 
 class CheckFixture(_Fixture):
@@ -184,7 +190,7 @@ class CheckFixture(_Fixture):
         from gradcheck.checking.checker import check
         from gradcheck.frontend.report import format_result
 
-        result = check(target, *arrays, params=params, **self._settings(CHECK_KEYS))
+        result = check(target, *arrays, params=params, **self._settings(CHECK_KEYS, {}))
         if result.verdict == Verdict.FAILED:
             raise AssertionError(format_result(result))
         if result.verdict != Verdict.PASSED:
@@ -202,7 +208,7 @@ class VerifyFixture(_Fixture):
         __tracebackhide__ = True
         from gradcheck.search.verifier import verify
 
-        result = verify(target, **{**self._settings(VERIFY_KEYS), **options})
+        result = verify(target, **self._settings(VERIFY_KEYS, options))
         if not result.passed:
             raise AssertionError(format_verify_failure(result))
         return result
@@ -277,9 +283,12 @@ class GradcheckItem(pytest.Item):
         from gradcheck.frontend.loading import load_targets
         from gradcheck.search.verifier import verify
 
-        given = self.config.stash[_session_settings]
         # the file's settings, overridden by the command line and ini keys
-        options = {"seed": DEFAULT_SEED, **self.options, **given}
+        options = layered(
+            defaults={"seed": DEFAULT_SEED},
+            project=self.options,
+            options=self.config.stash[_session_settings],
+        )
         try:
             targets = load_targets(self.name)
         except GradcheckError as exc:

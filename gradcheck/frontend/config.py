@@ -49,6 +49,7 @@ from gradcheck.search.description import (
     normalize_shapes,
     normalize_tolerance,
 )
+from gradcheck.search.precedence import layered
 
 __all__ = [
     "ConfigError",
@@ -108,7 +109,7 @@ class ProjectConfig:
 
     def options_for(self, entry: TargetConfig) -> dict[str, Any]:
         """The defaults overlaid with the entry's own settings."""
-        return {**self.defaults, **entry.options}
+        return layered(project=self.defaults, entry=entry.options)
 
 
 def is_regression_factor(value: Any) -> bool:

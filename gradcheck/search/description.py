@@ -132,7 +132,9 @@ class Description:
     def merged(self, **overrides: Any) -> Description:
         """A copy where every override that is not ``None`` replaces the declared
         value (how command-line flags override an op's own description)."""
-        return replace(self, **{k: v for k, v in overrides.items() if v is not None})
+        from gradcheck.search.precedence import layered
+
+        return replace(self, **layered(call=overrides))
 
     def as_dict(self) -> dict[str, Any]:
         """The declared values only (``None`` left out)."""

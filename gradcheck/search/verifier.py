@@ -42,6 +42,7 @@ from gradcheck.search.description import (
     normalize_tolerance,
 )
 from gradcheck.search.domain import ShapeDomain
+from gradcheck.search.precedence import layered
 
 __all__ = ["VerifyResult", "LoadedTarget", "verify", "draw_example", "DEFAULTS"]
 
@@ -290,11 +291,11 @@ def verify(
 
 
 def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
-    """The op's description, overridden by the given values, then the defaults;
-    validated and checked against the op's signature."""
+    """The given values over the op's description over :data:`DEFAULTS` (the order of
+    :mod:`gradcheck.search.precedence`); validated and checked against the op's
+    signature."""
     declared = description_of(obj) or Description()
-    merged = declared.merged(**given_options).as_dict()
-    options = {**DEFAULTS, **merged}
+    options = layered(defaults=DEFAULTS, described=declared.as_dict(), call=given_options)
     try:
         if "shapes" in options:
             options["shapes"] = normalize_shapes(options["shapes"])
