@@ -41,6 +41,7 @@ from gradcheck.frontend.config import (
     is_regression_factor,
     load_config,
 )
+from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
 from gradcheck.frontend.loading import load_targets, split_spec
 from gradcheck.frontend.runner import Job, run_jobs
 from gradcheck.search.description import (
@@ -370,6 +371,19 @@ def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[s
     return out
 
 
+# --format, for every command that prints results: its choices, default and help come
+# from the table of output formats, and it gives the command the OutputFormat.
+_format_option = click.option(
+    "--format",
+    "output_format",
+    type=click.Choice(list(FORMATS)),
+    default=next(iter(FORMATS)),
+    show_default=True,
+    callback=lambda ctx, param, value: FORMATS[value],
+    help="Output: " + "; ".join(f"{f.name}: {f.help}" for f in FORMATS.values()) + ".",
+)
+
+
 # --- commands ---------------------------------------------------------------------
 
 
@@ -454,14 +468,7 @@ def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[s
     metavar="N",
     help="Draw shapes with at least N dimensions (without --shape).",
 )
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-    help="Output: a table, or one JSON document on stdout.",
-)
+@_format_option
 @click.option(
     "--config",
     "config_path",
@@ -532,7 +539,7 @@ def verify_command(
     boolean: tuple[int, ...],
     unique: bool | None,
     min_dims: int | None,
-    output_format: str,
+    output_format: OutputFormat,
     config_path: Path | None,
     jobs: int,
     save_baseline: Path | None,
@@ -591,7 +598,7 @@ def verify_command(
     # (at import, in its forward) goes to stderr.
     user_output = (
         contextlib.redirect_stdout(sys.stderr)
-        if output_format == "json"
+        if output_format.document
         else contextlib.nullcontext()
     )
     with user_output:
@@ -624,19 +631,10 @@ def verify_command(
         return _replay_command(ctx, result.target, result.seed)
 
     if os.environ.get("GITHUB_ACTIONS") == "true":
-        _annotate(items, results, comparison, to_stderr=output_format == "json")
-    if output_format == "json":
-        from gradcheck.frontend.render import render_json
-
-        extra = {"baseline": comparison.to_dict()} if comparison is not None else None
-        click.echo(render_json(results, seed=run_seed, replay=replay, extra=extra))
-    else:
-        from gradcheck.frontend.render import render_table
-
-        color = _use_color()
-        click.echo(render_table(results, seed=run_seed, replay=replay, color=color), color=color)
-        if comparison is not None:
-            click.echo(f"\n{comparison.render()}")
+        _annotate(items, results, comparison, to_stderr=output_format.document)
+    color = output_format.color and _use_color()
+    report = RunReport(results, run_seed, replay, comparison, color)
+    click.echo(output_format.run(report), color=color)
     passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
     ctx.exit(0 if passed else 1)
 
@@ -769,19 +767,11 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
 
 @main.command("list")
 @click.argument("modules", nargs=-1, metavar="[MODULE]...")
-@click.option(
-    "--format",
-    "output_format",
-    type=click.Choice(["table", "json"]),
-    default="table",
-    show_default=True,
-)
+@_format_option
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors.")
-def list_command(modules: tuple[str, ...], output_format: str, verbose: bool) -> None:
+def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose: bool) -> None:
     """List the targets MODULEs offer (default: the built-in set), with their inputs,
     parameters and declared settings."""
-    from gradcheck.frontend.render import render_target_list
-
     rows = []
     try:
         for module_name in modules or (BUILTIN_TARGETS,):
@@ -789,7 +779,7 @@ def list_command(modules: tuple[str, ...], output_format: str, verbose: bool) ->
                 rows.append(_target_row(target))
     except GradcheckError as exc:
         _fail(str(exc), exc.exit_code, exc, verbose)
-    click.echo(render_target_list(rows, as_json=output_format == "json"))
+    click.echo(output_format.targets(rows))
 
 
 def _target_row(target: LoadedTarget) -> dict[str, Any]:
