@@ -23,7 +23,7 @@ import sys
 import time
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
@@ -43,7 +43,7 @@ from gradcheck.frontend.config import (
 )
 from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
 from gradcheck.frontend.loading import load_targets, split_spec
-from gradcheck.frontend.runner import Job, run_jobs
+from gradcheck.frontend.runner import Job, Run, WorkerSetup
 from gradcheck.search.description import (
     description_of,
     normalize_domain,
@@ -264,13 +264,34 @@ def _use_color() -> bool:
     return _is_tty(sys.stdout) and not os.environ.get("NO_COLOR")
 
 
-def _keep_hypothesis_files_out_of_the_working_directory() -> None:
-    # Hypothesis caches what it learns (e.g. constants found in the user's code) under
-    # ./.hypothesis; a command run in someone's project should not leave that behind.
-    # A storage directory the user chose is respected.
-    if "HYPOTHESIS_STORAGE_DIRECTORY" not in os.environ:
-        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        os.environ["HYPOTHESIS_STORAGE_DIRECTORY"] = os.path.join(cache, "gradcheck", "hypothesis")
+def _hypothesis_home() -> str | None:
+    """Where Hypothesis may keep its files during a command: our cache folder, not
+    ./.hypothesis (it caches what it learns, e.g. constants found in the user's code,
+    and a command run in someone's project should not leave that behind); None when
+    the user chose a folder (HYPOTHESIS_STORAGE_DIRECTORY)."""
+    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
+        return None
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(cache, "gradcheck", "hypothesis")
+
+
+@contextlib.contextmanager
+def _hypothesis_files_out_of_the_working_directory() -> Iterator[None]:
+    """Hypothesis's home is :func:`_hypothesis_home` while inside, and what it was
+    after (set_hypothesis_home_dir exists in every Hypothesis we support; the
+    environment variable is read only by recent ones, and would outlive the command)."""
+    from hypothesis import configuration
+
+    home = _hypothesis_home()
+    if home is None:
+        yield
+        return
+    before = getattr(configuration, "__hypothesis_home_directory", None)
+    configuration.set_hypothesis_home_dir(home)
+    try:
+        yield
+    finally:
+        configuration.set_hypothesis_home_dir(before)
 
 
 def _fail(message: str, code: int, exc: BaseException | None, verbose: bool) -> NoReturn:
@@ -593,7 +614,6 @@ def verify_command(
     except GradcheckError as exc:
         _fail(str(exc), exc.exit_code, exc, verbose)
     run_seed = _run_seed(seed, baseline, config)
-    _keep_hypothesis_files_out_of_the_working_directory()
     # With JSON, stdout carries the document only: whatever the user's module prints
     # (at import, in its forward) goes to stderr.
     user_output = (
@@ -606,11 +626,17 @@ def verify_command(
             items = plan_run(targets, config)
         except GradcheckError as exc:
             _fail(str(exc), exc.exit_code, exc, verbose)
-        plan = [
-            Job(item.target.name, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
-            for item in items
-        ]
-        results = _run_all(items, plan, jobs, overrides, verbose)
+    plan = [
+        Job(item.target.name, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
+        for item in items
+    ]
+    setup = WorkerSetup(
+        sys_path=tuple(sys.path),
+        cwd=os.getcwd(),
+        stdout_to_stderr=output_format.document,
+        hypothesis_home=_hypothesis_home(),
+    )
+    results = _run_all(items, plan, jobs, setup, overrides, verbose)
 
     comparison = None
     if baseline is not None:
@@ -674,16 +700,17 @@ def _run_all(
     items: list[RunItem],
     plan: list[Job],
     jobs: int,
+    setup: WorkerSetup,
     overrides: dict[str, Any],
     verbose: bool,
 ) -> list[VerifyResult]:
-    """Run every job (in ``jobs`` processes); an error ends the run with its one-line
-    message, naming the target whose job raised it."""
+    """Run every job (in ``jobs`` worker processes); an error ends the run with its
+    one-line message, naming the target whose job raised it."""
     open_bars: list[_Progress] = []
 
     def progress(job: Job) -> _Progress | None:
-        # Only serial runs report progress (one target at a time on one line).
-        if not _is_tty(sys.stderr):
+        # Only one target at a time reports progress (on one line).
+        if jobs > 1 or not _is_tty(sys.stderr):
             return None
         open_bars.append(_Progress(sys.stderr, job.spec))
         return open_bars[-1]
@@ -693,21 +720,22 @@ def _run_all(
             open_bars.pop().close()
 
     results: list[VerifyResult] = []
-    runs = run_jobs(plan, jobs, targets=[item.target for item in items], progress=progress)
+    run = Run(plan, jobs, setup, progress=progress)
     # closing(): the worker processes are shut down before an error ends the run.
-    with contextlib.closing(runs):
-        try:
-            for result in runs:
-                results.append(result)
-                close_bars()
-        except Exception as exc:
+    with contextlib.closing(run):
+        for index, outcome in run.results():
             close_bars()
-            runs.close()
-            _fail_item(exc, items[len(results)], overrides, verbose)
+            if isinstance(outcome, VerifyResult):
+                results.append(outcome)
+                continue
+            run.close()
+            _fail_item(outcome, items[index], overrides, verbose)
     return results
 
 
-def _fail_item(exc: Exception, item: RunItem, overrides: dict[str, Any], verbose: bool) -> NoReturn:
+def _fail_item(
+    exc: BaseException, item: RunItem, overrides: dict[str, Any], verbose: bool
+) -> NoReturn:
     """One target's error as its one-line message and exit code."""
     if isinstance(exc, InvalidDescription):
         _fail(_describe_invalid(exc, item, overrides), exc.exit_code, exc, verbose)
@@ -835,7 +863,6 @@ def plot_command(
         "dtype": dtype,
         "kwargs": _parse_kwargs(kwargs),
     }
-    _keep_hypothesis_files_out_of_the_working_directory()
     try:
         from gradcheck.checking.adapters import require
 
@@ -849,7 +876,8 @@ def plot_command(
             raise click.UsageError(
                 f"'{target}' names {len(more) + 1} targets; plot one (module:Name)"
             )
-        arrays, params = draw_example(loaded.obj, seed=seed, **options)
+        with _hypothesis_files_out_of_the_working_directory():
+            arrays, params = draw_example(loaded.obj, seed=seed, **options)
         with warnings.catch_warnings():
             if not verbose:
                 warnings.simplefilter("ignore", RuntimeWarning)

@@ -244,7 +244,7 @@ def test_verdicts_kinds_and_modes_are_spelled_only_in_the_vocabulary():
     from gradcheck.checking import vocabulary as v
 
     words = {*v.FAILURE_KINDS, *v.MODES, v.Verdict.FAILED, v.Verdict.NOT_DIFFERENTIABLE}
-    words |= {v.Verdict.INCONCLUSIVE}
+    words |= {v.Verdict.INCONCLUSIVE, v.Verdict.TIMED_OUT, v.Verdict.NOT_RUN, *v.RUN_FAILURE_KINDS}
     # "passed" is also a JSON field name, "full" an op (gradcheck.full).
     spelled = []
     for path in modules():

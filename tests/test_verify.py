@@ -3,6 +3,9 @@ non-differentiable examples, reproducibility, and the op's own description."""
 
 from __future__ import annotations
 
+import signal
+import sys
+
 import numpy as np
 import pytest
 
@@ -184,3 +187,51 @@ def test_every_example_not_differentiable_is_inconclusive(monkeypatch) -> None:
     assert (result.passed, result.verdict, result.examples) == (False, "inconclusive", 0)
     assert result.rejected > 0
     assert "not differentiable" in result.note
+
+
+class _Square(Operation):
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data**2
+
+    def backward_var(self, grad, index, **kwargs):
+        return grad * 2 * self.variables[0].data
+
+
+class _Exits(_Square):
+    def __call__(self, x):
+        sys.exit(0)
+
+
+class _Interrupts(_Square):
+    def backward_var(self, grad, index, **kwargs):
+        raise KeyboardInterrupt
+
+
+def test_an_op_that_calls_sys_exit_fails_with_kind_exited_at_its_example():
+    result = verify(_Exits, max_examples=3, seed=0)
+    assert result.verdict == "failed"
+    assert result.failure.failure.kind == "exited"
+    assert "SystemExit(0)" in result.failure.failure.message
+    assert "sys.exit" in result.failure.failure.message
+    assert len(result.failure.inputs) == 1  # the (shrunk) example
+
+
+def test_a_keyboard_interrupt_is_the_ops_unless_python_handles_sigint(monkeypatch):
+    # Python's own handler installed: it may be a Ctrl-C, which must stop the caller.
+    monkeypatch.setattr(signal, "getsignal", lambda s: signal.default_int_handler)
+    with pytest.raises(KeyboardInterrupt):
+        verify(_Interrupts, max_examples=3, seed=0)
+    # Handled otherwise (gradcheck verify's coordinator, its workers): the op raised it.
+    monkeypatch.setattr(signal, "getsignal", lambda s: signal.SIG_IGN)
+    result = verify(_Interrupts, max_examples=3, seed=0)
+    assert result.failure.failure.kind == "exited"
+    assert "KeyboardInterrupt" in result.failure.failure.message
+
+
+def test_on_example_sees_every_example_before_it_is_checked():
+    seen = []
+    result = verify(
+        _Square, max_examples=4, seed=0, on_example=lambda arrays, s: seen.append(len(arrays))
+    )
+    assert result.passed and seen == [1] * result.examples

@@ -7,13 +7,14 @@ once, so that no module spells them out again. They are never instantiated.
 
 from __future__ import annotations
 
-__all__ = ["Verdict", "Skip", "Kind", "Mode", "FAILURE_KINDS", "MODES"]
+__all__ = ["Verdict", "Skip", "Kind", "Mode", "FAILURE_KINDS", "RUN_FAILURE_KINDS", "MODES"]
 
 
 class Verdict:
     """The verdict of a check (:attr:`gradcheck.CheckResult.verdict`: passed, failed, not
     differentiable or inconclusive) and of a search (:attr:`gradcheck.VerifyResult.verdict`:
-    passed, failed or inconclusive). Neither passes without comparing something."""
+    passed, failed or inconclusive; and timed out or not run in ``gradcheck verify``).
+    Neither passes without comparing something."""
 
     PASSED = "passed"
     FAILED = "failed"
@@ -23,6 +24,12 @@ class Verdict:
     #: check: nothing was compared (:class:`Skip` says why); verify: no example could
     #: be judged (every one skipped, or none drawn)
     INCONCLUSIVE = "inconclusive"
+    #: ``gradcheck verify``: the target ran past its time limit (``--timeout``,
+    #: ``--example-timeout``); its ``failure`` holds the example it was on
+    TIMED_OUT = "timed_out"
+    #: ``gradcheck verify``: the run was stopped (SIGINT, SIGTERM) before this target
+    #: finished
+    NOT_RUN = "not_run"
 
 
 class Skip:
@@ -41,8 +48,9 @@ class Skip:
 
 
 class Kind:
-    """Why a check failed (:attr:`gradcheck.Failure.kind`); :data:`FAILURE_KINDS` says
-    what each means. Short stable ids: front ends and CI baselines key on them."""
+    """Why a check failed (:attr:`gradcheck.Failure.kind`); :data:`FAILURE_KINDS` and
+    :data:`RUN_FAILURE_KINDS` say what each means. Short stable ids: front ends and CI
+    baselines key on them."""
 
     FORWARD_ERROR = "forward_error"
     BACKWARD_ERROR = "backward_error"
@@ -62,6 +70,9 @@ class Kind:
     NOT_REENTRANT = "not_reentrant"
     NONLINEAR = "nonlinear"
     MISMATCH = "mismatch"
+    EXITED = "exited"
+    WORKER_DIED = "worker_died"
+    TIMED_OUT = "timed_out"
 
 
 #: Every failure kind, with what it means.
@@ -84,6 +95,18 @@ FAILURE_KINDS: dict[str, str] = {
     Kind.NOT_REENTRANT: "a second backward on the same graph gave other gradients",
     Kind.NONLINEAR: "backward(-2v) is not -2 * backward(v)",
     Kind.MISMATCH: "the gradient differs from finite differences",
+}
+
+#: The failure kinds of a run around the checks, each with what it means: a check lets
+#: SystemExit and KeyboardInterrupt through (they are not errors of one example), the
+#: search (:func:`gradcheck.verify`) makes them the op's failure, and ``gradcheck
+#: verify``'s worker processes add the two a process around the search can see.
+RUN_FAILURE_KINDS: dict[str, str] = {
+    Kind.EXITED: "the op raised SystemExit or KeyboardInterrupt (sys.exit...), which would "
+    "have ended the run",
+    Kind.WORKER_DIED: "the process checking the op died (os._exit, a crash in native code, "
+    "killed by a signal)",
+    Kind.TIMED_OUT: "the op did not finish within its time limit",
 }
 
 

@@ -96,9 +96,13 @@ def format_result(result: CheckResult) -> str:
     shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in result.inputs)
     settings = " ".join(f"{k}={v}" for k, v in result.settings.items() if v is not None)
     params = f"; params: {result.params}" if result.params else ""
-    lines.append(f"seed: {result.seed}; settings: {settings}; inputs: {shapes}{params}")
-    lines.append(
-        f"{result.forward_calls} forward and {result.backward_calls} backward calls in "
-        f"{result.seconds:.3f} s"
-    )
+    # A failure found around the check (the op exited, its process died, it ran out
+    # of time) has no check settings and no calls counted.
+    settings = f"; settings: {settings}" if settings else ""
+    lines.append(f"seed: {result.seed}{settings}; inputs: {shapes}{params}")
+    if result.forward_calls or result.backward_calls:
+        lines.append(
+            f"{result.forward_calls} forward and {result.backward_calls} backward calls in "
+            f"{result.seconds:.3f} s"
+        )
     return "\n".join(lines)

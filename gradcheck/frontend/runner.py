@@ -1,34 +1,76 @@
-"""Run the targets of a ``gradcheck verify`` run: in this process, or in worker
-processes (``--jobs N``).
+"""Run the checks of a ``gradcheck verify`` run in worker processes.
+
+No check runs in the process of the command itself (the *coordinator*): each target is
+checked in a worker process, ``--jobs N`` workers at once (one by default), each taking
+one target at a time. So nothing an op does ends the run or loses its results:
+
+- an op that raises ``SystemExit`` or ``KeyboardInterrupt`` fails with kind ``exited``
+  (:func:`gradcheck.verify` makes it the failure of the example where it happened);
+- an op that ends its process (``os._exit``, a segfault in an extension, the OOM
+  killer) fails with kind ``worker_died``, naming the exit code or the signal and the
+  example it was checking, and a new worker takes the next target;
+
+and every other target's result is kept. The cost is one process start per worker
+(Python, NumPy, Hypothesis and the user's module imported again; ``benchmarks/
+cli_verify_time.py`` measures it), which also buys the rest: a worker can be stopped
+whatever it runs (a C loop that holds the GIL included), and its file descriptors are
+its own.
 
 A :class:`Job` is plain data (the target's spec, the keyword arguments of
 :func:`gradcheck.verify` with the target's seed among them), so that it pickles and a
-worker started with ``spawn`` (the only start method on Windows and macOS, and the
-one used here everywhere, so every platform behaves alike) rebuilds the target by
-loading the spec again. Each target's seed is fixed before any job starts, so a
-parallel run checks the same examples as a serial one, and results come back in the
-order of the jobs: the output is the same.
+worker started with ``spawn`` (the only start method on Windows and macOS, and the one
+used here everywhere, so every platform behaves alike) rebuilds the target by loading
+the spec again. Each target's seed is fixed before any job starts, so a run checks the
+same examples whatever ``--jobs`` is, and results come back in the order of the jobs.
 
-An error in a job (a bad setting, an op that cannot be loaded in the worker) is raised
-in the calling process when that job's turn comes, as it would be in a serial run.
+The worker and the coordinator talk over one pipe per worker. The coordinator sends
+``(index, job)``, or ``None`` to let the worker go; the worker answers ``("ready",)``
+once started, then per job ``("started", index, settings)`` (the effective settings),
+``("example", index, inputs, check_seed)`` before each example is checked,
+``("progress", index, done, total)`` after each counted one, and last ``("result",
+index, VerifyResult)`` or ``("error", index, exception)``. A worker ignores SIGINT and
+runs in a process group of its own (the coordinator alone decides when the run
+stops), and dies with the coordinator (Linux: ``PR_SET_PDEATHSIG``; elsewhere a thread
+watches the coordinator).
+
+An error in a job (a bad setting, an op that cannot be loaded in the worker) is handed
+to the caller when that job's turn comes, as it would be in a serial run.
 """
 
 from __future__ import annotations
 
+import math
 import multiprocessing
+import os
 import pickle
+import signal
+import sys
+import threading
+import time
 import traceback
+import types
 import warnings
-from collections.abc import Callable, Generator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections import deque
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
-from gradcheck.errors import GradcheckError, LoadError, RemoteError
-from gradcheck.frontend.loading import load_targets
-from gradcheck.search.verifier import LoadedTarget, VerifyResult, verify
+import numpy as np
 
-__all__ = ["Job", "RemoteError", "run_job", "run_jobs"]
+from gradcheck.checking.result import CheckResult, Failure
+from gradcheck.checking.vocabulary import Kind, Verdict
+from gradcheck.errors import GradcheckError, InternalError, LoadError, RemoteError
+from gradcheck.frontend.loading import load_targets
+from gradcheck.search.verifier import LoadedTarget, VerifyResult, effective_options, verify
+
+__all__ = ["Job", "RemoteError", "Run", "WorkerSetup", "run_job"]
+
+#: An example whose arrays hold more elements than this is sent to the coordinator by
+#: its shapes only (it names the example a hang or a crash was on).
+EXAMPLE_ELEMENTS_SENT = 4096
+#: Workers that die before they are ready, in a row, before the run gives up.
+MAX_FAILED_STARTS = 3
 
 
 @dataclass(frozen=True)
@@ -51,36 +93,158 @@ class Job:
     verbose: bool = False
 
 
+@dataclass(frozen=True)
+class WorkerSetup:
+    """What every worker of a run needs from the coordinator."""
+
+    #: The coordinator's ``sys.path`` (the project's folder, a target file's folder...).
+    sys_path: tuple[str, ...]
+    #: The working directory at the start of the run (each job starts there again).
+    cwd: str
+    #: Send whatever the user's code writes to file descriptor 1 to descriptor 2 (with
+    #: a format whose stdout is one document).
+    stdout_to_stderr: bool = False
+    #: Hypothesis's home directory (None: Hypothesis's own choice).
+    hypothesis_home: str | None = None
+
+
 def run_job(
     job: Job,
     target: LoadedTarget | None = None,
     progress: Callable[[int, int], None] | None = None,
+    on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
+    started: Callable[[dict[str, Any]], None] | None = None,
 ) -> VerifyResult:
     """Check one job in this process (``target`` is loaded from ``job.spec`` when not
-    given)."""
+    given); ``started`` receives the effective settings before the first example."""
     if target is None:
         found = load_targets(job.spec)
         if len(found) != 1:
             raise LoadError(f"'{job.spec}' names {len(found)} targets, not one")
         target = found[0]
+    if started is not None:
+        given = {k: v for k, v in job.settings.items() if k != "seed"}
+        started(effective_options(target.obj, **given))
     with warnings.catch_warnings():
         # NumPy's "invalid value encountered in log" and the like, from the op evaluated
         # at generated and perturbed points: the checker reports what matters (a
         # non-finite output is a failure); --verbose shows them.
         if not job.verbose:
             warnings.simplefilter("ignore", RuntimeWarning)
-        return verify(target, **job.settings, progress=progress)
+        return verify(target, **job.settings, progress=progress, on_example=on_example)
 
 
-def _work(job: Job) -> tuple[VerifyResult | None, BaseException | None]:
-    """A worker's whole task: the result, or the error to raise in the parent."""
+# --- the worker -------------------------------------------------------------------------
+
+
+def _worker_main(conn: Connection, setup: WorkerSetup) -> None:
+    """A worker's life: set up, say it is ready, check jobs until told to stop."""
+    _become_worker(setup)
     try:
-        return run_job(job), None
+        conn.send(("ready",))
+        while True:
+            message = conn.recv()
+            if message is None:
+                return
+            index, job = message
+            _serve(conn, index, job, setup)
+    except (EOFError, OSError):
+        return  # the coordinator is gone
+
+
+def _become_worker(setup: WorkerSetup) -> None:
+    # Ctrl-C reaches the coordinator, which stops the workers; a worker's own
+    # KeyboardInterrupt is then always the op's (gradcheck.search.verifier.is_ctrl_c).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if hasattr(os, "setpgid"):
+        # Its own process group: signals to the terminal's group reach the coordinator
+        # only, and stopping a worker stops what the op started. A background group
+        # must not be stopped for using the terminal.
+        try:
+            os.setpgid(0, 0)
+        except OSError:
+            pass
+        for name in ("SIGTTOU", "SIGTTIN"):
+            signal.signal(getattr(signal, name), signal.SIG_IGN)
+    _die_with_coordinator()
+    # The op reads nothing from the terminal; its writes to fd 1 go to stderr when
+    # stdout must stay one document.
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    if devnull != 0:
+        os.dup2(devnull, 0)
+        os.close(devnull)
+    if setup.stdout_to_stderr:
+        sys.stdout.flush()
+        os.dup2(2, 1)
+    if setup.hypothesis_home is not None:
+        from hypothesis.configuration import set_hypothesis_home_dir
+
+        set_hypothesis_home_dir(setup.hypothesis_home)
+    sys.path[:] = list(setup.sys_path)
+    os.chdir(setup.cwd)
+
+
+def _die_with_coordinator() -> None:
+    parent = multiprocessing.parent_process()
+    if parent is None:  # pragma: no cover - always a spawned child here
+        return
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        try:  # the kernel kills this process when the coordinator dies, even mid C loop
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+        if os.getppid() != parent.pid:  # it died before prctl
+            os._exit(1)
+
+    def watch() -> None:  # where there is no PR_SET_PDEATHSIG (and as a second guard)
+        wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, daemon=True, name="gradcheck-coordinator-watch").start()
+
+
+def _serve(conn: Connection, index: int, job: Job, setup: WorkerSetup) -> None:
+    os.chdir(setup.cwd)  # an op of the last job may have moved it
+
+    def progress(done: int, total: int) -> None:
+        conn.send(("progress", index, done, total))
+
+    def on_example(arrays: Sequence[np.ndarray], check_seed: int) -> None:
+        conn.send(("example", index, _portable(arrays), check_seed))
+
+    def started(settings: dict[str, Any]) -> None:
+        conn.send(("started", index, settings))
+
+    try:
+        result = run_job(job, progress=progress, on_example=on_example, started=started)
     except Exception as exc:
-        if isinstance(exc, GradcheckError) and _pickles(exc):
-            return None, exc.with_traceback(None)
-        text = "".join(traceback.format_exception(exc))
-        return None, RemoteError(type(exc).__name__, str(exc), text)
+        conn.send(("error", index, _transportable(exc)))
+        return
+    try:
+        conn.send(("result", index, result))
+    except (pickle.PicklingError, TypeError, AttributeError) as exc:
+        conn.send(("error", index, _transportable(exc)))
+
+
+def _portable(arrays: Sequence[Any]) -> tuple[list[np.ndarray] | None, str]:
+    """An example as the coordinator keeps it: the arrays when small, and always their
+    dtypes and shapes as text."""
+    arrays = [np.asarray(a) for a in arrays]
+    shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
+    if sum(a.size for a in arrays) > EXAMPLE_ELEMENTS_SENT:
+        return None, shapes
+    return [np.array(a) for a in arrays], shapes
+
+
+def _transportable(exc: Exception) -> BaseException:
+    """The error to raise in the coordinator: a GradcheckError as it is (when it
+    pickles), anything else as a RemoteError with its traceback text."""
+    if isinstance(exc, GradcheckError) and _pickles(exc):
+        return exc.with_traceback(None)
+    text = "".join(traceback.format_exception(exc))
+    return RemoteError(type(exc).__name__, str(exc), text)
 
 
 def _pickles(exc: BaseException) -> bool:
@@ -91,32 +255,244 @@ def _pickles(exc: BaseException) -> bool:
     return True
 
 
-def run_jobs(
-    jobs: Sequence[Job],
-    n_jobs: int = 1,
-    *,
-    targets: Sequence[LoadedTarget] | None = None,
-    progress: Callable[[Job], Callable[[int, int], None] | None] | None = None,
-) -> Generator[VerifyResult, None, None]:
-    """The results of ``jobs``, in their order.
+# --- the coordinator --------------------------------------------------------------------
 
-    With ``n_jobs`` 1 (or a single job) they run here, one by one, on the already
-    loaded ``targets`` and with ``progress(job)`` as each one's progress callback;
-    otherwise in ``n_jobs`` spawned worker processes, without progress. The first
-    error (in job order) is raised and the jobs not yet started are cancelled.
+#: What a job gives: its result, or the error that ends the run when its turn comes.
+Outcome = VerifyResult | BaseException
+
+
+@dataclass
+class _Running:
+    """A job a worker is checking, as far as the coordinator knows."""
+
+    index: int
+    started: float
+    #: The effective settings, once the worker has loaded the target.
+    settings: dict[str, Any] | None = None
+    #: The example being checked: (arrays or None, their shapes as text, check seed).
+    example: tuple[list[np.ndarray] | None, str, int] | None = None
+    examples_started: int = 0
+    done: int = 0
+    progress: Callable[[int, int], None] | None = None
+
+
+class _Worker:
+    def __init__(self, context: Any, setup: WorkerSetup) -> None:
+        self.conn, child = context.Pipe(duplex=True)
+        self.process = context.Process(
+            target=_worker_main, args=(child, setup), daemon=True, name="gradcheck-worker"
+        )
+        # A spawned child runs the parent's main script again (as __mp_main__) unless
+        # the main module has no file or spec; a launcher without an `if __name__ ==
+        # "__main__"` guard would start the command again in the worker. The worker
+        # needs nothing from it: everything it receives is defined in gradcheck.
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            self.process.start()
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
+        child.close()
+        self.ready = False
+        self.job: _Running | None = None
+
+    def kill(self) -> None:
+        """Kill the worker and what the op started in its process group."""
+        pid = self.process.pid
+        try:
+            if hasattr(os, "killpg") and os.getpgid(pid) == pid:
+                os.killpg(pid, signal.SIGKILL)
+            else:
+                self.process.kill()
+        except (OSError, ProcessLookupError):
+            pass
+        self.process.join(5)
+        self.conn.close()
+
+
+class Run:
+    """The jobs of one run, checked in ``n_jobs`` worker processes.
+
+    :meth:`results` yields ``(index, outcome)`` in the order of the jobs, as each one's
+    turn comes; ``progress(job)``, when given, is called as a job starts and returns
+    its progress callback (or None). :meth:`close` stops the workers.
     """
-    if n_jobs <= 1 or len(jobs) <= 1:
-        for i, job in enumerate(jobs):
-            target = targets[i] if targets is not None else None
-            yield run_job(job, target, progress(job) if progress is not None else None)
-        return
-    context = multiprocessing.get_context("spawn")
-    executor = ProcessPoolExecutor(max_workers=min(n_jobs, len(jobs)), mp_context=context)
-    try:
-        for result, error in executor.map(_work, jobs):
-            if error is not None:
-                raise error
-            assert result is not None
-            yield result
-    finally:
-        executor.shutdown(wait=True, cancel_futures=True)
+
+    def __init__(
+        self,
+        jobs: Sequence[Job],
+        n_jobs: int,
+        setup: WorkerSetup,
+        progress: Callable[[Job], Callable[[int, int], None] | None] | None = None,
+    ) -> None:
+        self.jobs, self.n_jobs, self.setup, self.progress = (
+            list(jobs),
+            max(1, n_jobs),
+            setup,
+            progress,
+        )
+        self._context = multiprocessing.get_context("spawn")
+        self._pending = deque(range(len(self.jobs)))
+        self._finished: dict[int, Outcome] = {}
+        self._next = 0
+        self._workers: list[_Worker] = []
+        self._failed_starts = 0
+
+    # -- the loop
+    def results(self) -> Iterator[tuple[int, Outcome]]:
+        while self._next < len(self.jobs):
+            if self._next in self._finished:
+                index = self._next
+                self._next += 1
+                yield index, self._finished.pop(index)
+                continue
+            self._staff()
+            self._dispatch()
+            self._wait()
+
+    def _staff(self) -> None:
+        busy = sum(w.job is not None for w in self._workers)
+        wanted = min(self.n_jobs, len(self._pending) + busy)
+        while len(self._workers) < wanted:
+            self._workers.append(_Worker(self._context, self.setup))
+
+    def _dispatch(self) -> None:
+        for worker in self._workers:
+            if worker.ready and worker.job is None and self._pending:
+                index = self._pending.popleft()
+                job = self.jobs[index]
+                worker.job = _Running(index, time.monotonic())
+                worker.job.progress = self.progress(job) if self.progress is not None else None
+                worker.conn.send((index, job))
+
+    def _wait(self) -> None:
+        by_object: dict[Any, _Worker] = {}
+        for worker in self._workers:
+            by_object[worker.conn] = worker
+            by_object[worker.process.sentinel] = worker
+        for ready in wait(list(by_object)):
+            worker = by_object[ready]
+            if worker in self._workers:
+                self._receive(worker)
+
+    def _receive(self, worker: _Worker) -> None:
+        """Every message the worker has sent; its end, if it died."""
+        try:
+            while worker.conn.poll():
+                self._handle(worker, worker.conn.recv())
+        except (EOFError, OSError):
+            pass
+        if not worker.process.is_alive():
+            self._reap(worker)
+
+    def _handle(self, worker: _Worker, message: tuple[Any, ...]) -> None:
+        what, *rest = message
+        if what == "ready":
+            worker.ready = True
+            self._failed_starts = 0
+            return
+        running = worker.job
+        if running is None or rest[0] != running.index:  # pragma: no cover - protocol bug
+            raise InternalError(f"a worker sent {what!r} for a job it does not run")
+        if what == "started":
+            running.settings = rest[1]
+        elif what == "example":
+            (arrays, shapes), check_seed = rest[1], rest[2]
+            running.example = (arrays, shapes, check_seed)
+            running.examples_started += 1
+        elif what == "progress":
+            running.done = rest[1]
+            if running.progress is not None:
+                running.progress(rest[1], rest[2])
+        elif what in ("result", "error"):
+            self._finished[running.index] = rest[1]
+            worker.job = None
+
+    def _reap(self, worker: _Worker) -> None:
+        worker.process.join()
+        worker.conn.close()
+        self._workers.remove(worker)
+        if not worker.ready:
+            self._failed_starts += 1
+            if self._failed_starts >= MAX_FAILED_STARTS and worker.job is None:
+                raise InternalError(
+                    f"cannot start a worker process: it {_how_it_ended(worker.process.exitcode)}"
+                )
+        if worker.job is not None:
+            running, worker.job = worker.job, None
+            self._finished[running.index] = _worker_died(
+                self.jobs[running.index], running, worker.process.exitcode
+            )
+
+    def close(self) -> None:
+        """Let idle workers go, kill busy ones (what they ran is not needed any more)."""
+        for worker in self._workers:
+            if worker.job is None and worker.process.is_alive():
+                try:
+                    worker.conn.send(None)
+                except OSError:
+                    pass
+        deadline = time.monotonic() + 2.0
+        for worker in self._workers:
+            if worker.job is None:
+                worker.process.join(max(0.0, deadline - time.monotonic()))
+            worker.kill()
+        self._workers.clear()
+
+
+# --- results for what the worker could not report ----------------------------------------
+
+
+def _how_it_ended(exitcode: int | None) -> str:
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = "an unknown signal"
+        return f"was killed by signal {-exitcode} ({name})"
+    return f"exited with code {exitcode}"
+
+
+def _unfinished(
+    job: Job, running: _Running, verdict: str, kind: str, message: str, elapsed: float
+) -> VerifyResult:
+    """The result of a target whose worker did not report one: a failure of ``kind`` at
+    the example it was on (when it had started one)."""
+    arrays, shapes, check_seed = running.example or ([], "", 0)
+    if running.example is not None:
+        shown = "the example below" if arrays else f"an example of shapes {shapes}"
+        message += f"; it was checking {shown} (example {running.examples_started} drawn)"
+        message += ", too large to be shown" if not arrays else ""
+    check = CheckResult(
+        verdict=Verdict.FAILED,
+        target=job.spec,
+        failure=Failure(kind, message),
+        inputs=list(arrays or []),
+        params=dict((running.settings or job.settings).get("kwargs") or {}),
+        seed=check_seed,
+    )
+    return VerifyResult(
+        target=job.spec,
+        passed=False,
+        verdict=verdict,
+        examples=running.done,
+        rejected=0,
+        failure=check,
+        max_abs_error=math.nan,
+        max_rel_error=math.nan,
+        error_ratio=math.nan,
+        seconds=elapsed,
+        seed=int(job.settings.get("seed", 0)),
+        settings=running.settings or {k: v for k, v in job.settings.items() if k != "seed"},
+    )
+
+
+def _worker_died(job: Job, running: _Running, exitcode: int | None) -> VerifyResult:
+    when = "" if running.example is not None else " before its first example (while loading it?)"
+    message = (
+        f"the worker process checking it {_how_it_ended(exitcode)}{when}: the op ended its "
+        f"process (os._exit, a crash in native code, or it was killed)"
+    )
+    elapsed = time.monotonic() - running.started
+    return _unfinished(job, running, Verdict.FAILED, Kind.WORKER_DIED, message, elapsed)

@@ -25,7 +25,7 @@ import numpy as np
 
 from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.signature import op_signature
-from gradcheck.checking.vocabulary import Mode, Skip, Verdict
+from gradcheck.checking.vocabulary import Kind, Mode, Skip, Verdict
 from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.search.description import (
     Description,
@@ -44,7 +44,7 @@ from gradcheck.search.description import (
 from gradcheck.search.domain import ShapeDomain
 from gradcheck.search.precedence import layered
 
-__all__ = ["VerifyResult", "LoadedTarget", "verify", "draw_example", "DEFAULTS"]
+__all__ = ["VerifyResult", "LoadedTarget", "verify", "draw_example", "is_ctrl_c", "DEFAULTS"]
 
 #: Settings used where neither the caller nor the op's description gives one.
 DEFAULTS: dict[str, Any] = {
@@ -198,6 +198,7 @@ def verify(
     min_dims: int | None = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
 ) -> VerifyResult:
     """Check ``target``'s gradient on generated inputs; shrink and report a failure.
 
@@ -243,6 +244,10 @@ def verify(
         The name to report (default: from the target).
     progress : callable, optional
         Called as ``progress(examples_so_far, max_examples)`` after each example.
+    on_example : callable, optional
+        Called as ``on_example(arrays, check_seed)`` before every example is checked,
+        while searching and while shrinking (a watchdog learns from it which example
+        a hang or a crash was on).
 
     Returns
     -------
@@ -253,6 +258,11 @@ def verify(
     InvalidDescription
         A setting is invalid or does not fit the op (e.g. the number of shapes is not
         its number of inputs). ``exc.field`` names the setting.
+
+    An op that raises ``SystemExit`` (``sys.exit``) fails with kind ``exited``, at the
+    example where it did, and so does one that raises ``KeyboardInterrupt``, unless
+    Python's own SIGINT handler is installed (then it is a Ctrl-C and stops the search:
+    :func:`is_ctrl_c`).
 
     Examples
     --------
@@ -284,7 +294,7 @@ def verify(
     )
     if seed is None:
         seed = secrets.randbits(32)
-    return _run(obj, name, options, int(seed), progress)
+    return _run(obj, name, options, int(seed), progress, on_example)
 
 
 # --- settings ----------------------------------------------------------------------
@@ -521,8 +531,9 @@ class _Search:
     """The body of the Hypothesis test, and what it has seen: each example's check,
     counted, rejected where the op is not differentiable, raised where it fails."""
 
-    def __init__(self, tgt: Any, options: dict[str, Any], progress: Any) -> None:
+    def __init__(self, tgt: Any, options: dict[str, Any], progress: Any, on_example: Any) -> None:
         self.tgt, self.options, self.progress = tgt, options, progress
+        self.on_example = on_example
         self.examples = self.rejected = self.shrink_steps = 0
         self.skipped: dict[str, int] = {}
         self.max_abs = self.max_rel = self.max_ratio = math.nan
@@ -541,12 +552,14 @@ class _Search:
         searching = self.first_failure is None
         if not searching:
             self.shrink_steps += 1
+        if self.on_example is not None:
+            self.on_example(arrays, check_seed)
         try:
             result = _check(self.tgt, arrays, self.options, check_seed)
         except GradcheckError as exc:
             self.fatal = exc
             raise
-        if result.verdict in (Verdict.NOT_DIFFERENTIABLE, Verdict.INCONCLUSIVE):
+from gradcheck.checking.vocabulary import Kind, Mode, Skip, Verdict
             if searching:
                 self.rejected += 1
                 reason = result.note or Skip.NOT_DIFFERENTIABLE
@@ -580,6 +593,7 @@ def _run(
     options: dict[str, Any],
     seed: int,
     progress: Callable[[int, int], None] | None,
+    on_example: Callable[[Sequence[np.ndarray], int], None] | None,
 ) -> VerifyResult:
     # Hypothesis is imported here, not at module level: `import gradcheck` (which
     # exports verify) stays as light as the engine.
@@ -590,7 +604,7 @@ def _run(
 
     from gradcheck.checking.target import resolve_target
 
-    search = _Search(resolve_target(obj), options, progress)
+    search = _Search(resolve_target(obj), options, progress, on_example)
 
     @settings(
         max_examples=options["max_examples"],
@@ -673,6 +687,46 @@ def _unsatisfied(skipped: Mapping[str, int], *, drawn: bool = True) -> str:
     reasons = "; ".join(f"{reason} ({n})" for reason, n in skipped.items())
     hints = "; ".join(advice[reason] for reason in skipped if reason in advice)
     return f"every example drawn was skipped: {reasons}; {hints}"
+
+
+def is_ctrl_c(exc: BaseException) -> bool:
+    """True for a KeyboardInterrupt that Python's SIGINT handler may have raised (a
+    Ctrl-C, which must stop the caller); False for SystemExit, and for a
+    KeyboardInterrupt while SIGINT is handled otherwise (``gradcheck verify`` handles
+    it itself, its workers ignore it): then the op's code raised it."""
+    import signal
+
+    return (
+        isinstance(exc, KeyboardInterrupt)
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+
+
+def _exited(
+    tgt: Any, arrays: Sequence[Any], options: dict[str, Any], seed: int, exc: BaseException
+) -> CheckResult:
+    """The failed check of an example where the op raised SystemExit or
+    KeyboardInterrupt."""
+    from gradcheck.checking.result import Failure
+    from gradcheck.checking.target import user_frame
+
+    frame = user_frame(exc.__traceback__)
+    text = f"{type(exc).__name__}({', '.join(map(repr, exc.args))})"
+    how = " (sys.exit)" if isinstance(exc, SystemExit) else ""
+    message = f"the op raised {text}{how}, which would have ended the run"
+    return CheckResult(
+        verdict=Verdict.FAILED,
+        target=tgt.name,
+        failure=Failure(
+            Kind.EXITED,
+            message + (f"\n  at {frame}" if frame else ""),
+            exception=text,
+            frame=frame,
+        ),
+        inputs=[np.array(a) for a in arrays],
+        params=dict(options.get("kwargs") or {}),
+        seed=seed,
+    )
 
 
 # --- JSON ---------------------------------------------------------------------------
