@@ -37,13 +37,15 @@ from gradcheck.errors import GradcheckError, InternalError, InvalidDescription, 
 from gradcheck.frontend.baseline import RATIO_FLOOR
 from gradcheck.frontend.config import (
     DEFAULT_REGRESSION_FACTOR,
+    RUN_LIMITS,
     ProjectConfig,
     is_regression_factor,
     load_config,
+    normalize_seconds,
 )
 from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
 from gradcheck.frontend.loading import load_targets, split_spec
-from gradcheck.frontend.runner import Job, Run, WorkerSetup
+from gradcheck.frontend.runner import DEFAULT_EXAMPLE_TIMEOUT, Job, Run, WorkerSetup
 from gradcheck.search.description import (
     description_of,
     normalize_domain,
@@ -90,6 +92,8 @@ _FLAGS = {
     "boolean": "--boolean",
     "unique": "--unique",
     "min_dims": "--min-dims",
+    "timeout": "--timeout",
+    "example_timeout": "--example-timeout",
 }
 # The settings name (as in gradcheck.describe / gradcheck.verify) of each option.
 _SETTING_OF_OPTION = {"shape": "shapes", "constant": "constants", "boolean": "booleans"}
@@ -405,6 +409,18 @@ _format_option = click.option(
 )
 
 
+class _Seconds(click.ParamType):
+    """A time limit: a positive, finite number of seconds."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        try:
+            return normalize_seconds(float(value))
+        except (ValueError, InvalidDescription):
+            self.fail(f"must be a positive number of seconds, got {value!r}", param, ctx)
+
+
 # --- commands ---------------------------------------------------------------------
 
 
@@ -498,6 +514,20 @@ _format_option = click.option(
     "the table's keys at top level. Default: the nearest pyproject.toml.",
 )
 @click.option(
+    "--timeout",
+    type=_Seconds(),
+    metavar="SECONDS",
+    help="Stop a target that runs longer than SECONDS: its verdict is timed_out, with "
+    "the example it was on; the run goes on [default: no limit].",
+)
+@click.option(
+    "--example-timeout",
+    type=_Seconds(),
+    metavar="SECONDS",
+    help="Stop a target when one of its examples runs longer than SECONDS (a hang) "
+    f"[default: {DEFAULT_EXAMPLE_TIMEOUT:g}].",
+)
+@click.option(
     "--jobs",
     "-j",
     type=click.IntRange(min=1),
@@ -560,6 +590,8 @@ def verify_command(
     boolean: tuple[int, ...],
     unique: bool | None,
     min_dims: int | None,
+    timeout: float | None,
+    example_timeout: float | None,
     output_format: OutputFormat,
     config_path: Path | None,
     jobs: int,
@@ -600,6 +632,8 @@ def verify_command(
         "boolean": boolean or None,
         "unique": unique,
         "min_dims": min_dims,
+        "timeout": timeout,
+        "example_timeout": example_timeout,
     }
     overrides = _settings_from_options(ctx, parsed)
     if regression_factor is not None and not is_regression_factor(regression_factor):
@@ -627,7 +661,7 @@ def verify_command(
         except GradcheckError as exc:
             _fail(str(exc), exc.exit_code, exc, verbose)
     plan = [
-        Job(item.target.name, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
+        _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
         for item in items
     ]
     setup = WorkerSetup(
@@ -693,6 +727,18 @@ def _job_settings(
         project=item.settings,  # the file's defaults and the target's entry, merged
         baseline={"seed": old["seed"]} if old is not None else None,
         options=dict(overrides, seed=seed),
+    )
+
+
+def _job(item: RunItem, settings: dict[str, Any], verbose: bool) -> Job:
+    """The job of one target: verify()'s settings, and the run's time limits apart."""
+    limits = {key: settings.pop(key) for key in RUN_LIMITS if key in settings}
+    return Job(
+        item.target.name,
+        settings,
+        verbose,
+        timeout=limits.get("timeout"),
+        example_timeout=limits.get("example_timeout", DEFAULT_EXAMPLE_TIMEOUT),
     )
 
 

@@ -280,13 +280,15 @@ class GradcheckItem(pytest.Item):
 
     def runtest(self) -> None:
         from gradcheck.errors import GradcheckError
+        from gradcheck.frontend.config import RUN_LIMITS
         from gradcheck.frontend.loading import load_targets
         from gradcheck.search.verifier import verify
 
-        # the file's settings, overridden by the command line and ini keys
+        # the file's settings, overridden by the command line and ini keys; the time
+        # limits are gradcheck verify's (here, pytest-timeout's job)
         options = layered(
             defaults={"seed": DEFAULT_SEED},
-            project=self.options,
+            project={k: v for k, v in self.options.items() if k not in RUN_LIMITS},
             options=self.config.stash[_session_settings],
         )
         try:

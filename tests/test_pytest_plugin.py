@@ -239,6 +239,16 @@ def test_collected_targets_are_test_items(sandbox):
     sandbox.runpytest(*PLUGIN).assert_outcomes(passed=1)
 
 
+def test_collected_targets_take_no_time_limit_from_the_file(sandbox):
+    # The time limits are gradcheck verify's; pytest items ignore them (pytest-timeout).
+    sandbox.makefile(
+        ".toml",
+        pyproject="[tool.gradcheck]\ntimeout = 30\nexample-timeout = 5\nmax-examples = 3\n"
+        '[[tool.gradcheck.targets]]\ntarget = "myops:Square"\ntimeout = 9\n',
+    )
+    sandbox.runpytest(*PLUGIN, "--gradcheck").assert_outcomes(passed=1)
+
+
 def test_collection_without_targets_or_with_a_bad_config_is_a_usage_error(sandbox):
     sandbox.makepyfile(test_plain="def test_plain(): pass")
     sandbox.makefile(".toml", pyproject="[tool.gradcheck]\nseed = 1\n")

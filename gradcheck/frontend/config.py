@@ -57,7 +57,9 @@ __all__ = [
     "TargetConfig",
     "find_pyproject",
     "load_config",
+    "normalize_seconds",
     "OPTION_KEYS",
+    "RUN_LIMITS",
 ]
 
 #: Settings a target (or the defaults) may carry, and what each must be.
@@ -78,7 +80,12 @@ OPTION_KEYS = (
     "booleans",
     "constants",
     "min-dims",
+    "timeout",
+    "example-timeout",
 )
+#: Settings of the run around the checks (``gradcheck verify``'s time limits), not of
+#: :func:`gradcheck.verify`: under their Python names.
+RUN_LIMITS = ("timeout", "example_timeout")
 #: How much a target's error ratio may grow against a baseline before it is a regression.
 DEFAULT_REGRESSION_FACTOR = 1.5
 
@@ -235,6 +242,15 @@ def _options(file: Path, where: str, raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def normalize_seconds(value: Any) -> float:
+    """A time limit: a finite number of seconds > 0 (the one check, for the file and
+    the command line)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value <= 0:
+        raise InvalidDescription(f"must be a positive number of seconds, got {value!r}")
+    return float(value)
+
+
 def _shapes(value: Any) -> tuple[Any, ...]:
     # A TOML string is not a list of shapes, though it is a sequence.
     shapes = normalize_shapes(value)
@@ -270,5 +286,7 @@ _NORMALIZERS: dict[str, Callable[[Any], Any]] = {
     "booleans": lambda v: normalize_indices(v, "booleans"),
     "constants": lambda v: normalize_indices(v, "constants"),
     "min-dims": normalize_min_dims,
+    "timeout": normalize_seconds,
+    "example-timeout": normalize_seconds,
 }
 assert set(_NORMALIZERS) == set(OPTION_KEYS)

@@ -11,7 +11,8 @@ The JSON document (``gradcheck verify --format json``), version 1::
         {
           "target": "mymodule:MyOp", # how to name it on the command line
           "passed": true,
-          "verdict": "passed",       # "passed" | "failed" | "inconclusive"
+          "verdict": "passed",       # "passed" | "failed" | "inconclusive" |
+                                     # "timed_out" | "not_run"
           "examples": 100,           # examples checked (up to the first failure)
           "rejected": 3,             # examples skipped, never failed...
           "skipped": {"not differentiable there": 2, "output not finite there": 1},
@@ -66,6 +67,8 @@ _VERDICT_STYLE = {
     Verdict.PASSED: {"fg": "green"},
     Verdict.FAILED: {"fg": "red", "bold": True},
     Verdict.INCONCLUSIVE: {"fg": "yellow"},
+    Verdict.TIMED_OUT: {"fg": "red", "bold": True},
+    Verdict.NOT_RUN: {"fg": "yellow"},
 }
 
 
@@ -76,7 +79,7 @@ def _number(value: float) -> str:
 
 
 def _verdict(result: VerifyResult, color: bool) -> str:
-    text = result.verdict if result.passed else result.verdict.upper()
+    text = result.verdict if result.passed else result.verdict.upper().replace("_", " ")
     return click.style(text, **_VERDICT_STYLE[result.verdict]) if color else text
 
 
@@ -141,11 +144,8 @@ def report_text(check_result: Any) -> str:
 
 
 def _summary(results: Sequence[VerifyResult], seed: int) -> str:
-    counts = {
-        v: sum(r.verdict == v for r in results)
-        for v in (Verdict.PASSED, Verdict.FAILED, Verdict.INCONCLUSIVE)
-    }
-    said = [f"{n} {v}" for v, n in counts.items() if n]
+    counts = {v: sum(r.verdict == v for r in results) for v in _VERDICT_STYLE}
+    said = [f"{n} {v.replace('_', ' ')}" for v, n in counts.items() if n]
     seconds = sum(r.seconds for r in results)
     return f"{', '.join(said)} in {seconds:.2f} s (seed {seed})"
 

@@ -71,6 +71,10 @@ __all__ = ["Job", "RemoteError", "Run", "WorkerSetup", "run_job"]
 EXAMPLE_ELEMENTS_SENT = 4096
 #: Workers that die before they are ready, in a row, before the run gives up.
 MAX_FAILED_STARTS = 3
+#: The longest one example may take (seconds) unless ``--example-timeout`` says
+#: otherwise: far above what a check takes (milliseconds to seconds), so that only a
+#: hang reaches it, and a hung op costs a CI job minutes instead of hours.
+DEFAULT_EXAMPLE_TIMEOUT = 300.0
 
 
 @dataclass(frozen=True)
@@ -86,11 +90,18 @@ class Job:
         Keyword arguments of :func:`gradcheck.verify`, ``seed`` included.
     verbose : bool
         Keep the op's runtime warnings (otherwise silenced).
+    timeout : float or None
+        The most seconds the target may take (None: no limit).
+    example_timeout : float or None
+        The most seconds one example may take, from when the worker reported it (the
+        first one: from when the job started).
     """
 
     spec: str
     settings: dict[str, Any] = field(default_factory=dict)
     verbose: bool = False
+    timeout: float | None = None
+    example_timeout: float | None = DEFAULT_EXAMPLE_TIMEOUT
 
 
 @dataclass(frozen=True)
@@ -267,6 +278,8 @@ class _Running:
 
     index: int
     started: float
+    #: When the current example was reported (or the job started).
+    beat: float = 0.0
     #: The effective settings, once the worker has loaded the target.
     settings: dict[str, Any] | None = None
     #: The example being checked: (arrays or None, their shapes as text, check seed).
@@ -362,7 +375,8 @@ class Run:
             if worker.ready and worker.job is None and self._pending:
                 index = self._pending.popleft()
                 job = self.jobs[index]
-                worker.job = _Running(index, time.monotonic())
+                now = time.monotonic()
+                worker.job = _Running(index, now, beat=now)
                 worker.job.progress = self.progress(job) if self.progress is not None else None
                 worker.conn.send((index, job))
 
@@ -371,10 +385,38 @@ class Run:
         for worker in self._workers:
             by_object[worker.conn] = worker
             by_object[worker.process.sentinel] = worker
-        for ready in wait(list(by_object)):
+        deadlines = [self._deadline(w)[0] for w in self._workers if w.job is not None]
+        timeout = None if not deadlines else max(0.0, min(deadlines) - time.monotonic())
+        for ready in wait(list(by_object), timeout):
             worker = by_object[ready]
             if worker in self._workers:
                 self._receive(worker)
+        self._enforce_limits()
+
+    def _deadline(self, worker: _Worker) -> tuple[float, str]:
+        """When the worker's job runs out of time, and which limit that is."""
+        assert worker.job is not None
+        job, running = self.jobs[worker.job.index], worker.job
+        limits = [(math.inf, "")]
+        if job.timeout is not None:
+            limits.append((running.started + job.timeout, "timeout"))
+        if job.example_timeout is not None:
+            limits.append((running.beat + job.example_timeout, "example_timeout"))
+        return min(limits)
+
+    def _enforce_limits(self) -> None:
+        now = time.monotonic()
+        for worker in list(self._workers):
+            if worker.job is None or self._deadline(worker)[0] > now:
+                continue
+            self._receive(worker)  # it may have just finished
+            if worker.job is None or worker not in self._workers:
+                continue
+            running, limit = worker.job, self._deadline(worker)[1]
+            worker.job = None
+            worker.kill()
+            self._workers.remove(worker)
+            self._finished[running.index] = _timed_out(self.jobs[running.index], running, limit)
 
     def _receive(self, worker: _Worker) -> None:
         """Every message the worker has sent; its end, if it died."""
@@ -401,6 +443,7 @@ class Run:
             (arrays, shapes), check_seed = rest[1], rest[2]
             running.example = (arrays, shapes, check_seed)
             running.examples_started += 1
+            running.beat = time.monotonic()
         elif what == "progress":
             running.done = rest[1]
             if running.progress is not None:
@@ -486,6 +529,18 @@ def _unfinished(
         seed=int(job.settings.get("seed", 0)),
         settings=running.settings or {k: v for k, v in job.settings.items() if k != "seed"},
     )
+
+
+def _timed_out(job: Job, running: _Running, limit: str) -> VerifyResult:
+    if limit == "timeout":
+        message = f"the target ran longer than its time limit, {job.timeout:g} s (--timeout)"
+    else:
+        message = (
+            f"one example ran longer than the limit per example, {job.example_timeout:g} s "
+            f"(--example-timeout): the op hangs, or is slower than that on this example"
+        )
+    elapsed = time.monotonic() - running.started
+    return _unfinished(job, running, Verdict.TIMED_OUT, Kind.TIMED_OUT, message, elapsed)
 
 
 def _worker_died(job: Job, running: _Running, exitcode: int | None) -> VerifyResult:

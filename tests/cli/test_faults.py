@@ -145,3 +145,72 @@ def test_a_module_that_kills_the_workers_at_import_fails_its_targets(ops: Path):
     (entry,) = targets(out).values()
     assert kind(entry) == "worker_died"
     assert "exited with code 3 before its first example" in entry["failure"]["message"]
+
+
+HANGS = textwrap.dedent(
+    """
+    import re, time
+    from ops import Good
+
+
+    class Sleeps(Good):
+        def __call__(self, x):
+            time.sleep(3600)
+
+
+    class HoldsTheGil(Good):
+        def backward_var(self, grad, index, **kw):
+            re.match(r"(a+)+$", "a" * 64 + "b")  # a C loop no signal handler interrupts
+            return Good.backward_var(self, grad, index, **kw)
+    """
+)
+
+
+@pytest.fixture
+def hangs(ops: Path) -> Path:
+    (ops / "hangs.py").write_text(HANGS)
+    return ops
+
+
+def test_a_target_over_its_time_limit_times_out_and_the_run_goes_on(hangs: Path):
+    names = ["hangs:Sleeps", "ops:Good", "hangs:HoldsTheGil"]
+    out = gradcheck(hangs, "verify", *names, *FAST, "--timeout", "1", "--format", "json",
+                    "--junit-xml", "r.xml")  # fmt: skip
+    assert out.returncode == 1, out.stderr
+    found = targets(out)
+    assert found["ops:Good"]["passed"]
+    for name in ("hangs:Sleeps", "hangs:HoldsTheGil"):
+        assert found[name]["verdict"] == "timed_out" and not found[name]["passed"]
+        assert kind(found[name]) == "timed_out"
+        assert "--timeout" in found[name]["failure"]["message"]
+        assert found[name]["failure"]["inputs"]  # the example it was on
+    assert (hangs / "r.xml").read_text().count("<testcase") == 3
+
+
+def test_the_limit_per_example_comes_from_the_configuration_too(hangs: Path):
+    (hangs / "pyproject.toml").write_text(
+        "[tool.gradcheck]\nmax-examples = 3\nseed = 1\n"
+        '[[tool.gradcheck.targets]]\ntarget = "hangs:Sleeps"\nexample-timeout = 1\n'
+        '[[tool.gradcheck.targets]]\ntarget = "ops:Good"\n'
+    )
+    out = gradcheck(hangs, "verify", "--jobs", "2", "--format", "json")
+    assert out.returncode == 1, out.stderr
+    found = targets(out)
+    assert found["hangs:Sleeps"]["verdict"] == "timed_out"
+    assert "--example-timeout" in found["hangs:Sleeps"]["failure"]["message"]
+    assert found["ops:Good"]["passed"]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "abc"])
+def test_a_bad_time_limit_is_one_line_naming_the_option(ops: Path, value: str):
+    out = gradcheck(ops, "verify", "ops:Good", *FAST, f"--timeout={value}")
+    assert out.returncode == 2
+    assert "--timeout" in out.stderr and "positive number of seconds" in out.stderr
+    assert len(out.stderr.strip().splitlines()) <= 2
+
+
+def test_a_bad_time_limit_in_the_configuration_names_the_file_and_key(ops: Path):
+    (ops / "pyproject.toml").write_text("[tool.gradcheck]\nexample-timeout = 0\n")
+    out = gradcheck(ops, "verify", "ops:Good", *FAST)
+    assert out.returncode == 2
+    assert "pyproject.toml" in out.stderr and "'example-timeout'" in out.stderr
