@@ -19,6 +19,7 @@ import json
 import os
 import secrets
 import shlex
+import signal
 import sys
 import time
 import traceback
@@ -32,7 +33,7 @@ import click
 
 from gradcheck import __version__
 from gradcheck.checking.signature import op_signature
-from gradcheck.checking.vocabulary import MODES
+from gradcheck.checking.vocabulary import MODES, Verdict
 from gradcheck.errors import GradcheckError, InternalError, InvalidDescription, RemoteError
 from gradcheck.frontend.baseline import RATIO_FLOOR
 from gradcheck.frontend.config import (
@@ -45,7 +46,14 @@ from gradcheck.frontend.config import (
 )
 from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
 from gradcheck.frontend.loading import load_targets, split_spec
-from gradcheck.frontend.runner import DEFAULT_EXAMPLE_TIMEOUT, Job, Run, WorkerSetup
+from gradcheck.frontend.runner import (
+    DEFAULT_EXAMPLE_TIMEOUT,
+    Interrupted,
+    Job,
+    Run,
+    StopOnSignals,
+    WorkerSetup,
+)
 from gradcheck.search.description import (
     description_of,
     normalize_domain,
@@ -130,9 +138,12 @@ class _Gradcheck(click.Group):
             return super().main(args, standalone_mode=False, **extra)
         try:
             code = super().main(args, standalone_mode=False, **extra)
-        except click.exceptions.Abort:
+        except click.exceptions.Abort:  # Ctrl-C outside a run (click's KeyboardInterrupt)
             click.echo("Aborted.", err=True)
-            sys.exit(1)
+            sys.exit(128 + signal.SIGINT)
+        except Interrupted as exc:  # SIGINT or SIGTERM before a run had a result
+            click.echo(f"Error: interrupted by {exc.name}", err=True)
+            sys.exit(128 + exc.signum)
         except click.ClickException as exc:
             click.echo(f"Error: {exc.format_message()}", err=True)
             sys.exit(exc.exit_code)
@@ -642,59 +653,69 @@ def verify_command(
         )
     from gradcheck.frontend import baseline as baselines
 
-    try:
-        config = load_config(config_path)
-        baseline = baselines.load_baseline(baseline_path) if baseline_path is not None else None
-    except GradcheckError as exc:
-        _fail(str(exc), exc.exit_code, exc, verbose)
-    run_seed = _run_seed(seed, baseline, config)
-    # With JSON, stdout carries the document only: whatever the user's module prints
-    # (at import, in its forward) goes to stderr.
-    user_output = (
-        contextlib.redirect_stdout(sys.stderr)
-        if output_format.document
-        else contextlib.nullcontext()
-    )
-    with user_output:
+    # SIGINT and SIGTERM stop the run, which still prints and writes what finished.
+    with StopOnSignals() as signals:
         try:
-            items = plan_run(targets, config)
+            config = load_config(config_path)
+            baseline = baselines.load_baseline(baseline_path) if baseline_path else None
         except GradcheckError as exc:
             _fail(str(exc), exc.exit_code, exc, verbose)
-    plan = [
-        _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
-        for item in items
-    ]
-    setup = WorkerSetup(
-        sys_path=tuple(sys.path),
-        cwd=os.getcwd(),
-        stdout_to_stderr=output_format.document,
-        hypothesis_home=_hypothesis_home(),
-    )
-    results = _run_all(items, plan, jobs, setup, overrides, verbose)
+        run_seed = _run_seed(seed, baseline, config)
+        # With JSON, stdout carries the document only: whatever the user's module
+        # prints (at import, in its forward) goes to stderr.
+        user_output = (
+            contextlib.redirect_stdout(sys.stderr)
+            if output_format.document
+            else contextlib.nullcontext()
+        )
+        with user_output:
+            try:
+                items = plan_run(targets, config)
+            except GradcheckError as exc:
+                _fail(str(exc), exc.exit_code, exc, verbose)
+        plan = [
+            _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
+            for item in items
+        ]
+        setup = WorkerSetup(
+            sys_path=tuple(sys.path),
+            cwd=os.getcwd(),
+            stdout_to_stderr=output_format.document,
+            hypothesis_home=_hypothesis_home(),
+        )
+        results, stopped_by = _run_all(items, plan, jobs, setup, overrides, verbose, signals)
+        signals.acknowledge()  # from here on, what finished is written whatever comes
 
-    comparison = None
-    if baseline is not None:
-        factor = regression_factor
-        if factor is None:
-            factor = config.regression_factor if config else DEFAULT_REGRESSION_FACTOR
-        comparison = baselines.compare(results, baseline, factor=factor)
-    try:
-        if save_baseline is not None:
-            baselines.save_baseline(save_baseline, results, seed=run_seed)
-        if junit_xml is not None:
-            _write_junit(junit_xml, results, run_seed, comparison)
-    except (GradcheckError, OSError) as exc:
-        message = str(exc) if isinstance(exc, GradcheckError) else f"{exc.filename}: {exc.strerror}"
-        _fail(message, 2, exc, verbose)
+        # A baseline holds, and is compared on, the targets that finished.
+        finished = [r for r in results if r.verdict != Verdict.NOT_RUN]
+        comparison = None
+        if baseline is not None:
+            factor = regression_factor
+            if factor is None:
+                factor = config.regression_factor if config else DEFAULT_REGRESSION_FACTOR
+            comparison = baselines.compare(finished, baseline, factor=factor)
+        try:
+            if save_baseline is not None:
+                baselines.save_baseline(save_baseline, finished, seed=run_seed)
+            if junit_xml is not None:
+                _write_junit(junit_xml, results, run_seed, comparison)
+        except (GradcheckError, OSError) as exc:
+            message = (
+                str(exc) if isinstance(exc, GradcheckError) else f"{exc.filename}: {exc.strerror}"
+            )
+            _fail(message, 2, exc, verbose)
 
-    def replay(result: VerifyResult) -> str:
-        return _replay_command(ctx, result.target, result.seed)
+        def replay(result: VerifyResult) -> str:
+            return _replay_command(ctx, result.target, result.seed)
 
-    if os.environ.get("GITHUB_ACTIONS") == "true":
-        _annotate(items, results, comparison, to_stderr=output_format.document)
-    color = output_format.color and _use_color()
-    report = RunReport(results, run_seed, replay, comparison, color)
-    click.echo(output_format.run(report), color=color)
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            _annotate(items, results, comparison, to_stderr=output_format.document)
+        color = output_format.color and _use_color()
+        stopped = signal.Signals(stopped_by).name if stopped_by else None
+        report = RunReport(results, run_seed, replay, comparison, color, stopped)
+        click.echo(output_format.run(report), color=color)
+    if stopped_by is not None:
+        ctx.exit(128 + stopped_by)  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
     passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
     ctx.exit(0 if passed else 1)
 
@@ -749,8 +770,10 @@ def _run_all(
     setup: WorkerSetup,
     overrides: dict[str, Any],
     verbose: bool,
-) -> list[VerifyResult]:
-    """Run every job (in ``jobs`` worker processes); an error ends the run with its
+    signals: StopOnSignals,
+) -> tuple[list[VerifyResult], int | None]:
+    """Run every job (in ``jobs`` worker processes): the results, and the signal that
+    stopped the run (None when it ran to its end). An error ends the run with its
     one-line message, naming the target whose job raised it."""
     open_bars: list[_Progress] = []
 
@@ -769,14 +792,19 @@ def _run_all(
     run = Run(plan, jobs, setup, progress=progress)
     # closing(): the worker processes are shut down before an error ends the run.
     with contextlib.closing(run):
-        for index, outcome in run.results():
-            close_bars()
-            if isinstance(outcome, VerifyResult):
+        try:
+            for index, outcome in run.results():
+                close_bars()
+                if not isinstance(outcome, VerifyResult):
+                    run.close()
+                    _fail_item(outcome, items[index], overrides, verbose)
                 results.append(outcome)
-                continue
-            run.close()
-            _fail_item(outcome, items[index], overrides, verbose)
-    return results
+        except Interrupted as stop:
+            signals.acknowledge()
+            close_bars()
+            results.extend(outcome for _, outcome in run.stop(stop.signum))  # type: ignore[misc]
+            return results, stop.signum
+    return results, None
 
 
 def _fail_item(

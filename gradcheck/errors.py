@@ -11,11 +11,14 @@ code the ``gradcheck`` command reports it with (the way click's exceptions do):
 2     a usage, load or configuration error: the rest
 101   an internal error, a bug of gradcheck's own (:class:`InternalError`);
       the traceback is printed with a request to report it
+130   SIGINT stopped the run (:class:`Interrupted`); 143 SIGTERM
 ====  ======================================================================
 
-:class:`SkipGradient` is not an error: an :meth:`Operation.backward_var` raises it to say
-"this input receives no gradient from me", and the engine catches it. Two private
-signals stay beside the loops that raise and catch them and never leave their module
+:class:`SkipGradient` and :class:`Interrupted` are not errors: an
+:meth:`Operation.backward_var` raises the first to say "this input receives no gradient
+from me", and the engine catches it; ``gradcheck verify``'s signal handler raises the
+second to stop a run. Two private signals stay beside the loops that raise and catch
+them and never leave their module
 (``checker._Fail`` ends one check with its failure, ``verifier._ExampleFailed`` marks a
 failing example inside the Hypothesis test).
 
@@ -46,6 +49,7 @@ __all__ = [
     "GradcheckFailure",
     "InternalError",
     "RemoteError",
+    "Interrupted",
 ]
 
 
@@ -213,3 +217,20 @@ class RemoteError(InternalError):
         # It travels from the worker in a pickle; the default would call the class
         # with the message alone.
         return type(self), (self.type_name, str(self), self.remote_traceback)
+
+
+class Interrupted(BaseException):
+    """SIGINT or SIGTERM reached ``gradcheck verify``: its handler raises this, so that
+    the run stops wherever the command waits, and the command prints and writes what
+    finished and exits 128 + the signal's number (130, 143). A BaseException: nothing
+    that catches errors (the op's code at import included) catches it."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def name(self) -> str:
+        import signal
+
+        return signal.Signals(self.signum).name

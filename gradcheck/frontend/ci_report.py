@@ -26,6 +26,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from gradcheck.checking.vocabulary import Verdict
 from gradcheck.frontend.loading import split_spec
 from gradcheck.search.verifier import VerifyResult
 
@@ -81,7 +82,10 @@ def junit_xml(
     target gets a failure of type ``regression`` even if its checks passed.
     """
     regressions = regressions or {}
-    failures = sum(1 for r in results if not r.passed or r.target in regressions)
+    skipped = [r for r in results if r.verdict == Verdict.NOT_RUN]
+    failures = sum(
+        1 for r in results if (not r.passed or r.target in regressions) and r not in skipped
+    )
     total = sum(r.seconds for r in results)
     root = ET.Element("testsuites", name=suite_name)
     suite = ET.SubElement(
@@ -91,7 +95,7 @@ def junit_xml(
         tests=str(len(results)),
         failures=str(failures),
         errors="0",
-        skipped="0",
+        skipped=str(len(skipped)),
         time=f"{total:.3f}",
     )
     properties = ET.SubElement(suite, "properties")
@@ -105,7 +109,9 @@ def junit_xml(
             name=_xml_text(name or r.target),
             time=f"{r.seconds:.3f}",
         )
-        if not r.passed:
+        if r.verdict == Verdict.NOT_RUN:  # the run was stopped before it finished
+            ET.SubElement(case, "skipped", message=_xml_text(f"not run: {r.note}"))
+        elif not r.passed:
             failure = ET.SubElement(
                 case, "failure", message=_xml_text(_headline(r)), type=r.verdict
             )
@@ -191,6 +197,8 @@ def github_annotations(
     lines = []
     for r in results:
         file, line = locations.get(r.target, (None, None))
+        if r.verdict == Verdict.NOT_RUN:
+            continue  # the run was stopped: nothing to say about the op
         if not r.passed:
             lines.append(
                 _command(

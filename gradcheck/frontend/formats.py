@@ -32,6 +32,8 @@ class RunReport:
     comparison: Any = None
     #: Colour the output (a format whose ``color`` is true, on a terminal).
     color: bool = False
+    #: The signal that stopped the run ("SIGINT"), when one did.
+    stopped_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -55,7 +57,13 @@ class OutputFormat:
 def _table_run(report: RunReport) -> str:
     from gradcheck.frontend.render import render_table
 
-    text = render_table(report.results, seed=report.seed, replay=report.replay, color=report.color)
+    text = render_table(
+        report.results,
+        seed=report.seed,
+        replay=report.replay,
+        color=report.color,
+        stopped_by=report.stopped_by,
+    )
     if report.comparison is not None:
         text += f"\n\n{report.comparison.render()}"
     return text
@@ -64,9 +72,11 @@ def _table_run(report: RunReport) -> str:
 def _json_run(report: RunReport) -> str:
     from gradcheck.frontend.render import render_json
 
-    extra = None
+    extra: dict[str, Any] = {}
     if report.comparison is not None:
-        extra = {"baseline": report.comparison.to_dict()}
+        extra["baseline"] = report.comparison.to_dict()
+    if report.stopped_by is not None:
+        extra["interrupted"] = report.stopped_by
     return render_json(report.results, seed=report.seed, replay=report.replay, extra=extra)
 
 

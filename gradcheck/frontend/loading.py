@@ -40,7 +40,7 @@ from gradcheck.checking.adapters import framework_of, missing_extra_hint
 from gradcheck.errors import ModuleLoadError, NotATarget, TargetNotFound
 from gradcheck.operation import Operation
 from gradcheck.search.description import is_described
-from gradcheck.search.verifier import LoadedTarget
+from gradcheck.search.verifier import LoadedTarget, is_ctrl_c
 
 __all__ = ["LoadedTarget", "load_targets", "load_module", "module_targets", "split_spec"]
 
@@ -103,7 +103,9 @@ def load_module(module: str) -> ModuleType:
         raise ModuleLoadError(
             f"cannot import module '{module}': {_one_line(exc)}{missing_extra_hint(exc)}"
         ) from exc
-    except (Exception, SystemExit) as exc:
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:
+        if is_ctrl_c(exc):
+            raise
         raise ModuleLoadError(f"cannot import module '{module}': {_one_line(exc)}") from exc
 
 
@@ -132,8 +134,10 @@ def _load_file(path: Path) -> ModuleType:
         sys.path.insert(0, str(resolved.parent))
     try:
         spec.loader.exec_module(module)
-    except (Exception, SystemExit) as exc:
+    except (Exception, SystemExit, KeyboardInterrupt) as exc:
         del sys.modules[name]
+        if is_ctrl_c(exc):
+            raise
         raise ModuleLoadError(
             f"cannot import '{path}': {_one_line(exc)}{missing_extra_hint(exc)}"
         ) from exc

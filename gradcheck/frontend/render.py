@@ -31,7 +31,10 @@ The JSON document (``gradcheck verify --format json``), version 1::
       ]
     }
 
-With ``--baseline FILE`` the document has one more top-level field, ``"baseline"``:
+A run stopped by a signal has one more top-level field, ``"interrupted"`` (the signal's
+name, ``"SIGINT"`` or ``"SIGTERM"``); its targets that did not finish have the verdict
+``"not_run"``. With ``--baseline FILE`` the document has one more top-level field,
+``"baseline"``:
 ``{"passed": bool, "regression_factor": float, "ratio_floor": float, "regressions":
 [{"target": str, "reason": str}], "fixed": [str], "new": [str], "vanished": [str],
 "error_ratios": {target: {"baseline": float, "now": float}}}`` (see
@@ -89,10 +92,12 @@ def render_table(
     seed: int,
     replay: Callable[[VerifyResult], str],
     color: bool = False,
+    stopped_by: str | None = None,
 ) -> str:
     """The terminal report: one table row per target, then each failure's details
     (the checker's report of the shrunk example) with the command that replays it,
-    the skipped-example counts, and a summary line."""
+    the skipped-example counts, and a summary line (naming the signal that stopped
+    the run, if one did)."""
     rows = [
         [
             r.target,
@@ -111,11 +116,15 @@ def render_table(
         if r.failure is not None:
             blocks.append(f"{_failure_block(r, color)}\nReplay: {replay(r)}")
         elif not r.passed:
-            blocks.append(f"{r.target}: {r.verdict}: {r.note}\nReplay: {replay(r)}")
+            verdict = r.verdict.replace("_", " ")
+            blocks.append(f"{r.target}: {verdict}: {r.note}\nReplay: {replay(r)}")
     skipped = [f"{r.target}: {line}" for r in results for line in r.skip_lines]
     if skipped:
         blocks.append("\n".join(skipped))
-    blocks.append(_summary(results, seed))
+    summary = _summary(results, seed)
+    if stopped_by is not None:
+        summary += f"; {stopped_by} stopped the run"
+    blocks.append(summary)
     return "\n\n".join(blocks)
 
 

@@ -60,11 +60,11 @@ import numpy as np
 
 from gradcheck.checking.result import CheckResult, Failure
 from gradcheck.checking.vocabulary import Kind, Verdict
-from gradcheck.errors import GradcheckError, InternalError, LoadError, RemoteError
+from gradcheck.errors import GradcheckError, InternalError, Interrupted, LoadError, RemoteError
 from gradcheck.frontend.loading import load_targets
 from gradcheck.search.verifier import LoadedTarget, VerifyResult, effective_options, verify
 
-__all__ = ["Job", "RemoteError", "Run", "WorkerSetup", "run_job"]
+__all__ = ["Interrupted", "Job", "RemoteError", "Run", "StopOnSignals", "WorkerSetup", "run_job"]
 
 #: An example whose arrays hold more elements than this is sent to the coordinator by
 #: its shapes only (it names the example a hang or a crash was on).
@@ -291,10 +291,14 @@ class _Running:
 
 class _Worker:
     def __init__(self, context: Any, setup: WorkerSetup) -> None:
-        self.conn, child = context.Pipe(duplex=True)
+        self.conn, self._child = context.Pipe(duplex=True)
         self.process = context.Process(
-            target=_worker_main, args=(child, setup), daemon=True, name="gradcheck-worker"
+            target=_worker_main, args=(self._child, setup), daemon=True, name="gradcheck-worker"
         )
+        self.ready = False
+        self.job: _Running | None = None
+
+    def start(self) -> None:
         # A spawned child runs the parent's main script again (as __mp_main__) unless
         # the main module has no file or spec; a launcher without an `if __name__ ==
         # "__main__"` guard would start the command again in the worker. The worker
@@ -306,13 +310,14 @@ class _Worker:
         finally:
             if main is not None:
                 sys.modules["__main__"] = main
-        child.close()
-        self.ready = False
-        self.job: _Running | None = None
+        self._child.close()
 
     def kill(self) -> None:
         """Kill the worker and what the op started in its process group."""
         pid = self.process.pid
+        if pid is None:  # never started
+            self.conn.close()
+            return
         try:
             if hasattr(os, "killpg") and os.getpgid(pid) == pid:
                 os.killpg(pid, signal.SIGKILL)
@@ -368,7 +373,9 @@ class Run:
         busy = sum(w.job is not None for w in self._workers)
         wanted = min(self.n_jobs, len(self._pending) + busy)
         while len(self._workers) < wanted:
-            self._workers.append(_Worker(self._context, self.setup))
+            worker = _Worker(self._context, self.setup)
+            self._workers.append(worker)  # before it starts: a signal may come meanwhile
+            worker.start()
 
     def _dispatch(self) -> None:
         for worker in self._workers:
@@ -420,6 +427,8 @@ class Run:
 
     def _receive(self, worker: _Worker) -> None:
         """Every message the worker has sent; its end, if it died."""
+        if worker.process.pid is None:
+            return
         try:
             while worker.conn.poll():
                 self._handle(worker, worker.conn.recv())
@@ -468,20 +477,75 @@ class Run:
                 self.jobs[running.index], running, worker.process.exitcode
             )
 
-    def close(self) -> None:
-        """Let idle workers go, kill busy ones (what they ran is not needed any more)."""
+    def stop(self, signum: int) -> list[tuple[int, Outcome]]:
+        """End the run now (a signal asked for it): kill every worker; the outcomes not
+        yet yielded, in order, each finished target's result, and the others not run."""
+        running = {w.job.index: w.job for w in self._workers if w.job is not None}
+        self.close(graceful=False)
+        out: list[tuple[int, Outcome]] = []
+        for index in range(self._next, len(self.jobs)):
+            outcome = self._finished.pop(index, None)
+            if not isinstance(outcome, VerifyResult):
+                outcome = _not_run(self.jobs[index], running.get(index), signum)
+            out.append((index, outcome))
+        self._next = len(self.jobs)
+        return out
+
+    def close(self, graceful: bool = True) -> None:
+        """Let idle workers go (or kill them at once), kill busy ones (what they ran is
+        not needed any more)."""
+        if graceful:
+            for worker in self._workers:
+                if worker.job is None and worker.process.is_alive():
+                    try:
+                        worker.conn.send(None)
+                    except OSError:
+                        pass
+            deadline = time.monotonic() + 2.0
+            for worker in self._workers:
+                if worker.job is None and worker.process.pid is not None:
+                    worker.process.join(max(0.0, deadline - time.monotonic()))
         for worker in self._workers:
-            if worker.job is None and worker.process.is_alive():
-                try:
-                    worker.conn.send(None)
-                except OSError:
-                    pass
-        deadline = time.monotonic() + 2.0
-        for worker in self._workers:
-            if worker.job is None:
-                worker.process.join(max(0.0, deadline - time.monotonic()))
             worker.kill()
         self._workers.clear()
+
+
+# --- signals ------------------------------------------------------------------------------
+
+
+class StopOnSignals:
+    """While inside, SIGINT and SIGTERM raise :class:`Interrupted` in the main thread
+    (a sleeping or waiting coordinator wakes up at once). Once the command has
+    acknowledged the stop (:meth:`acknowledge`), further signals are ignored until it
+    has written what finished; until then each one raises again (user code at import
+    may swallow one with a bare ``except``). Elsewhere than in the main thread, nothing
+    is installed."""
+
+    SIGNALS = ("SIGINT", "SIGTERM")
+
+    def __init__(self) -> None:
+        self.acknowledged = False
+        self._before: dict[int, Any] = {}
+
+    def _handler(self, signum: int, frame: Any) -> None:
+        if not self.acknowledged:
+            raise Interrupted(signum)
+
+    def acknowledge(self) -> None:
+        self.acknowledged = True
+
+    def __enter__(self) -> StopOnSignals:
+        if threading.current_thread() is threading.main_thread():
+            for name in self.SIGNALS:
+                number = getattr(signal, name, None)
+                if number is not None:
+                    self._before[number] = signal.signal(number, self._handler)
+        return self
+
+    def __exit__(self, *exc_info: Any) -> None:
+        for number, before in self._before.items():
+            signal.signal(number, before)
+        self._before.clear()
 
 
 # --- results for what the worker could not report ----------------------------------------
@@ -528,6 +592,29 @@ def _unfinished(
         seconds=elapsed,
         seed=int(job.settings.get("seed", 0)),
         settings=running.settings or {k: v for k, v in job.settings.items() if k != "seed"},
+    )
+
+
+def _not_run(job: Job, running: _Running | None, signum: int) -> VerifyResult:
+    name = signal.Signals(signum).name
+    note = f"{name} stopped the run before it started"
+    if running is not None:
+        note = f"{name} stopped the run after {running.done} of its examples"
+    return VerifyResult(
+        target=job.spec,
+        passed=False,
+        verdict=Verdict.NOT_RUN,
+        examples=running.done if running is not None else 0,
+        rejected=0,
+        failure=None,
+        max_abs_error=math.nan,
+        max_rel_error=math.nan,
+        error_ratio=math.nan,
+        seconds=time.monotonic() - running.started if running is not None else 0.0,
+        seed=int(job.settings.get("seed", 0)),
+        settings=(running.settings if running is not None else None)
+        or {k: v for k, v in job.settings.items() if k != "seed"},
+        note=note,
     )
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -214,3 +215,153 @@ def test_a_bad_time_limit_in_the_configuration_names_the_file_and_key(ops: Path)
     out = gradcheck(ops, "verify", "ops:Good", *FAST)
     assert out.returncode == 2
     assert "pyproject.toml" in out.stderr and "'example-timeout'" in out.stderr
+
+
+SLOW = textwrap.dedent(
+    """
+    import os, re, time
+    from ops import Good
+
+
+    class Slow(Good):
+        def __call__(self, x):
+            open("started", "a").close()  # the test waits for it, then sends a signal
+            time.sleep(0.2)
+            return Good.__call__(self, x)
+
+
+    class SlowInC(Good):
+        def __call__(self, x):
+            open("started", "a").close()
+            re.match(r"(a+)+$", "a" * 64 + "b")  # holds the GIL for ages
+            return Good.__call__(self, x)
+    """
+)
+
+
+def start(cwd: Path, *args: str, tag: str) -> subprocess.Popen[str]:
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env.update(PYTHONPATH=str(REPO), GRADCHECK_TEST_TAG=tag)
+    return subprocess.Popen(
+        [sys.executable, "-m", "gradcheck", *args],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def wait_for(path: Path, seconds: float = 60) -> None:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path.name} never appeared"
+        time.sleep(0.05)
+
+
+def tagged(tag: str) -> list[int]:
+    """Processes still alive with our tag in their environment (Linux)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and f"GRADCHECK_TEST_TAG={tag}".encode() in (
+                entry / "environ"
+            ).read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            pass
+    return found
+
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="Linux /proc")
+
+
+@pytest.fixture
+def slow(ops: Path) -> Path:
+    (ops / "slow.py").write_text(SLOW)
+    return ops
+
+
+@needs_proc
+@pytest.mark.parametrize(
+    "signum, code, jobs, op",
+    [(signal.SIGINT, 130, "1", "slow:Slow"), (signal.SIGTERM, 143, "2", "slow:SlowInC")],
+    ids=["sigint-serial", "sigterm-j2-c-loop"],
+)
+def test_a_signal_stops_the_run_and_what_finished_is_printed_and_written(
+    slow: Path, signum: int, code: int, jobs: str, op: str
+):
+    tag = f"{os.getpid()}-{signum}"
+    # The slow op is last: with one worker or two, it starts when a target finished.
+    names = ["ops:Good", "ops:Bad", op]
+    args = ["verify", *names, *FAST, "--jobs", jobs, "--format", "json",
+            "--junit-xml", "r.xml", "--save-baseline", "b.json"]  # fmt: skip
+    process = start(slow, *args, tag=tag)
+    try:
+        wait_for(slow / "started")
+        process.send_signal(signum)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == code, err
+    doc = json.loads(out)
+    assert doc["interrupted"] == signal.Signals(signum).name
+    found = {t["target"]: t for t in doc["targets"]}
+    assert list(found) == names  # every target, in order
+    assert found[op]["verdict"] == "not_run" and not found[op]["passed"]
+    done = [n for n in names if found[n]["verdict"] != "not_run"]
+    assert "ops:Good" in done or "ops:Bad" in done
+    assert all(found[n]["verdict"] == "not_run" for n in names if n not in done)
+    if "ops:Good" in done:
+        assert found["ops:Good"]["passed"]
+    junit = (slow / "r.xml").read_text()
+    assert junit.count("<testcase") == 3 and "<skipped" in junit
+    baseline = json.loads((slow / "b.json").read_text())
+    assert sorted(baseline["targets"]) == sorted(done)  # what finished, only
+    assert tagged(tag) == []  # no worker left behind
+    assert "Traceback" not in err
+
+
+@needs_proc
+def test_no_worker_outlives_a_killed_command(slow: Path):
+    import time
+
+    tag = f"{os.getpid()}-kill"
+    process = start(slow, "verify", "slow:SlowInC", "ops:Good", *FAST, "--jobs", "2", tag=tag)
+    try:
+        wait_for(slow / "started")
+        assert len(tagged(tag)) >= 2  # the command and its workers
+        process.kill()  # SIGKILL: no handler runs
+        process.communicate(timeout=30)  # the pipes close: nobody holds them
+        deadline = time.monotonic() + 10
+        while tagged(tag) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert tagged(tag) == []
+    finally:
+        process.kill()
+
+
+def test_a_module_that_raises_keyboard_interrupt_at_import_is_a_load_error(ops: Path):
+    (ops / "kbi.py").write_text("raise KeyboardInterrupt\n")
+    out = gradcheck(ops, "verify", "kbi:Op", *FAST)
+    assert out.returncode == 2
+    assert "cannot import module 'kbi': KeyboardInterrupt" in out.stderr
+
+
+@needs_proc
+def test_a_signal_while_the_targets_load_exits_at_once_with_its_code(ops: Path):
+    (ops / "slowimport.py").write_text(
+        "import time\nopen('started', 'a').close()\ntime.sleep(60)\nfrom ops import Good\n"
+    )
+    process = start(ops, "verify", "slowimport:Good", *FAST, tag=f"{os.getpid()}-load")
+    try:
+        wait_for(ops / "started")
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=30)
+    finally:
+        process.kill()
+    assert process.returncode == 130
+    assert err.strip() == "Error: interrupted by SIGINT" and out == ""
