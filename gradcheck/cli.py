@@ -15,6 +15,7 @@ own, reported with its traceback and a request to report it (ruff's convention).
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import os
 import secrets
@@ -34,7 +35,13 @@ import click
 from gradcheck import __version__
 from gradcheck.checking.signature import op_signature
 from gradcheck.checking.vocabulary import MODES, Verdict
-from gradcheck.errors import GradcheckError, InternalError, InvalidDescription, RemoteError
+from gradcheck.errors import (
+    GradcheckError,
+    InternalError,
+    InvalidDescription,
+    OutputError,
+    RemoteError,
+)
 from gradcheck.frontend.baseline import RATIO_FLOOR
 from gradcheck.frontend.config import (
     DEFAULT_REGRESSION_FACTOR,
@@ -651,6 +658,8 @@ def verify_command(
         raise click.BadParameter(
             f"must be a number >= 1, got {regression_factor:g}", param_hint="'--regression-factor'"
         )
+    # Checked before anything runs: a typo in a path must not cost the whole run.
+    outputs = _outputs(save_baseline, junit_xml, verbose)
     from gradcheck.frontend import baseline as baselines
 
     # SIGINT and SIGTERM stop the run, which still prints and writes what finished.
@@ -694,16 +703,7 @@ def verify_command(
             if factor is None:
                 factor = config.regression_factor if config else DEFAULT_REGRESSION_FACTOR
             comparison = baselines.compare(finished, baseline, factor=factor)
-        try:
-            if save_baseline is not None:
-                baselines.save_baseline(save_baseline, finished, seed=run_seed)
-            if junit_xml is not None:
-                _write_junit(junit_xml, results, run_seed, comparison)
-        except (GradcheckError, OSError) as exc:
-            message = (
-                str(exc) if isinstance(exc, GradcheckError) else f"{exc.filename}: {exc.strerror}"
-            )
-            _fail(message, 2, exc, verbose)
+        unwritten = _write_outputs(outputs, results, run_seed, comparison)
 
         def replay(result: VerifyResult) -> str:
             return _replay_command(ctx, result.target, result.seed)
@@ -713,11 +713,82 @@ def verify_command(
         color = output_format.color and _use_color()
         stopped = signal.Signals(stopped_by).name if stopped_by else None
         report = RunReport(results, run_seed, replay, comparison, color, stopped)
-        click.echo(output_format.run(report), color=color)
+        lost = _emit(output_format.run(report), color)
+        if lost is not None:
+            unwritten.append(lost)
+        for problem in unwritten:
+            click.echo(f"Error: {problem}", err=True)
     if stopped_by is not None:
         ctx.exit(128 + stopped_by)  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
+    if unwritten:
+        ctx.exit(OutputError.exit_code)
     passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
     ctx.exit(0 if passed else 1)
+
+
+def _emit(text: str, color: bool | None = None) -> OutputError | None:
+    """Print the command's output; the error when stdout cannot take it (a closed
+    pipe, a full disk): the output is lost, which the exit status must say."""
+    try:
+        click.echo(text, color=color)
+        sys.stdout.flush()
+    except OSError as exc:
+        try:  # so that the interpreter's last flush does not fail again
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, io.UnsupportedOperation):
+            pass
+        return OutputError(f"cannot write the output to stdout ({exc.strerror or exc})")
+    return None
+
+
+def _outputs(save_baseline: Path | None, junit_xml: Path | None, verbose: bool) -> dict[str, Any]:
+    """The files to write, each checked now (its folder created, a file creatable in
+    it) and resolved against the working directory of the start."""
+    from gradcheck.frontend.files import OutputFile
+
+    wanted = {"baseline": save_baseline, "JUnit report": junit_xml}
+    try:
+        return {
+            what: OutputFile(path, what=what, error=OutputError)
+            for what, path in wanted.items()
+            if path is not None
+        }
+    except OutputError as exc:
+        _fail(str(exc), exc.exit_code, exc, verbose)
+
+
+def _write_outputs(
+    outputs: dict[str, Any], results: list[VerifyResult], seed: int, comparison: Any
+) -> list[OutputError]:
+    """Write the baseline (the targets that finished) and the JUnit report (all of
+    them), each atomically; the errors of those that could not be written."""
+    from gradcheck.frontend.baseline import baseline_text
+    from gradcheck.frontend.ci_report import junit_xml
+
+    contents = {
+        "baseline": lambda: baseline_text(
+            [r for r in results if r.verdict != Verdict.NOT_RUN], seed=seed
+        ).encode("utf-8"),
+        "JUnit report": lambda: (
+            junit_xml(
+                results,
+                seed=seed,
+                regressions={r.target: r.reason for r in comparison.regressions}
+                if comparison
+                else {},
+            )
+            + b"\n"
+        ),
+    }
+    unwritten = []
+    for what, out in outputs.items():
+        try:
+            out.write(contents[what]())
+        except OutputError as exc:
+            unwritten.append(exc)
+    return unwritten
 
 
 def _run_seed(seed: int | None, baseline: Any, config: ProjectConfig | None) -> int:
@@ -820,13 +891,6 @@ def _fail_item(
     raise click.exceptions.Exit(InternalError.exit_code)
 
 
-def _write_junit(path: Path, results: list[VerifyResult], seed: int, comparison: Any) -> None:
-    from gradcheck.frontend.ci_report import junit_xml, write_junit_xml
-
-    regressions = {r.target: r.reason for r in comparison.regressions} if comparison else {}
-    write_junit_xml(path, junit_xml(results, seed=seed, regressions=regressions))
-
-
 def _annotate(
     items: list[RunItem], results: list[VerifyResult], comparison: Any, *, to_stderr: bool
 ) -> None:
@@ -881,7 +945,9 @@ def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose:
                 rows.append(_target_row(target))
     except GradcheckError as exc:
         _fail(str(exc), exc.exit_code, exc, verbose)
-    click.echo(output_format.targets(rows))
+    lost = _emit(output_format.targets(rows))
+    if lost is not None:
+        _fail(str(lost), lost.exit_code, None, verbose)
 
 
 def _target_row(target: LoadedTarget) -> dict[str, Any]:

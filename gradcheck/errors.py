@@ -46,6 +46,7 @@ __all__ = [
     "MissingExtra",
     "ConfigError",
     "BaselineError",
+    "OutputError",
     "GradcheckFailure",
     "InternalError",
     "RemoteError",
@@ -185,6 +186,14 @@ class ConfigError(GradcheckError):
 
 class BaselineError(GradcheckError):
     """A baseline file cannot be read or is not a gradcheck baseline."""
+
+    exit_code = 2
+
+
+class OutputError(GradcheckError):
+    """A file the command was asked to write (``--junit-xml``, ``--save-baseline``)
+    cannot be written: its folder cannot be created, it is a folder, or the write
+    failed (the previous file is then unchanged)."""
 
     exit_code = 2
 

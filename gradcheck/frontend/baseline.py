@@ -50,7 +50,8 @@ from pathlib import Path
 from typing import Any
 
 from gradcheck.checking.result import jsonable
-from gradcheck.errors import BaselineError
+from gradcheck.errors import BaselineError, OutputError
+from gradcheck.frontend.files import OutputFile
 from gradcheck.search.verifier import VerifyResult
 
 __all__ = [
@@ -60,6 +61,7 @@ __all__ = [
     "Comparison",
     "Regression",
     "baseline_document",
+    "baseline_text",
     "compare",
     "load_baseline",
     "save_baseline",
@@ -109,13 +111,22 @@ def baseline_document(results: Sequence[VerifyResult], *, seed: int) -> dict[str
     )
 
 
+def baseline_text(results: Sequence[VerifyResult], *, seed: int) -> str:
+    """The baseline file of a run (sorted keys, two-space indent, a final newline)."""
+    return json.dumps(baseline_document(results, seed=seed), indent=2, sort_keys=True) + "\n"
+
+
 def save_baseline(path: Path | str, results: Sequence[VerifyResult], *, seed: int) -> None:
-    """Write the baseline of a run to ``path``."""
-    text = json.dumps(baseline_document(results, seed=seed), indent=2, sort_keys=True)
-    try:
-        Path(path).write_text(text + "\n", encoding="utf-8")
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot write the baseline ({exc.strerror})") from None
+    """Write the baseline of a run to ``path``: atomically (a failed write leaves the
+    previous file as it was), its folder created if missing.
+
+    Raises
+    ------
+    OutputError
+        The file cannot be written.
+    """
+    out = OutputFile(path, what="baseline", error=OutputError)
+    out.write(baseline_text(results, seed=seed).encode("utf-8"))
 
 
 def load_baseline(path: Path | str) -> dict[str, Any]:

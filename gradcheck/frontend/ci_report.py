@@ -128,8 +128,12 @@ def junit_xml(
 
 
 def write_junit_xml(path: Path | str, document: bytes) -> None:
-    """Write a document made by :func:`junit_xml`."""
-    Path(path).write_bytes(document + b"\n")
+    """Write a document made by :func:`junit_xml`: atomically, its folder created if
+    missing (:class:`gradcheck.frontend.files.OutputFile`)."""
+    from gradcheck.errors import OutputError
+    from gradcheck.frontend.files import OutputFile
+
+    OutputFile(path, what="JUnit report", error=OutputError).write(document + b"\n")
 
 
 # --- GitHub Actions -----------------------------------------------------------------

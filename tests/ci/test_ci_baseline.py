@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from gradcheck.errors import OutputError
 from gradcheck.frontend.baseline import (
     RATIO_FLOOR,
-    BaselineError,
     baseline_document,
     compare,
     load_baseline,
@@ -103,6 +103,12 @@ def test_verdict_changes_new_and_vanished() -> None:
     json.dumps(comparison.to_dict(), allow_nan=False)
 
 
-def test_an_unwritable_baseline_is_a_baseline_error(tmp_path) -> None:
-    with pytest.raises(BaselineError, match="cannot write"):
+def test_an_unwritable_baseline_is_an_output_error(tmp_path) -> None:
+    (tmp_path / "no").write_text("a file where the folder should be")
+    with pytest.raises(OutputError, match="cannot write the baseline"):
         save_baseline(tmp_path / "no" / "base.json", [result()], seed=1)
+
+
+def test_a_baseline_in_a_missing_folder_creates_it(tmp_path) -> None:
+    save_baseline(tmp_path / "no" / "base.json", [result()], seed=1)
+    assert load_baseline(tmp_path / "no" / "base.json")["seed"] == 1

@@ -1,0 +1,154 @@
+"""Reading the files a user names, and writing the ones ``gradcheck verify`` produces.
+
+Reading (:func:`read_text`): the configuration and the baseline are small text files.
+The file is opened without blocking (a FIFO named by mistake would wait for a writer
+forever), must be a regular file no larger than a limit (``/dev/zero`` and an 8 GB
+file are refused before a byte is read), and must be UTF-8; any problem is one line
+naming the file.
+
+Writing (:class:`OutputFile`): a path given on the command line is resolved against
+the working directory when the command starts (an op may ``chdir``), checked before
+any check runs (so that a typo does not cost the whole run), its missing parent
+folders created (as pytest does for ``--junitxml``); the content goes to a temporary
+file in the same folder, renamed over the destination only once it is complete, so a
+write that fails half-way leaves the previous file as it was. A destination that
+exists and is not a regular file (``/dev/stdout``, ``/dev/null``, a FIFO) is written
+in place: renaming over a device would replace the device.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from gradcheck.errors import GradcheckError
+
+__all__ = ["OutputFile", "read_text"]
+
+
+def read_text(path: Path | str, *, what: str, limit: int, error: type[GradcheckError]) -> str:
+    """The text of a small regular UTF-8 file.
+
+    Raises
+    ------
+    error
+        One line ``PATH: cannot read the WHAT (...)`` or ``PATH: not a WHAT: ...``.
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {what} ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
+            raise error(f"{path}: cannot read the {what}: {kind}")
+        if info.st_size > limit:
+            raise error(
+                f"{path}: the {what} is {info.st_size:,} bytes, more than the {limit:,} a "
+                f"{what} may have; is it the right file?"
+            )
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            data = stream.read(limit + 1)
+    except OSError as exc:
+        raise error(f"{path}: cannot read the {what} ({exc.strerror})") from None
+    finally:
+        os.close(fd)
+    if len(data) > limit:  # it grew while read
+        raise error(f"{path}: the {what} is more than {limit:,} bytes; is it the right file?")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise error(
+            f"{path}: the {what} is not UTF-8 text (byte {data[exc.start]:#04x} at offset "
+            f"{exc.start}); save it as UTF-8"
+        ) from None
+
+
+class OutputFile:
+    """A file ``gradcheck verify`` will write: checked now, written atomically later.
+
+    Raises
+    ------
+    error
+        (from the constructor) The path is a folder, or its folder cannot be created
+        or written to: one line naming the path.
+    """
+
+    def __init__(self, path: Path | str, *, what: str, error: type[GradcheckError]) -> None:
+        self.given, self.what, self.error = str(path), what, error
+        # Absolute now: the checks may change the working directory.
+        self.path = Path(os.path.abspath(path))
+        self._check()
+
+    def _fail(self, problem: str) -> GradcheckError:
+        return self.error(f"{self.given}: cannot write the {self.what} ({problem})")
+
+    def _check(self) -> None:
+        target = Path(os.path.realpath(self.path))
+        if target.is_dir():
+            raise self._fail("it is a folder; give a file name")
+        if target.exists() and not target.is_file():
+            if not os.access(target, os.W_OK):
+                raise self._fail("permission denied")
+            return  # a device or a FIFO: written in place
+        folder = target.parent
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise self._fail(f"cannot create the folder {folder}: {exc.strerror}") from None
+        try:  # the one reliable test: create a file there (and remove it)
+            fd, probe = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
+        except OSError as exc:
+            raise self._fail(f"cannot create a file in {folder}: {exc.strerror or exc}") from None
+        os.close(fd)
+        os.unlink(probe)
+
+    def write(self, data: bytes) -> None:
+        """Write ``data``: to a temporary file renamed over the destination (a regular
+        file or none), or in place (anything else).
+
+        Raises
+        ------
+        error
+            The write failed; the previous file is unchanged and no temporary file is
+            left.
+        """
+        target = Path(os.path.realpath(self.path))
+        try:
+            if target.exists() and not target.is_file():
+                with open(target, "wb") as stream:
+                    stream.write(data)
+                return
+            self._replace(target, data)
+        except OSError as exc:
+            raise self.error(
+                f"{self.given}: cannot write the {self.what} ({exc.strerror or exc}); the "
+                f"previous file, if any, is unchanged"
+            ) from None
+
+    @staticmethod
+    def _replace(target: Path, data: bytes) -> None:
+        fd, temporary = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".tmp", dir=target.parent
+        )
+        try:
+            with os.fdopen(fd, "wb") as stream:
+                stream.write(data)
+                stream.flush()
+                os.fsync(stream.fileno())
+            if target.exists():
+                os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                os.chmod(temporary, 0o666 & ~umask)
+            os.replace(temporary, target)
+        except BaseException:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
+            raise

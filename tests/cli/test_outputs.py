@@ -1,0 +1,162 @@
+"""The files `gradcheck verify` writes (--junit-xml, --save-baseline) and its stdout:
+checked before the run, written atomically, their folders created (issue 22, item 4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from gradcheck.cli import main
+from gradcheck.errors import OutputError
+from gradcheck.frontend.files import OutputFile
+from tests.cli.conftest import REPO
+
+FAST = ["--max-examples", "2", "--seed", "1"]
+OPS = """
+import os
+import gradcheck as mg
+
+
+class Square(mg.Operation):
+    def __call__(self, x):
+        open(os.path.join(os.environ["MARK_DIR"], "ran"), "a").close()
+        self.variables = (x,)
+        return x.data ** 2
+
+    def backward_var(self, grad, index, **kw):
+        return grad * 2 * self.variables[0].data
+
+
+class Wrong(Square):
+    def backward_var(self, grad, index, **kw):
+        return grad * 3 * self.variables[0].data
+"""
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "outops.py").write_text(OPS)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("MARK_DIR", str(tmp_path))
+    yield tmp_path
+    sys.modules.pop("outops", None)
+
+
+def verify(*args: str):
+    return CliRunner().invoke(main, ["verify", "outops:Square", *FAST, *args])
+
+
+@pytest.mark.parametrize("flag", ["--junit-xml", "--save-baseline"])
+def test_missing_folders_are_created_and_nothing_else_is_left(project: Path, flag: str):
+    out = verify(flag, "out/sub/file")
+    assert out.exit_code == 0, out.output
+    assert os.listdir(project / "out" / "sub") == ["file"]
+
+
+@pytest.mark.parametrize("flag", ["--junit-xml", "--save-baseline"])
+@pytest.mark.parametrize("path", ["afile/x", "adir", "/proc/version", "/proc/no-such-file"])
+def test_an_unwritable_output_is_an_error_before_any_check_runs(
+    project: Path, flag: str, path: str
+):
+    if path.startswith("/proc") and not Path("/proc/version").exists():
+        pytest.skip("Linux /proc")
+    (project / "afile").write_text("x")
+    (project / "adir").mkdir()
+    out = verify(flag, path)
+    assert out.exit_code == 2
+    assert path.split("/")[-1] in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    assert not (project / "ran").exists()  # nothing was checked
+
+
+def test_the_baseline_can_be_read_and_rewritten_in_place(project: Path):
+    assert verify("--save-baseline", "b.json").exit_code == 0
+    out = verify("--baseline", "b.json", "--save-baseline", "b.json")
+    assert out.exit_code == 0, out.output
+    assert "outops:Square" in json.loads((project / "b.json").read_text())["targets"]
+
+
+def test_a_relative_path_is_the_working_directory_of_the_start(project: Path):
+    (project / "wanders.py").write_text("import os\nos.chdir('/')\nfrom outops import Square\n")
+    sys.modules.pop("wanders", None)
+    out = CliRunner().invoke(main, ["verify", "wanders:Square", *FAST, "--junit-xml", "r.xml"])
+    os.chdir(project)
+    assert out.exit_code == 0, out.output
+    assert (project / "r.xml").exists()
+
+
+def run_limited(cwd: Path, limit: int, *args: str) -> subprocess.CompletedProcess[str]:
+    import resource
+    import signal
+
+    def limit_file_size() -> None:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG
+
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MARK_DIR": str(cwd)}
+    return subprocess.run(
+        [sys.executable, "-m", "gradcheck", "verify", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=limit_file_size,
+    )
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="RLIMIT_FSIZE")
+@pytest.mark.parametrize("flag", ["--junit-xml", "--save-baseline"])
+def test_a_write_that_fails_half_way_leaves_the_previous_file(project: Path, flag: str):
+    assert verify(flag, "out/f").exit_code == 0
+    before = (project / "out" / "f").read_bytes()
+    out = run_limited(
+        project, len(before) // 2, "outops:Square", "outops:Wrong", *FAST, flag, "out/f"
+    )
+    assert out.returncode == 2, out.stderr
+    assert "cannot write the" in out.stderr and "unchanged" in out.stderr
+    assert (project / "out" / "f").read_bytes() == before
+    assert os.listdir(project / "out") == ["f"]  # no temporary file left
+    assert "outops:Wrong" in out.stdout  # the results are still printed
+
+
+def test_stdout_that_cannot_be_written_fails_the_command(project: Path):
+    if not Path("/dev/full").exists():
+        pytest.skip("no /dev/full")
+    env = {**os.environ, "PYTHONPATH": str(REPO), "MARK_DIR": str(project)}
+    with open("/dev/full", "w") as full:
+        out = subprocess.run(
+            [sys.executable, "-m", "gradcheck", "verify", "outops:Square", *FAST],
+            cwd=project,
+            env=env,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert out.returncode == 2
+    assert out.stderr.strip() == (
+        "Error: cannot write the output to stdout (No space left on device)"
+    )
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
+def test_a_destination_that_is_not_a_regular_file_is_written_in_place(tmp_path: Path):
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    out = OutputFile(fifo, what="JUnit report", error=OutputError)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
+    reader.start()
+    out.write(b"<testsuites/>\n")
+    reader.join(10)
+    assert got == [b"<testsuites/>\n"]
+    assert stat.S_ISFIFO(fifo.stat().st_mode)  # not replaced by a regular file
