@@ -51,6 +51,7 @@ from gradcheck.frontend.config import (
     load_config,
     normalize_seconds,
 )
+from gradcheck.frontend.files import OutputFile, stdout_to_stderr
 from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
 from gradcheck.frontend.loading import load_targets, split_spec
 from gradcheck.frontend.runner import (
@@ -671,13 +672,8 @@ def verify_command(
             _fail(str(exc), exc.exit_code, exc, verbose)
         run_seed = _run_seed(seed, baseline, config)
         # With JSON, stdout carries the document only: whatever the user's module
-        # prints (at import, in its forward) goes to stderr.
-        user_output = (
-            contextlib.redirect_stdout(sys.stderr)
-            if output_format.document
-            else contextlib.nullcontext()
-        )
-        with user_output:
+        # writes at import goes to stderr (and in its forward: see WorkerSetup).
+        with stdout_to_stderr(output_format.document):
             try:
                 items = plan_run(targets, config)
             except GradcheckError as exc:
@@ -746,8 +742,6 @@ def _emit(text: str, color: bool | None = None) -> OutputError | None:
 def _outputs(save_baseline: Path | None, junit_xml: Path | None, verbose: bool) -> dict[str, Any]:
     """The files to write, each checked now (its folder created, a file creatable in
     it) and resolved against the working directory of the start."""
-    from gradcheck.frontend.files import OutputFile
-
     wanted = {"baseline": save_baseline, "JUnit report": junit_xml}
     try:
         return {
@@ -940,9 +934,10 @@ def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose:
     parameters and declared settings."""
     rows = []
     try:
-        for module_name in modules or (BUILTIN_TARGETS,):
-            for target in load_targets(module_name):
-                rows.append(_target_row(target))
+        with stdout_to_stderr(output_format.document):  # the modules' own output
+            for module_name in modules or (BUILTIN_TARGETS,):
+                for target in load_targets(module_name):
+                    rows.append(_target_row(target))
     except GradcheckError as exc:
         _fail(str(exc), exc.exit_code, exc, verbose)
     lost = _emit(output_format.targets(rows))

@@ -1,4 +1,5 @@
-"""Reading the files a user names, and writing the ones ``gradcheck verify`` produces.
+"""Reading the files a user names, writing the ones ``gradcheck verify`` produces, and
+keeping stdout for the command's own output.
 
 Reading (:func:`read_text`): the configuration and the baseline are small text files.
 The file is opened without blocking (a FIFO named by mistake would wait for a writer
@@ -14,18 +15,27 @@ file in the same folder, renamed over the destination only once it is complete, 
 write that fails half-way leaves the previous file as it was. A destination that
 exists and is not a regular file (``/dev/stdout``, ``/dev/null``, a FIFO) is written
 in place: renaming over a device would replace the device.
+
+Stdout (:func:`stdout_to_stderr`): with a format whose stdout is one document (JSON),
+whatever the user's code writes there goes to stderr: ``print``, ``sys.__stdout__``,
+``os.write(1, ...)`` and C code alike, by pointing file descriptor 1 at stderr while
+the user's code runs (importing the targets here; the checks run in workers, whose
+descriptor 1 is stderr from the start).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import stat
+import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from gradcheck.errors import GradcheckError
 
-__all__ = ["OutputFile", "read_text"]
+__all__ = ["OutputFile", "read_text", "stdout_to_stderr"]
 
 
 def read_text(path: Path | str, *, what: str, limit: int, error: type[GradcheckError]) -> str:
@@ -152,3 +162,43 @@ class OutputFile:
             except OSError:
                 pass
             raise
+
+
+@contextlib.contextmanager
+def stdout_to_stderr(active: bool = True) -> Iterator[None]:
+    """While inside (when ``active``), writes to stdout go to stderr, at the level of
+    the file descriptor as well as of ``sys.stdout``; the command's own stdout is
+    restored after, with nothing of the user's left in its buffers."""
+    if not active:
+        yield
+        return
+    _flush_all()
+    try:
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no descriptor 1 (closed): sys.stdout alone is redirected
+        saved = None
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        _flush_all()  # the user's writes, buffered in Python or in C, go to stderr
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+def _flush_all() -> None:
+    for stream in (sys.stdout, sys.__stdout__, sys.stderr):
+        try:
+            if stream is not None:
+                stream.flush()
+        except (OSError, ValueError):
+            pass
+    if os.name == "posix":  # C's stdio buffers (printf in an extension)
+        import ctypes
+
+        try:
+            ctypes.CDLL(None).fflush(None)
+        except (OSError, AttributeError):
+            pass

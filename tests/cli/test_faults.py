@@ -365,3 +365,55 @@ def test_a_signal_while_the_targets_load_exits_at_once_with_its_code(ops: Path):
         process.kill()
     assert process.returncode == 130
     assert err.strip() == "Error: interrupted by SIGINT" and out == ""
+
+
+NOISY = textwrap.dedent(
+    """
+    import ctypes, os, sys
+    from ops import Good
+
+    print("IMPORT-PRINT", flush=True)
+    os.write(1, b"IMPORT-OSWRITE\\n")
+
+
+    class Noisy(Good):
+        def __call__(self, x):
+            print("FORWARD-PRINT", flush=True)
+            os.write(1, b"FORWARD-OSWRITE\\n")
+            sys.__stdout__.write("FORWARD-DUNDER\\n")
+            sys.__stdout__.flush()
+            if os.name == "posix":
+                libc = ctypes.CDLL(None)
+                libc.printf(b"FORWARD-LIBC\\n")
+                libc.fflush(None)
+            return Good.__call__(self, x)
+    """
+)
+WRITES = ["IMPORT-PRINT", "IMPORT-OSWRITE", "FORWARD-PRINT", "FORWARD-OSWRITE", "FORWARD-DUNDER"]
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_with_json_the_users_writes_to_stdout_go_to_stderr(ops: Path, jobs: str):
+    (ops / "noisy.py").write_text(NOISY)
+    out = gradcheck(ops, "verify", "noisy:Noisy", "ops:Good", *FAST, "--jobs", jobs,
+                    "--format", "json")  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert [t["target"] for t in json.loads(out.stdout)["targets"]] == ["noisy:Noisy", "ops:Good"]
+    for text in WRITES + (["FORWARD-LIBC"] if os.name == "posix" else []):
+        assert text in out.stderr, text
+
+
+def test_the_table_leaves_the_users_writes_on_stdout(ops: Path):
+    (ops / "noisy.py").write_text(NOISY)
+    out = gradcheck(ops, "verify", "noisy:Noisy", *FAST)
+    assert out.returncode == 0, out.stderr
+    for text in WRITES:
+        assert text in out.stdout, text
+
+
+def test_list_with_json_keeps_stdout_one_document(ops: Path):
+    (ops / "noisy.py").write_text(NOISY)
+    out = gradcheck(ops, "list", "noisy", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["targets"][0]["target"] == "noisy:Noisy"
+    assert "IMPORT-OSWRITE" in out.stderr
