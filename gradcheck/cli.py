@@ -51,7 +51,7 @@ from gradcheck.frontend.config import (
     load_config,
     normalize_seconds,
 )
-from gradcheck.frontend.files import OutputFile, stdout_to_stderr
+from gradcheck.frontend.files import OutputFile, stdout_to_stderr, unreadable_number
 from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
 from gradcheck.frontend.loading import load_targets, split_spec
 from gradcheck.frontend.runner import (
@@ -63,6 +63,7 @@ from gradcheck.frontend.runner import (
     WorkerSetup,
 )
 from gradcheck.search.description import (
+    MAX_EXAMPLES,
     description_of,
     normalize_domain,
     normalize_integers,
@@ -360,9 +361,10 @@ def _parse_kwargs(value: str | None) -> dict[str, Any] | None:
         return None
     try:
         parsed = json.loads(value)
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, RecursionError, ValueError) as exc:
+        why = "nested too deeply" if isinstance(exc, RecursionError) else unreadable_number(exc)
         raise click.BadParameter(
-            f"not valid JSON ({exc}); give a JSON object, e.g. '{{\"axis\": 0}}'",
+            f"not valid JSON ({why}); give a JSON object, e.g. '{{\"axis\": 0}}'",
             param_hint="'--kwargs'",
         ) from None
     if not isinstance(parsed, dict):
@@ -463,7 +465,7 @@ class _Seconds(click.ParamType):
 @click.option("--kwargs", metavar="JSON", help="The op's keyword parameters: '{\"axis\": 0}'.")
 @click.option(
     "--max-examples",
-    type=click.IntRange(min=1),
+    type=click.IntRange(min=1, max=MAX_EXAMPLES),
     help="Examples to check per target [default: 100].",
 )
 @click.option(

@@ -198,3 +198,47 @@ def test_the_keys_for_real_ops_inputs(tmp_path):
     bad = write(tmp_path, '[tool.gradcheck]\nunique = "yes"\n', name="bad.toml")
     with pytest.raises(ConfigError, match="key 'unique' must be true or false"):
         load_config(bad)
+
+
+# Malformed files: one ConfigError naming the file (issue 22, item 7).
+MALFORMED = {
+    "not-utf8": b"[tool.gradcheck]\n# caf\xe9 \xff\nmax-examples = 3\n",
+    "utf16": "[tool.gradcheck]\nmax-examples = 3\n".encode("utf-16"),
+    "deep-array": ("[tool.gradcheck]\navoid = " + "[" * 10000 + "]" * 10000 + "\n").encode(),
+    "deep-table": ("[tool.gradcheck]\nkwargs = " + "{a = " * 3000 + "1" + "}" * 3000).encode(),
+    "huge-number": ("[tool.gradcheck]\nseed = 1" + "0" * 5000 + "\n").encode(),
+    "absurd-max-examples": b"[tool.gradcheck]\nmax-examples = 1000000000000000000000000000000\n",
+}
+
+
+@pytest.mark.parametrize("content", MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_malformed_file_is_one_error_naming_it(tmp_path, content):
+    path = tmp_path / "pyproject.toml"
+    path.write_bytes(content)
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    message = str(info.value)
+    assert message.startswith(f"{path}: ") and "\n" not in message
+    assert "set_int_max_str_digits" not in message
+
+
+def test_the_bound_on_max_examples_is_said(tmp_path):
+    path = write(tmp_path, "[tool.gradcheck]\nmax-examples = 9223372036854775807\n")
+    with pytest.raises(ConfigError, match="at most 1,000,000"):
+        load_config(path)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="FIFOs")
+@pytest.mark.parametrize("kind", ["fifo", "directory", "device"])
+def test_a_path_that_is_not_a_regular_file_is_refused_without_reading(tmp_path, kind):
+    import os
+
+    if kind == "fifo":  # reading it would wait for a writer forever
+        path = tmp_path / "p.toml"
+        os.mkfifo(path)
+    elif kind == "directory":
+        path = tmp_path
+    else:
+        path = "/dev/zero"  # reading it would never end
+    with pytest.raises(ConfigError, match=r"not a regular file|a directory"):
+        load_config(path)

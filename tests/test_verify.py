@@ -235,3 +235,13 @@ def test_on_example_sees_every_example_before_it_is_checked():
         _Square, max_examples=4, seed=0, on_example=lambda arrays, s: seen.append(len(arrays))
     )
     assert result.passed and seen == [1] * result.examples
+
+
+@pytest.mark.parametrize(
+    "setting", [{"atol": float("nan")}, {"rtol": float("inf")}, {"max_examples": 10**30}]
+)
+def test_a_setting_that_would_compare_nothing_or_never_end_is_refused(setting):
+    (key,) = setting
+    with pytest.raises(InvalidDescription) as info:
+        verify(_Square, seed=0, **setting)
+    assert info.value.field == key

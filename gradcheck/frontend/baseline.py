@@ -51,7 +51,7 @@ from typing import Any
 
 from gradcheck.checking.result import jsonable
 from gradcheck.errors import BaselineError, OutputError
-from gradcheck.frontend.files import OutputFile
+from gradcheck.frontend.files import OutputFile, read_text, unreadable_number
 from gradcheck.search.verifier import VerifyResult
 
 __all__ = [
@@ -68,6 +68,8 @@ __all__ = [
 ]
 
 BASELINE_VERSION = 1
+#: The largest baseline read (one target takes about 500 bytes).
+BASELINE_SIZE_LIMIT = 64 << 20
 
 #: Error ratios below this (a fraction of the tolerance) are treated as this value
 #: when a growth factor is computed, so that noise near zero is not a regression.
@@ -137,14 +139,15 @@ def load_baseline(path: Path | str) -> dict[str, Any]:
     BaselineError
         One line naming the file and what is wrong with it.
     """
+    text = read_text(path, what="baseline", limit=BASELINE_SIZE_LIMIT, error=BaselineError)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise BaselineError(f"{path}: cannot read the baseline ({exc.strerror})") from None
-    try:
-        document = json.loads(text)
+        document = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise BaselineError(f"{path}: not valid JSON ({exc})") from None
+    except RecursionError:
+        raise BaselineError(f"{path}: not a gradcheck baseline: nested too deeply") from None
+    except ValueError as exc:  # NaN, Infinity; an integer of more than 4300 digits
+        raise BaselineError(f"{path}: not a gradcheck baseline: {unreadable_number(exc)}") from None
     if not isinstance(document, dict) or "gradcheck_baseline" not in document:
         raise BaselineError(
             f"{path}: not a gradcheck baseline (no 'gradcheck_baseline' key; write one "
@@ -169,6 +172,10 @@ def load_baseline(path: Path | str) -> dict[str, Any]:
             if not ok:
                 raise BaselineError(f"{path}: target '{name}' has no valid '{key}' (got {value!r})")
     return document
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f'{name} is not JSON (a baseline writes a non-finite number as "nan")')
 
 
 def _is_int(value: Any) -> bool:

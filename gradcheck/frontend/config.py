@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcheck.errors import ConfigError, InvalidDescription
+from gradcheck.frontend.files import read_text, unreadable_number
 from gradcheck.search.description import (
     normalize_avoid,
     normalize_broadcast,
@@ -88,6 +89,9 @@ OPTION_KEYS = (
 RUN_LIMITS = ("timeout", "example_timeout")
 #: How much a target's error ratio may grow against a baseline before it is a regression.
 DEFAULT_REGRESSION_FACTOR = 1.5
+
+#: The largest configuration file read (a pyproject.toml is a few kB).
+CONFIG_SIZE_LIMIT = 4 << 20
 
 #: Settings that only make sense for the whole project.
 PROJECT_KEYS = ("targets", "regression-factor")
@@ -158,14 +162,19 @@ def load_config(path: Path | str | None = None) -> ProjectConfig | None:
     file = Path(path) if explicit else find_pyproject()
     if file is None:
         return None
-    try:
-        text = file.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{file}: cannot read the configuration file ({exc.strerror})") from None
+    text = read_text(file, what="configuration file", limit=CONFIG_SIZE_LIMIT, error=ConfigError)
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{file}: not a configuration gradcheck reads: nested too deeply"
+        ) from None
+    except ValueError as exc:  # a number of more than 4300 digits...
+        raise ConfigError(
+            f"{file}: not a configuration gradcheck reads: {unreadable_number(exc)}"
+        ) from None
     # Another file holds the table's keys at top level, or a [tool.gradcheck] table of
     # its own (a copy of a pyproject.toml's).
     nested = isinstance(document.get("tool"), dict) and "gradcheck" in document["tool"]

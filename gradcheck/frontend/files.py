@@ -35,7 +35,7 @@ from pathlib import Path
 
 from gradcheck.errors import GradcheckError
 
-__all__ = ["OutputFile", "read_text", "stdout_to_stderr"]
+__all__ = ["OutputFile", "read_text", "stdout_to_stderr", "unreadable_number"]
 
 
 def read_text(path: Path | str, *, what: str, limit: int, error: type[GradcheckError]) -> str:
@@ -75,6 +75,14 @@ def read_text(path: Path | str, *, what: str, limit: int, error: type[GradcheckE
             f"{path}: the {what} is not UTF-8 text (byte {data[exc.start]:#04x} at offset "
             f"{exc.start}); save it as UTF-8"
         ) from None
+
+
+def unreadable_number(exc: ValueError) -> str:
+    """What a parser's ValueError means to the user: Python refuses integers of more
+    than 4300 digits (its advice to raise the limit is not for them)."""
+    if "digits" in str(exc):
+        return "a number has more than 4300 digits"
+    return str(exc)
 
 
 class OutputFile:

@@ -419,9 +419,20 @@ def _integer(value: Any, name: str, low: int) -> int:
     return int(value)
 
 
+#: The most examples one target may ask for: far beyond any useful run (the default is
+#: 100), and a bound, so that a typo (10**30) is an error rather than a run without end.
+MAX_EXAMPLES = 1_000_000
+
+
 def normalize_max_examples(value: Any) -> int:
-    """An integer >= 1 (examples per target)."""
-    return _integer(value, "max_examples", 1)
+    """An integer from 1 to :data:`MAX_EXAMPLES` (examples per target)."""
+    count = _integer(value, "max_examples", 1)
+    if count > MAX_EXAMPLES:
+        raise InvalidDescription(
+            f"max_examples must be at most {MAX_EXAMPLES:,} (a run that long would not end), "
+            f"got {count:.3g}"
+        )
+    return count
 
 
 def normalize_seed(value: Any) -> int:

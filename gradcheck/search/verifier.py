@@ -36,6 +36,7 @@ from gradcheck.search.description import (
     normalize_indices,
     normalize_integers,
     normalize_kwargs,
+    normalize_max_examples,
     normalize_min_dims,
     normalize_mode,
     normalize_shapes,
@@ -317,6 +318,8 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("kwargs", normalize_kwargs),
         ("mode", normalize_mode),
         ("avoid", normalize_avoid),
+        ("max_examples", normalize_max_examples),
+        # an infinite or NaN tolerance would pass every example, comparing nothing
         ("atol", lambda v: normalize_tolerance(v, "atol")),
         ("rtol", lambda v: normalize_tolerance(v, "rtol")),
         ("integers", normalize_integers),

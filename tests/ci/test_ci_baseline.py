@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from gradcheck.errors import OutputError
 from gradcheck.frontend.baseline import (
     RATIO_FLOOR,
+    BaselineError,
     baseline_document,
     compare,
     load_baseline,
@@ -112,3 +113,54 @@ def test_an_unwritable_baseline_is_an_output_error(tmp_path) -> None:
 def test_a_baseline_in_a_missing_folder_creates_it(tmp_path) -> None:
     save_baseline(tmp_path / "no" / "base.json", [result()], seed=1)
     assert load_baseline(tmp_path / "no" / "base.json")["seed"] == 1
+
+
+_GOOD = {
+    "gradcheck_baseline": 1,
+    "seed": 1,
+    "targets": {"m:Op": {"verdict": "passed", "passed": True, "examples": 3, "error_ratio": 0.1,
+                         "seed": 1}},
+}  # fmt: skip
+_DEEP = "[" * 10000 + "]" * 10000
+_TEXT = json.dumps(_GOOD)
+MALFORMED = {
+    "deep": _DEEP,
+    "deep-in-a-field": _TEXT.replace('"examples": 3', '"examples": ' + _DEEP),
+    "10000-digit-seed": _TEXT.replace('"seed": 1,', '"seed": 1' + "0" * 10000 + ",", 1),
+    "nan-literal": _TEXT.replace('"error_ratio": 0.1', '"error_ratio": NaN'),
+    "infinity-literal": _TEXT.replace('"error_ratio": 0.1', '"error_ratio": Infinity'),
+}
+
+
+@pytest.mark.parametrize("content", MALFORMED.values(), ids=MALFORMED.keys())
+def test_a_malformed_baseline_is_one_error_naming_it(tmp_path, content) -> None:
+    path = tmp_path / "b.json"
+    path.write_text(content)
+    with pytest.raises(BaselineError) as info:
+        load_baseline(path)
+    assert str(info.value).startswith(f"{path}: ") and "\n" not in str(info.value)
+    assert "set_int_max_str_digits" not in str(info.value)
+
+
+def test_a_baseline_that_is_not_utf8_is_one_error(tmp_path) -> None:
+    path = tmp_path / "b.json"
+    path.write_bytes(json.dumps(_GOOD).encode().replace(b"m:Op", b"m:\xff"))
+    with pytest.raises(BaselineError, match="not UTF-8"):
+        load_baseline(path)
+
+
+def test_a_huge_or_special_baseline_is_refused_before_it_is_read(tmp_path) -> None:
+    import os
+
+    sparse = tmp_path / "big.json"
+    with open(sparse, "wb") as f:
+        f.truncate(8 << 30)  # 8 GB of nothing, on no disk
+    with pytest.raises(BaselineError, match="more than the 67,108,864"):
+        load_baseline(sparse)
+    if hasattr(os, "mkfifo"):
+        os.mkfifo(tmp_path / "p.json")
+        with pytest.raises(BaselineError, match="not a regular file"):
+            load_baseline(tmp_path / "p.json")
+    if os.path.exists("/dev/zero"):
+        with pytest.raises(BaselineError, match="not a regular file"):
+            load_baseline("/dev/zero")

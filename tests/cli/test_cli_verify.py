@@ -292,3 +292,21 @@ def test_tolerances_on_the_command_line_are_validated(workdir: Path, option, val
     assert result.exit_code == 2
     assert "finite number >= 0" in result.output
     assert "Traceback" not in result.output
+
+
+@pytest.mark.parametrize(
+    "args, option",
+    [
+        (["--atol", "nan"], "--atol"),
+        (["--rtol", "inf"], "--rtol"),
+        (["--max-examples", str(10**30)], "--max-examples"),
+        (["--kwargs", '{"a": ' + "[" * 30000 + "]" * 30000 + "}"], "--kwargs"),
+        (["--kwargs", '{"a": 1' + "0" * 5000 + "}"], "--kwargs"),
+    ],
+    ids=["atol-nan", "rtol-inf", "max-examples-huge", "kwargs-deep", "kwargs-huge-number"],
+)
+def test_an_absurd_option_is_one_line_naming_it(workdir: Path, args, option) -> None:
+    result = run("verify", "user_ops:Square", "--seed", "1", *args)
+    assert result.exit_code == 2
+    assert option in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert "set_int_max_str_digits" not in result.stderr
