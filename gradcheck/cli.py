@@ -408,8 +408,20 @@ def _replay_command(ctx: click.Context, target: str, seed: int) -> str:
     return shlex.join(words)
 
 
-def _settings_from_options(ctx: click.Context, parsed: dict[str, Any]) -> dict[str, Any]:
-    """The options given on the command line, as keyword arguments of verify()."""
+def _settings_from_options(ctx: click.Context) -> dict[str, Any]:
+    """The options given on the command line, parsed, as keyword arguments of verify()
+    (and the run's time limits)."""
+    raw = ctx.params
+    parsed = {option: raw[option] for option in _FLAGS}
+    parsed.update(
+        shape=_parse_shapes(raw["shape"]),
+        domain=_parse_domain(raw["domain"]),
+        kwargs=_parse_kwargs(raw["kwargs"]),
+        avoid=raw["avoid"] or None,
+        constant=raw["constant"] or None,
+        integers=_parse_integers(raw["integers"]),
+        boolean=raw["boolean"] or None,
+    )
     out = {}
     for option in _FLAGS:
         if ctx.get_parameter_source(option) is click.core.ParameterSource.COMMANDLINE:
@@ -637,41 +649,16 @@ def verify_command(
     regressed against the baseline, 2 a usage, load, configuration or baseline error,
     101 a bug in gradcheck (please report it).
     """
-    parsed = {
-        "shape": _parse_shapes(shape),
-        "domain": _parse_domain(domain),
-        "dtype": dtype,
-        "kwargs": _parse_kwargs(kwargs),
-        "max_examples": max_examples,
-        "mode": mode,
-        "atol": atol,
-        "rtol": rtol,
-        "broadcast": broadcast,
-        "avoid": avoid or None,
-        "constant": constant or None,
-        "integers": _parse_integers(integers),
-        "boolean": boolean or None,
-        "unique": unique,
-        "min_dims": min_dims,
-        "timeout": timeout,
-        "example_timeout": example_timeout,
-    }
-    overrides = _settings_from_options(ctx, parsed)
+    overrides = _settings_from_options(ctx)
     if regression_factor is not None and not is_regression_factor(regression_factor):
         raise click.BadParameter(
             f"must be a number >= 1, got {regression_factor:g}", param_hint="'--regression-factor'"
         )
     # Checked before anything runs: a typo in a path must not cost the whole run.
     outputs = _outputs(save_baseline, junit_xml, verbose)
-    from gradcheck.frontend import baseline as baselines
-
     # SIGINT and SIGTERM stop the run, which still prints and writes what finished.
     with StopOnSignals() as signals:
-        try:
-            config = load_config(config_path)
-            baseline = baselines.load_baseline(baseline_path) if baseline_path else None
-        except GradcheckError as exc:
-            _fail(str(exc), exc.exit_code, exc, verbose)
+        config, baseline = _inputs(config_path, baseline_path, verbose)
         run_seed = _run_seed(seed, baseline, config)
         # With JSON, stdout carries the document only: whatever the user's module
         # writes at import goes to stderr (and in its forward: see WorkerSetup).
@@ -692,36 +679,59 @@ def verify_command(
         )
         results, stopped_by = _run_all(items, plan, jobs, setup, overrides, verbose, signals)
         signals.acknowledge()  # from here on, what finished is written whatever comes
-
-        # A baseline holds, and is compared on, the targets that finished.
-        finished = [r for r in results if r.verdict != Verdict.NOT_RUN]
-        comparison = None
-        if baseline is not None:
-            factor = regression_factor
-            if factor is None:
-                factor = config.regression_factor if config else DEFAULT_REGRESSION_FACTOR
-            comparison = baselines.compare(finished, baseline, factor=factor)
+        comparison = _compare(results, baseline, regression_factor, config)
         unwritten = _write_outputs(outputs, results, run_seed, comparison)
-
-        def replay(result: VerifyResult) -> str:
-            return _replay_command(ctx, result.target, result.seed)
-
         if os.environ.get("GITHUB_ACTIONS") == "true":
             _annotate(items, results, comparison, to_stderr=output_format.document)
         color = output_format.color and _use_color()
-        stopped = signal.Signals(stopped_by).name if stopped_by else None
-        report = RunReport(results, run_seed, replay, comparison, color, stopped)
+        report = RunReport(
+            results,
+            run_seed,
+            lambda result: _replay_command(ctx, result.target, result.seed),
+            comparison,
+            color,
+            signal.Signals(stopped_by).name if stopped_by else None,
+        )
         lost = _emit(output_format.run(report), color)
-        if lost is not None:
-            unwritten.append(lost)
-        for problem in unwritten:
+        for problem in [*unwritten, *([lost] if lost else [])]:
             click.echo(f"Error: {problem}", err=True)
     if stopped_by is not None:
         ctx.exit(128 + stopped_by)  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
-    if unwritten:
+    if unwritten or lost:
         ctx.exit(OutputError.exit_code)
     passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
     ctx.exit(0 if passed else 1)
+
+
+def _inputs(config_path: Path | None, baseline_path: Path | None, verbose: bool) -> Any:
+    """The configuration and the baseline, read and checked (one error line each)."""
+    from gradcheck.frontend.baseline import load_baseline
+
+    try:
+        config = load_config(config_path)
+        baseline = load_baseline(baseline_path) if baseline_path is not None else None
+    except GradcheckError as exc:
+        _fail(str(exc), exc.exit_code, exc, verbose)
+    return config, baseline
+
+
+def _compare(
+    results: list[VerifyResult],
+    baseline: Any,
+    regression_factor: float | None,
+    config: ProjectConfig | None,
+) -> Any:
+    """The comparison with --baseline (None without one), on the targets that
+    finished (a target the run did not reach is the baseline's 'vanished')."""
+    if baseline is None:
+        return None
+    from gradcheck.frontend.baseline import compare
+
+    factor = regression_factor
+    if factor is None:
+        factor = config.regression_factor if config else DEFAULT_REGRESSION_FACTOR
+    finished = [r for r in results if r.verdict != Verdict.NOT_RUN]
+    return compare(finished, baseline, factor=factor)
 
 
 def _emit(text: str, color: bool | None = None) -> OutputError | None:

@@ -562,7 +562,11 @@ class _Search:
         except GradcheckError as exc:
             self.fatal = exc
             raise
-from gradcheck.checking.vocabulary import Kind, Mode, Skip, Verdict
+        except (SystemExit, KeyboardInterrupt) as exc:
+            if is_ctrl_c(exc):
+                raise
+            result = _exited(self.tgt, arrays, self.options, check_seed, exc)
+        if result.verdict in (Verdict.NOT_DIFFERENTIABLE, Verdict.INCONCLUSIVE):
             if searching:
                 self.rejected += 1
                 reason = result.note or Skip.NOT_DIFFERENTIABLE
