@@ -24,7 +24,7 @@ the spec again. Each target's seed is fixed before any job starts, so a run chec
 same examples whatever ``--jobs`` is, and results come back in the order of the jobs.
 
 The worker and the coordinator talk over one pipe per worker. The coordinator sends
-``(index, job)``, or ``None`` to let the worker go; the worker answers ``("ready",)``
+``(index, job, sys_path)``, or ``None`` to let the worker go; the worker answers ``("ready",)``
 once started, then per job ``("started", index, settings)`` (the effective settings),
 ``("example", index, inputs, check_seed)`` before each example is checked,
 ``("progress", index, done, total)`` after each counted one, and last ``("result",
@@ -106,10 +106,9 @@ class Job:
 
 @dataclass(frozen=True)
 class WorkerSetup:
-    """What every worker of a run needs from the coordinator."""
+    """What every worker of a run needs from the coordinator (its ``sys.path`` comes
+    with each job: loading the targets may have added the project's folder)."""
 
-    #: The coordinator's ``sys.path`` (the project's folder, a target file's folder...).
-    sys_path: tuple[str, ...]
     #: The working directory at the start of the run (each job starts there again).
     cwd: str
     #: Send whatever the user's code writes to file descriptor 1 to descriptor 2 (with
@@ -151,13 +150,20 @@ def run_job(
 def _worker_main(conn: Connection, setup: WorkerSetup) -> None:
     """A worker's life: set up, say it is ready, check jobs until told to stop."""
     _become_worker(setup)
+    # What every check needs, imported while the coordinator still loads the targets.
+    import hypothesis  # noqa: F401
+
+    import gradcheck.checking.checker
+    import gradcheck.strategies  # noqa: F401
+
     try:
         conn.send(("ready",))
         while True:
             message = conn.recv()
             if message is None:
                 return
-            index, job = message
+            index, job, sys_path = message
+            sys.path[:] = sys_path
             _serve(conn, index, job, setup)
     except (EOFError, OSError):
         return  # the coordinator is gone
@@ -191,7 +197,6 @@ def _become_worker(setup: WorkerSetup) -> None:
         from hypothesis.configuration import set_hypothesis_home_dir
 
         set_hypothesis_home_dir(setup.hypothesis_home)
-    sys.path[:] = list(setup.sys_path)
     os.chdir(setup.cwd)
 
 
@@ -330,35 +335,41 @@ class _Worker:
 
 
 class Run:
-    """The jobs of one run, checked in ``n_jobs`` worker processes.
+    """The workers of one run: ``n_jobs`` worker processes at most.
 
-    :meth:`results` yields ``(index, outcome)`` in the order of the jobs, as each one's
-    turn comes; ``progress(job)``, when given, is called as a job starts and returns
-    its progress callback (or None). :meth:`close` stops the workers.
+    :meth:`results` checks the jobs and yields ``(index, outcome)`` in their order, as
+    each one's turn comes (:meth:`prestart` starts a worker before they are known);
+    ``progress(job)``, when given, is called as a job starts and returns its progress
+    callback (or None). :meth:`stop` ends the run at once, :meth:`close` stops the
+    workers.
     """
 
     def __init__(
         self,
-        jobs: Sequence[Job],
         n_jobs: int,
         setup: WorkerSetup,
         progress: Callable[[Job], Callable[[int, int], None] | None] | None = None,
     ) -> None:
-        self.jobs, self.n_jobs, self.setup, self.progress = (
-            list(jobs),
-            max(1, n_jobs),
-            setup,
-            progress,
-        )
+        self.n_jobs, self.setup, self.progress = max(1, n_jobs), setup, progress
+        self.jobs: list[Job] = []
         self._context = multiprocessing.get_context("spawn")
-        self._pending = deque(range(len(self.jobs)))
+        self._pending: deque[int] = deque()
         self._finished: dict[int, Outcome] = {}
         self._next = 0
         self._workers: list[_Worker] = []
         self._failed_starts = 0
 
+    def prestart(self) -> None:
+        """Start one worker now, before the jobs are known: its start (Python, NumPy,
+        Hypothesis) overlaps with the coordinator's loading of the targets."""
+        if not self._workers:
+            self._add_worker()
+
     # -- the loop
-    def results(self) -> Iterator[tuple[int, Outcome]]:
+    def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
+        """Check ``jobs``; their outcomes in order."""
+        self.jobs = list(jobs)
+        self._pending = deque(range(len(self.jobs)))
         while self._next < len(self.jobs):
             if self._next in self._finished:
                 index = self._next
@@ -373,9 +384,12 @@ class Run:
         busy = sum(w.job is not None for w in self._workers)
         wanted = min(self.n_jobs, len(self._pending) + busy)
         while len(self._workers) < wanted:
-            worker = _Worker(self._context, self.setup)
-            self._workers.append(worker)  # before it starts: a signal may come meanwhile
-            worker.start()
+            self._add_worker()
+
+    def _add_worker(self) -> None:
+        worker = _Worker(self._context, self.setup)
+        self._workers.append(worker)  # before it starts: a signal may come meanwhile
+        worker.start()
 
     def _dispatch(self) -> None:
         for worker in self._workers:
@@ -385,7 +399,7 @@ class Run:
                 now = time.monotonic()
                 worker.job = _Running(index, now, beat=now)
                 worker.job.progress = self.progress(job) if self.progress is not None else None
-                worker.conn.send((index, job))
+                worker.conn.send((index, job, list(sys.path)))
 
     def _wait(self) -> None:
         by_object: dict[Any, _Worker] = {}
@@ -494,16 +508,16 @@ class Run:
     def close(self, graceful: bool = True) -> None:
         """Let idle workers go (or kill them at once), kill busy ones (what they ran is
         not needed any more)."""
-        if graceful:
+        if graceful:  # a worker still starting has nothing to finish: killed below
             for worker in self._workers:
-                if worker.job is None and worker.process.is_alive():
+                if worker.ready and worker.job is None and worker.process.is_alive():
                     try:
                         worker.conn.send(None)
                     except OSError:
                         pass
             deadline = time.monotonic() + 2.0
             for worker in self._workers:
-                if worker.job is None and worker.process.pid is not None:
+                if worker.ready and worker.job is None:
                     worker.process.join(max(0.0, deadline - time.monotonic()))
         for worker in self._workers:
             worker.kill()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,7 +17,7 @@ SQUARE = "gradcheck.builtin_targets:square"
 
 
 def setup(**changes) -> WorkerSetup:
-    return WorkerSetup(**{"sys_path": tuple(sys.path), "cwd": os.getcwd(), **changes})
+    return WorkerSetup(**{"cwd": os.getcwd(), **changes})
 
 
 def test_results_come_in_the_order_of_the_jobs_errors_in_their_place():
@@ -27,9 +26,9 @@ def test_results_come_in_the_order_of_the_jobs_errors_in_their_place():
         Job("gradcheck.builtin_targets:no_such_op", {"seed": 1}),
         Job(SQUARE, {"max_examples": 3, "seed": 2}),
     ]
-    run = Run(jobs, 2, setup())
+    run = Run(2, setup())
     try:
-        outcomes = list(run.results())
+        outcomes = list(run.results(jobs))
     finally:
         run.close()
     assert [i for i, _ in outcomes] == [0, 1, 2]
@@ -39,9 +38,9 @@ def test_results_come_in_the_order_of_the_jobs_errors_in_their_place():
 
 
 def test_a_worker_that_cannot_start_ends_the_run_instead_of_respawning_forever(tmp_path: Path):
-    run = Run([Job(SQUARE, {"seed": 1})], 1, setup(cwd=str(tmp_path / "gone")))
+    run = Run(1, setup(cwd=str(tmp_path / "gone")))
     with pytest.raises(InternalError, match="cannot start a worker process"):
-        list(run.results())
+        list(run.results([Job(SQUARE, {"seed": 1})]))
     run.close()
 
 
