@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
@@ -99,10 +100,19 @@ def ops_dir(tmp_path, monkeypatch):
     sys.modules.pop("plot_ops", None)
 
 
-def test_plot_writes_a_png(ops_dir):
+def test_plot_writes_a_png(ops_dir, monkeypatch):
     pytest.importorskip("matplotlib")
+    from hypothesis import configuration
+
+    monkeypatch.delenv("HYPOTHESIS_STORAGE_DIRECTORY", raising=False)
+    environment = dict(os.environ)
+    before = getattr(configuration, "__hypothesis_home_directory", None)
     out = CliRunner().invoke(main, ["plot", "plot_ops:cube", "-o", "cube.png", "--seed", "1"])
     assert out.exit_code == 0, out.output
+    assert dict(os.environ) == environment  # nothing left for later processes
+    # Hypothesis's home is ours while the command draws, and set back afterwards
+    assert getattr(configuration, "__hypothesis_home_directory", None) == before
+    assert not (ops_dir / ".hypothesis").exists()
     assert "Taylor slope 2.00" in out.output
     assert (ops_dir / "cube.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
