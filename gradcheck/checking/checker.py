@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checking.adapters.variants import Variant, split_complex
 from gradcheck.checking.compare import WORST_ELEMENTS, Comparison, compare_fast, compare_full
 from gradcheck.checking.numerical import Evaluator, full_estimate
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
@@ -54,7 +55,16 @@ DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
     "float64": (1e-7, 1e-9),
     "float32": (1e-4, 1e-5),
     "float16": (1e-2, 1e-2),
+    # bfloat16 has 8 bits of mantissa (eps 2**-7): about 6 eps, as float16's 10 eps
+    "bfloat16": (5e-2, 5e-2),
 }
+#: The dtypes ``check(dtype=...)`` takes besides NumPy's real floats: complex inputs
+#: (two real inputs each, see :mod:`gradcheck.checking.adapters.variants`), bfloat16
+#: (checked as float32 arrays holding bfloat16 values); torch and JAX targets only.
+OTHER_DTYPES: tuple[str, ...] = ("complex128", "complex64", "bfloat16")
+#: The derivatives ``check(modes=...)`` compares: reverse mode (the backward) and
+#: forward mode (the jvp).
+AD_MODES: tuple[str, ...] = ("rev", "fwd")
 #: mode="auto" checks element by element up to this many elements in all inputs.
 FULL_MODE_MAX_SIZE = 4096
 #: Runs at inputs moved by a few ulps that measure a float32/float16 gradient's
@@ -76,6 +86,10 @@ def check(
     reference: str = "float64",
     complex_step: bool = False,
     directions: int = 4,
+    order: int = 1,
+    modes: Sequence[str] = ("rev",),
+    device: str | None = None,
+    nondet_tol: float = 0.0,
     **op_params: Any,
 ) -> CheckResult:
     """Check the gradient of ``target`` at ``arrays``.
@@ -112,6 +126,23 @@ def check(
         inputs only; kinks are then not detected).
     directions : int
         Random directions in fast mode.
+    order : {1, 2}
+        2: check the gradient of the backward (torch's ``gradgradcheck``): the
+        target ``(x..., v) -> backward(x, v)``, with an upstream gradient ``v`` drawn
+        from the seed, whose gradient (the double backward) is compared with finite
+        differences of the backward, with respect to the inputs and to ``v``.
+        torch and JAX targets.
+    modes : sequence of {"rev", "fwd"}
+        The derivatives compared with the finite differences: the backward (reverse
+        mode) and the ``jvp`` (forward mode: each element of the gradient from the
+        ``jvp`` of its unit tangent). torch and JAX targets for ``"fwd"``.
+    device : str, optional
+        Run a torch target on this device (``"cuda"``); the float64 reference runs
+        there too (on the CPU for a device without float64).
+    nondet_tol : float
+        How far a second backward on the same graph (and one on a fresh graph, beyond
+        its rounding) may differ: 0 (the same bits on the same graph) unless the op
+        is documented nondeterministic (torch's ``nondet_tol``).
     **op_params
         The op's keyword parameters (convenience for ``params=``).
 
@@ -137,6 +168,16 @@ def check(
     start = time.perf_counter()
     tgt = resolve_target(target)
     all_params = _merge_params(tgt, params, op_params)
+    if order not in (1, 2):
+        raise CheckUsageError(f"order must be 1 or 2, not {order!r}")
+    modes = tuple(modes)
+    if not modes or any(m not in AD_MODES for m in modes):
+        raise CheckUsageError(f"modes must be 'rev', 'fwd' or both, not {modes!r}")
+    if not (isinstance(nondet_tol, Real) and 0 <= nondet_tol < math.inf):
+        raise CheckUsageError(f"nondet_tol must be a finite number >= 0, not {nondet_tol!r}")
+    bfloat16 = isinstance(dtype, str) and dtype == "bfloat16"
+    if bfloat16:
+        dtype = np.float32  # arrays holding bfloat16 values (rounded below)
     if mode not in MODES:
         raise CheckUsageError(f"mode must be 'auto', 'full' or 'fast', not {mode!r}")
     if reference not in ("float64", "native"):
@@ -153,7 +194,7 @@ def check(
     cast = [i for i, a in enumerate(xs) if a.dtype.kind in "iu" and i not in constants]
     for i in cast:
         xs[i] = xs[i].astype(np.float64)
-    const = {i for i in constants} | {i for i, a in enumerate(xs) if a.dtype.kind != "f"}
+    const = {i for i in constants} | {i for i, a in enumerate(xs) if a.dtype.kind not in "fc"}
     const |= {len(xs) - len(tgt.fixed) + k for k, f in enumerate(tgt.fixed) if f.constant}
     if mode == Mode.AUTO:
         size = sum(xs[i].size for i in range(len(xs)) if i not in const)
@@ -162,16 +203,35 @@ def check(
         "mode": mode,
         "atol": atol,
         "rtol": rtol,
-        "dtype": None if dtype is None else str(np.dtype(dtype)),
+        "dtype": "bfloat16" if bfloat16 else None if dtype is None else str(np.dtype(dtype)),
         "reference": reference,
         "complex_step": complex_step,
         "directions": directions,
         "constants": sorted(const),
     }
-    run = _Run(tgt, xs, all_params, const, np.random.default_rng(seed), settings)
-    result = run.execute(atol, rtol)
-    if result.failure is not None and run.outputs is not None:
-        result.failure = _name_the_output(result.failure, run, seed, atol, rtol)
+    extra = {"order": order, "modes": list(modes), "device": device, "nondet_tol": nondet_tol}
+    settings.update({k: v for k, v in extra.items() if v != _PLAIN[k]})
+    variant = Variant(device=device, bfloat16=bfloat16)
+    if bfloat16:
+        xs = [_bfloat16_values(x) for x in xs]
+    if any(x.dtype.kind == "c" for x in xs):
+        if order != 1 or "fwd" in modes:
+            raise CheckUsageError(
+                f"{tgt.name}: complex inputs are checked at first order in reverse mode "
+                f"only; check order 2 and forward mode with real inputs"
+            )
+        tgt, xs, const, parts = _complex_as_real(tgt, xs, const, variant)
+    else:
+        parts = None
+        tgt = tgt.derive(variant)
+    results = []
+    for ad_mode in modes:
+        results.append(
+            _check_one(tgt, xs, all_params, const, seed, settings, atol, rtol, order, ad_mode)
+        )
+    result = next((r for r in results if r.verdict == Verdict.FAILED), results[0])
+    if parts is not None:
+        result = _complex_named(result, parts)
     if cast and result.failure is not None and result.failure.kind == Kind.FORWARD_ERROR:
         names = ", ".join(map(str, cast))
         raise CheckUsageError(
@@ -181,6 +241,99 @@ def check(
         )
     result.seed = seed
     result.seconds = time.perf_counter() - start
+    return result
+
+
+#: The values of the settings of issue 20 that a plain check has (left out of settings).
+_PLAIN: dict[str, Any] = {"order": 1, "modes": ["rev"], "device": None, "nondet_tol": 0.0}
+
+
+def _check_one(
+    tgt: Target,
+    xs: list[np.ndarray],
+    params: dict[str, Any],
+    const: set[int],
+    seed: int,
+    settings: dict[str, Any],
+    atol: float | None,
+    rtol: float | None,
+    order: int,
+    ad_mode: str,
+) -> CheckResult:
+    """One check of ``tgt`` (already derived for the device, dtype, complex inputs) at
+    ``order`` in ``ad_mode``."""
+    variant = tgt.variant or Variant()
+    if order == 2:
+        free = tuple(i for i, x in enumerate(xs) if i not in const and x.dtype.kind == "f")
+        try:
+            graph = tgt.apply(xs, params, constants=sorted(const))
+        except TargetRaised:
+            graph = None  # the first-order check says what the forward raised
+        if graph is not None:
+            out = graph.output
+            v = np.random.default_rng([seed, 2]).standard_normal(out.shape).astype(out.dtype)
+            tgt = tgt.derive(replace(variant, order=2, differentiated=free))
+            xs = [*xs, v]
+    if ad_mode == "fwd":
+        tgt = tgt.derive(replace(tgt.variant or Variant(), forward=True))
+    run = _Run(tgt, xs, params, const, np.random.default_rng(seed), settings)
+    result = run.execute(atol, rtol)
+    if result.failure is not None and run.outputs is not None:
+        result.failure = _name_the_output(result.failure, run, seed, atol, rtol)
+    if result.failure is not None and (order == 2 or ad_mode == "fwd"):
+        what = "the gradient of the backward (order 2)" if order == 2 else "forward mode (jvp)"
+        if order == 2 and result.failure.input == len(xs) - 1:
+            what += ", with respect to the upstream gradient (its last input)"
+        result.failure = replace(result.failure, message=f"{what}: {result.failure.message}")
+    return result
+
+
+def _bfloat16_values(x: np.ndarray) -> np.ndarray:
+    """A float input as float32 holding the nearest bfloat16 values (round to nearest
+    even on the top 16 bits)."""
+    if x.dtype.kind != "f":
+        return x
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    rounded = ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16
+    out = rounded.astype(np.uint32).view(np.float32)
+    return np.where(np.isfinite(x), out, x.astype(np.float32))
+
+
+def _complex_as_real(
+    tgt: Target, xs: list[np.ndarray], const: set[int], variant: Variant
+) -> tuple[Target, list[np.ndarray], set[int], list[tuple[int, str]]]:
+    """The target, inputs and constants with each complex input as two real inputs
+    (its real and imaginary parts), and for each real input the (input, part) it is."""
+    if not tgt.foreign:
+        raise CheckUsageError(
+            f"{tgt.name} is gradcheck's own op, whose tensors are real: complex inputs "
+            f"need a torch or JAX target"
+        )
+    mask = tuple(x.dtype.kind == "c" for x in xs)
+    real: list[np.ndarray] = []
+    parts: list[tuple[int, str]] = []
+    constants: set[int] = set()
+    for i, x in enumerate(xs):
+        pieces = list(split_complex(x)) if mask[i] else [x]
+        names = ["real part", "imaginary part"] if mask[i] else [""]
+        for piece, name in zip(pieces, names):
+            if i in const:
+                constants.add(len(real))
+            parts.append((i, name))
+            real.append(piece)
+    derived = tgt.derive(replace(variant, complex_inputs=mask))
+    return derived, real, constants, parts
+
+
+def _complex_named(result: CheckResult, parts: list[tuple[int, str]]) -> CheckResult:
+    """A failure at a real input of a complex op named as the part of the op's input."""
+    failure = result.failure
+    if failure is None or failure.input is None or failure.input >= len(parts):
+        return result
+    i, part = parts[failure.input]
+    if part:
+        note = f"(input {failure.input} is the {part} of complex input {i}) "
+        result.failure = replace(failure, message=note + failure.message)
     return result
 
 
@@ -269,7 +422,12 @@ def _fails_alone(
 
 
 def _off(
-    confirmed: Any, got: Any, x: np.ndarray, atol: float | None, rtol: float | None
+    confirmed: Any,
+    got: Any,
+    x: np.ndarray,
+    atol: float | None,
+    rtol: float | None,
+    run: _Run | None = None,
 ) -> float | None:
     """The largest difference of a gradient ``got`` from the ``confirmed`` one of the
     same input, when it is beyond the dtype's tolerances; else None. A missing
@@ -278,7 +436,7 @@ def _off(
     b64 = np.zeros(x.shape) if got is None else np.asarray(got, np.float64)
     if a64.shape != b64.shape:
         return math.inf
-    r, a, relative = _tolerances(x.dtype, atol, rtol)
+    r, a, relative = _tolerances(x.dtype if run is None else run.precision(x), atol, rtol)
     scale = float(np.max(np.abs(a64), initial=0.0))
     allowed = (a * scale if relative else a) + r * np.abs(a64)
     diff = np.abs(a64 - b64)
@@ -325,6 +483,13 @@ class _Run:
         self.v: np.ndarray | None = None
         self.v_given: np.ndarray | None = None
 
+    def precision(self, x: np.ndarray) -> Any:
+        """The dtype whose tolerances an input's gradient gets: its own, or bfloat16
+        for the float32 arrays of a bfloat16 check."""
+        if self.settings.get("dtype") == "bfloat16" and x.dtype == np.float32:
+            return "bfloat16"
+        return x.dtype
+
     def result(self, verdict: str, **fields: Any) -> CheckResult:
         return CheckResult(
             verdict=verdict,
@@ -370,6 +535,7 @@ class _Run:
         """Run the op as the stages of :mod:`gradcheck.checking.structure` need it,
         walking the structural checks after each; (v, the gradients) when all pass."""
         e = Evidence(self.xs, self.const, graph=self.forward())
+        e.nondet_tol = float(self.settings.get("nondet_tol", 0.0))
         self.outputs = e.graph.outputs
         self.walk(Stage.FORWARD, e)
         out = e.graph.output
@@ -436,7 +602,7 @@ class _Run:
                     )
                 )
             for j in free:
-                diff = None if j == i else _off(grads[j], again[j], self.xs[j], atol, rtol)
+                diff = None if j == i else _off(grads[j], again[j], self.xs[j], atol, rtol, self)
                 if diff is not None:
                     raise _Fail(
                         Failure(
@@ -571,7 +737,7 @@ class _Run:
                     continue
                 g = grads[i]
                 analytic = np.zeros(x.shape) if g is None else np.asarray(g, dtype=np.float64)
-                r, a, relative = _tolerances(x.dtype, atol, rtol)
+                r, a, relative = _tolerances(self.precision(x), atol, rtol)
                 comparison = Comparison(i, x, analytic, r, a, relative, v_max, jitter[i])
                 if self.settings["mode"] == Mode.FAST and not self.settings["complex_step"]:
                     compare_fast(ev, comparison, self.rng, self.settings["directions"])

@@ -78,14 +78,16 @@ class Outputs:
             return np.zeros(0)
         return np.concatenate(parts).astype(self.dtype, copy=False)
 
-    def split(self, flat: np.ndarray) -> list[np.ndarray | None]:
+    def split(self, flat: np.ndarray, *, copy: bool = True) -> list[np.ndarray | None]:
         """``flat`` (an upstream gradient) cut into one array per output, each of its
-        output's shape and dtype; None for the outputs that are not differentiable."""
+        output's shape and dtype; None for the outputs that are not differentiable.
+        With ``copy=False``, a piece of ``flat``'s dtype is a view of it (a change
+        made in place to the piece shows in ``flat``)."""
         out: list[np.ndarray | None] = [None] * len(self.shapes)
         start = 0
         for k, size in zip(self.indices, self.sizes()):
             piece = np.asarray(flat[start : start + size]).reshape(self.shapes[k])  # type: ignore[arg-type]
-            out[k] = piece.astype(self.dtypes[k], copy=True)
+            out[k] = piece.astype(self.dtypes[k], copy=copy)
             start += size
         return out
 

@@ -115,6 +115,33 @@ class Target:
     #: Another framework's op (torch, MyGrad), run through the engine by a bridge.
     foreign: bool = False
     fixed: tuple[FixedInput, ...] = ()
+    #: What this target checks of its op
+    #: (:class:`~gradcheck.checking.adapters.variants.Variant`; None: the gradient),
+    #: and the function that makes the target of another variant (None: the op's
+    #: framework has none).
+    variant: Any = None
+    deriver: Callable[[Any], Target] | None = None
+
+    def derive(self, variant: Any) -> Target:
+        """The target that checks ``variant`` of this target's op (the gradient of its
+        backward, its forward mode, on a device, complex or bfloat16 inputs).
+
+        Raises :class:`~gradcheck.errors.CheckUsageError` when the op cannot be
+        checked so (gradcheck's engine and MyGrad have no double backward, no forward
+        mode, no device).
+        """
+        from gradcheck.errors import CheckUsageError
+
+        if variant.plain:
+            return self
+        if self.deriver is None:
+            what = "another framework's" if self.foreign else "gradcheck's own"
+            raise CheckUsageError(
+                f"{self.name} is {what} op: checking its {variant.describe()} needs a "
+                f"torch or JAX target (their backward is differentiable, they have a "
+                f"forward mode, devices and complex tensors); check it at first order"
+            )
+        return self.deriver(variant)
 
     def forward(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any] | None = None):
         """The output for ``arrays`` as an ndarray, without building a graph.

@@ -24,13 +24,13 @@ What the checker cannot see through another framework (and so does not claim):
 
 * *aliasing*: gradients are copied out of the framework's tensors, whose buffers the
   framework owns;
-* *changes to the upstream gradient*: the framework is handed a copy of it;
 * *extra gradients for constants* and the gradient's *dtype*: torch drops gradients of
   inputs that do not require one and casts gradients to the input's dtype itself.
 
 Everything else applies: changed inputs (the framework's tensors share memory with the
-checker's arrays), missing and non-finite gradients, shapes, determinism, linearity,
-and the numeric comparison.
+checker's arrays), changes to the upstream gradient (the framework's backward is handed
+the engine's own array, not a copy), missing and non-finite gradients, shapes,
+determinism, reentrancy, linearity, and the numeric comparison.
 """
 
 from __future__ import annotations
@@ -412,7 +412,12 @@ class _Bridge(Operation):
         return out
 
     def _upstream(self, grad: np.ndarray) -> Any:
-        return np.array(grad) if self.outputs is None else self.outputs.split(grad)
+        # Not a copy: the framework's backward gets the engine's own upstream gradient
+        # (the output's `.grad`), so that a change it makes in place shows there and is
+        # a `mutated_upstream` failure, as for gradcheck's own ops.
+        if self.outputs is None:
+            return np.asarray(grad)
+        return self.outputs.split(grad, copy=False)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         # The framework computes every input's gradient in one backprop; the engine
@@ -441,15 +446,30 @@ def bridge_target(
     *,
     name: str | None = None,
     fixed: Sequence[Any] = (),
+    variant: Any = None,
+    derive: Callable[[Any], Any] | None = None,
+    conjugate: bool = False,
 ) -> Any:
     """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
     with ``run`` (through the engine, so that every check applies) and evaluates
     with ``evaluate``; its signature is ``obj``'s and its name ``obj``'s qualified
     name unless given; ``fixed`` are inputs the op brings along (a module's
-    parameters: :class:`~gradcheck.checking.target.FixedInput`)."""
+    parameters: :class:`~gradcheck.checking.target.FixedInput`).
+
+    Complex outputs are checked as their real and imaginary parts, and so are the
+    inputs ``variant.complex_inputs`` marks
+    (:func:`~gradcheck.checking.adapters.variants.real_view`; ``conjugate``: JAX's
+    convention, not torch's). ``derive(variant)`` is the target of ``obj`` checked
+    as another :class:`~gradcheck.checking.adapters.variants.Variant` (order 2,
+    forward mode, a device...): :meth:`Target.derive`; None when the framework has
+    no variant."""
+    from gradcheck.checking.adapters.variants import Variant, real_view
     from gradcheck.checking.signature import op_signature
     from gradcheck.checking.target import Joined, Target, qualname
     from gradcheck.tensor_base import execute_op
+
+    variant = Variant() if variant is None else variant
+    run, evaluate = real_view(run, evaluate, variant.complex_inputs, conjugate=conjugate)
 
     bridge = type(f"{name or _name(obj)}", (_Bridge,), {"run": staticmethod(run)})
 
@@ -468,4 +488,14 @@ def bridge_target(
 
     sig = op_signature(obj) if signature is None else signature
     label = qualname(obj) if name is None else name
-    return Target(label, sig, obj, build, forward, foreign=True, fixed=tuple(fixed))
+    return Target(
+        label,
+        sig,
+        obj,
+        build,
+        forward,
+        foreign=True,
+        fixed=tuple(fixed),
+        variant=variant,
+        deriver=derive,
+    )

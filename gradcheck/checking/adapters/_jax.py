@@ -64,17 +64,31 @@ def _array(value: Any, name: str) -> np.ndarray:
 def _floating(value: Any) -> bool:
     import jax.numpy as jnp
 
-    return hasattr(value, "dtype") and jnp.issubdtype(value.dtype, jnp.floating)
+    return hasattr(value, "dtype") and (
+        jnp.issubdtype(value.dtype, jnp.floating)
+        or jnp.issubdtype(value.dtype, jnp.complexfloating)
+    )
 
 
 def _maybe_array(value: Any) -> np.ndarray | None:
     return None if value is None or not hasattr(value, "dtype") else np.array(value)
 
 
-def target(obj: Any) -> Any:
-    """The :class:`~gradcheck.checking.target.Target` of a JAX function."""
+def target(obj: Any, variant: Any = None) -> Any:
+    """The :class:`~gradcheck.checking.target.Target` of a JAX function; checked as
+    ``variant`` (complex inputs, forward mode: ``jax.jvp`` with each unit tangent)."""
     import jax
     import jax.numpy as jnp
+
+    from gradcheck.checking.adapters.variants import Variant, forward_mode
+    from gradcheck.errors import CheckUsageError
+
+    variant = Variant() if variant is None else variant
+    if variant.order != 1 or variant.device or variant.bfloat16:
+        raise CheckUsageError(
+            f"{qualname(obj)}: the JAX adapter checks first order (reverse and forward "
+            f"mode, complex inputs) on the CPU; {variant.describe()} is torch's only here"
+        )
 
     sig = op_signature(obj)
     name = getattr(obj, "__name__", None) or type(obj).__name__
@@ -91,7 +105,7 @@ def target(obj: Any) -> Any:
             wanted = [
                 i
                 for i, (a, c) in enumerate(zip(arrays, constants))
-                if not c and a.dtype.kind == "f"
+                if not c and a.dtype.kind in "fc"
             ]
 
             def differentiable(*chosen: Any) -> Any:
@@ -134,4 +148,37 @@ def target(obj: Any) -> Any:
                 return tuple(_maybe_array(o) for o in out)
             return _array(out, name)
 
-    return bridge_target(obj, run, evaluate, sig, name=qualname(obj))
+    if variant.forward:
+        run = forward_mode(run, _jvp(call))
+    return bridge_target(
+        obj,
+        run,
+        evaluate,
+        sig,
+        name=qualname(obj),
+        variant=variant,
+        derive=lambda other: target(obj, other),
+        conjugate=True,  # JAX's vjp convention for complex numbers
+    )
+
+
+def _jvp(call: Callable[..., Any]) -> Callable[..., list[Any]]:
+    """The function's ``jax.jvp`` along a tangent of one input: each output's tangent
+    (for :func:`~gradcheck.checking.adapters.variants.forward_mode`)."""
+    import jax
+    import jax.numpy as jnp
+
+    def jvp(
+        arrays: Sequence[np.ndarray], params: Mapping[str, Any], i: int, tangent: np.ndarray
+    ) -> list[Any]:
+        with _x64():
+            xs = [jnp.asarray(a) for a in arrays]
+
+            def along(x: Any) -> Any:
+                return call([*xs[:i], x, *xs[i + 1 :]], params)
+
+            _, out = jax.jvp(along, (xs[i],), (jnp.asarray(tangent),))
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            return [np.asarray(t) if hasattr(t, "dtype") else None for t in outs]
+
+    return jvp

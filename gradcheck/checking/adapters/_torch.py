@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.adapters import bridge_target, op_class_behind
+from gradcheck.checking.adapters.variants import Variant, forward_mode
 from gradcheck.checking.signature import arrange, op_signature
 from gradcheck.checking.target import FixedInput, qualname
 from gradcheck.errors import NotATarget
@@ -81,12 +82,6 @@ def _output(out: Any, name: str) -> Any:
     )
 
 
-def _array(t: Any) -> np.ndarray | None:
-    import torch
-
-    return t.detach().numpy().copy() if isinstance(t, torch.Tensor) else None
-
-
 def _instance(obj: Any) -> Any:
     """The module to check: ``obj``, or an instance of the class ``obj``."""
     if not isinstance(obj, type):
@@ -133,6 +128,192 @@ class _Module:
         )
 
 
+class _Placement:
+    """Where and in which dtype the op runs: the CPU and the arrays' dtype, sharing
+    memory with the checker's arrays (a change the op makes in place shows there); or
+    a device, or bfloat16 for float32 arrays, on copies whose changes are copied back.
+    The float64 reference runs on the device too, except on one without float64
+    (Apple's ``mps``), where it runs on the CPU."""
+
+    def __init__(self, device: str | None, bfloat16: bool) -> None:
+        import torch
+
+        self.device = torch.device(device) if device else None
+        self.bfloat16 = bfloat16
+        self.copies = self.device is not None or bfloat16
+        lacks_float64 = self.device is not None and self.device.type == "mps"
+        self.reference_device = None if lacks_float64 else self.device
+
+    def tensor(self, a: np.ndarray, *, reference: bool = False) -> Any:
+        import torch
+
+        t = torch.from_numpy(a)
+        if self.bfloat16 and a.dtype == np.float32:
+            t = t.to(torch.bfloat16)
+        device = self.reference_device if reference else self.device
+        return t if device is None else t.to(device)
+
+    def array(self, t: Any) -> np.ndarray | None:
+        """A new ndarray of ``t`` (float32 for bfloat16; on the CPU)."""
+        import torch
+
+        if not isinstance(t, torch.Tensor):
+            return None
+        t = t.detach()
+        if t.dtype == torch.bfloat16:
+            t = t.float()
+        if t.is_complex():
+            t = t.resolve_conj()
+        return t.resolve_neg().cpu().numpy().copy()
+
+    def snapshot(self, tensors: Sequence[Any]) -> list[Any] | None:
+        """Copies of the tensors made from arrays, to see later whether the op changed
+        them (None when they share memory with the arrays)."""
+        return [t.detach().clone() for t in tensors] if self.copies else None
+
+    def written_back(
+        self, arrays: Sequence[np.ndarray], tensors: Sequence[Any], before: list[Any] | None
+    ) -> None:
+        """Each tensor the op changed in place (since ``before``), into its array."""
+        import torch
+
+        if before is None:
+            return
+        for a, t, b in zip(arrays, tensors, before):
+            if a.flags.writeable and not torch.equal(t.detach(), b):
+                value = self.array(t)
+                if value is not None and value.shape == a.shape:
+                    a[...] = value
+
+
+def _second_order(
+    graph: Callable[..., Any],
+    gradients: Callable[..., Any],
+    place: _Placement,
+    differentiated: Sequence[int],
+) -> tuple[Callable[..., Any], Callable[..., Any]]:
+    """``run`` and ``evaluate`` of the target ``(x..., v) -> backward(x, v)``: its
+    outputs are the gradients of the inputs ``differentiated`` (each a tensor with the
+    graph of the backward: ``create_graph=True``), its last input ``v`` the upstream
+    gradient of the op's differentiable outputs, raveled and joined (as the checker
+    joins them). Its gradient is torch's double backward; its evaluation the
+    first-order backward, whose finite differences are the reference."""
+    import torch
+
+    def first(
+        arrays: Sequence[np.ndarray],
+        constants: Sequence[bool],
+        params: Mapping[str, Any],
+        create_graph: bool,
+    ) -> tuple[list[Any], Any, list[Any]]:
+        xs, v = list(arrays[:-1]), arrays[-1]
+        # The inputs differentiated at first order require a gradient whatever the
+        # second order makes a constant: they are what the outputs are of.
+        first_constants = [i not in differentiated for i in range(len(xs))]
+        tensors, outs, slots, _ = graph(xs, first_constants, params)
+        differentiable = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
+        if any(o.is_complex() for o in differentiable):
+            raise TypeError("order 2 of an op with complex outputs is not supported")
+        with torch.enable_grad():
+            vt = place.tensor(v)
+            if create_graph and not constants[-1]:
+                vt.requires_grad_(True)
+            flat, start, upstream = vt.reshape(-1), 0, []
+            for o in outs:
+                if any(o is d for d in differentiable):
+                    upstream.append(flat[start : start + o.numel()].reshape(o.shape))
+                    start += o.numel()
+                else:
+                    upstream.append(None)
+            if start != flat.numel():
+                raise ValueError(
+                    f"the upstream gradient has {flat.numel()} elements, the op's "
+                    f"differentiable outputs {start}"
+                )
+            found = gradients(
+                outs, tensors, slots, upstream, create_graph=create_graph, retain_graph=True
+            )
+        grads = [
+            torch.zeros_like(tensors[i]) if found[i] is None else found[i] for i in differentiated
+        ]
+        # Second order: only the inputs that are not constants now.
+        for i, t in enumerate(tensors):
+            if constants[i] and t.requires_grad:
+                tensors[i] = None
+        return tensors, vt, grads
+
+    def value_of(grads: Sequence[Any]) -> Any:
+        if len(grads) == 1:
+            return place.array(grads[0])
+        return tuple(place.array(g) for g in grads)
+
+    def run(
+        arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
+    ) -> tuple[Any, Callable[[Any], list[np.ndarray | None]]]:
+        tensors, vt, grads = first(arrays, constants, params, True)
+        leaves = [t for t in tensors if t is not None and t.requires_grad]
+        if vt.requires_grad:
+            leaves.append(vt)
+
+        def backward(w: Any) -> list[np.ndarray | None]:
+            ws = [w] if len(grads) == 1 else list(w)
+            pairs = [
+                (g, place.tensor(wk))
+                for g, wk in zip(grads, ws)
+                if wk is not None and g.requires_grad
+            ]
+            out: list[np.ndarray | None] = [None] * len(arrays)
+            if not pairs or not leaves:
+                return out  # the backward has no graph: no second derivative (zeros)
+            found = torch.autograd.grad(
+                [g for g, _ in pairs],
+                leaves,
+                grad_outputs=[wk for _, wk in pairs],
+                allow_unused=True,
+                retain_graph=True,
+            )
+            by_leaf = {id(leaf): g for leaf, g in zip(leaves, found)}
+            for i, t in enumerate([*tensors, vt]):
+                if t is not None and id(t) in by_leaf:
+                    g = by_leaf[id(t)]
+                    out[i] = place.array(torch.zeros_like(t) if g is None else g)
+            return out
+
+        # Every gradient is an output to check, whether or not the backward built a
+        # graph for it (one it did not build has a second derivative of zero).
+        backward.differentiable = [True] * len(grads)  # type: ignore[attr-defined]
+        backward.repeatable = True  # type: ignore[attr-defined]
+        return value_of(grads), backward
+
+    def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
+        _, _, grads = first(arrays, [False] * len(arrays), params, False)
+        return value_of(grads)
+
+    return run, evaluate
+
+
+def _jvp(apply: Callable[..., Any], place: _Placement) -> Callable[..., list[Any]]:
+    """The op's forward mode (torch.autograd.forward_ad) along a tangent of one input:
+    each output's tangent (for :func:`~gradcheck.checking.adapters.variants.forward_mode`)."""
+    import torch
+    import torch.autograd.forward_ad as fwAD
+
+    def jvp(
+        arrays: Sequence[np.ndarray], params: Mapping[str, Any], i: int, tangent: np.ndarray
+    ) -> list[Any]:
+        with torch.no_grad(), fwAD.dual_level():
+            args = [place.tensor(a) for a in arrays]
+            args[i] = fwAD.make_dual(args[i], place.tensor(tangent))
+            out, _ = apply(args, params)
+            outs = list(out) if isinstance(out, (tuple, list)) else [out]
+            return [
+                place.array(fwAD.unpack_dual(o).tangent) if isinstance(o, torch.Tensor) else None
+                for o in outs
+            ]
+
+    return jvp
+
+
 def _is_float_tensor(t: Any) -> bool:
     import torch
 
@@ -147,11 +328,13 @@ def _label(obj: Any, function_class: type | None) -> str:
     return f"{qualname(type(obj))} instance"
 
 
-def target(obj: Any) -> Any:
+def target(obj: Any, variant: Variant | None = None) -> Any:
     """The :class:`~gradcheck.checking.target.Target` of a torch Function (or an alias
-    of its ``apply``), an ``nn.Module``, or a function of torch tensors."""
+    of its ``apply``), an ``nn.Module``, or a function of torch tensors; checked as
+    ``variant`` (order 2, forward mode, a device, bfloat16, complex inputs)."""
     import torch
 
+    variant = Variant() if variant is None else variant
     function_class = obj if isinstance(obj, type) and not _is_module(obj) else op_class_behind(obj)
     sig = op_signature(obj)
     name = getattr(function_class or obj, "__name__", None) or type(obj).__name__
@@ -171,6 +354,7 @@ def target(obj: Any) -> Any:
     # Function.apply takes no keywords reliably: every parameter goes by position.
     by_position = function_class is not None
     n_fixed = len(fixed)
+    place = _Placement(variant.device, variant.bfloat16)
 
     def apply(tensors: Sequence[Any], params: Mapping[str, Any]) -> tuple[Any, list[int]]:
         """The output, and the position of each tensor among the arguments (the
@@ -184,50 +368,81 @@ def target(obj: Any) -> Any:
         slots = {id(a): k for k, a in enumerate(args)}
         return _output(call(*args, **kwargs), name), [slots.get(id(t), -1) for t in tensors]
 
+    def graph(
+        arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
+    ) -> tuple[list[Any], list[Any], list[int], bool]:
+        """A forward with the graph: the input tensors, the outputs, the slots, and
+        whether the op returned several outputs."""
+        with torch.enable_grad():
+            tensors = [place.tensor(a) for a in arrays]
+            for t, constant in zip(tensors, constants):
+                if not constant and (t.is_floating_point() or t.is_complex()):
+                    t.requires_grad_(True)
+            before = place.snapshot(tensors)
+            out, slots = apply(tensors, params)
+        place.written_back(arrays, tensors, before)
+        several = isinstance(out, (tuple, list))
+        return tensors, list(out) if several else [out], slots, several
+
+    def gradients(
+        outs: Sequence[Any],
+        tensors: Sequence[Any],
+        slots: Sequence[int],
+        upstream: Sequence[Any],
+        **how: Any,
+    ) -> list[Any]:
+        """torch.autograd.grad of the outputs, each with its upstream gradient (arrays
+        or tensors; None for an output that gets none), for each input that requires
+        one: a tensor per input (None for the others)."""
+        triples = [
+            (o, place.tensor(g) if isinstance(g, np.ndarray) else g, g)
+            for o, g in zip(outs, upstream)
+            if g is not None and isinstance(o, torch.Tensor) and o.requires_grad
+        ]
+        pairs = [(o, g) for o, g, _ in triples]
+        before = place.snapshot([g for _, g, _ in triples])
+        wanted = [i for i, t in enumerate(tensors) if t.requires_grad]
+        grads: list[Any] = [None] * len(tensors)
+        if not pairs or not wanted:
+            return grads
+        if recording is not None:
+            recording.returned = []
+        found = torch.autograd.grad(
+            [o for o, _ in pairs],
+            [tensors[i] for i in wanted],
+            grad_outputs=[g for _, g in pairs],
+            allow_unused=True,
+            **how,
+        )
+        # The upstream gradients a backward changed in place, back in the engine's
+        # arrays (copies on a device or in bfloat16), where the checker looks.
+        arrays = [given for _, _, given in triples if isinstance(given, np.ndarray)]
+        if before is not None and len(arrays) == len(triples):
+            place.written_back(arrays, [g for _, g, _ in triples], before)
+        returned = recording.returned if recording is not None else []
+        for i, g in zip(wanted, found):
+            slot = slots[i]
+            dtype = returned[slot] if 0 <= slot < len(returned) else None
+            if g is not None and dtype is not None and dtype != g.dtype:
+                # As the Function's backward returned it (torch cast it; the checker
+                # says wrong_dtype)
+                g = g.to(dtype)
+            grads[i] = g
+        return grads
+
     def run(
         arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
-    ) -> tuple[np.ndarray, Callable[[np.ndarray], list[np.ndarray | None]]]:
-        with torch.enable_grad():
-            tensors = [torch.from_numpy(a) for a in arrays]
-            for t, constant in zip(tensors, constants):
-                if not constant and t.is_floating_point():
-                    t.requires_grad_(True)
-            out, slots = apply(tensors, params)
-        several = isinstance(out, (tuple, list))
-        outs = list(out) if several else [out]
-        value = tuple(_array(o) for o in outs) if several else _array(out)
+    ) -> tuple[Any, Callable[[Any], list[np.ndarray | None]]]:
+        tensors, outs, slots, several = graph(arrays, constants, params)
+        value = tuple(place.array(o) for o in outs) if several else place.array(outs[0])
 
         def backward(grad: Any) -> list[np.ndarray | None]:
             upstream = grad if several else [grad]
-            pairs = [
-                (o, torch.from_numpy(g))
-                for o, g in zip(outs, upstream)
-                if g is not None and isinstance(o, torch.Tensor) and o.requires_grad
-            ]
-            wanted = [i for i, t in enumerate(tensors) if t.requires_grad]
-            grads: list[np.ndarray | None] = [None] * len(tensors)
-            if not pairs or not wanted:
-                return grads
-            if recording is not None:
-                recording.returned = []
-            found = torch.autograd.grad(
-                [o for o, _ in pairs],
-                [tensors[i] for i in wanted],
-                grad_outputs=[g for _, g in pairs],
-                allow_unused=True,
-                retain_graph=True,  # for a second backward on the same graph
-            )
-            returned = recording.returned if recording is not None else []
-            for i, g in zip(wanted, found):
-                # A copy: the buffer is torch's (it may be the upstream gradient).
-                grads[i] = None if g is None else g.detach().numpy().copy()
-                slot = slots[i]
-                dtype = returned[slot] if 0 <= slot < len(returned) else None
-                if grads[i] is not None and dtype is not None and dtype != g.dtype:
-                    # As the Function's backward returned it (torch cast it; the
-                    # checker says wrong_dtype)
-                    grads[i] = g.detach().to(dtype).numpy().copy()
-            return grads
+            before = place.snapshot(tensors)
+            found = gradients(outs, tensors, slots, upstream, retain_graph=True)
+            place.written_back(arrays, tensors, before)
+            # A copy: the buffer is torch's (it may be the upstream gradient).
+            return [None if g is None else place.array(g) for g in found]
 
         # An output marked non-differentiable (or not depending on any input) needs
         # no upstream gradient; the backward may run again on the same graph.
@@ -237,11 +452,25 @@ def target(obj: Any) -> Any:
         backward.repeatable = True  # type: ignore[attr-defined]
         return value, backward
 
-    def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> np.ndarray:
+    def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
         with torch.no_grad():
-            out, _ = apply([torch.from_numpy(a) for a in arrays], params)
+            out, _ = apply([place.tensor(a, reference=True) for a in arrays], params)
         if isinstance(out, (tuple, list)):
-            return tuple(_array(o) for o in out)
-        return out.numpy()
+            return tuple(place.array(o) for o in out)
+        return place.array(out)
 
-    return bridge_target(obj, run, evaluate, sig, name=_label(obj, function_class), fixed=fixed)
+    if variant.order == 2:
+        run, evaluate = _second_order(graph, gradients, place, variant.differentiated)
+    elif variant.forward:
+        run = forward_mode(run, _jvp(apply, place))
+
+    return bridge_target(
+        obj,
+        run,
+        evaluate,
+        sig,
+        name=_label(obj, function_class),
+        fixed=fixed,
+        variant=variant,
+        derive=lambda other: target(obj, other),
+    )
