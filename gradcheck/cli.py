@@ -109,14 +109,28 @@ _FLAGS = {
     "boolean": "--boolean",
     "unique": "--unique",
     "min_dims": "--min-dims",
+    "order": "--order",
+    "modes": "--modes",
+    "forward_mode": "--forward-mode",
+    "device": "--device",
+    "nondet_tol": "--nondet-tol",
     "timeout": "--timeout",
     "example_timeout": "--example-timeout",
 }
 # The settings name (as in gradcheck.describe / gradcheck.verify) of each option.
-_SETTING_OF_OPTION = {"shape": "shapes", "constant": "constants", "boolean": "booleans"}
+_SETTING_OF_OPTION = {
+    "shape": "shapes",
+    "constant": "constants",
+    "boolean": "booleans",
+    "forward_mode": "modes",
+}
 _OPTION_OF_SETTING = {setting: option for option, setting in _SETTING_OF_OPTION.items()}
 # Flags that are on/off switches, and the flag that turns each off.
-_SWITCHES = {"broadcast": "--no-broadcast", "unique": "--no-unique"}
+_SWITCHES = {
+    "broadcast": "--no-broadcast",
+    "unique": "--no-unique",
+    "forward_mode": "--no-forward-mode",
+}
 
 
 class _Tolerance(click.ParamType):
@@ -421,6 +435,7 @@ def _settings_from_options(ctx: click.Context) -> dict[str, Any]:
         constant=raw["constant"] or None,
         integers=_parse_integers(raw["integers"]),
         boolean=raw["boolean"] or None,
+        forward_mode=("rev", "fwd") if raw["forward_mode"] else ("rev",),
     )
     out = {}
     for option in _FLAGS:
@@ -473,7 +488,12 @@ class _Seconds(click.ParamType):
     help="Interval the input values are drawn from: once for all inputs or once per "
     "input (--domain -1:1). Leave a side empty for no bound (0:).",
 )
-@click.option("--dtype", type=click.Choice(["float64", "float32", "float16"]), help="Input dtype.")
+@click.option(
+    "--dtype",
+    type=click.Choice(["float64", "float32", "float16", "complex128", "complex64", "bfloat16"]),
+    help="Input dtype. complex128, complex64 and bfloat16: torch and JAX targets (complex "
+    "gradients as torch documents them; bfloat16 against a float64 reference).",
+)
 @click.option("--kwargs", metavar="JSON", help="The op's keyword parameters: '{\"axis\": 0}'.")
 @click.option(
     "--max-examples",
@@ -537,6 +557,36 @@ class _Seconds(click.ParamType):
     type=click.IntRange(min=0, max=8),
     metavar="N",
     help="Draw shapes with at least N dimensions (without --shape).",
+)
+@click.option(
+    "--order",
+    type=click.IntRange(min=1, max=2),
+    help="2: also check the gradient of the backward against finite differences of the "
+    "backward, with respect to the inputs and the upstream gradient (torch's "
+    "gradgradcheck; torch and JAX targets) [default: 1].",
+)
+@click.option(
+    "--modes",
+    metavar="rev,fwd",
+    help="What is compared with finite differences: rev (the backward), fwd (the jvp, "
+    "forward mode; torch and JAX targets) or rev,fwd [default: rev].",
+)
+@click.option(
+    "--forward-mode/--no-forward-mode",
+    default=None,
+    help="Check the jvp too (forward mode): the same as --modes rev,fwd.",
+)
+@click.option(
+    "--device",
+    metavar="DEVICE",
+    help="Run torch targets on DEVICE (cuda, cuda:1); the float64 reference runs there "
+    "too, or on the CPU for a device without float64 [default: the CPU].",
+)
+@click.option(
+    "--nondet-tol",
+    type=_TOLERANCE,
+    help="How far a second backward on the same graph may differ (torch's nondet_tol) "
+    "[default: 0, the same bits].",
 )
 @_format_option
 @click.option(
@@ -623,6 +673,11 @@ def verify_command(
     boolean: tuple[int, ...],
     unique: bool | None,
     min_dims: int | None,
+    order: int | None,
+    modes: str | None,
+    forward_mode: bool | None,
+    device: str | None,
+    nondet_tol: float | None,
     timeout: float | None,
     example_timeout: float | None,
     output_format: OutputFormat,

@@ -51,6 +51,10 @@ __all__ = [
     "normalize_indices",
     "normalize_integers",
     "normalize_min_dims",
+    "normalize_order",
+    "normalize_modes",
+    "normalize_device",
+    "normalize_nondet_tol",
     "normalize_domain",
     "normalize_dtype",
     "normalize_kwargs",
@@ -111,6 +115,14 @@ class Description:
         ``constant=True`` in MyGrad): drawn as usual, checked to receive none.
     min_dims : int, optional
         The fewest dimensions a drawn shape has (2 for an op of matrices).
+    order : int, optional
+        2: check the gradient of the backward too (torch and JAX targets).
+    modes : tuple of str, optional
+        ``("rev",)``, ``("fwd",)`` or both: reverse mode, forward mode (the ``jvp``).
+    device : str, optional
+        Where a torch target runs (``"cuda"``).
+    nondet_tol : float, optional
+        How far repeated backwards may differ (torch's ``nondet_tol``).
     """
 
     shapes: tuple[str | tuple[int | str, ...], ...] | None = None
@@ -128,6 +140,10 @@ class Description:
     booleans: tuple[int, ...] | None = None
     constants: tuple[int, ...] | None = None
     min_dims: int | None = None
+    order: int | None = None
+    modes: tuple[str, ...] | None = None
+    device: str | None = None
+    nondet_tol: float | None = None
 
     def merged(self, **overrides: Any) -> Description:
         """A copy where every override that is not ``None`` replaces the declared
@@ -160,6 +176,10 @@ def describe(
     booleans: Sequence[int] | None = None,
     constants: Sequence[int] | None = None,
     min_dims: int | None = None,
+    order: int | None = None,
+    modes: Sequence[str] | None = None,
+    device: str | None = None,
+    nondet_tol: float | None = None,
 ) -> Any:
     """Declare how an op should be checked, and mark a function as a target.
 
@@ -207,6 +227,16 @@ def describe(
     min_dims : int, optional
         The fewest dimensions of a drawn shape, for ops that reject smaller ones
         (``min_dims=2`` for an op of matrices).
+    order : {1, 2}, optional
+        2: also check the gradient of the backward (torch's ``gradgradcheck``), for
+        torch and JAX targets.
+    modes : sequence of {"rev", "fwd"}, optional
+        Check the backward (``"rev"``, the default), the ``jvp`` (``"fwd"``), or both.
+    device : str, optional
+        Run a torch target on this device (``"cuda"``).
+    nondet_tol : float, optional
+        How far a second backward on the same graph may differ (default 0: the same
+        bits), for ops documented nondeterministic.
 
     Returns
     -------
@@ -240,6 +270,10 @@ def describe(
         booleans=None if booleans is None else normalize_indices(booleans, "booleans"),
         constants=None if constants is None else normalize_indices(constants, "constants"),
         min_dims=None if min_dims is None else normalize_min_dims(min_dims),
+        order=None if order is None else normalize_order(order),
+        modes=None if modes is None else normalize_modes(modes),
+        device=None if device is None else normalize_device(device),
+        nondet_tol=None if nondet_tol is None else normalize_nondet_tol(nondet_tol),
     )
 
     def decorate(obj: T) -> T:
@@ -343,23 +377,72 @@ def normalize_domain(domain: Any) -> Domain | tuple[Domain, ...]:
     return _domain_pair(domain, "domain")
 
 
+#: dtypes a torch or JAX target may be checked in besides NumPy's real floats.
+OTHER_DTYPES = ("complex128", "complex64", "bfloat16")
+
+
 def normalize_dtype(dtype: Any) -> str:
-    """The name of a floating NumPy dtype.
+    """The name of a floating NumPy dtype, or one of :data:`OTHER_DTYPES` (complex
+    and bfloat16 inputs, for torch and JAX targets).
 
     >>> normalize_dtype("f4")
     'float32'
+    >>> normalize_dtype("complex128")
+    'complex128'
     """
+    if isinstance(dtype, str) and dtype in OTHER_DTYPES:
+        return dtype
+    if getattr(dtype, "__name__", None) == "bfloat16" or str(dtype) == "torch.bfloat16":
+        return "bfloat16"
     try:
         dt = np.dtype(dtype)
     except TypeError:
         raise InvalidDescription(
             f"dtype {dtype!r} is not a NumPy dtype; use float64, float32 or float16"
         ) from None
+    if dt.kind == "c" and dt.name in OTHER_DTYPES:
+        return dt.name
     if dt.kind != "f" or dt.itemsize > 8:
         raise InvalidDescription(
-            f"dtype must be float64, float32 or float16 (gradients are real floats), got {dt}"
+            f"dtype must be float64, float32 or float16 (or, for torch and JAX targets, "
+            f"complex128, complex64 or bfloat16), got {dt}"
         )
     return dt.name
+
+
+def normalize_order(value: Any) -> int:
+    """1 (the gradient) or 2 (the gradient of the backward too)."""
+    if isinstance(value, bool) or value not in (1, 2):
+        raise InvalidDescription(f"order must be 1 or 2, got {value!r}")
+    return int(value)
+
+
+def normalize_modes(value: Any) -> tuple[str, ...]:
+    """A tuple of ``"rev"`` and ``"fwd"`` (``"rev,fwd"`` as a string too).
+
+    >>> normalize_modes("rev,fwd")
+    ('rev', 'fwd')
+    """
+    items = value.split(",") if isinstance(value, str) else value
+    try:
+        out = tuple(dict.fromkeys(str(m).strip() for m in items))
+    except TypeError:
+        out = ()
+    if not out or any(m not in ("rev", "fwd") for m in out):
+        raise InvalidDescription(f"modes must be rev, fwd or rev,fwd, got {value!r}")
+    return out
+
+
+def normalize_device(value: Any) -> str:
+    """A torch device name (``"cuda"``, ``"cuda:1"``, ``"cpu"``)."""
+    if not isinstance(value, str) or not value.strip():
+        raise InvalidDescription(f"device must be a device name such as 'cuda', got {value!r}")
+    return value.strip()
+
+
+def normalize_nondet_tol(value: Any) -> float:
+    """A finite number >= 0."""
+    return normalize_tolerance(value, "nondet_tol")
 
 
 def normalize_kwargs(kwargs: Any) -> dict[str, Any]:

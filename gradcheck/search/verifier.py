@@ -31,6 +31,7 @@ from gradcheck.search.description import (
     Description,
     description_of,
     normalize_avoid,
+    normalize_device,
     normalize_domain,
     normalize_dtype,
     normalize_indices,
@@ -39,6 +40,9 @@ from gradcheck.search.description import (
     normalize_max_examples,
     normalize_min_dims,
     normalize_mode,
+    normalize_modes,
+    normalize_nondet_tol,
+    normalize_order,
     normalize_shapes,
     normalize_tolerance,
 )
@@ -197,6 +201,10 @@ def verify(
     booleans: Sequence[int] | None = None,
     constants: Sequence[int] | None = None,
     min_dims: int | None = None,
+    order: int | None = None,
+    modes: Sequence[str] | None = None,
+    device: str | None = None,
+    nondet_tol: float | None = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
@@ -241,6 +249,10 @@ def verify(
         Tensor inputs that need no gradient (they must receive none).
     min_dims : int, optional
         The fewest dimensions of a drawn shape.
+    order, modes, device, nondet_tol : optional
+        As for :func:`gradcheck.check`: the gradient of the backward too (``order=2``),
+        forward mode (``modes=("rev", "fwd")``), a torch device, the tolerance of
+        repeated backwards.
     name : str, optional
         The name to report (default: from the target).
     progress : callable, optional
@@ -292,6 +304,10 @@ def verify(
         booleans=booleans,
         constants=constants,
         min_dims=min_dims,
+        order=order,
+        modes=modes,
+        device=device,
+        nondet_tol=nondet_tol,
     )
     if seed is None:
         seed = secrets.randbits(32)
@@ -326,6 +342,10 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("booleans", lambda v: normalize_indices(v, "booleans")),
         ("constants", lambda v: normalize_indices(v, "constants")),
         ("min_dims", normalize_min_dims),
+        ("order", normalize_order),
+        ("modes", normalize_modes),
+        ("device", normalize_device),
+        ("nondet_tol", normalize_nondet_tol),
     ):
         if options.get(key) is not None:
             try:
@@ -473,12 +493,14 @@ def inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
     # A variadic op takes as many inputs as shapes are given.
     kwargs = options.get("kwargs") or {}
     arity = len(shapes) if shapes is not None else op_signature(obj).given(kwargs).arity
+    dtype = options["dtype"]
+    drawn = _DRAWN_AS.get(dtype, dtype)
     try:
-        return op_inputs(
+        strategy = op_inputs(
             arity,
             shapes=shapes,
             domain=options.get("domain"),
-            dtype=options["dtype"],
+            dtype=drawn,
             broadcast=options["broadcast"],
             avoid=options.get("avoid"),
             unique=bool(options.get("unique", False)),
@@ -490,6 +512,43 @@ def inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
     except InvalidArgument as exc:
         key = next((k for k in ("avoid", "domain", "dtype") if k in str(exc)), "shapes")
         raise _invalid(str(exc), key) from None
+    if dtype in ("complex128", "complex64"):
+        return _with_imaginary_parts(strategy, dtype, options.get("domain"))
+    return strategy
+
+
+#: The real dtype the search draws a dtype in that is not a real NumPy float: complex
+#: inputs get an imaginary part drawn the same way (:func:`_with_imaginary_parts`);
+#: bfloat16 inputs are float32 draws the check rounds to bfloat16.
+_DRAWN_AS = {"complex128": "float64", "complex64": "float32", "bfloat16": "float32"}
+
+
+def _with_imaginary_parts(strategy: Any, dtype: str, domain: Any) -> Any:
+    """Each float array ``strategy`` draws made complex, with an imaginary part drawn
+    from the same interval as its real part (the input's domain)."""
+    import hypothesis.extra.numpy as hnp
+    from hypothesis import strategies as st
+
+    from gradcheck.strategies._floats import interval_floats
+
+    real = np.dtype(_DRAWN_AS[dtype])
+
+    def bounds(i: int) -> tuple[float, float]:
+        per_input = isinstance(domain, tuple) and domain and isinstance(domain[0], tuple)
+        lo, hi = (domain[i] if per_input else domain) or (None, None)
+        return (-math.inf if lo is None else lo), (math.inf if hi is None else hi)
+
+    @st.composite
+    def draw(data: Any) -> tuple[np.ndarray, ...]:
+        arrays = list(data(strategy))
+        for i, a in enumerate(arrays):
+            if a.dtype == real:
+                lo, hi = bounds(i)
+                im = data(hnp.arrays(real, a.shape, elements=interval_floats(real, lo, hi)))
+                arrays[i] = (a + 1j * im).astype(dtype)
+        return tuple(arrays)
+
+    return draw()
 
 
 def _check(tgt: Any, arrays: Sequence[Any], options: dict[str, Any], check_seed: int) -> Any:
@@ -504,6 +563,12 @@ def _check(tgt: Any, arrays: Sequence[Any], options: dict[str, Any], check_seed:
         atol=options.get("atol"),
         rtol=options.get("rtol"),
         seed=check_seed,
+        # what the drawn arrays are checked as: bfloat16 for float32 draws
+        dtype="bfloat16" if options.get("dtype") == "bfloat16" else None,
+        order=options.get("order", 1),
+        modes=options.get("modes", ("rev",)),
+        device=options.get("device"),
+        nondet_tol=options.get("nondet_tol", 0.0),
     )
 
 
