@@ -12,9 +12,12 @@ An op is a forward (``__call__``) and a backward (``backward_var``) side by side
             return grad * (b.data if index == 0 else a.data)
 
 ``Operation.backward`` hands the upstream gradient to ``backward_var`` once per input
-and stores the result on the input, following the reference semantics in
-``shared/seed/backward-semantics.txt``. The graph traversal that calls it lives in
-:mod:`gradcheck.graph`.
+and stores each result on its input, in the engine's one storage step (validate, undo
+broadcasting, cast to the input's dtype, store or add), following the reference
+semantics in ``shared/seed/backward-semantics.txt``. Every op, built-in or the
+user's, runs this one path: what makes a built-in op fast is said in class
+attributes that it reads, never in an override. The graph traversal that calls
+``backward`` lives in :mod:`gradcheck.graph`.
 """
 
 from __future__ import annotations
@@ -40,7 +43,6 @@ __all__ = [
     "accumulate",
     "in_dtype_of",
     "spent",
-    "store_new",
 ]
 
 # The modules whose op classes never write to the gradient they are given.
@@ -146,10 +148,12 @@ def spent(grad: Any, graph: Any) -> bool:
     array, nor a view of it). NumPy reuses its dead temporaries the same way; on a
     chain of ops over large arrays it saves one new array per op (measured: -(x * x)'s
     two steps in place took the big workload's op-by-op NumPy from 1.18x the
-    hand-written reference to 1.08x). (Call it from ``backward`` with ``grad`` as its
-    parameter.)"""
-    # refs=2: backpropagate's local `grad` and the caller's parameter
-    return type(graph) is BackpropGraph and owned(grad, refs=2)
+    hand-written reference to 1.08x). Ask it in a ``backward_var`` that
+    :meth:`Operation.backward` called, with ``grad`` and ``graph`` as that
+    ``backward_var`` received them (see ``Operation.returns_new_arrays``): it counts
+    the references of exactly that path."""
+    # refs=3: backpropagate's local `grad`, backward's parameter and backward_var's
+    return type(graph) is BackpropGraph and owned(grad, refs=3)
 
 
 def in_dtype_of(var: Tensor, grad: np.ndarray) -> np.ndarray:
@@ -158,8 +162,7 @@ def in_dtype_of(var: Tensor, grad: np.ndarray) -> np.ndarray:
     A tensor's gradient has the tensor's dtype, as in MyGrad 2.x and torch: a float32
     tensor that met a float64 array in an op gets a float32 gradient, a float16 tensor
     a float16 one (and an integer gradient a float one). This is the engine's one
-    cast: the storage steps (:meth:`Operation.backward`, :func:`store_new` and
-    UnaryOp's short path) call it only when ``grad.dtype is not var.data.dtype``, an
+    cast: the storage step calls it only when ``grad.dtype is not var.data.dtype``, an
     identity test that costs nothing on the common path (NumPy's built-in dtypes are
     singletons); an equal dtype that is not the same object is returned as it is.
     The cast makes a new array of its own, so it never aliases the ``grad`` it was
@@ -171,18 +174,39 @@ def in_dtype_of(var: Tensor, grad: np.ndarray) -> np.ndarray:
     return grad.astype(dtype)
 
 
-def store_new(var: Tensor, grad: np.ndarray) -> None:
-    """Give ``var`` the gradient ``grad``, a float array of its shape that nothing else
-    holds: as its gradient (in ``var``'s dtype, see :func:`in_dtype_of`), or added to
-    the one it has. (UnaryOp's short path writes these lines out: it runs for every
-    elementwise op, where a call is measurable.)"""
-    if grad.dtype is not var.data.dtype:
-        grad = in_dtype_of(var, grad)
-    if var._grad is None:
-        var._grad = grad
-        var._shared = False
-    else:
-        accumulate(var, grad)
+def _as_gradient(op: Operation, index: int, grad: Any) -> np.ndarray:
+    """``grad`` as an array, or :class:`InvalidGradient` when it cannot be a gradient."""
+    if is_invalid_gradient(grad):
+        raise InvalidGradient(
+            f"An invalid gradient-value was passed to:"
+            f"\n\t`{type(op).__name__}.backward_var(<gradient>, index={index})`"
+            f"\nGradients are expected to be real-valued scalars or "
+            f"numpy arrays, got a gradient of type: {type(grad)}"
+        )
+    return np.asarray(grad)
+
+
+def _reduced(
+    op: Operation,
+    index: int,
+    grad: np.ndarray,
+    shape: tuple[int, ...],
+    reduction: Callable[[np.ndarray, tuple[int, ...]], np.ndarray] | None,
+) -> np.ndarray:
+    """``grad`` summed down to ``shape`` (the caller's ``reduction``, or broadcasting
+    undone for a broadcastable op), or :class:`InvalidGradient` when its shape is
+    still not ``shape``."""
+    if reduction is not None:
+        grad = reduction(grad, shape)
+    elif op.broadcastable:
+        grad = reduce_broadcast(grad, shape)
+    if grad.shape != shape:
+        raise InvalidGradient(
+            f"`{type(op).__name__}.backward_var(<gradient>, index={index})` "
+            f"returned a gradient of shape {grad.shape} for an input of "
+            f"shape {shape}; a gradient must have its input's shape"
+        )
+    return grad
 
 
 def accumulate(var: Tensor, grad: np.ndarray) -> None:
@@ -224,7 +248,10 @@ class Operation:
         op's output). Raise :class:`SkipGradient` to send that input no gradient.
 
     Ops are applied with :func:`gradcheck.execute_op`, which wraps the output in a
-    :class:`Tensor` that records the op as its ``creator``.
+    :class:`Tensor` that records the op as its ``creator``. Backprop runs
+    :meth:`backward`, which asks ``backward_var`` for each input's gradient and
+    stores it; no op overrides ``backward``. What makes an op fast is said in class
+    attributes that backward reads (``broadcastable``, ``returns_new_arrays``).
     """
 
     #: The input tensors, set by ``__call__``.
@@ -235,16 +262,29 @@ class Operation:
     #: When True, ``backward`` sums each gradient down to its input's shape with
     #: :func:`reduce_broadcast` (see :class:`BroadcastableOp`).
     broadcastable: ClassVar[bool] = False
-    #: True for the built-in ops, which never write to the ``grad`` they are given;
-    #: only between such ops may a gradient be shared instead of copied (see
-    #: ``backward``). Set per class by ``__init_subclass__``, never inherited, so a
-    #: user's subclass of a built-in op is not trusted with shared gradients.
+    #: The promise "``backward_var`` returns a new array: never ``grad`` nor a view of
+    #: it, except ``grad`` itself, written in place, when it is spent". ``backward``
+    #: then stores the result without its shared-memory test, and passes the rule
+    #: ``graph=``, so that it can ask :func:`spent` ``(grad, graph)`` (nothing but this
+    #: backprop holds ``grad``) where a new array would cost (a large one) and write
+    #: its result there instead. Only a rule that reads ``grad`` for no other input
+    #: afterwards may write it (one input; ``x * x``). The promise is about the class's
+    #: own ``backward_var``: a subclass that defines its own does not inherit it.
+    returns_new_arrays: ClassVar[bool] = False
+
+    #: True for the built-in ops, which never write to the ``grad`` they are given
+    #: (unless it is spent); only between such ops may a gradient be shared
+    #: instead of copied (see ``backward``). Set per class by ``__init_subclass__``,
+    #: never inherited, so a user's subclass of a built-in op is not trusted with
+    #: shared gradients (and a mutant of gradcheck.testing turns it off).
     _pure_grad: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         if "_pure_grad" not in cls.__dict__:
             cls._pure_grad = cls.__module__.startswith(_BUILT_IN_MODULES)
+        if "backward_var" in cls.__dict__ and "returns_new_arrays" not in cls.__dict__:
+            cls.returns_new_arrays = False
 
     def __call__(self, *input_vars: Tensor, **kwargs: Any) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} must implement __call__")
@@ -262,14 +302,16 @@ class Operation:
     ) -> bool:
         """Back-propagate ``grad`` (d(final)/d(this op's output)) to every input.
 
-        For each non-constant input, ``backward_var`` is asked for its gradient; the
-        result is validated, passed through ``_reduction`` (undoing broadcasting;
+        For each non-constant input, ``backward_var`` is asked for its gradient, which
+        is validated, reduced to the input's shape (``_reduction``, or
         :func:`reduce_broadcast` by default for a ``broadcastable`` op), cast to the
         input's dtype (:func:`in_dtype_of`) and stored in the input's ``.grad`` (copied
         when it shares memory with ``grad``) or added to the gradient already there.
         Constants receive nothing. ``graph`` is the collection of ops taking part in
         this backprop; the traversal that visits them in order is
         :func:`gradcheck.graph.backpropagate`, so this method does not recurse.
+        Keyword arguments go to ``backward_var``; without any, an op whose class says
+        ``returns_new_arrays`` is given ``graph=graph``.
 
         Raises
         ------
@@ -289,11 +331,9 @@ class Operation:
             shared: a caller's own ``grad`` array is always copied, and so is one that
             reaches a user's op, which might write it in place.
         """
-        # This loop is the engine's per-op backward path (profiled: it and
-        # execute_op are most of the engine's own time on small arrays), so the common
-        # case is tested inline: a float ndarray of the input's shape, no reduction.
-        index = -1
+        new_arrays = self.returns_new_arrays  # (read once: a class attribute costs)
         handed_on = False
+        index = -1
         for var in self.variables:
             index += 1
             if var._constant:
@@ -302,74 +342,60 @@ class Operation:
                 raise InvalidBackprop(_CLEARED_MESSAGE)
             try:
                 if kwargs:
-                    backed_grad = self.backward_var(grad, index, **kwargs)
+                    backed = self.backward_var(grad, index, **kwargs)
+                elif new_arrays:  # the rule may ask whether grad is spent(grad, graph)
+                    backed = self.backward_var(grad, index, graph=graph)
                 else:  # no empty **kwargs dict built per call
-                    backed_grad = self.backward_var(grad, index)
+                    backed = self.backward_var(grad, index)
             except SkipGradient:
                 continue
-            if type(backed_grad) is not np.ndarray or (
-                (dtype := backed_grad.dtype) is not _FLOAT64 and dtype.kind not in "iuf"
+            # -- the storage step, the engine's only one: `backed` becomes var's
+            # gradient. It runs once per input of every op, so it is written out here
+            # rather than called (a call costs ~7% of a small op's backward) and the
+            # common case, a float64 array of var's shape and dtype, is tested inline.
+            # 1. a gradient: a real number or array
+            if type(backed) is not np.ndarray or (
+                (dtype := backed.dtype) is not _FLOAT64 and dtype.kind not in "iuf"
             ):
-                if is_invalid_gradient(backed_grad):
-                    raise InvalidGradient(
-                        f"An invalid gradient-value was passed to:"
-                        f"\n\t`{type(self).__name__}.backward_var(<gradient>, index={index})`"
-                        f"\nGradients are expected to be real-valued scalars or "
-                        f"numpy arrays, got a gradient of type: {type(backed_grad)}"
-                    )
-                backed_grad = np.asarray(backed_grad)
-                dtype = backed_grad.dtype
+                backed = _as_gradient(self, index, backed)
+                dtype = backed.dtype
+            # 2. of var's shape: broadcasting undone
             data = var.data
-            shape = data.shape
-            if backed_grad.shape != shape:
-                # (the class's default reduction is looked up only when needed)
-                if _reduction is not None:
-                    backed_grad = _reduction(backed_grad, shape)
-                elif self.broadcastable:
-                    backed_grad = reduce_broadcast(backed_grad, shape)
-                if backed_grad.shape != shape:
-                    raise InvalidGradient(
-                        f"`{type(self).__name__}.backward_var(<gradient>, index={index})` "
-                        f"returned a gradient of shape {backed_grad.shape} for an input of "
-                        f"shape {shape}; a gradient must have its input's shape"
-                    )
-                dtype = backed_grad.dtype
-            elif _reduction is not None:
-                backed_grad = _reduction(backed_grad, shape)  # a caller's own reduction
-                dtype = backed_grad.dtype
-            if dtype is not data.dtype:  # (`dtype` is backed_grad's, read once above)
-                backed_grad = in_dtype_of(var, backed_grad)
-            if var._grad is None:
-                # A stored alias of `grad` must not be seen to change with it, and a
-                # read-only view (a broadcast) cannot be the user's to write. Two
-                # arrays that own their memory cannot overlap; only views need the
-                # (slower) memory-bounds test.
-                if backed_grad is grad or (
-                    (
-                        backed_grad.base is not None
-                        or (grad.base if type(grad) is np.ndarray else getattr(grad, "base", None))
-                        is not None
-                    )
-                    and (np.may_share_memory(backed_grad, grad) or not backed_grad.flags.writeable)
+            if _reduction is not None or backed.shape != data.shape:
+                backed = _reduced(self, index, backed, data.shape, _reduction)
+                dtype = backed.dtype
+            # 3. in var's dtype
+            if dtype is not data.dtype:
+                backed = in_dtype_of(var, backed)
+            # 4. added to the gradient var has, or stored as var's own: an array that
+            # shares memory with `grad` (add hands it on as it is) or cannot be written
+            # (a broadcast view) is copied, or, inside a backprop between built-in ops,
+            # marked shared and copied when `Tensor.grad` first reads it (the engine
+            # never writes a gradient in place, nor do the built-in ops that will see
+            # this one, unless it is spent: then nothing else holds it).
+            if var._grad is not None:
+                accumulate(var, backed)
+                continue
+            shared = False
+            if not new_arrays and (
+                backed is grad
+                # (two arrays that own their memory cannot overlap: only views need
+                # the slower memory-bounds test)
+                or (
+                    (backed.base is not None or getattr(grad, "base", None) is not None)
+                    and (np.may_share_memory(backed, grad) or not backed.flags.writeable)
+                )
+            ):
+                if (
+                    self._pure_grad
+                    and type(graph) is BackpropGraph
+                    and (var._creator is None or var._creator._pure_grad)
                 ):
-                    if (
-                        self._pure_grad
-                        and type(graph) is BackpropGraph
-                        and (var._creator is None or var._creator._pure_grad)
-                    ):
-                        # Copy on read instead of now: `grad` is the engine's own
-                        # (not a caller's) array, the engine never writes a gradient
-                        # in place, and neither do the built-in ops that will see
-                        # this one, so `Tensor.grad` copies it only if it is read.
-                        var._shared = handed_on = True
-                    else:
-                        backed_grad = backed_grad.copy()
-                        var._shared = False
+                    shared = handed_on = True
                 else:
-                    var._shared = False
-                var._grad = backed_grad
-            else:
-                accumulate(var, backed_grad)
+                    backed = backed.copy()
+            var._grad = backed
+            var._shared = shared
         return handed_on
 
 

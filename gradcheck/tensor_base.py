@@ -283,7 +283,7 @@ class Tensor:
         return execute_op(_arith.Subtract, other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return execute_op(_arith.SelfProduct if other is self else _arith.Multiply, self, other)
+        return execute_op(_arith.Multiply, self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
         return execute_op(_arith.Multiply, other, self)

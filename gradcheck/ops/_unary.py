@@ -14,19 +14,12 @@ The backward is ``grad * derivative`` for every such op, so it is written once h
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from gradcheck.operation import (
-    IN_PLACE_MIN_SIZE,
-    Operation,
-    accumulate,
-    in_dtype_of,
-    owned,
-    spent,
-)
+from gradcheck.operation import IN_PLACE_MIN_SIZE, Operation, owned, spent
 
 if TYPE_CHECKING:
     from gradcheck.tensor_base import Tensor
@@ -38,6 +31,8 @@ class UnaryOp(Operation):
     """An elementwise op of one tensor: ``out = func(x)``, ``dout/dx = derivative``."""
 
     func: ClassVar[Callable[[np.ndarray], np.ndarray]]
+    # grad * derivative is a new array, or the spent grad written in place
+    returns_new_arrays = True
 
     def __call__(self, x: Tensor) -> np.ndarray:
         self.variables = (x,)
@@ -48,65 +43,22 @@ class UnaryOp(Operation):
         """d(out)/dx elementwise, given the input ``x`` and the output ``out``."""
         raise NotImplementedError(f"{type(self).__name__} must implement derivative")
 
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return grad * self.derivative(self.variables[0].data, self.out)
-
-    def backward(
-        self,
-        grad: np.ndarray,
-        *,
-        graph: Collection[Operation] | None = None,
-        _reduction: Callable[[np.ndarray, tuple[int, ...]], np.ndarray] | None = None,
-        **kwargs: Any,
-    ) -> bool:
-        """:meth:`Operation.backward`, with a short path for the engine's hot case.
-
-        ``grad * derivative`` is a new array, so it can be stored without the checks
-        for shared memory, and one input needs no loop. Anything unusual (a subclass
-        with its own ``backward_var``, a reduction, keyword arguments, a constant or
-        cleared input, a result that is not a float array of the input's shape) takes
-        the general path, which validates and reports.
-        """
-        var = self.variables[0]
+    def backward_var(
+        self, grad: np.ndarray, index: int, graph: Any = None, **kwargs: Any
+    ) -> np.ndarray:
+        """``grad * derivative``. A large product goes into an array that nothing else
+        needs when there is one, as NumPy does with its temporaries: the derivative
+        itself when it is a new array of its own (``cos(x)``), else ``grad`` when it is
+        spent (exp's derivative is its output, which the tensor holds)."""
+        derivative = self.derivative(self.variables[0].data, self.out)
         if (
-            _reduction is None
-            and not kwargs
-            and not var._constant
-            and var._ops
-            and type(self).backward_var is _BACKWARD_VAR  # (not replaced, e.g. by a mutant)
+            type(derivative) is np.ndarray
+            and derivative.size >= IN_PLACE_MIN_SIZE  # (small: not worth the checks)
+            and derivative.dtype == grad.dtype
+            and derivative.shape == grad.shape
         ):
-            data = var.data
-            backed = self.derivative(data, self.out)
-            shape = data.shape
-            if (
-                type(backed) is np.ndarray
-                and backed.size >= IN_PLACE_MIN_SIZE  # (small: not worth the checks)
-                and backed.dtype == grad.dtype
-                and backed.shape == grad.shape == shape
-            ):
-                if owned(backed):
-                    np.multiply(grad, backed, out=backed)  # a new array of its own: reused
-                elif spent(grad, graph):
-                    backed = np.multiply(grad, backed, out=grad)  # (e.g. exp's `out`)
-                else:
-                    backed = grad * backed
-            else:
-                backed = grad * backed
-            if (
-                type(backed) is np.ndarray
-                and ((dtype := backed.dtype) is (own := data.dtype) or dtype.kind == "f")
-                and backed.shape == shape
-            ):
-                if dtype is not own:
-                    backed = in_dtype_of(var, backed)  # (e.g. a float64 derivative)
-                if var._grad is None:
-                    var._grad = backed
-                    var._shared = False
-                else:
-                    accumulate(var, backed)
-                return False
-        return Operation.backward(self, grad, graph=graph, _reduction=_reduction, **kwargs)
-
-
-# the formula that the short path of UnaryOp.backward computes inline
-_BACKWARD_VAR = UnaryOp.backward_var
+            if owned(derivative):
+                return np.multiply(grad, derivative, out=derivative)
+            if spent(grad, graph):
+                return np.multiply(grad, derivative, out=grad)
+        return grad * derivative

@@ -7,12 +7,12 @@ each gradient back down to its input's shape, so no rule below repeats that.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
 from typing import Any
 
 import numpy as np
 
-from gradcheck.operation import BroadcastableOp, Operation, spent, store_new
+from gradcheck.errors import SkipGradient
+from gradcheck.operation import BroadcastableOp, spent
 from gradcheck.ops._unary import UnaryOp
 from gradcheck.tensor_base import Tensor, execute_op
 
@@ -51,56 +51,27 @@ class Subtract(BroadcastableOp):
 
 
 class Multiply(BroadcastableOp):
+    # grad * data is a new array (or, for x * x, the spent grad written in place)
+    returns_new_arrays = True
+
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
         return a.data * b.data
 
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+    def backward_var(
+        self, grad: np.ndarray, index: int, graph: Any = None, **kwargs: Any
+    ) -> np.ndarray:
         a, b = self.variables
+        if a is b:
+            # x * x: d/dx = 2x, in one product sent whole through the first input (two
+            # products and their sum would cost two new arrays and three passes); into
+            # grad itself when it is spent
+            if index:
+                raise SkipGradient
+            product = np.multiply(grad, a.data, out=grad) if spent(grad, graph) else grad * a.data
+            product *= 2
+            return product
         return grad * (b.data if index == 0 else a.data)
-
-
-class SelfProduct(Multiply):
-    """``x * x``: a Multiply whose two inputs are one tensor (the multiply operator and
-    :func:`multiply` pick it), so that its backward can take one product.
-
-    The general path asks for both inputs' gradients and adds them: two products and
-    a sum over the whole array. ``grad * x`` doubled in place is the same gradient in
-    one product and one pass over a new array of its own. (A separate class, so that
-    every other product pays nothing for the test.)
-    """
-
-    def backward(
-        self,
-        grad: np.ndarray,
-        *,
-        graph: Collection[Operation] | None = None,
-        _reduction: Callable[[np.ndarray, tuple[int, ...]], np.ndarray] | None = None,
-        **kwargs: Any,
-    ) -> bool:
-        """:meth:`Operation.backward`, in one product when the inputs are one tensor
-        and ``backward_var`` is Multiply's own (not replaced, e.g. by a mutant)."""
-        a, b = self.variables
-        if (
-            a is b
-            and _reduction is None
-            and not kwargs
-            and not a._constant
-            and a._ops
-            and type(self).backward_var is _MULTIPLY_BACKWARD_VAR
-        ):
-            if spent(grad, graph) and grad.shape == a.data.shape and grad.dtype == a.data.dtype:
-                backed = np.multiply(grad, a.data, out=grad)
-            else:
-                backed = grad * a.data
-            if type(backed) is np.ndarray and backed.shape == a.data.shape:
-                backed *= 2
-                store_new(a, backed)
-                return False
-        return Operation.backward(self, grad, graph=graph, _reduction=_reduction, **kwargs)
-
-
-_MULTIPLY_BACKWARD_VAR = Multiply.backward_var
 
 
 class Divide(BroadcastableOp):
@@ -158,37 +129,12 @@ def _power_minus_one(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 class Negative(UnaryOp):
     func = staticmethod(np.negative)
+    returns_new_arrays = True
 
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return -grad
-
-    def backward(
-        self,
-        grad: np.ndarray,
-        *,
-        graph: Collection[Operation] | None = None,
-        _reduction: Callable[[np.ndarray, tuple[int, ...]], np.ndarray] | None = None,
-        **kwargs: Any,
-    ) -> bool:
-        """:meth:`Operation.backward`, negating ``grad`` in place when it is spent
-        (see :func:`~gradcheck.operation.spent`) and ``backward_var`` is this class's."""
-        var = self.variables[0]
-        if (
-            _reduction is None
-            and not kwargs
-            and not var._constant
-            and var._ops
-            and type(self).backward_var is _NEGATIVE_BACKWARD_VAR
-            and spent(grad, graph)
-            and grad.shape == var.data.shape
-            and grad.dtype.kind == "f"
-        ):
-            store_new(var, np.negative(grad, out=grad))
-            return False
-        return Operation.backward(self, grad, graph=graph, _reduction=_reduction, **kwargs)
-
-
-_NEGATIVE_BACKWARD_VAR = Negative.backward_var
+    def backward_var(
+        self, grad: np.ndarray, index: int, graph: Any = None, **kwargs: Any
+    ) -> np.ndarray:
+        return np.negative(grad, out=grad) if spent(grad, graph) else -grad
 
 
 class Positive(UnaryOp):
@@ -317,7 +263,7 @@ def multiply(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.multiply(mg.Tensor([1.0, 2.0]), 3.0)
     Tensor([3., 6.])
     """
-    return execute_op(SelfProduct if x1 is x2 else Multiply, x1, x2, constant=constant)
+    return execute_op(Multiply, x1, x2, constant=constant)
 
 
 def divide(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:

@@ -1,0 +1,114 @@
+"""One storage step (issue 24 item 1): every op's gradients go Operation.backward ->
+backward_var -> the storage step in Operation.backward, and what makes a built-in op
+fast is data that backward reads (class attributes), never an override of it."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import sys
+
+import numpy as np
+import pytest
+
+import gradcheck as mg
+from gradcheck import Operation
+from gradcheck.ops._unary import UnaryOp
+from gradcheck.ops.arithmetic import Multiply, Negative, Positive
+
+BIG = 1 << 15  # above operation.IN_PLACE_MIN_SIZE: the in-place paths run
+
+
+def _engine_op_classes() -> list[type]:
+    found: set[type] = set()
+    for package in ("gradcheck.ops", "gradcheck.nnet"):
+        root = importlib.import_module(package)
+        for info in pkgutil.walk_packages(root.__path__, f"{package}."):
+            module = importlib.import_module(info.name)
+            for value in vars(module).values():
+                if isinstance(value, type) and issubclass(value, Operation):
+                    found.add(value)
+    return sorted(found, key=lambda cls: (cls.__module__, cls.__qualname__))
+
+
+def test_no_op_of_the_engine_overrides_backward():
+    classes = _engine_op_classes()
+    assert len(classes) > 50
+    assert [c.__qualname__ for c in classes if c.backward is not Operation.backward] == []
+
+
+def test_x_times_x_is_a_multiply():
+    for square in (lambda x: x * x, lambda x: mg.multiply(x, x)):
+        x = mg.Tensor([1.0, 2.0])
+        y = square(x)
+        assert type(y.creator) is Multiply
+        y.backward()
+        np.testing.assert_array_equal(x.grad, [2.0, 4.0])
+
+
+def _backward_calls(run) -> list[tuple[str, str]]:
+    """(class of self, code's qualified name) of every function named backward that
+    ``run`` enters, Tensor.backward aside."""
+    calls = []
+
+    def profile(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "backward":
+            owner = frame.f_locals.get("self")
+            if not isinstance(owner, mg.Tensor):
+                calls.append((type(owner).__name__, frame.f_code.co_qualname))
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return calls
+
+
+@pytest.mark.parametrize("size", [3, BIG], ids=["small", "large (in place)"])
+def test_every_op_stores_its_gradients_through_operation_backward(size):
+    data = np.linspace(-1.0, 1.0, size)
+    x, w = mg.Tensor(data), mg.Tensor(data + 2.0)
+    # sin (a new derivative array), exp (its derivative is its output), negative and
+    # x * x (into the spent gradient when large), a sum, a product of two tensors
+    f = (mg.sin(x) * w + mg.exp(-(x * x))).sum()
+    calls = _backward_calls(f.backward)
+    ops = ["Sum", "Add", "Multiply", "Sin", "Exp", "Negative", "Multiply"]
+    assert sorted(calls) == sorted((op, "Operation.backward") for op in ops)
+    e = np.exp(-(data**2))
+    np.testing.assert_allclose(x.grad, np.cos(data) * (data + 2.0) - 2 * data * e, rtol=1e-12)
+    np.testing.assert_allclose(w.grad, np.sin(data), rtol=1e-12)
+
+
+def test_the_fast_path_is_a_class_attribute():
+    assert UnaryOp.returns_new_arrays and Negative.returns_new_arrays
+    assert mg.ops.trigonometric.Sin.returns_new_arrays  # inherited: UnaryOp's rule
+    assert Multiply.returns_new_arrays
+    # Positive's own rule returns its gradient as it is: no promise
+    assert not Positive.returns_new_arrays and not Operation.returns_new_arrays
+
+
+def test_a_subclass_that_brings_its_own_backward_var_makes_no_promise():
+    class Identity(UnaryOp):  # a user's elementwise op that hands grad on as it is
+        func = staticmethod(np.positive)
+
+        def backward_var(self, grad, index, **kwargs):
+            return grad
+
+    assert not Identity.returns_new_arrays
+    x = mg.Tensor([1.0, 2.0])
+    y = mg.execute_op(Identity, x)
+    y.backward(np.array([3.0, 4.0]))
+    assert not np.shares_memory(x.grad, y.grad)
+    x.grad[0] = 100.0  # x's own array
+    assert y.grad[0] == 3.0
+
+
+def test_a_direct_call_never_writes_into_the_callers_gradient():
+    # spent() is asked inside backward_var; a caller's array (no backprop graph) is
+    # never spent, however large.
+    x = mg.Tensor(np.linspace(0.0, 1.0, BIG))
+    for y in (-x, x * x, mg.exp(x)):
+        g = np.ones(BIG)
+        y.creator.backward(g)
+        np.testing.assert_array_equal(g, np.ones(BIG))
