@@ -1,8 +1,14 @@
-"""`Tensor`, the array that remembers how it was computed, and `execute_op`."""
+"""`Tensor`, the array that remembers how it was computed, and `execute_op`.
+
+Below the documented functions of :mod:`gradcheck.ops` (they import this module) and
+above the op rules of :mod:`gradcheck.ops._rules`, which the operators and methods
+apply: no import cycle (tests/test_architecture.py).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -10,6 +16,16 @@ import numpy as np
 from gradcheck import graph as _graph
 from gradcheck.errors import InvalidBackprop, InvalidGradient
 from gradcheck.operation import Operation, is_invalid_gradient
+
+# The rules the operators and methods apply (below this module: they import nothing
+# of it); the documented functions of gradcheck.ops, which call execute_op, sit above.
+from gradcheck.ops._rules import arithmetic as _arithmetic
+from gradcheck.ops._rules import indexing as _indexing
+from gradcheck.ops._rules import linalg as _linalg
+from gradcheck.ops._rules import misc as _misc
+from gradcheck.ops._rules import reductions as _reductions
+from gradcheck.ops._rules import shape as _shape
+from gradcheck.ops._rules.reductions import _reduction_kwargs
 
 __all__ = ["Tensor", "tensor", "astensor", "execute_op"]
 
@@ -125,7 +141,7 @@ class Tensor:
     @property
     def T(self) -> Tensor:
         """The transposed tensor (a graph op)."""
-        return _ops.transpose(self)
+        return execute_op(_shape.Transpose, self, op_kwargs={"axes": None})
 
     def item(self) -> Any:
         """The single element of a size-1 tensor, as a Python scalar."""
@@ -267,56 +283,56 @@ class Tensor:
         self._ops = 0
 
     # -- operators ----------------------------------------------------------------
-    # The arithmetic operators call execute_op with the op class directly rather than
-    # through the public functions (which do the same): one Python call less per op on
-    # the engine's hot path.
+    # The operators and the methods apply the op rules (gradcheck.ops._rules) with
+    # execute_op, as the documented functions of gradcheck.ops do: those sit above
+    # this module, which they import.
     def __add__(self, other: Any) -> Tensor:
-        return execute_op(_arith.Add, self, other)
+        return execute_op(_arithmetic.Add, self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return execute_op(_arith.Add, other, self)
+        return execute_op(_arithmetic.Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return execute_op(_arith.Subtract, self, other)
+        return execute_op(_arithmetic.Subtract, self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return execute_op(_arith.Subtract, other, self)
+        return execute_op(_arithmetic.Subtract, other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return execute_op(_arith.Multiply, self, other)
+        return execute_op(_arithmetic.Multiply, self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return execute_op(_arith.Multiply, other, self)
+        return execute_op(_arithmetic.Multiply, other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return execute_op(_arith.Divide, self, other)
+        return execute_op(_arithmetic.Divide, self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return execute_op(_arith.Divide, other, self)
+        return execute_op(_arithmetic.Divide, other, self)
 
     def __pow__(self, other: Any) -> Tensor:
-        return execute_op(_arith.Power, self, other)
+        return execute_op(_arithmetic.Power, self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
-        return execute_op(_arith.Power, other, self)
+        return execute_op(_arithmetic.Power, other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(self, other)
+        return execute_op(_linalg.MatMul, self, other)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return _ops.matmul(other, self)
+        return execute_op(_linalg.MatMul, other, self)
 
     def __neg__(self) -> Tensor:
-        return execute_op(_arith.Negative, self)
+        return execute_op(_arithmetic.Negative, self)
 
     def __pos__(self) -> Tensor:
         return self
 
     def __abs__(self) -> Tensor:
-        return _ops.absolute(self)
+        return execute_op(_misc.Absolute, self, op_kwargs={"nan_to_num": True})
 
     def __getitem__(self, index: Any) -> Tensor:
-        return _ops.get_item(self, index)
+        return execute_op(_indexing.GetItem, self, op_kwargs={"index": _plain_index(index)})
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``x[index] = value`` as a graph op (MyGrad semantics): ``x`` becomes the
@@ -336,7 +352,7 @@ class Tensor:
         >>> x, w.grad, y.grad
         (Tensor([1., 5., 5.]), array([2., 0., 0.]), array(20.))
         """
-        _ops.indexing.assign_in_place(self, index, value)
+        assign_in_place(self, index, value)
 
     # Comparisons are not differentiable: they return plain arrays, as MyGrad's do.
     def __lt__(self, other: Any) -> np.ndarray:
@@ -360,26 +376,33 @@ class Tensor:
     __hash__ = object.__hash__
 
     # -- NumPy functions on tensors (see gradcheck.interop) -------------------------
+    # (gradcheck.interop dispatches to the documented functions, which sit above this
+    # module: it is imported on the first NumPy call on a tensor)
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
+        interop = _interop or _import_interop()
         if method == "__call__" and not kwargs:  # the common case (`array + tensor`)
-            function = _interop.UFUNCS.get(ufunc)
+            function = interop.UFUNCS.get(ufunc)
             if function is not None:
                 return function(*inputs)
-        return _interop.array_ufunc(ufunc, method, inputs, kwargs)
+        return interop.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        return _interop.array_function(func, types, args, kwargs)
+        return (_interop or _import_interop()).array_function(func, types, args, kwargs)
 
     # -- methods mirroring the functions ------------------------------------------
     def sum(
         self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
     ) -> Tensor:
-        return _ops.sum(self, axis=axis, keepdims=keepdims, constant=constant)
+        return execute_op(
+            _reductions.Sum, self, op_kwargs=_reduction_kwargs(axis, keepdims), constant=constant
+        )
 
     def mean(
         self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
     ) -> Tensor:
-        return _ops.mean(self, axis=axis, keepdims=keepdims, constant=constant)
+        return execute_op(
+            _reductions.Mean, self, op_kwargs=_reduction_kwargs(axis, keepdims), constant=constant
+        )
 
     def var(
         self,
@@ -389,7 +412,8 @@ class Tensor:
         *,
         constant: bool | None = None,
     ) -> Tensor:
-        return _ops.var(self, axis=axis, ddof=ddof, keepdims=keepdims, constant=constant)
+        kwargs = {"axis": axis, "ddof": ddof, "keepdims": keepdims}
+        return execute_op(_reductions.Var, self, op_kwargs=kwargs, constant=constant)
 
     def std(
         self,
@@ -399,57 +423,73 @@ class Tensor:
         *,
         constant: bool | None = None,
     ) -> Tensor:
-        return _ops.std(self, axis=axis, ddof=ddof, keepdims=keepdims, constant=constant)
+        kwargs = {"axis": axis, "ddof": ddof, "keepdims": keepdims}
+        return execute_op(_reductions.Std, self, op_kwargs=kwargs, constant=constant)
 
     def max(
         self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
     ) -> Tensor:
-        return _ops.max(self, axis=axis, keepdims=keepdims, constant=constant)
+        return execute_op(
+            _reductions.Max, self, op_kwargs=_reduction_kwargs(axis, keepdims), constant=constant
+        )
 
     def min(
         self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
     ) -> Tensor:
-        return _ops.min(self, axis=axis, keepdims=keepdims, constant=constant)
+        return execute_op(
+            _reductions.Min, self, op_kwargs=_reduction_kwargs(axis, keepdims), constant=constant
+        )
 
     def prod(
         self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
     ) -> Tensor:
-        return _ops.prod(self, axis=axis, keepdims=keepdims, constant=constant)
+        return execute_op(
+            _reductions.Prod, self, op_kwargs=_reduction_kwargs(axis, keepdims), constant=constant
+        )
 
     def cumsum(self, axis: int | None = None, *, constant: bool | None = None) -> Tensor:
-        return _ops.cumsum(self, axis=axis, constant=constant)
+        return execute_op(_reductions.CumSum, self, op_kwargs={"axis": axis}, constant=constant)
 
     def cumprod(self, axis: int | None = None, *, constant: bool | None = None) -> Tensor:
-        return _ops.cumprod(self, axis=axis, constant=constant)
+        return execute_op(_reductions.CumProd, self, op_kwargs={"axis": axis}, constant=constant)
 
     def clip(self, a_min: Any, a_max: Any, *, constant: bool | None = None) -> Tensor:
-        return _ops.clip(self, a_min, a_max, constant=constant)
+        a_min, a_max = _misc._bounds(self.data.dtype, a_min, a_max)
+        return execute_op(_misc.Clip, self, a_min, a_max, constant=constant)
 
     def reshape(self, *newshape: Any, constant: bool | None = None) -> Tensor:
         if len(newshape) == 1:
             newshape = newshape[0]
-        return _ops.reshape(self, newshape, constant=constant)
+        return execute_op(_shape.Reshape, self, op_kwargs={"newshape": newshape}, constant=constant)
 
     def transpose(self, *axes: Any, constant: bool | None = None) -> Tensor:
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
             axes = axes[0]
-        return _ops.transpose(self, axes if axes else None, constant=constant)
+        return execute_op(
+            _shape.Transpose,
+            self,
+            op_kwargs={"axes": tuple(axes) if axes else None},
+            constant=constant,
+        )
 
     # -- shape methods (structural ops) ---------------------------------------------
     def flatten(self, *, constant: bool | None = None) -> Tensor:
-        return _ops.flatten(self, constant=constant)
+        return execute_op(_shape.Reshape, self, op_kwargs={"newshape": -1}, constant=constant)
 
     def ravel(self, *, constant: bool | None = None) -> Tensor:
-        return _ops.ravel(self, constant=constant)
+        return execute_op(_shape.Reshape, self, op_kwargs={"newshape": -1}, constant=constant)
 
     def squeeze(self, axis: Any = None, *, constant: bool | None = None) -> Tensor:
-        return _ops.squeeze(self, axis, constant=constant)
+        newshape = _shape._squeezed(self.data.shape, axis)
+        return execute_op(_shape.Reshape, self, op_kwargs={"newshape": newshape}, constant=constant)
 
     def swapaxes(self, axis1: int, axis2: int, *, constant: bool | None = None) -> Tensor:
-        return _ops.swapaxes(self, axis1, axis2, constant=constant)
+        perm = _shape._swapped(self.data.ndim, axis1, axis2)
+        return execute_op(_shape.Transpose, self, op_kwargs={"axes": perm}, constant=constant)
 
     def moveaxis(self, source: Any, destination: Any, *, constant: bool | None = None) -> Tensor:
-        return _ops.moveaxis(self, source, destination, constant=constant)
+        perm = _shape._moved(self.data.ndim, source, destination)
+        return execute_op(_shape.Transpose, self, op_kwargs={"axes": perm}, constant=constant)
 
 
 def _data(x: Any) -> Any:
@@ -692,6 +732,58 @@ def execute_op(
     return result
 
 
-from gradcheck import interop as _interop  # noqa: E402  (these modules need Tensor first)
-from gradcheck import ops as _ops  # noqa: E402
-from gradcheck.ops import arithmetic as _arith  # noqa: E402
+_interop: ModuleType | None = None
+
+
+def _import_interop() -> ModuleType:
+    global _interop
+    from gradcheck import interop
+
+    _interop = interop
+    return interop
+
+
+def assign_in_place(target: Tensor, index: Any, value: Any) -> None:
+    """``target[index] = value`` for ``Tensor.__setitem__`` (MyGrad semantics).
+
+    ``target``'s state (data, creator, gradient bookkeeping) moves to a new tensor
+    that stands for its previous value, and ``target`` takes the state of
+    ``gradcheck.set_item(previous, index, value)``, so that the user's reference is the output
+    of the new op. Ops in ``value``'s own graph that read ``target`` are pointed at
+    the previous value (``x[0] = x[1]`` reads the old ``x``); any other op built on
+    ``target`` before now sees a tensor with no consumers recorded, and backprop
+    through it raises InvalidBackprop instead of silently using the new values.
+    """
+    previous = Tensor.__new__(Tensor)
+    for name in Tensor.__slots__:
+        setattr(previous, name, getattr(target, name))
+    if isinstance(value, Tensor):
+        _redirect(value, target, previous)
+    out = execute_op(_indexing.SetItem, previous, value, op_kwargs={"index": _plain_index(index)})
+    for name in Tensor.__slots__:
+        setattr(target, name, getattr(out, name))
+
+
+def _redirect(root: Tensor, old: Tensor, new: Tensor) -> None:
+    """Replace ``old`` by ``new`` among the inputs of every op upstream of ``root``
+    (``root`` included) — iteratively, the graph may be deep."""
+    stack, seen = [root], set()
+    while stack:
+        tensor = stack.pop()
+        op = tensor._creator
+        if op is None or id(op) in seen:
+            continue
+        seen.add(id(op))
+        if any(v is old for v in op.variables):
+            op.variables = tuple(new if v is old else v for v in op.variables)
+        stack.extend(v for v in op.variables if v is not new)
+
+
+def _plain_index(index: Any) -> Any:
+    """An index with the tensors in it replaced by their data (indices are not
+    differentiated)."""
+    if isinstance(index, Tensor):
+        return index.data
+    if isinstance(index, tuple):
+        return tuple(p.data if isinstance(p, Tensor) else p for p in index)
+    return index

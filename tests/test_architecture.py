@@ -159,6 +159,107 @@ def upward_imports() -> list[str]:
     return wrong
 
 
+def _run_at_import(body: list[ast.stmt]) -> list[ast.Import | ast.ImportFrom]:
+    """The import statements that run when a module's body runs: not those inside
+    functions, nor under ``if TYPE_CHECKING:`` (class bodies do run)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    for node in body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            found.append(node)
+        elif isinstance(node, ast.If):
+            if "TYPE_CHECKING" not in ast.unparse(node.test):
+                found += _run_at_import(node.body)
+            found += _run_at_import(node.orelse)
+        elif isinstance(node, (ast.Try, ast.With, ast.ClassDef)):
+            for block in ("body", "orelse", "finalbody"):
+                found += _run_at_import(getattr(node, block, []))
+            for handler in getattr(node, "handlers", []):
+                found += _run_at_import(handler.body)
+    return found
+
+
+def import_time_needs(source: str, me: str, is_package: bool) -> set[str]:
+    """The gradcheck modules that importing module ``me`` (of ``source``) runs first:
+    its module-level imports, each with the packages above it (``import gradcheck.a.b``
+    runs ``gradcheck.a`` first), except ``me``'s own packages, which are running
+    already when it is imported."""
+    tree = ast.parse(source, me)
+    statements = "\n".join(ast.unparse(node) for node in _run_at_import(tree.body))
+    needs: set[str] = set()
+    for _, target in imported_modules(statements, me, is_package):
+        parts = target.split(".")
+        for end in range(1, len(parts) + 1):
+            module = ".".join(parts[:end])
+            if not (me == module or me.startswith(module + ".")):
+                needs.add(module)
+    return needs
+
+
+def import_time_graph() -> dict[str, set[str]]:
+    return {
+        module_name(path): import_time_needs(
+            path.read_text(), module_name(path), path.name == "__init__.py"
+        )
+        for path in modules()
+    }
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[str]:
+    """Every cycle found depth first, as ``a -> b -> a`` from its smallest name."""
+    cycles: set[str] = set()
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            loop = path[path.index(module) :]
+            start = loop.index(min(loop))
+            loop = loop[start:] + loop[:start]
+            cycles.add(" -> ".join([*loop, loop[0]]))
+            return
+        if module in done:
+            return
+        for needed in sorted(graph.get(module, ())):
+            visit(needed, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])
+    return sorted(cycles)
+
+
+def test_no_import_cycle():
+    # A module that needs, to be imported, another that needs it back works only in
+    # one import order (the engine had one: tensor_base imported the ops, which
+    # import tensor_base, 17 modules). MyGrad's layout has none, nor has ours now: the
+    # op rules (gradcheck.ops._rules) import nothing above gradcheck.operation,
+    # tensor_base applies them, the documented functions above it call execute_op.
+    assert import_cycles(import_time_graph()) == []
+
+
+def test_the_cycle_finder_sees_packages_and_skips_functions_and_type_checking():
+    # the shape of the old engine: rules imported from inside the package of the
+    # functions, whose __init__ imports the functions
+    sources = {
+        "gradcheck.ops": "from gradcheck.ops import arithmetic\n",
+        "gradcheck.ops.arithmetic": "from gradcheck.tensor_base import execute_op\n",
+        "gradcheck.tensor_base": (
+            "from typing import TYPE_CHECKING\n"
+            "from gradcheck.ops._rules.arithmetic import Add\n"
+            "if TYPE_CHECKING:\n"
+            "    from gradcheck.checking.checker import check\n"
+            "def later():\n"
+            "    from gradcheck import interop\n"
+        ),
+        "gradcheck.ops._rules.arithmetic": "from gradcheck.operation import Operation\n",
+        "gradcheck.interop": "from gradcheck.tensor_base import Tensor\n",
+        "gradcheck.checking.checker": "from gradcheck.tensor_base import Tensor\n",
+    }
+    graph = {me: import_time_needs(src, me, me == "gradcheck.ops") for me, src in sources.items()}
+    assert import_cycles(graph) == [
+        "gradcheck.ops -> gradcheck.ops.arithmetic -> gradcheck.tensor_base -> gradcheck.ops"
+    ]
+
+
 def test_every_module_has_a_layer():
     assert [module_name(p) for p in modules() if layer_of(module_name(p)) is None] == [FACADE]
 

@@ -12,7 +12,7 @@ import pytest
 import gradcheck as mg
 from gradcheck import Operation
 from gradcheck.errors import UnsupportedDtype
-from gradcheck.ops._unary import UnaryOp
+from gradcheck.ops._rules.unary import UnaryOp
 
 F16, F32, F64 = np.dtype(np.float16), np.dtype(np.float32), np.dtype(np.float64)
 LOW = [F32, F16]

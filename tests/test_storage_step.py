@@ -13,7 +13,7 @@ import pytest
 
 import gradcheck as mg
 from gradcheck import Operation
-from gradcheck.ops._unary import UnaryOp
+from gradcheck.ops._rules.unary import UnaryOp
 from gradcheck.ops.arithmetic import Multiply, Negative, Positive
 
 BIG = 1 << 15  # above operation.IN_PLACE_MIN_SIZE: the in-place paths run

@@ -210,8 +210,8 @@ def load_targets(spec: str) -> list[LoadedTarget]:
 
     Examples
     --------
-    >>> [t.name for t in load_targets("gradcheck.ops.exp_log")][:2]
-    ['gradcheck.ops.exp_log:Exp', 'gradcheck.ops.exp_log:Exp2']
+    >>> [t.name for t in load_targets("gradcheck.nnet.activations")][:2]
+    ['gradcheck.nnet.activations:ReLU', 'gradcheck.nnet.activations:LeakyReLU']
     """
     module_name, name = split_spec(spec)
     if not module_name:

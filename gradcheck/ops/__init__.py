@@ -1,53 +1,78 @@
 """The engine's differentiable operations, one module per family as in NumPy's
 documentation. Every public function of a family (its ``__all__``) is exported here and
-from ``gradcheck``; ``gradcheck.linalg`` and ``gradcheck.nnet`` hold the rest."""
+from ``gradcheck``; ``gradcheck.linalg`` and ``gradcheck.nnet`` hold the rest.
 
-from gradcheck.ops import (
-    arithmetic,
-    creation,
-    exp_log,
-    hyperbolic,
-    indexing,
-    joining,
-    linalg,
-    misc,
-    reductions,
-    shape,
-    sorting,
-    special,
-    tiling,
-    trigonometric,
-)
-from gradcheck.ops.arithmetic import *
-from gradcheck.ops.creation import *
-from gradcheck.ops.exp_log import *
-from gradcheck.ops.hyperbolic import *
-from gradcheck.ops.indexing import *
-from gradcheck.ops.joining import *
-from gradcheck.ops.linalg import *
-from gradcheck.ops.misc import *
-from gradcheck.ops.reductions import *
-from gradcheck.ops.shape import *
-from gradcheck.ops.sorting import *
-from gradcheck.ops.special import *
-from gradcheck.ops.tiling import *
-from gradcheck.ops.trigonometric import *
+Each family module holds the documented functions; their derivative rules (the
+Operation subclasses) are in :mod:`gradcheck.ops._rules`, which the family re-exports.
+The rules sit below :mod:`gradcheck.tensor_base` (its operators and methods apply
+them) and the families above it (they call ``execute_op``), so this package must not
+import the families when the rules are imported: they load on first use of a name
+here (PEP 562), as ``gradcheck``'s own names do.
+"""
 
-FAMILIES = (
-    arithmetic,
-    exp_log,
-    trigonometric,
-    hyperbolic,
-    misc,
-    reductions,
-    linalg,
-    shape,
-    joining,
-    tiling,
-    indexing,
-    sorting,
-    special,
-    creation,
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+#: The family modules, in the order of the documentation.
+FAMILY_NAMES = (
+    "arithmetic",
+    "exp_log",
+    "trigonometric",
+    "hyperbolic",
+    "misc",
+    "reductions",
+    "linalg",
+    "shape",
+    "joining",
+    "tiling",
+    "indexing",
+    "sorting",
+    "special",
+    "creation",
 )
 
-__all__ = sorted({name for family in FAMILIES for name in family.__all__})
+
+def _load() -> dict[str, Any]:
+    """Import every family and make its public functions, ``FAMILIES`` and
+    ``__all__`` names of this package."""
+    families = tuple(importlib.import_module(f"{__name__}.{name}") for name in FAMILY_NAMES)
+    names: dict[str, Any] = {"FAMILIES": families}
+    for family in families:
+        names.update((name, getattr(family, name)) for name in family.__all__)
+    names["__all__"] = sorted({name for family in families for name in family.__all__})
+    globals().update(names)
+    return names
+
+
+def __getattr__(name: str) -> Any:
+    if name in FAMILY_NAMES:
+        return importlib.import_module(f"{__name__}.{name}")
+    if name.startswith("__") and name != "__all__":
+        raise AttributeError(name)  # (what the import system probes for)
+    found = _load()
+    if name in found:
+        return found[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_load()})
+
+
+if TYPE_CHECKING:  # static type checkers see the eager imports
+    from gradcheck.ops.arithmetic import *
+    from gradcheck.ops.creation import *
+    from gradcheck.ops.exp_log import *
+    from gradcheck.ops.hyperbolic import *
+    from gradcheck.ops.indexing import *
+    from gradcheck.ops.joining import *
+    from gradcheck.ops.linalg import *
+    from gradcheck.ops.misc import *
+    from gradcheck.ops.reductions import *
+    from gradcheck.ops.shape import *
+    from gradcheck.ops.sorting import *
+    from gradcheck.ops.special import *
+    from gradcheck.ops.tiling import *
+    from gradcheck.ops.trigonometric import *

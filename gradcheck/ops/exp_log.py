@@ -1,92 +1,31 @@
 """Exponents and logarithms: exp, exp2, expm1, log, log2, log10, log1p, logaddexp,
-logaddexp2."""
+logaddexp2.
+
+The functions; their rules are in :mod:`gradcheck.ops._rules.exp_log`, re-exported here.
+"""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
-import numpy as np
-
-from gradcheck.operation import BroadcastableOp
-from gradcheck.ops._unary import UnaryOp
+from gradcheck.operation import BroadcastableOp  # noqa: F401 (re-exported: MyGrad's modules hold them)
+from gradcheck.ops._rules.exp_log import (  # noqa: F401 (re-exported)
+    _LN2,
+    _LN10,
+    Exp,
+    Exp2,
+    Expm1,
+    Log,
+    Log1p,
+    Log2,
+    Log10,
+    LogAddExp,
+    LogAddExp2,
+)
+from gradcheck.ops._rules.unary import UnaryOp  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp", "logaddexp2"]
-
-# Python floats, not NumPy scalars: they keep a float32 gradient float32 (NEP 50).
-_LN2 = math.log(2.0)
-_LN10 = math.log(10.0)
-
-
-class Exp(UnaryOp):
-    func = staticmethod(np.exp)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return out
-
-
-class Exp2(UnaryOp):
-    func = staticmethod(np.exp2)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return out * _LN2
-
-
-class Expm1(UnaryOp):
-    func = staticmethod(np.expm1)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return np.exp(x)
-
-
-class Log(UnaryOp):
-    func = staticmethod(np.log)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return 1 / x
-
-
-class Log2(UnaryOp):
-    func = staticmethod(np.log2)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return 1 / (x * _LN2)
-
-
-class Log10(UnaryOp):
-    func = staticmethod(np.log10)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return 1 / (x * _LN10)
-
-
-class Log1p(UnaryOp):
-    func = staticmethod(np.log1p)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return 1 / (1 + x)
-
-
-class LogAddExp(BroadcastableOp):
-    def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
-        self.variables = (a, b)
-        self.out = np.logaddexp(a.data, b.data)
-        return self.out
-
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        # d/da log(e**a + e**b) = e**a / (e**a + e**b) = e**(a - out): never overflows.
-        return grad * np.exp(self.variables[index].data - self.out)
-
-
-class LogAddExp2(BroadcastableOp):
-    def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
-        self.variables = (a, b)
-        self.out = np.logaddexp2(a.data, b.data)
-        return self.out
-
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return grad * np.exp2(self.variables[index].data - self.out)
 
 
 def exp(x: Any, *, constant: bool | None = None) -> Tensor:

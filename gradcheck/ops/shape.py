@@ -1,9 +1,8 @@
 """Shape manipulation: reshape, ravel, flatten, squeeze, expand_dims, broadcast_to,
 atleast_1d/2d/3d, transpose, moveaxis, swapaxes.
 
-Every op here only moves elements around, so each backward is the inverse movement of
-the upstream gradient (a reshape back, the inverse permutation, a sum over broadcast
-axes).
+The functions; their rules (Reshape, BroadcastTo, Transpose) are in
+:mod:`gradcheck.ops._rules.shape`, re-exported here.
 """
 
 from __future__ import annotations
@@ -12,7 +11,15 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.operation import Operation, reduce_broadcast
+from gradcheck.operation import Operation, reduce_broadcast  # noqa: F401 (re-exported: MyGrad's modules hold them)
+from gradcheck.ops._rules.shape import (
+    BroadcastTo,
+    Reshape,
+    Transpose,
+    _moved,
+    _squeezed,
+    _swapped,
+)
 from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = [
@@ -29,18 +36,6 @@ __all__ = [
     "swapaxes",
     "transpose",
 ]
-
-
-class Reshape(Operation):
-    """Any op whose output is its input with another shape (reshape, ravel, squeeze,
-    expand_dims, atleast_*d): the gradient is reshaped back."""
-
-    def __call__(self, a: Tensor, *, newshape: Any) -> np.ndarray:
-        self.variables = (a,)
-        return np.reshape(a.data, newshape)
-
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return np.reshape(grad, self.variables[0].shape)
 
 
 def _shape_of(a: Any) -> tuple[int, ...]:
@@ -95,7 +90,7 @@ def squeeze(
     >>> mg.squeeze(mg.Tensor([[1.0, 2.0]])).shape
     (2,)
     """
-    newshape = np.squeeze(np.empty(_shape_of(a), dtype=np.bool_), axis=axis).shape
+    newshape = _squeezed(_shape_of(a), axis)
     return execute_op(Reshape, a, op_kwargs={"newshape": newshape}, constant=constant)
 
 
@@ -161,15 +156,6 @@ def atleast_3d(*tensors: Any, constant: bool | None = None) -> Tensor | list[Ten
     return _atleast(3, tensors, constant)
 
 
-class BroadcastTo(Operation):
-    def __call__(self, a: Tensor, *, shape: Any) -> np.ndarray:
-        self.variables = (a,)
-        return np.broadcast_to(a.data, shape)
-
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return reduce_broadcast(grad, self.variables[0].shape)
-
-
 def broadcast_to(a: Any, shape: Any, *, constant: bool | None = None) -> Tensor:
     """``a`` broadcast to ``shape`` (a read-only view, as in NumPy); the gradient sums
     over the broadcast axes.
@@ -182,20 +168,6 @@ def broadcast_to(a: Any, shape: Any, *, constant: bool | None = None) -> Tensor:
             [1., 2.]])
     """
     return execute_op(BroadcastTo, a, op_kwargs={"shape": shape}, constant=constant)
-
-
-class Transpose(Operation):
-    """Any permutation of axes (transpose, moveaxis, swapaxes)."""
-
-    def __call__(self, a: Tensor, axes: Any = None) -> np.ndarray:
-        self.variables = (a,)
-        if axes is None:
-            axes = tuple(range(a.ndim))[::-1]
-        self.axes = tuple(ax % a.ndim for ax in axes) if a.ndim else ()
-        return np.transpose(a.data, self.axes)
-
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return np.transpose(grad, np.argsort(self.axes))
 
 
 def transpose(a: Any, *axes: Any, constant: bool | None = None) -> Tensor:
@@ -232,17 +204,6 @@ def moveaxis(a: Any, source: Any, destination: Any, *, constant: bool | None = N
     return execute_op(Transpose, a, op_kwargs={"axes": perm}, constant=constant)
 
 
-def _moved(ndim: int, source: Any, destination: Any) -> tuple[int, ...]:
-    src = [s % ndim for s in np.atleast_1d(source)]
-    dst = [d % ndim for d in np.atleast_1d(destination)]
-    if len(src) != len(dst):
-        raise ValueError("moveaxis: `source` and `destination` must have the same length")
-    order = [n for n in range(ndim) if n not in src]
-    for d, s in sorted(zip(dst, src)):
-        order.insert(d, s)
-    return tuple(order)
-
-
 def swapaxes(a: Any, axis1: int, axis2: int, *, constant: bool | None = None) -> Tensor:
     """Interchange two axes of ``a``.
 
@@ -252,8 +213,5 @@ def swapaxes(a: Any, axis1: int, axis2: int, *, constant: bool | None = None) ->
     >>> mg.swapaxes(mg.Tensor([[1.0, 2.0]]), 0, 1).shape
     (2, 1)
     """
-    ndim = len(_shape_of(a))
-    perm = list(range(ndim))
-    i, j = axis1 % ndim, axis2 % ndim
-    perm[i], perm[j] = perm[j], perm[i]
-    return execute_op(Transpose, a, op_kwargs={"axes": tuple(perm)}, constant=constant)
+    perm = _swapped(len(_shape_of(a)), axis1, axis2)
+    return execute_op(Transpose, a, op_kwargs={"axes": perm}, constant=constant)

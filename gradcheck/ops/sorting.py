@@ -1,32 +1,19 @@
-"""Sorting: sort."""
+"""Sorting: sort.
+
+The functions; their rules are in :mod:`gradcheck.ops._rules.sorting`, re-exported here.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from gradcheck.operation import Operation
+from gradcheck.operation import Operation  # noqa: F401 (re-exported: MyGrad's modules hold them)
+from gradcheck.ops._rules.sorting import (
+    Sort,
+)
 from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = ["sort"]
-
-
-class Sort(Operation):
-    def __call__(self, a: Tensor, axis: int | None = -1) -> np.ndarray:
-        self.variables = (a,)
-        data = a.data.reshape(-1) if axis is None else a.data
-        self.axis = -1 if axis is None else axis
-        # A stable sort fixes which of several equal elements goes where, and so
-        # which one each output position's gradient returns to.
-        self.order = np.argsort(data, axis=self.axis, kind="stable")
-        return np.take_along_axis(data, self.order, axis=self.axis)
-
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        a = self.variables[0]
-        out = np.zeros(self.order.shape, dtype=np.result_type(a.dtype, grad.dtype))
-        np.put_along_axis(out, self.order, grad, axis=self.axis)
-        return out.reshape(a.shape)
 
 
 def sort(a: Any, axis: int | None = -1, *, constant: bool | None = None) -> Tensor:

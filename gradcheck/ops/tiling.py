@@ -1,10 +1,7 @@
 """Tiling, rearranging and padding: tile, repeat, flip, roll, pad.
 
-Each of these outputs copies of input elements, so one op serves them all: the forward
-applies the NumPy function to the data, and applies it again to an array of element
-numbers (``0 .. size-1`` in the input's shape), which says, for every output element,
-which input element it copies. The backward sums the upstream gradient into the
-elements by that map (``numpy.bincount``), so copies used many times accumulate.
+The functions; their one rule (CopyElements: each output element is a copy of an
+input element) is in :mod:`gradcheck.ops._rules.tiling`, re-exported here.
 """
 
 from __future__ import annotations
@@ -14,33 +11,13 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.operation import Operation
+from gradcheck.operation import Operation  # noqa: F401 (re-exported: MyGrad's modules hold them)
+from gradcheck.ops._rules.tiling import (
+    CopyElements,
+)
 from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = ["flip", "pad", "repeat", "roll", "tile"]
-
-
-class CopyElements(Operation):
-    """``func(a)`` for a ``func`` that only copies elements of ``a`` (or writes fill
-    values, marked -1 by ``index_func``)."""
-
-    def __call__(
-        self,
-        a: Tensor,
-        *,
-        func: Callable[[np.ndarray], np.ndarray],
-        index_func: Callable[[np.ndarray], np.ndarray] | None = None,
-    ) -> np.ndarray:
-        self.variables = (a,)
-        numbers = np.arange(a.size).reshape(a.shape)
-        self.source = np.asarray((index_func or func)(numbers))
-        return np.asarray(func(a.data))
-
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        a = self.variables[0]
-        keep = self.source >= 0
-        summed = np.bincount(self.source[keep], weights=grad[keep], minlength=a.size)
-        return summed.astype(np.result_type(a.dtype, grad.dtype), copy=False).reshape(a.shape)
 
 
 def _copy(a: Any, func: Callable, index_func: Callable | None, constant: bool | None) -> Tensor:

@@ -1,14 +1,38 @@
 """Trigonometric functions: sin, cos, tan, their inverses, arctan2, sinc, and the
-reciprocal functions csc, sec, cot with their inverses (as in MyGrad)."""
+reciprocal functions csc, sec, cot with their inverses (as in MyGrad).
+
+The functions; their rules are in :mod:`gradcheck.ops._rules.trigonometric`, re-exported here.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
-from gradcheck.operation import BroadcastableOp
-from gradcheck.ops._unary import UnaryOp
+from gradcheck.operation import BroadcastableOp  # noqa: F401 (re-exported: MyGrad's modules hold them)
+from gradcheck.ops._rules.trigonometric import (  # noqa: F401 (re-exported)
+    Arccos,
+    Arccot,
+    Arccsc,
+    Arcsec,
+    Arcsin,
+    Arctan,
+    Arctan2,
+    Cos,
+    Cot,
+    Csc,
+    Sec,
+    Sin,
+    Sinc,
+    Tan,
+    _arccot,
+    _arccsc,
+    _arcsec,
+    _cot,
+    _csc,
+    _sec,
+    _sinc,
+)
+from gradcheck.ops._rules.unary import UnaryOp  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = [
@@ -27,144 +51,6 @@ __all__ = [
     "arcsec",
     "arccot",
 ]
-
-
-class Sin(UnaryOp):
-    func = staticmethod(np.sin)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return np.cos(x)
-
-
-class Cos(UnaryOp):
-    func = staticmethod(np.cos)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return -np.sin(x)
-
-
-class Tan(UnaryOp):
-    func = staticmethod(np.tan)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return 1 + out**2
-
-
-class Arcsin(UnaryOp):
-    func = staticmethod(np.arcsin)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return 1 / np.sqrt(1 - x**2)
-
-
-class Arccos(UnaryOp):
-    func = staticmethod(np.arccos)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return -1 / np.sqrt(1 - x**2)
-
-
-class Arctan(UnaryOp):
-    func = staticmethod(np.arctan)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return 1 / (1 + x**2)
-
-
-def _sinc(x: np.ndarray) -> np.ndarray:
-    return np.asarray(np.sinc(x))
-
-
-class Sinc(UnaryOp):
-    func = staticmethod(_sinc)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        # d/dx sin(pi x)/(pi x) = (cos(pi x) - sinc(x)) / x. NOTE: near 0 the two terms
-        # cancel catastrophically (at x = 1e-9 both round to 1.0 and the quotient is 0
-        # instead of -pi^2 x / 3), so for |pi x| < 0.1 the Taylor series is used:
-        # pi * (-y/3 + y^3/30 - y^5/840 + y^7/45360), y = pi x, accurate to ~1e-16 there.
-        y = np.pi * x
-        small = np.abs(y) < 0.1
-        y2 = y * y
-        series = np.pi * y * (-1 / 3 + y2 * (1 / 30 + y2 * (-1 / 840 + y2 / 45360)))
-        safe = np.where(small, 1.0, x)
-        return np.where(small, series, (np.cos(y) - out) / safe).astype(out.dtype, copy=False)
-
-
-def _csc(x: np.ndarray) -> np.ndarray:
-    return 1 / np.sin(x)
-
-
-def _sec(x: np.ndarray) -> np.ndarray:
-    return 1 / np.cos(x)
-
-
-def _cot(x: np.ndarray) -> np.ndarray:
-    return 1 / np.tan(x)
-
-
-def _arccsc(x: np.ndarray) -> np.ndarray:
-    return np.arcsin(1 / x)
-
-
-def _arcsec(x: np.ndarray) -> np.ndarray:
-    return np.arccos(1 / x)
-
-
-def _arccot(x: np.ndarray) -> np.ndarray:
-    return np.arctan(1 / x)
-
-
-class Csc(UnaryOp):
-    func = staticmethod(_csc)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return -out / np.tan(x)  # -csc(x) cot(x)
-
-
-class Sec(UnaryOp):
-    func = staticmethod(_sec)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return out * np.tan(x)
-
-
-class Cot(UnaryOp):
-    func = staticmethod(_cot)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return -(1 + out**2)  # -csc(x)**2
-
-
-class Arccsc(UnaryOp):
-    func = staticmethod(_arccsc)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return -1 / (np.abs(x) * np.sqrt(x**2 - 1))
-
-
-class Arcsec(UnaryOp):
-    func = staticmethod(_arcsec)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return 1 / (np.abs(x) * np.sqrt(x**2 - 1))
-
-
-class Arccot(UnaryOp):
-    func = staticmethod(_arccot)
-
-    def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        return -1 / (1 + x**2)
-
-
-class Arctan2(BroadcastableOp):
-    def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
-        self.variables = (a, b)
-        return np.arctan2(a.data, b.data)
-
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        y, x = (t.data for t in self.variables)
-        return grad * (x if index == 0 else -y) / (x**2 + y**2)
 
 
 def sin(x: Any, *, constant: bool | None = None) -> Tensor:
@@ -371,6 +257,7 @@ def csc(x: Any, *, constant: bool | None = None) -> Tensor:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import gradcheck as mg
     >>> mg.csc(mg.Tensor([np.pi / 2]))
     Tensor([1.])
@@ -415,6 +302,7 @@ def cot(x: Any, *, constant: bool | None = None) -> Tensor:
 
     Examples
     --------
+    >>> import numpy as np
     >>> import gradcheck as mg
     >>> mg.cot(mg.Tensor([np.pi / 4]))
     Tensor([1.])
