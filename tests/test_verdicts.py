@@ -341,6 +341,59 @@ def test_where_no_step_reaches_the_functions_scale_the_point_is_not_judged():
     assert check(LogAbsDet, np.array([[0.8, 0.1], [-0.3, 1.2]]), seed=0).verdict == "passed"
 
 
+def _log_softmax(z):
+    z = z - z.max(axis=-1, keepdims=True)
+    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))
+
+
+class KLLogits(Operation):
+    """KL(softmax(a) || softmax(b)) per row: 0 at a = b, a sum of terms of the logits'
+    size that cancel there."""
+
+    scale = 1.0
+
+    def __call__(self, a, b):
+        self.variables = (a, b)
+        self.la, self.lb = _log_softmax(a.data), _log_softmax(b.data)
+        self.p = np.exp(self.la)
+        self.kl = (self.p * (self.la - self.lb)).sum(axis=-1)
+        return self.kl
+
+    def backward_var(self, grad, index, **kwargs):
+        g = grad[..., None] * self.scale
+        if index == 0:
+            return g * self.p * (self.la - self.lb - self.kl[..., None])
+        return g * (np.exp(self.lb) - self.p)
+
+
+@pytest.mark.parametrize(
+    "a, b",
+    [
+        ([[10.0, 0.0]], [[10.0, 2.2250738585072014e-308]]),
+        ([[10.0, 0.0]], [[10.0, 0.0]]),
+        ([[-3.0, 7.0, 1.0]], [[-3.0, 7.0, 1.0]]),
+        (np.zeros((4, 3)), np.zeros((4, 3))),
+    ],
+)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_rounding_a_symmetric_point_hides_still_counts(a, b, seed):
+    # At a = b the KL is exactly 0 in every precision, at the point and where every
+    # element moves by the same step; a one-element step sees the rounding of the
+    # log-sum-exps (eps·10 at logits of 10), which the floor must know: at b = a + 1e-308
+    # the differences at the smallest steps are -p·h exactly (the change of the sum is
+    # absorbed), a slope of -5.7e-6 where the gradient is 0.
+    result = check(KLLogits, np.array(a), np.array(b), seed=seed)
+    assert result.verdict == "passed", result
+
+
+def test_the_floor_of_a_symmetric_point_does_not_hide_an_error_elsewhere():
+    wrong = type("WrongKL", (KLLogits,), {"scale": 1 + 1e-6})
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 3)), rng.standard_normal((2, 3))
+    assert check(wrong, a, b, seed=0).verdict == "failed"
+    assert check(KLLogits, a, b, seed=0).verdict == "passed"
+
+
 class Atan2(Operation):
     def __call__(self, y, x):
         self.variables = (y, x)

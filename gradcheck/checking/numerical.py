@@ -25,7 +25,8 @@ The numbers, and why:
   the outputs it touches, over h: eps times their size, where the size is at least
   the largest output of the op and the rounding error measured by evaluating the
   forward in a wider dtype (NumPy's extended long double for float64) at x and at
-  x ± the largest step (:meth:`Evaluator.rounding_sizes`). An op's intermediates can be
+  x ± the largest step, all elements one way and each its own way
+  (:meth:`Evaluator.rounding_sizes`). An op's intermediates can be
   far larger than its output: 0.5·z·(1 + tanh(u)) at z = -7 is 2e-15, made of 3.5 × a
   sum that rounds at 1e-16, and within 1e-3 of z it is a staircase whose flat steps
   finite differences would take for the derivative. The noise, modelled and
@@ -98,6 +99,11 @@ FIRST_JUMP_FRACTION = 1e-3
 #: The modelled rounding noise of one difference: this many eps of the touched
 #: outputs' size (both evaluations, each rounding its outputs and their sum).
 OUTPUT_ROUNDING_EPS = 4.0
+#: Seeds the up-or-down pattern of the moves that measure the forward's rounding
+#: (:meth:`Evaluator.rounding_sizes`): the same for every check, so that it replays.
+ROUNDING_PROBE_SEED = 17
+#: ... and each element's move is the largest step over 2**k, k random in 0..this.
+ROUNDING_PROBE_SPREAD = 3
 
 
 #: Up to this many output elements over all levels of one refinement, the levels'
@@ -247,6 +253,17 @@ class Evaluator:
         1e-10, but by the same amount at x ± h for a power-of-two h, and its finite
         differences are exact; so the spread of the three signed errors is what
         counts (where only x's is known, twice its size).
+
+        Two moves: every element by its largest step, and every element its own way,
+        up or down at random by its largest step over a random power of two
+        (:data:`ROUNDING_PROBE_SPREAD`; the same pattern for every check,
+        :data:`ROUNDING_PROBE_SEED`). A difference moves one element, which breaks
+        whatever symmetry the point has, and a move of every element by the same step
+        keeps many: KL(softmax(a) || softmax(b)) at a = b is exactly 0 in every
+        precision, at x and at x ± a common step, while each one-element step sees the
+        rounding of its log-sum-exps (eps·10 at logits of 10); likewise ties, and the
+        shift invariance of a softmax. Powers of two keep the moves exact, as the steps
+        are (see :func:`step_sizes`). The spread of the five signed errors counts.
         """
         if self._sizes is not None:
             return self._sizes
@@ -254,7 +271,16 @@ class Evaluator:
         sizes = np.full(self.f0.shape, float(finite.max()) if finite.size else 0.0)
         wider = _wider(self.eval_dtype)
         if wider is not None:
-            errors = [self._rounding_error(wider, sign) for sign in (0.0, 1.0, -1.0)]
+            errors = [
+                self._rounding_error(wider, sign, scatter)
+                for sign, scatter in (
+                    (0.0, False),
+                    (1.0, False),
+                    (-1.0, False),
+                    (1.0, True),
+                    (-1.0, True),
+                )
+            ]
             known = [e for e in errors if e is not None]
             if known and errors[0] is not None:
                 with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -268,16 +294,25 @@ class Evaluator:
         self._sizes = sizes
         return sizes
 
-    def _rounding_error(self, wider: np.dtype, sign: float) -> np.ndarray | None:
+    def _rounding_error(
+        self, wider: np.dtype, sign: float, scatter: bool = False
+    ) -> np.ndarray | None:
         """f computed in ``wider`` minus f, at x + sign × the largest refinement step of
-        every float input (nan where either is not finite); None if the op does not
-        compute in ``wider``."""
+        every float input's elements (with ``scatter``, each element its own way: up or
+        down, by a power of two); nan where either is not finite; None if the op does
+        not compute in ``wider``."""
         arrays = list(self.work)
         if sign:
+            pattern = np.random.default_rng(ROUNDING_PROBE_SEED)
             for i, a in enumerate(arrays):
                 if a.dtype.kind == "f":
-                    top = step_sizes(a, self.eps) * LEVEL_RATIO**_HIGHEST
-                    arrays[i] = (a + sign * top).astype(a.dtype)
+                    move = step_sizes(a, self.eps) * LEVEL_RATIO**_HIGHEST
+                    if scatter:
+                        move = move * pattern.choice([-1.0, 1.0], a.shape)
+                        move = move * np.exp2(
+                            -pattern.integers(0, ROUNDING_PROBE_SPREAD + 1, a.shape)
+                        )
+                    arrays[i] = (a + sign * move).astype(a.dtype)
         try:
             with np.errstate(all="ignore"):
                 narrow = self.f0 if not sign else np.asarray(self.call(arrays), dtype=np.float64)
