@@ -264,16 +264,27 @@ def test_correct_twin_passes(kind):
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
-def test_a_wider_gradient_is_cast_not_failed(dtype):
-    # backward_var returns float64 for a float32/float16 input (as the engine's own ops
-    # do where they meet a float64 array): the engine stores it in the input's dtype,
-    # and nothing was lost, so the check passes.
+def test_a_wider_gradient_is_a_wrong_dtype_even_though_the_engine_casts_it(dtype):
+    # backward_var returns float64 for a float32/float16 input (chainer#6212): the
+    # engine stores it in the input's dtype (as MyGrad 2.x does), but the backward
+    # computes in a precision its op does not have, and is reported.
     def in_float64(self, grad, index, **kw):
         return grad * np.cos(self.variables[0].data.astype(np.float64))
 
     wider = sin_op(in_float64)
+    x = mg.Tensor(X.astype(dtype))
+    mg.execute_op(wider, x).backward()
+    assert x.grad.dtype == dtype  # cast by the engine...
     result = check(wider, X.astype(dtype))
-    assert result.verdict == "passed", format_result(result)
+    assert result.failure.kind == "wrong_dtype", format_result(result)  # ...and reported
+    assert "float64" in result.failure.message and "wider" in result.failure.message
+    # the same backward in the input's own dtype passes
+    right = sin_op(lambda self, grad, index, **kw: grad * np.cos(self.variables[0].data))
+    assert check(right, X.astype(dtype)).verdict == "passed"
+    # and so does a gradient as wide as the upstream one: a float64 output of a
+    # float32 and a float64 input hands its float64 gradient on to both
+    mixed = check(two_input_op(correct_mul), X.astype(dtype), Y)
+    assert mixed.verdict == "passed", format_result(mixed)
 
 
 def test_a_narrower_gradient_is_a_wrong_dtype_even_though_the_engine_casts_it():

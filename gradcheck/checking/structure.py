@@ -228,13 +228,22 @@ def wrong_dtype(e: Evidence) -> Failure | None:
 def _returned_dtype(e: Evidence) -> Failure | None:
     """The dtype each gradient had as the op's own code returned it, before the engine
     or a framework cast it to its input's (as MyGrad and torch do; ``.grad`` cannot
-    show it): an ``Operation``'s ``backward_var`` that computes less precision than
-    its input (float32 for float64) fails, as does a foreign op's backward (torch)
-    whose gradient's dtype is not its input's. A wider gradient from an ``Operation``
-    (float64 for a float32 input) is what the engine's own ops return too, and is cast
-    without loss."""
+    show it): a backward (an ``Operation``'s ``backward_var``, a foreign op's backward)
+    whose gradient is another floating dtype than its input's fails, narrower (float32
+    for float64: the precision is lost, the cast cannot bring it back) or wider
+    (float64 for float32, chainer#6212: the backward computes in a precision its op
+    does not have, and a framework that does not cast passes the wrong dtype on).
+    Wider is fine as far as the upstream gradient's dtype, the output's: a float32 and
+    a float64 input make a float64 output, whose gradient the float32 input's
+    backward hands on as it comes."""
+    upstream = _output_dtypes(e)
     for i, (dt, x) in enumerate(zip(e.returned, e.inputs)):
         if dt is None or dt.kind != "f" or x.dtype.kind != "f" or dt == x.dtype:
+            continue
+        narrower = np.finfo(dt).eps > np.finfo(x.dtype).eps
+        if not (e.foreign or narrower) and any(
+            np.finfo(dt).eps >= np.finfo(out).eps for out in upstream
+        ):
             continue
         if e.foreign:
             return Failure(
@@ -243,15 +252,33 @@ def _returned_dtype(e: Evidence) -> Failure | None:
                 f"{x.dtype} (the framework casts it to {x.dtype} silently)",
                 input=i,
             )
-        if np.finfo(dt).eps > np.finfo(x.dtype).eps:
-            return Failure(
-                Kind.WRONG_DTYPE,
-                f"the gradient of input {i} has dtype {dt}, its input {x.dtype}: "
-                f"backward_var computes it in less precision than its input (the "
-                f"engine casts it back to {x.dtype}, the precision stays lost)",
-                input=i,
-            )
+        why = (
+            "backward_var computes it in less precision than its input (the engine "
+            f"casts it back to {x.dtype}, the precision stays lost)"
+            if narrower
+            else "backward_var computes it in a wider dtype than its input (the engine "
+            f"casts it to {x.dtype} silently; a framework that does not passes {dt} on)"
+        )
+        return Failure(
+            Kind.WRONG_DTYPE,
+            f"the gradient of input {i} has dtype {dt}, its input {x.dtype}: {why}",
+            input=i,
+        )
     return None
+
+
+def _output_dtypes(e: Evidence) -> list[np.dtype]:
+    """The floating dtypes of the op's differentiable outputs ([] where unknown)."""
+    graph = e.graph
+    if graph is None:
+        return []
+    outputs = graph.outputs
+    found = (
+        [graph.output.dtype]
+        if outputs is None
+        else [outputs.dtypes[k] for k in outputs.indices if outputs.dtypes[k] is not None]
+    )
+    return [np.dtype(dt) for dt in found if np.dtype(dt).kind == "f"]
 
 
 def wrong_shape(e: Evidence) -> Failure | None:
