@@ -394,6 +394,67 @@ def test_the_floor_of_a_symmetric_point_does_not_hide_an_error_elsewhere():
     assert check(KLLogits, a, b, seed=0).verdict == "passed"
 
 
+def _tiny_matrix(t, singular):
+    """Entries t (1e-159, 1e-288), zeros and a 1: log|det| is finite, inv(A) has
+    entries of 1/t next to exact zeros; with two equal rows the matrix is singular,
+    though LU rounds its det to a finite log and inv overflows."""
+    if singular:
+        return np.array([[t, 0, t, 1], [0, t, t, t], [t, t, t, t], [t, t, t, t]])
+    return np.array([[t, t, 1, t], [0, t, t, t], [t, 0, t, t], [t, t, t, t]])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_float64_backward_is_right_to_its_own_rounding_where_ill_conditioned(seed):
+    # inv(A).T of a matrix of entries 1e-159: the gradient's elements are 2e158, and
+    # NumPy's inverse gives 1 where the exact one is 0, a rounding of 5e-159 of the
+    # gradient's scale. Finite differences see 0 there (the cofactor is exactly 0).
+    result = check(LogAbsDet, _tiny_matrix(4.673482671881221e-159, False), seed=seed)
+    assert result.failure is None, result
+
+
+def test_an_ill_conditioned_float64_point_does_not_loosen_a_well_conditioned_one():
+    wrong = type(
+        "WrongLogAbsDet",
+        (LogAbsDet,),
+        {
+            "backward_var": lambda self, grad, index, **kw: (
+                (1 + 1e-6) * LogAbsDet.backward_var(self, grad, index)
+            )
+        },
+    )
+    a = np.array([[0.8, 0.1, -0.2], [-0.3, 1.2, 0.4], [0.5, 0.0, 0.9]])
+    for seed in (0, 1, 2):
+        assert check(wrong, a, seed=seed).verdict == "failed"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_non_finite_gradient_where_no_step_resolves_a_derivative_is_not_judged(seed):
+    # Two equal rows of 2.6e-288: singular, yet slogdet's LU rounds to a finite log and
+    # inv overflows (inf, nan). log|det| varies there on a scale of 1e-288, below every
+    # step: no two estimates agree, nothing is known, nothing fails.
+    result = check(LogAbsDet, _tiny_matrix(2.5777161529695682e-288, True), seed=seed)
+    assert (result.verdict, result.note) == ("inconclusive", "not differentiable there")
+
+
+def test_a_non_finite_gradient_at_a_kink_or_a_smooth_point_still_fails():
+    # |x| at 0: the one-sided derivatives are finite, and so is any subgradient
+    class NanAtZero(Operation):
+        def __call__(self, x):
+            self.variables = (x,)
+            return np.abs(x.data)
+
+        def backward_var(self, grad, index, **kwargs):
+            x = self.variables[0].data
+            with np.errstate(all="ignore"):
+                return grad * x / np.abs(x)
+
+    for x in ([0.0, 1.5], [0.0]):
+        assert check(NanAtZero, np.array(x), seed=0).failure.kind == "nonfinite_gradient"
+    assert check(NanGradient, np.array([1e-300, 3.0]), seed=0).failure.kind == (
+        "nonfinite_gradient"
+    )
+
+
 class Atan2(Operation):
     def __call__(self, y, x):
         self.variables = (y, x)

@@ -33,7 +33,7 @@ from gradcheck.checking.numerical import (
 from gradcheck.checking.result import Element, Failure, InputErrors
 from gradcheck.checking.vocabulary import Kind
 
-__all__ = ["Comparison", "compare_full", "compare_fast", "WORST_ELEMENTS"]
+__all__ = ["Comparison", "compare_full", "compare_fast", "judge_full", "WORST_ELEMENTS"]
 
 #: The multiple of the finite-difference error estimate added to the tolerance.
 ERROR_ESTIMATE_FACTOR = 3.0
@@ -88,6 +88,8 @@ class Comparison:
         self.size = analytic.size
         self.direction_failure: str | None = None
         self.atol_used = atol
+        #: Full mode's estimates (numeric, error, kink, curvature, noise), flat.
+        self.estimated: tuple[np.ndarray, ...] | None = None
 
     def abs_tol(self, numeric: np.ndarray) -> float:
         """The absolute tolerance for this input, given (an estimate of) its numeric
@@ -232,6 +234,12 @@ class Comparison:
 
 
 def compare_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> None:
+    cmp.estimated = _estimate_full(ev, cmp, complex_step)
+    judge_full(cmp, cmp.estimated)
+
+
+def _estimate_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> tuple[np.ndarray, ...]:
+    """(numeric, error, kink, curvature, noise) of every element, flat."""
     i = cmp.i
     if complex_step:
         numeric = ev.complex_step(i)
@@ -244,6 +252,13 @@ def compare_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> None:
         _refine_the_unsettled(ev, cmp, est)
         numeric, error, kink, curvature = est.value, est.error, est.kink, est.curvature
         noise = np.asarray(est.noise, np.float64).reshape(-1)
+    return tuple(np.asarray(a).reshape(-1) for a in (numeric, error, kink, curvature, noise))
+
+
+def judge_full(cmp: Comparison, estimated: tuple[np.ndarray, ...]) -> None:
+    """Judge every element of ``cmp``'s input against the estimates of
+    :func:`compare_full` (which a judge with other allowances may reuse)."""
+    numeric, error, kink, curvature, noise = estimated
     # Backward error of the analytic gradient: computed in the op's dtype, it is at
     # best the gradient at a point off by a rounding of each input, eps·|x|, which
     # moves it by about s''·eps·|x|. This is what float16 sin(25 x) needs.
@@ -256,9 +271,9 @@ def compare_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> None:
     cmp.record(
         np.arange(numeric.size),
         cmp.analytic.reshape(-1),
-        numeric.reshape(-1),
-        error.reshape(-1),
-        kink.reshape(-1),
+        numeric,
+        error,
+        kink,
         cmp.abs_tol(np.where(kink, 0.0, numeric)),
         extra,
         noise,

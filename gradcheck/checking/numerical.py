@@ -180,6 +180,10 @@ class Estimate:
     #: The part of ``error`` that is the rounding noise of the differences: below it,
     #: finite differences resolve nothing (0 where the first pass settled an element).
     noise: Any = 0.0
+    #: Where ``kink``: whether the derivative there is no finite number as far as the
+    #: steps show (a pole, a log, a jump of ``s`` within every step's reach, or no two
+    #: estimates agreeing), rather than two finite one-sided derivatives that differ.
+    unbounded: Any = False
 
 
 class Evaluator:
@@ -684,7 +688,7 @@ def _trend(values: list[float]) -> str | None:
 
 def _kink_signature(
     signal: list[float], seen: list[float], f: _Finite, jump_threshold: float
-) -> bool:
+) -> str | None:
     """Going up from the smallest step, the first windows of :data:`KINK_WINDOW`
     neighbouring levels where ``signal`` stands out of the modelled rounding noise
     (by :data:`KINK_NOISE_MARGIN` ×) decide: ``seen`` (the signal or a multiple of
@@ -694,7 +698,10 @@ def _kink_signature(
     within the steps' reach (a pole, a log, a jump of s: every step straddles it), a
     kink too, unless smaller steps already showed a smooth function: a window where
     the signal is within the noise while D is well above it (the one-sided quotients
-    agree there; arccot at -6e-8, whose larger steps straddle its jump at 0)."""
+    agree there; arccot at -6e-8, whose larger steps straddle its jump at 0).
+
+    Returns the trend that marks the kink (:data:`STEADY` or :data:`SHRINKING`), or
+    None."""
     k, span = f.k, KINK_WINDOW - 1
     limit = [KINK_NOISE_MARGIN * n for n in f.N]
     above = [abs(signal[b]) > limit[b] for b in range(len(signal))]
@@ -710,13 +717,19 @@ def _kink_signature(
             continue
         trend = _trend(seen[a:end])
         if trend == STEADY or (trend == SHRINKING and not smooth_below):
-            return all(abs(signal[b]) > jump_threshold for b in range(a, end))
+            large = all(abs(signal[b]) > jump_threshold for b in range(a, end))
+            return trend if large else None
         if trend == GROWING:
-            return False
-    return False
+            return None
+    return None
 
 
-def _is_kink(f: _Finite, jump_threshold: float) -> bool:
+#: What :func:`_is_kink` finds: two finite one-sided derivatives that differ, or no
+#: finite derivative at all.
+KINK, UNBOUNDED = "kink", "unbounded"
+
+
+def _is_kink(f: _Finite, jump_threshold: float) -> str | None:
     """Whether ``s`` is not differentiable at x. A kink is a property of the limit
     h -> 0, so its signature is looked for at the smallest steps that show anything
     (:func:`_kink_signature`), never at larger ones alone:
@@ -736,11 +749,17 @@ def _is_kink(f: _Finite, jump_threshold: float) -> bool:
     and 128), and a kink found there would call a smooth function "not
     differentiable" and hide a wrong gradient. The modelled rounding noise N, not the
     measured one (which a jump inflates), says what stands out.
+
+    Returns :data:`KINK` for the first (finite one-sided derivatives),
+    :data:`UNBOUNDED` for the others (no finite derivative), None where smooth.
     """
     D, H = f.D, f.H
-    if _kink_signature(f.J, f.J, f, jump_threshold):
-        return True
-    return _kink_signature(D, [D[b] * H[b] for b in range(len(D))], f, jump_threshold)
+    jump = _kink_signature(f.J, f.J, f, jump_threshold)
+    if jump is not None:
+        return KINK if jump == STEADY else UNBOUNDED
+    if _kink_signature(D, [D[b] * H[b] for b in range(len(D))], f, jump_threshold):
+        return UNBOUNDED
+    return None
 
 
 def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index: int) -> Estimate:
@@ -750,12 +769,12 @@ def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index
     D, J, H = f.D, f.J, f.H
     n = len(D)
     if n < 2:
-        return Estimate((D[0] if n else float("nan")), float("inf"), True, 0.0)
+        return Estimate((D[0] if n else float("nan")), float("inf"), True, 0.0, unbounded=True)
     pairs = [a for a in range(n - 1) if f.k[a + 1] == f.k[a] + 1]  # neighbour levels
     if not pairs:
         # s'' = J / h at the step nearest the base step.
         near = min(range(n), key=lambda a: abs(f.k[a] - base_index))
-        return Estimate(D[0], float("inf"), True, J[near] / H[near])
+        return Estimate(D[0], float("inf"), True, J[near] / H[near], unbounded=True)
     rich = _richardson(D, pairs)
     noise = _level_noise(f)
     errs = _pair_errors(f, pairs, rich, noise)
@@ -769,8 +788,17 @@ def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index
     # Where no two neighbouring estimates agree, the steps never reached the scale the
     # function varies on (log|x| at x = 1e-15: every D is ~x/h², 16 times the next):
     # not differentiable *here*, numerically, which is never a failure.
-    kink = _is_kink(f, jump_threshold) or not _converged(rich, [f.N[a] for a in pairs])
-    return Estimate(value, error, kink, curvature, noise=noise[pairs[best]])
+    found = _is_kink(f, jump_threshold)
+    if not _converged(rich, [f.N[a] for a in pairs]):
+        found = UNBOUNDED
+    return Estimate(
+        value,
+        error,
+        found is not None,
+        curvature,
+        noise=noise[pairs[best]],
+        unbounded=found == UNBOUNDED,
+    )
 
 
 def _converged(rich: list[float], noise: list[float]) -> bool:
