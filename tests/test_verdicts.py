@@ -82,6 +82,64 @@ def test_a_gradient_below_the_forwards_rounding_is_not_a_mismatch(z, seed):
     assert result.verdict == "passed", result
 
 
+class ScaledLayerNorm(Operation):
+    """gamma · (x - mean) / sqrt(var + 1e-5) + 1 over the last axis, one gamma for all."""
+
+    def __call__(self, x, gamma=1e-16):
+        self.variables = (x,)
+        self.gamma = gamma
+        centred = x.data - x.data.mean(axis=-1, keepdims=True)
+        self.inv = 1 / np.sqrt(x.data.var(axis=-1, keepdims=True) + 1e-5)
+        self.xhat = centred * self.inv
+        return gamma * self.xhat + 1.0
+
+    def backward_var(self, grad, index, **kwargs):
+        g = grad * self.gamma
+        mean_gx = (g * self.xhat).mean(axis=-1, keepdims=True)
+        return self.inv * (g - g.mean(axis=-1, keepdims=True) - self.xhat * mean_gx)
+
+
+class CosineLoss(Operation):
+    """1 - cos(a_i, b_i) per row; on rows of one element cos is ±1 exactly, the true
+    gradient 0 and the computed one the rounding of two terms that cancel."""
+
+    def __call__(self, a, b):
+        self.variables = (a, b)
+        self.na = np.sqrt((a.data**2).sum(axis=-1))
+        self.nb = np.sqrt((b.data**2).sum(axis=-1))
+        self.cos = (a.data * b.data).sum(axis=-1) / (self.na * self.nb)
+        return 1 - self.cos
+
+    def backward_var(self, grad, index, **kwargs):
+        a, b = (t.data for t in self.variables)
+        mine, other, n = (a, b, self.na) if index == 0 else (b, a, self.nb)
+        d = other / (self.na * self.nb)[..., None] - self.cos[..., None] * mine / n[..., None] ** 2
+        return -grad[..., None] * d
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_gradient_far_below_the_outputs_size_is_not_a_mismatch(seed):
+    # a layer norm whose gamma shrank to 1e-16: outputs ~1, gradients ~1e-16; a cosine
+    # loss on one-element rows: outputs 0 or 2, gradients of rounding noise, ~1e-17
+    rng = np.random.default_rng(seed)
+    x = rng.standard_normal((3, 4))
+    assert check(ScaledLayerNorm, x, seed=seed).verdict == "passed"
+    a, b = rng.standard_normal((4, 1)), rng.standard_normal((4, 1))
+    assert check(CosineLoss, a, b, seed=seed).verdict == "passed"
+    # ... while an error of the layer norm with gamma 1 above the forward's rounding
+    # still shows (its gradients, ~3e-5 here, are resolved to ~1e-10: outputs ~1)
+    wrong = type(
+        "Wrong",
+        (ScaledLayerNorm,),
+        {
+            "backward_var": lambda self, grad, index, **kw: (
+                (1 + 1e-4) * ScaledLayerNorm.backward_var(self, grad, index)
+            )
+        },
+    )
+    assert check(wrong, x, gamma=1.0, seed=seed).verdict == "failed"
+
+
 def test_the_floor_does_not_hide_an_error_above_it():
     x = np.array([[-3.0, -1.0, 0.5, 2.0]])
     assert check(wrong("gelu", _gelu, _dgelu, 1e-6), x, seed=0).verdict == "failed"
