@@ -485,6 +485,26 @@ def test_an_ill_conditioned_float64_point_does_not_loosen_a_well_conditioned_one
         assert check(wrong, a, seed=seed).verdict == "failed"
 
 
+def test_the_float64_rounding_measure_keeps_a_bug_at_zero():
+    # xlogy's forward mask reused for d/dx (pytorch#80770): 0 instead of log y at x = 0.
+    # Moving the zero off 0 to measure the backward's rounding would move the gradient
+    # by the very error: zeros stay.
+    class XlogyMaskedDx(Operation):
+        def __call__(self, x, y):
+            self.variables = (x, y)
+            return np.where(x.data == 0, 0.0, x.data * np.log(y.data))
+
+        def backward_var(self, grad, index, **kwargs):
+            x, y = (v.data for v in self.variables)
+            if index == 0:
+                return grad * np.where(x == 0, 0.0, np.log(y))
+            return grad * np.where(x == 0, 0.0, x / y)
+
+    for seed in (0, 1, 2):
+        result = check(XlogyMaskedDx, np.array([0.0, 1.5]), np.array([2.0, 3.0]), seed=seed)
+        assert result.verdict == "failed", result
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_non_finite_gradient_where_no_step_resolves_a_derivative_is_not_judged(seed):
     # Two equal rows of 2.6e-288: singular, yet slogdet's LU rounds to a finite log and

@@ -706,7 +706,8 @@ class _Run:
         """Per input, how far its gradient moves when every float input of a float32 or
         float16 example moves by a few units in the last place (1 to
         :data:`ROUNDING_MOVE_ULPS`, random direction), at most over
-        :data:`ROUNDING_SAMPLES` such moves; None for float64 inputs, unless ``every``.
+        :data:`ROUNDING_SAMPLES` such moves; None for float64 inputs, unless ``every``
+        (then zeros stay, see :func:`_few_ulps`).
 
         A backward computed in a low precision is right only to its own rounding,
         which no formula predicts: a layer norm's terms of ~5|v| cancel to a gradient
@@ -721,7 +722,7 @@ class _Run:
         rng = np.random.default_rng(0)  # the same moves for the same example
         jitter = [None if g is None else np.zeros(np.shape(g)) for g in grads]
         for _ in range(ROUNDING_SAMPLES):
-            moved = [_few_ulps(x, rng) for x in self.xs]
+            moved = [_few_ulps(x, rng, 0.0 if every else None) for x in self.xs]
             try:
                 _, again = self.tgt.run(moved, self.params, v, constants=sorted(self.const))
             except Exception:
@@ -804,7 +805,8 @@ class _Run:
                     # where it is ill-conditioned (an inverse of a matrix of entries
                     # 1e-159 errs by 1 where the gradient is 0, next to elements of
                     # 2e158): measured only where a mismatch needs it.
-                    jitter = self.rounding_jitter(v, grads, every=True)
+                    measured = self.rounding_jitter(v, grads, every=True)
+                    jitter = [m if j is None else j for j, m in zip(jitter, measured)]
                     again = Comparison(i, x, analytic, r, a, relative, v_max, jitter[i])
                     judge_full(again, comparison.estimated)
                     comparison = again
@@ -833,15 +835,21 @@ class _Run:
         return self.result(verdict, failure=failure, **fields)
 
 
-def _few_ulps(x: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+def _few_ulps(x: np.ndarray, rng: np.random.Generator, zero: float | None = None) -> np.ndarray:
     """``x`` with each float element moved up or down by 1 to :data:`ROUNDING_MOVE_ULPS`
-    units in its last place (a zero by as many eps of the input's largest element: a
-    subnormal step would change nothing)."""
+    units in its last place (a zero by as many times ``zero`` of the input's largest
+    element, by default eps: a subnormal step would change nothing).
+
+    The float64 measure (made only where a mismatch needs it) leaves zeros where they
+    are (``zero=0``): a zero is exact, and a branch at x == 0 is where bugs live (xlogy's
+    forward mask reused for d/dx gives 0 instead of log y there, pytorch#80770); moved
+    off it, the gradient would jump by the very error to be caught."""
     if x.dtype.kind != "f":
         return x
     scale = float(np.max(np.abs(x), initial=0.0)) or 1.0
+    zero = float(np.finfo(x.dtype).eps) if zero is None else zero
     with np.errstate(all="ignore"):
-        ulp = np.where(x != 0, np.spacing(np.abs(x)), np.finfo(x.dtype).eps * scale)
+        ulp = np.where(x != 0, np.spacing(np.abs(x)), zero * scale)
         moves = rng.integers(1, ROUNDING_MOVE_ULPS + 1, x.shape) * rng.choice([-1, 1], x.shape)
         out = (x + moves * ulp).astype(x.dtype)
     return np.where(np.isfinite(out), out, x)
