@@ -587,6 +587,17 @@ class _Run:
         self.walk(Stage.SCALED, e)
         return e.v, e.grads
 
+    def evaluator(self, v: np.ndarray) -> Evaluator:
+        """Finite differences of ``<v, f>`` around this example."""
+        return Evaluator(
+            self.tgt.forward,
+            self.xs,
+            self.params,
+            v,
+            reference=self.settings["reference"],
+            bind=self.tgt.bind,
+        )
+
     def no_finite_derivative(self, i: int, gradient: Any, v: np.ndarray) -> bool:
         """Whether finite differences show no finite derivative at every element of
         input ``i`` where ``gradient`` is not finite (at most
@@ -602,14 +613,7 @@ class _Run:
         if bad.size > NONFINITE_ELEMENTS_PROBED:
             bad = bad[np.linspace(0, bad.size - 1, NONFINITE_ELEMENTS_PROBED).astype(int)]
         try:
-            ev = Evaluator(
-                self.tgt.forward,
-                self.xs,
-                self.params,
-                v,
-                reference=self.settings["reference"],
-                bind=self.tgt.bind,
-            )
+            ev = self.evaluator(v)
         except Exception:
             return False
         try:
@@ -771,14 +775,7 @@ class _Run:
         self, v: np.ndarray, grads: list[Any], atol: float | None, rtol: float | None
     ) -> CheckResult:
         try:
-            ev = Evaluator(
-                self.tgt.forward,
-                self.xs,
-                self.params,
-                v,
-                reference=self.settings["reference"],
-                bind=self.tgt.bind,
-            )
+            ev = self.evaluator(v)
         except Exception as exc:
             raise _Fail(_raised(Kind.FORWARD_ERROR, TargetRaised("forward", exc))) from None
         v_max = float(np.max(np.abs(v), initial=0.0))
