@@ -74,32 +74,24 @@ def _maybe_array(value: Any) -> np.ndarray | None:
     return None if value is None or not hasattr(value, "dtype") else np.array(value)
 
 
-def target(obj: Any, variant: Any = None) -> Any:
-    """The :class:`~gradcheck.checking.target.Target` of a JAX function; checked as
-    ``variant`` (complex inputs, forward mode: ``jax.jvp`` with each unit tangent)."""
-    import jax
-    import jax.numpy as jnp
+class _JaxOp:
+    """A JAX function as the checker runs it: ``jax.vjp`` for the gradient, an eager
+    call for the reference."""
 
-    from gradcheck.checking.adapters.variants import Variant, forward_mode
-    from gradcheck.errors import CheckUsageError
+    def __init__(self, obj: Any) -> None:
+        self.obj, self.sig = obj, op_signature(obj)
+        self.name = getattr(obj, "__name__", None) or type(obj).__name__
 
-    variant = Variant() if variant is None else variant
-    if variant.order != 1 or variant.device or variant.bfloat16:
-        raise CheckUsageError(
-            f"{qualname(obj)}: the JAX adapter checks first order (reverse and forward "
-            f"mode, complex inputs) on the CPU; {variant.describe()} is torch's only here"
-        )
-
-    sig = op_signature(obj)
-    name = getattr(obj, "__name__", None) or type(obj).__name__
-
-    def call(xs: Sequence[Any], params: Mapping[str, Any]) -> Any:
-        args, kwargs = arrange(sig, xs, params)
-        return obj(*args, **kwargs)
+    def call(self, xs: Sequence[Any], params: Mapping[str, Any]) -> Any:
+        args, kwargs = arrange(self.sig, xs, params)
+        return self.obj(*args, **kwargs)
 
     def run(
-        arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
+        self, arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
     ) -> tuple[np.ndarray, Callable[[np.ndarray], list[np.ndarray | None]]]:
+        import jax
+        import jax.numpy as jnp
+
         with _x64():
             xs = [jnp.asarray(a) for a in arrays]
             wanted = [
@@ -112,7 +104,7 @@ def target(obj: Any, variant: Any = None) -> Any:
                 full = list(xs)
                 for i, x in zip(wanted, chosen):
                     full[i] = x
-                out = call(full, params)
+                out = self.call(full, params)
                 if not isinstance(out, (tuple, list)):
                     return out, out
                 # several outputs: the floating ones are differentiated
@@ -120,7 +112,7 @@ def target(obj: Any, variant: Any = None) -> Any:
 
             diff, vjp, out = jax.vjp(differentiable, *[xs[i] for i in wanted], has_aux=True)
             several = isinstance(out, tuple)
-            value = tuple(_maybe_array(o) for o in out) if several else _array(out, name)
+            value = tuple(_maybe_array(o) for o in out) if several else _array(out, self.name)
 
         def backward(grad: Any) -> list[np.ndarray | None]:
             grads: list[np.ndarray | None] = [None] * len(arrays)
@@ -139,22 +131,41 @@ def target(obj: Any, variant: Any = None) -> Any:
         backward.repeatable = True  # type: ignore[attr-defined]  # vjp is a pure function
         return value, backward
 
-    def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
+    def evaluate(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
+        import jax.numpy as jnp
+
         # Eagerly: jax.jit would compile once per shape and dtype, and the search
         # draws many (measured: 5x slower over 30 examples than eager dispatch).
         with _x64():
-            out = call([jnp.asarray(a) for a in arrays], params)
+            out = self.call([jnp.asarray(a) for a in arrays], params)
             if isinstance(out, (tuple, list)):
                 return tuple(_maybe_array(o) for o in out)
-            return _array(out, name)
+            return _array(out, self.name)
 
+
+def target(obj: Any, variant: Any = None) -> Any:
+    """The :class:`~gradcheck.checking.target.Target` of a JAX function; checked as
+    ``variant`` (complex inputs, forward mode: ``jax.jvp`` with each unit tangent)."""
+    import jax  # noqa: F401  (a missing JAX fails here, before anything runs)
+
+    from gradcheck.checking.adapters.variants import Variant, forward_mode
+    from gradcheck.errors import CheckUsageError
+
+    variant = Variant() if variant is None else variant
+    if variant.order != 1 or variant.device or variant.bfloat16:
+        raise CheckUsageError(
+            f"{qualname(obj)}: the JAX adapter checks first order (reverse and forward "
+            f"mode, complex inputs) on the CPU; {variant.describe()} is torch's only here"
+        )
+    op = _JaxOp(obj)
+    run = op.run
     if variant.forward:
-        run = forward_mode(run, _jvp(call))
+        run = forward_mode(run, _jvp(op.call))
     return bridge_target(
         obj,
         run,
-        evaluate,
-        sig,
+        op.evaluate,
+        op.sig,
         name=qualname(obj),
         variant=variant,
         derive=lambda other: target(obj, other),

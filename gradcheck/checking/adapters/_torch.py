@@ -186,55 +186,61 @@ class _Placement:
                     a[...] = value
 
 
-def _second_order(
-    graph: Callable[..., Any],
-    gradients: Callable[..., Any],
-    place: _Placement,
-    differentiated: Sequence[int],
-) -> tuple[Callable[..., Any], Callable[..., Any]]:
+class _SecondOrder:
     """``run`` and ``evaluate`` of the target ``(x..., v) -> backward(x, v)``: its
     outputs are the gradients of the inputs ``differentiated`` (each a tensor with the
     graph of the backward: ``create_graph=True``), its last input ``v`` the upstream
     gradient of the op's differentiable outputs, raveled and joined (as the checker
     joins them). Its gradient is torch's double backward; its evaluation the
     first-order backward, whose finite differences are the reference."""
-    import torch
+
+    def __init__(self, op: _TorchOp, differentiated: Sequence[int]) -> None:
+        self.op, self.place, self.differentiated = op, op.place, differentiated
+
+    def upstream(self, vt: Any, outs: Sequence[Any], differentiable: Sequence[Any]) -> list[Any]:
+        """``v`` cut into the upstream gradient of each differentiable output."""
+        flat, start, upstream = vt.reshape(-1), 0, []
+        for o in outs:
+            if any(o is d for d in differentiable):
+                upstream.append(flat[start : start + o.numel()].reshape(o.shape))
+                start += o.numel()
+            else:
+                upstream.append(None)
+        if start != flat.numel():
+            raise ValueError(
+                f"the upstream gradient has {flat.numel()} elements, the op's "
+                f"differentiable outputs {start}"
+            )
+        return upstream
 
     def first(
+        self,
         arrays: Sequence[np.ndarray],
         constants: Sequence[bool],
         params: Mapping[str, Any],
         create_graph: bool,
     ) -> tuple[list[Any], Any, list[Any]]:
+        import torch
+
         xs, v = list(arrays[:-1]), arrays[-1]
         # The inputs differentiated at first order require a gradient whatever the
         # second order makes a constant: they are what the outputs are of.
-        first_constants = [i not in differentiated for i in range(len(xs))]
-        tensors, outs, slots, _ = graph(xs, first_constants, params)
+        first_constants = [i not in self.differentiated for i in range(len(xs))]
+        tensors, outs, slots, _ = self.op.graph(xs, first_constants, params)
         differentiable = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
         if any(o.is_complex() for o in differentiable):
             raise TypeError("order 2 of an op with complex outputs is not supported")
         with torch.enable_grad():
-            vt = place.tensor(v)
+            vt = self.place.tensor(v)
             if create_graph and not constants[-1]:
                 vt.requires_grad_(True)
-            flat, start, upstream = vt.reshape(-1), 0, []
-            for o in outs:
-                if any(o is d for d in differentiable):
-                    upstream.append(flat[start : start + o.numel()].reshape(o.shape))
-                    start += o.numel()
-                else:
-                    upstream.append(None)
-            if start != flat.numel():
-                raise ValueError(
-                    f"the upstream gradient has {flat.numel()} elements, the op's "
-                    f"differentiable outputs {start}"
-                )
-            found = gradients(
+            upstream = self.upstream(vt, outs, differentiable)
+            found = self.op.gradients(
                 outs, tensors, slots, upstream, create_graph=create_graph, retain_graph=True
             )
         grads = [
-            torch.zeros_like(tensors[i]) if found[i] is None else found[i] for i in differentiated
+            torch.zeros_like(tensors[i]) if found[i] is None else found[i]
+            for i in self.differentiated
         ]
         # Second order: only the inputs that are not constants now.
         for i, t in enumerate(tensors):
@@ -242,15 +248,18 @@ def _second_order(
                 tensors[i] = None
         return tensors, vt, grads
 
-    def value_of(grads: Sequence[Any]) -> Any:
+    def value_of(self, grads: Sequence[Any]) -> Any:
         if len(grads) == 1:
-            return place.array(grads[0])
-        return tuple(place.array(g) for g in grads)
+            return self.place.array(grads[0])
+        return tuple(self.place.array(g) for g in grads)
 
     def run(
-        arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
+        self, arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
     ) -> tuple[Any, Callable[[Any], list[np.ndarray | None]]]:
-        tensors, vt, grads = first(arrays, constants, params, True)
+        import torch
+
+        place = self.place
+        tensors, vt, grads = self.first(arrays, constants, params, True)
         leaves = [t for t in tensors if t is not None and t.requires_grad]
         if vt.requires_grad:
             leaves.append(vt)
@@ -283,13 +292,11 @@ def _second_order(
         # graph for it (one it did not build has a second derivative of zero).
         backward.differentiable = [True] * len(grads)  # type: ignore[attr-defined]
         backward.repeatable = True  # type: ignore[attr-defined]
-        return value_of(grads), backward
+        return self.value_of(grads), backward
 
-    def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
-        _, _, grads = first(arrays, [False] * len(arrays), params, False)
-        return value_of(grads)
-
-    return run, evaluate
+    def evaluate(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
+        _, _, grads = self.first(arrays, [False] * len(arrays), params, False)
+        return self.value_of(grads)
 
 
 def _jvp(apply: Callable[..., Any], place: _Placement) -> Callable[..., list[Any]]:
@@ -328,63 +335,65 @@ def _label(obj: Any, function_class: type | None) -> str:
     return f"{qualname(type(obj))} instance"
 
 
-def target(obj: Any, variant: Variant | None = None) -> Any:
-    """The :class:`~gradcheck.checking.target.Target` of a torch Function (or an alias
-    of its ``apply``), an ``nn.Module``, or a function of torch tensors; checked as
-    ``variant`` (order 2, forward mode, a device, bfloat16, complex inputs)."""
-    import torch
+class _TorchOp:
+    """A torch op as the checker runs it: a forward with or without the graph, and the
+    gradients of its outputs (what :func:`target`'s ``run`` and ``evaluate`` are made of)."""
 
-    variant = Variant() if variant is None else variant
-    function_class = obj if isinstance(obj, type) and not _is_module(obj) else op_class_behind(obj)
-    sig = op_signature(obj)
-    name = getattr(function_class or obj, "__name__", None) or type(obj).__name__
-    module = _Module(_instance(obj)) if _is_module(obj) else None
-    fixed: tuple[FixedInput, ...] = ()
-    recording = None
-    if function_class is not None:
-        recording = _recording(function_class)
-        call: Callable[..., Any] = recording.apply
-    elif module is not None:
-        call = module
-        fixed = tuple(
-            FixedInput(n, v, c) for n, v, c in zip(module.names, module.values, module.constant)
+    def __init__(self, obj: Any, variant: Variant) -> None:
+        self.function_class = (
+            obj if isinstance(obj, type) and not _is_module(obj) else op_class_behind(obj)
         )
-    else:
-        call = obj
-    # Function.apply takes no keywords reliably: every parameter goes by position.
-    by_position = function_class is not None
-    n_fixed = len(fixed)
-    place = _Placement(variant.device, variant.bfloat16)
+        self.sig = op_signature(obj)
+        self.name = getattr(self.function_class or obj, "__name__", None) or type(obj).__name__
+        module = _Module(_instance(obj)) if _is_module(obj) else None
+        self.fixed: tuple[FixedInput, ...] = ()
+        self.recording = None
+        if self.function_class is not None:
+            self.recording = _recording(self.function_class)
+            self.call: Callable[..., Any] = self.recording.apply
+        elif module is not None:
+            self.call = module
+            self.fixed = tuple(
+                FixedInput(n, v, c) for n, v, c in zip(module.names, module.values, module.constant)
+            )
+        else:
+            self.call = obj
+        # Function.apply takes no keywords reliably: every parameter goes by position.
+        self.by_position = self.function_class is not None
+        self.place = _Placement(variant.device, variant.bfloat16)
 
-    def apply(tensors: Sequence[Any], params: Mapping[str, Any]) -> tuple[Any, list[int]]:
+    def apply(self, tensors: Sequence[Any], params: Mapping[str, Any]) -> tuple[Any, list[int]]:
         """The output, and the position of each tensor among the arguments (the
         position of its gradient among what the Function's backward returns)."""
-        inputs, fixed = (
-            list(tensors[: len(tensors) - n_fixed]),
-            list(tensors[len(tensors) - n_fixed :]),
-        )
-        args, kwargs = arrange(sig, inputs, params, by_position=by_position)
+        n_inputs = len(tensors) - len(self.fixed)
+        inputs, fixed = list(tensors[:n_inputs]), list(tensors[n_inputs:])
+        args, kwargs = arrange(self.sig, inputs, params, by_position=self.by_position)
         args += fixed
         slots = {id(a): k for k, a in enumerate(args)}
-        return _output(call(*args, **kwargs), name), [slots.get(id(t), -1) for t in tensors]
+        out = _output(self.call(*args, **kwargs), self.name)
+        return out, [slots.get(id(t), -1) for t in tensors]
 
     def graph(
-        arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
+        self, arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
     ) -> tuple[list[Any], list[Any], list[int], bool]:
         """A forward with the graph: the input tensors, the outputs, the slots, and
         whether the op returned several outputs."""
+        import torch
+
+        place = self.place
         with torch.enable_grad():
             tensors = [place.tensor(a) for a in arrays]
             for t, constant in zip(tensors, constants):
                 if not constant and (t.is_floating_point() or t.is_complex()):
                     t.requires_grad_(True)
             before = place.snapshot(tensors)
-            out, slots = apply(tensors, params)
+            out, slots = self.apply(tensors, params)
         place.written_back(arrays, tensors, before)
         several = isinstance(out, (tuple, list))
         return tensors, list(out) if several else [out], slots, several
 
     def gradients(
+        self,
         outs: Sequence[Any],
         tensors: Sequence[Any],
         slots: Sequence[int],
@@ -394,6 +403,9 @@ def target(obj: Any, variant: Variant | None = None) -> Any:
         """torch.autograd.grad of the outputs, each with its upstream gradient (arrays
         or tensors; None for an output that gets none), for each input that requires
         one: a tensor per input (None for the others)."""
+        import torch
+
+        place, recording = self.place, self.recording
         triples = [
             (o, place.tensor(g) if isinstance(g, np.ndarray) else g, g)
             for o, g in zip(outs, upstream)
@@ -431,15 +443,18 @@ def target(obj: Any, variant: Variant | None = None) -> Any:
         return grads
 
     def run(
-        arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
+        self, arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
     ) -> tuple[Any, Callable[[Any], list[np.ndarray | None]]]:
-        tensors, outs, slots, several = graph(arrays, constants, params)
+        import torch
+
+        place = self.place
+        tensors, outs, slots, several = self.graph(arrays, constants, params)
         value = tuple(place.array(o) for o in outs) if several else place.array(outs[0])
 
         def backward(grad: Any) -> list[np.ndarray | None]:
             upstream = grad if several else [grad]
             before = place.snapshot(tensors)
-            found = gradients(outs, tensors, slots, upstream, retain_graph=True)
+            found = self.gradients(outs, tensors, slots, upstream, retain_graph=True)
             place.written_back(arrays, tensors, before)
             # A copy: the buffer is torch's (it may be the upstream gradient).
             return [None if g is None else place.array(g) for g in found]
@@ -452,25 +467,37 @@ def target(obj: Any, variant: Variant | None = None) -> Any:
         backward.repeatable = True  # type: ignore[attr-defined]
         return value, backward
 
-    def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
+    def evaluate(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
+        import torch
+
+        place = self.place
         with torch.no_grad():
-            out, _ = apply([place.tensor(a, reference=True) for a in arrays], params)
+            out, _ = self.apply([place.tensor(a, reference=True) for a in arrays], params)
         if isinstance(out, (tuple, list)):
             return tuple(place.array(o) for o in out)
         return place.array(out)
 
+
+def target(obj: Any, variant: Variant | None = None) -> Any:
+    """The :class:`~gradcheck.checking.target.Target` of a torch Function (or an alias
+    of its ``apply``), an ``nn.Module``, or a function of torch tensors; checked as
+    ``variant`` (order 2, forward mode, a device, bfloat16, complex inputs)."""
+    variant = Variant() if variant is None else variant
+    op = _TorchOp(obj, variant)
+    run, evaluate = op.run, op.evaluate
     if variant.order == 2:
-        run, evaluate = _second_order(graph, gradients, place, variant.differentiated)
+        second = _SecondOrder(op, variant.differentiated)
+        run, evaluate = second.run, second.evaluate
     elif variant.forward:
-        run = forward_mode(run, _jvp(apply, place))
+        run = forward_mode(run, _jvp(op.apply, op.place))
 
     return bridge_target(
         obj,
         run,
         evaluate,
-        sig,
-        name=_label(obj, function_class),
-        fixed=fixed,
+        op.sig,
+        name=_label(obj, op.function_class),
+        fixed=op.fixed,
         variant=variant,
         derive=lambda other: target(obj, other),
     )

@@ -127,11 +127,24 @@ def real_view(
     outputs (a single complex output a pair). ``conjugate``: the framework's
     convention is JAX's, not torch's (see the module's docstring).
     """
-    mask = tuple(bool(c) for c in complex_inputs)
-    sign = -1.0 if conjugate else 1.0
+    view = _RealView(run, evaluate, complex_inputs, conjugate)
+    return view.run, view.evaluate
 
-    def joined(arrays: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[int]]:
+
+class _RealView:
+    """:func:`real_view`'s ``run`` and ``evaluate``, and the mappings between the op's
+    complex arrays and the checker's real ones."""
+
+    def __init__(
+        self, run: Run, evaluate: Evaluate, complex_inputs: Sequence[bool], conjugate: bool
+    ) -> None:
+        self.inner_run, self.inner_evaluate = run, evaluate
+        self.mask = tuple(bool(c) for c in complex_inputs)
+        self.sign = -1.0 if conjugate else 1.0
+
+    def joined(self, arrays: Sequence[np.ndarray]) -> tuple[list[np.ndarray], list[int]]:
         """The op's arrays, and for each the position of its (first) real array."""
+        mask = self.mask
         out, starts, k = [], [], 0
         for position in range(len(arrays) - sum(mask)):
             starts.append(k)
@@ -143,6 +156,7 @@ def real_view(
                 k += 1
         return out, starts
 
+    @staticmethod
     def parts(value: Any) -> tuple[Any, list[bool] | None]:
         """The op's output with every complex array as two real ones; which of the
         outputs were complex (None when none was: the output is as it was)."""
@@ -156,54 +170,72 @@ def real_view(
             out.extend(split_complex(np.asarray(v)) if c else [v])
         return tuple(out), was
 
-    def wrapped_run(
-        arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
+    def upstream(self, pieces: Sequence[Any], was: Sequence[bool]) -> list[Any]:
+        """The op's upstream gradients from the checker's real ones: a complex output's
+        two parts joined (with the framework's sign of the imaginary part)."""
+        upstream: list[Any] = []
+        k = 0
+        for c in was:
+            if c:
+                re, im = pieces[k], pieces[k + 1]
+                if re is None and im is None:
+                    upstream.append(None)
+                else:
+                    re = np.zeros_like(im) if re is None else re
+                    im = np.zeros_like(re) if im is None else im
+                    upstream.append(_joined(re, self.sign * im))
+                k += 2
+            else:
+                upstream.append(pieces[k])
+                k += 1
+        return upstream
+
+    def gradients(
+        self,
+        grads: Sequence[Any],
+        starts: Sequence[int],
+        complex_at: Sequence[bool],
+        constants: Sequence[bool],
+    ) -> list[np.ndarray | None]:
+        """The checker's real gradients from the op's: a complex input's gradient as
+        the gradients of its two parts."""
+        out: list[np.ndarray | None] = []
+        for g, position in zip(grads, range(len(starts))):
+            if complex_at[position]:
+                s = starts[position]
+                if g is None:
+                    out.extend([None, None])
+                else:
+                    g = np.asarray(g)
+                    re, im = np.array(g.real), np.array(self.sign * g.imag)
+                    out.extend([None if constants[s] else re, None if constants[s + 1] else im])
+            else:
+                # a complex gradient for a real input: its real part is the
+                # gradient (as torch takes it)
+                out.append(np.array(np.asarray(g).real) if _is_complex(g) else g)
+        return out
+
+    def run(
+        self, arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
     ) -> Any:
-        ops_arrays, starts = joined(arrays)
+        mask = self.mask
+        ops_arrays, starts = self.joined(arrays)
         # A complex input needs a gradient when one of its parts does.
         complex_at = [p < len(mask) and mask[p] for p in range(len(starts))]
         op_constants = [
             constants[s] and (not c or constants[s + 1]) for s, c in zip(starts, complex_at)
         ]
-        value, backprop = run(ops_arrays, op_constants, params)
+        value, backprop = self.inner_run(ops_arrays, op_constants, params)
         several = isinstance(value, (tuple, list))
-        split, was = parts(value)
+        split, was = self.parts(value)
         if was is None:
             was = [False] * (len(value) if several else 1)
 
         def backward(grad: Any) -> list[np.ndarray | None]:
             pieces = list(grad) if isinstance(grad, (tuple, list)) else [grad]
-            upstream: list[Any] = []
-            k = 0
-            for c in was:
-                if c:
-                    re, im = pieces[k], pieces[k + 1]
-                    if re is None and im is None:
-                        upstream.append(None)
-                    else:
-                        re = np.zeros_like(im) if re is None else re
-                        im = np.zeros_like(re) if im is None else im
-                        upstream.append(_joined(re, sign * im))
-                    k += 2
-                else:
-                    upstream.append(pieces[k])
-                    k += 1
+            upstream = self.upstream(pieces, was)
             grads = backprop(upstream if several else upstream[0])
-            out: list[np.ndarray | None] = []
-            for g, position in zip(grads, range(len(starts))):
-                if complex_at[position]:
-                    s = starts[position]
-                    if g is None:
-                        out.extend([None, None])
-                    else:
-                        g = np.asarray(g)
-                        re, im = np.array(g.real), np.array(sign * g.imag)
-                        out.extend([None if constants[s] else re, None if constants[s + 1] else im])
-                else:
-                    # a complex gradient for a real input: its real part is the
-                    # gradient (as torch takes it)
-                    out.append(np.array(np.asarray(g).real) if _is_complex(g) else g)
-            return out
+            return self.gradients(grads, starts, complex_at, constants)
 
         inner = getattr(backprop, "differentiable", None)
         if inner is not None:
@@ -214,11 +246,9 @@ def real_view(
         backward.repeatable = getattr(backprop, "repeatable", False)  # type: ignore[attr-defined]
         return split, backward
 
-    def wrapped_evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
-        ops_arrays, _ = joined(arrays)
-        return parts(evaluate(ops_arrays, params))[0]
-
-    return wrapped_run, wrapped_evaluate
+    def evaluate(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
+        ops_arrays, _ = self.joined(arrays)
+        return self.parts(self.inner_evaluate(ops_arrays, params))[0]
 
 
 #: ``jvp(arrays, params, i, tangent) -> [output tangent per output]`` (arrays, None
