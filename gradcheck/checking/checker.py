@@ -177,16 +177,62 @@ def check(
     start = time.perf_counter()
     tgt = resolve_target(target)
     all_params = _merge_params(tgt, params, op_params)
-    if order not in (1, 2):
-        raise CheckUsageError(f"order must be 1 or 2, not {order!r}")
     modes = tuple(modes)
-    if not modes or any(m not in AD_MODES for m in modes):
-        raise CheckUsageError(f"modes must be 'rev', 'fwd' or both, not {modes!r}")
-    if not (isinstance(nondet_tol, Real) and 0 <= nondet_tol < math.inf):
-        raise CheckUsageError(f"nondet_tol must be a finite number >= 0, not {nondet_tol!r}")
+    _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
     bfloat16 = isinstance(dtype, str) and dtype == "bfloat16"
     if bfloat16:
         dtype = np.float32  # arrays holding bfloat16 values (rounded below)
+    xs, cast, const = _inputs(tgt, arrays, dtype, all_params, constants)
+    if mode == Mode.AUTO:
+        size = sum(xs[i].size for i in range(len(xs)) if i not in const)
+        mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
+    settings = _settings(
+        mode,
+        atol,
+        rtol,
+        "bfloat16" if bfloat16 else dtype,
+        reference,
+        complex_step,
+        directions,
+        const,
+        order=order,
+        modes=list(modes),
+        device=device,
+        nondet_tol=nondet_tol,
+    )
+    variant = Variant(device=device, bfloat16=bfloat16)
+    if bfloat16:
+        xs = [_bfloat16_values(x) for x in xs]
+    tgt, xs, const, parts = _as_variant(tgt, xs, const, variant, order, modes)
+    results = [
+        _check_one(tgt, xs, all_params, const, seed, settings, atol, rtol, order, ad_mode)
+        for ad_mode in modes
+    ]
+    result = next((r for r in results if r.verdict == Verdict.FAILED), results[0])
+    if parts is not None:
+        result = _complex_named(result, parts)
+    _integers_refused(tgt, cast, result)
+    result.seed = seed
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _validate(
+    order: int,
+    modes: Sequence[str],
+    nondet_tol: Any,
+    mode: str,
+    reference: str,
+    atol: Any,
+    rtol: Any,
+) -> None:
+    """:func:`check`'s settings, each a :class:`CheckUsageError` naming it when wrong."""
+    if order not in (1, 2):
+        raise CheckUsageError(f"order must be 1 or 2, not {order!r}")
+    if not modes or any(m not in AD_MODES for m in modes):
+        raise CheckUsageError(f"modes must be 'rev', 'fwd' or both, not {tuple(modes)!r}")
+    if not (isinstance(nondet_tol, Real) and 0 <= nondet_tol < math.inf):
+        raise CheckUsageError(f"nondet_tol must be a finite number >= 0, not {nondet_tol!r}")
     if mode not in MODES:
         raise CheckUsageError(f"mode must be 'auto', 'full' or 'fast', not {mode!r}")
     if reference not in ("float64", "native"):
@@ -194,7 +240,18 @@ def check(
     for name, tol in (("atol", atol), ("rtol", rtol)):
         if tol is not None and not (isinstance(tol, Real) and tol >= 0 and math.isfinite(tol)):
             raise CheckUsageError(f"{name} must be a finite number >= 0, not {tol!r}")
-    xs = _as_arrays(tgt, arrays, dtype, all_params)
+
+
+def _inputs(
+    tgt: Target,
+    arrays: Sequence[Any],
+    dtype: Any,
+    params: Mapping[str, Any],
+    constants: Sequence[int],
+) -> tuple[list[np.ndarray], list[int], set[int]]:
+    """:func:`check`'s inputs as arrays; the integer inputs cast to float64; the
+    constants (named, not floating, or the target's constant fixed inputs)."""
+    xs = _as_arrays(tgt, arrays, dtype, params)
     bad = [i for i in constants if not 0 <= i < len(xs)]
     if bad:
         raise CheckUsageError(f"constants={tuple(constants)} names inputs that do not exist")
@@ -205,42 +262,58 @@ def check(
         xs[i] = xs[i].astype(np.float64)
     const = {i for i in constants} | {i for i, a in enumerate(xs) if a.dtype.kind not in "fc"}
     const |= {len(xs) - len(tgt.fixed) + k for k, f in enumerate(tgt.fixed) if f.constant}
-    if mode == Mode.AUTO:
-        size = sum(xs[i].size for i in range(len(xs)) if i not in const)
-        mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
-    settings = {
-        "mode": mode,
-        "atol": atol,
-        "rtol": rtol,
-        "dtype": "bfloat16" if bfloat16 else None if dtype is None else str(np.dtype(dtype)),
-        "reference": reference,
-        "complex_step": complex_step,
-        "directions": directions,
-        "constants": sorted(const),
-    }
-    extra = {"order": order, "modes": list(modes), "device": device, "nondet_tol": nondet_tol}
-    settings.update({k: v for k, v in extra.items() if v != _PLAIN[k]})
-    variant = Variant(device=device, bfloat16=bfloat16)
-    if bfloat16:
-        xs = [_bfloat16_values(x) for x in xs]
+    return xs, cast, const
+
+
+def _as_variant(
+    tgt: Target,
+    xs: list[np.ndarray],
+    const: set[int],
+    variant: Variant,
+    order: int,
+    modes: Sequence[str],
+) -> tuple[Target, list[np.ndarray], set[int], Any]:
+    """The target checked as ``variant``; complex inputs as their real and imaginary
+    parts (``parts`` says how, None without complex inputs)."""
     if any(x.dtype.kind == "c" for x in xs):
         if order != 1 or "fwd" in modes:
             raise CheckUsageError(
                 f"{tgt.name}: complex inputs are checked at first order in reverse mode "
                 f"only; check order 2 and forward mode with real inputs"
             )
-        tgt, xs, const, parts = _complex_as_real(tgt, xs, const, variant)
-    else:
-        parts = None
-        tgt = tgt.derive(variant)
-    results = []
-    for ad_mode in modes:
-        results.append(
-            _check_one(tgt, xs, all_params, const, seed, settings, atol, rtol, order, ad_mode)
-        )
-    result = next((r for r in results if r.verdict == Verdict.FAILED), results[0])
-    if parts is not None:
-        result = _complex_named(result, parts)
+        return _complex_as_real(tgt, xs, const, variant)
+    return tgt.derive(variant), xs, const, None
+
+
+def _settings(
+    mode: str,
+    atol: float | None,
+    rtol: float | None,
+    dtype: Any,
+    reference: str,
+    complex_step: bool,
+    directions: int,
+    const: set[int],
+    **extra: Any,
+) -> dict[str, Any]:
+    """The settings a :class:`CheckResult` records (the replay of the check); the
+    settings of issue 20 only where they are not a plain check's."""
+    settings = {
+        "mode": mode,
+        "atol": atol,
+        "rtol": rtol,
+        "dtype": None if dtype is None else dtype if dtype == "bfloat16" else str(np.dtype(dtype)),
+        "reference": reference,
+        "complex_step": complex_step,
+        "directions": directions,
+        "constants": sorted(const),
+    }
+    settings.update({k: v for k, v in extra.items() if v != _PLAIN[k]})
+    return settings
+
+
+def _integers_refused(tgt: Target, cast: Sequence[int], result: CheckResult) -> None:
+    """A usage error when the op raised with the integer inputs cast to float64."""
     if cast and result.failure is not None and result.failure.kind == Kind.FORWARD_ERROR:
         names = ", ".join(map(str, cast))
         raise CheckUsageError(
@@ -248,9 +321,6 @@ def check(
             f"op raised with floats ({result.failure.exception}); pass floats, or name "
             f"the input in constants= to pass it as given"
         )
-    result.seed = seed
-    result.seconds = time.perf_counter() - start
-    return result
 
 
 #: The values of the settings of issue 20 that a plain check has (left out of settings).
