@@ -94,22 +94,24 @@ def test_a_relative_path_is_the_working_directory_of_the_start(project: Path):
 
 
 def run_limited(cwd: Path, limit: int, *args: str) -> subprocess.CompletedProcess[str]:
-    import resource
-    import signal
-
-    def limit_file_size() -> None:
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG
-
+    # The limit is set by the child itself, before it runs the command: a preexec_fn
+    # would fork this process, which may have JAX's or torch's threads running (JAX
+    # warns of a deadlock), where a plain subprocess start (fork and exec at once) is safe.
+    launcher = (
+        "import resource, runpy, signal, sys\n"
+        f"resource.setrlimit(resource.RLIMIT_FSIZE, ({limit}, {limit}))\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # the write fails with EFBIG\n"
+        "sys.argv = ['gradcheck', *sys.argv[1:]]\n"
+        "runpy.run_module('gradcheck', run_name='__main__', alter_sys=True)\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO), "MARK_DIR": str(cwd)}
     return subprocess.run(
-        [sys.executable, "-m", "gradcheck", "verify", *args],
+        [sys.executable, "-c", launcher, "verify", *args],
         cwd=cwd,
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
-        preexec_fn=limit_file_size,
     )
 
 

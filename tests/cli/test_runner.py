@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from gradcheck.cli import main
 from gradcheck.errors import InternalError, LoadError
 from gradcheck.frontend.runner import Job, Run, WorkerSetup
 from gradcheck.search.verifier import VerifyResult
+from tests.cli.conftest import REPO
 
 SQUARE = "gradcheck.builtin_targets:square"
 
@@ -53,3 +56,31 @@ def test_the_command_leaves_no_hypothesis_state_behind(tmp_path: Path, monkeypat
     assert out.exit_code == 0, out.output
     assert dict(os.environ) == before  # nothing set for later subprocesses
     assert not (tmp_path / ".hypothesis").exists()
+
+
+def test_workers_start_without_forking_the_coordinator(tmp_path: Path):
+    # The coordinator may hold threads (JAX's, torch's thread pools, the user's): a
+    # forked child inherits their locks held and can deadlock. Workers are started by
+    # fork-and-exec (spawn), which runs no fork handler in the coordinator; with
+    # os.fork (a "fork" start method, a preexec_fn) the handler below would run.
+    script = f"""
+import os, sys, threading
+sys.path.insert(0, {str(REPO)!r})
+forks = []
+os.register_at_fork(before=lambda: forks.append(os.getpid()))
+threading.Thread(target=threading.Event().wait, daemon=True).start()  # a busy library
+from gradcheck.frontend.runner import Job, Run, WorkerSetup
+run = Run(2, WorkerSetup(cwd=os.getcwd()))
+try:
+    jobs = [Job({SQUARE!r}, {{"max_examples": 2, "seed": s}}) for s in (1, 2, 3)]
+    outcomes = [outcome for _, outcome in run.results(jobs)]
+finally:
+    run.close()
+assert all(o.passed for o in outcomes), outcomes
+print("forks", len(forks))
+"""
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["forks", "0"]
