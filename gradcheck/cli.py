@@ -28,49 +28,37 @@ import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
+# Only what the command line's definition needs: `gradcheck --help`, `--version` and
+# `verify --help` import neither NumPy nor the engine (benchmarks/cli_startup.py); the
+# commands import what they use when they run.
 from gradcheck import __version__
-from gradcheck.checking.signature import op_signature
 from gradcheck.checking.vocabulary import MODES, Verdict
+from gradcheck.defaults import (
+    DEFAULT_EXAMPLE_TIMEOUT,
+    DEFAULT_REGRESSION_FACTOR,
+    MAX_EXAMPLES,
+    RATIO_FLOOR,
+)
 from gradcheck.errors import (
     GradcheckError,
     InternalError,
+    Interrupted,
     InvalidDescription,
     OutputError,
     RemoteError,
 )
-from gradcheck.frontend.baseline import RATIO_FLOOR
-from gradcheck.frontend.config import (
-    DEFAULT_REGRESSION_FACTOR,
-    RUN_LIMITS,
-    ProjectConfig,
-    is_regression_factor,
-    load_config,
-    normalize_seconds,
-)
 from gradcheck.frontend.files import OutputFile, stdout_to_stderr, unreadable_number
 from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
-from gradcheck.frontend.loading import load_targets, split_spec
-from gradcheck.frontend.runner import (
-    DEFAULT_EXAMPLE_TIMEOUT,
-    Interrupted,
-    Job,
-    Run,
-    StopOnSignals,
-    WorkerSetup,
-)
-from gradcheck.search.description import (
-    MAX_EXAMPLES,
-    description_of,
-    normalize_domain,
-    normalize_integers,
-    normalize_tolerance,
-)
 from gradcheck.search.precedence import layered
-from gradcheck.search.verifier import LoadedTarget, VerifyResult
+
+if TYPE_CHECKING:
+    from gradcheck.frontend.config import ProjectConfig
+    from gradcheck.frontend.runner import Job, StopOnSignals, WorkerSetup
+    from gradcheck.search.verifier import LoadedTarget, VerifyResult
 
 __all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
 
@@ -140,6 +128,8 @@ class _Tolerance(click.ParamType):
     name = "float"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> float:
+        from gradcheck.search.description import normalize_tolerance
+
         try:
             return normalize_tolerance(value, f"--{param.name}" if param else "tolerance")
         except InvalidDescription as exc:
@@ -193,7 +183,8 @@ def _report_internal_error(exc: BaseException, context: str = "") -> None:
 
 @click.group(
     cls=_Gradcheck,
-    invoke_without_command=True,
+    invoke_without_command=True,  # to say what a missing command is: a usage error
+    subcommand_metavar="COMMAND [ARGS]...",
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=_EXAMPLES,
 )
@@ -209,8 +200,9 @@ def main(ctx: click.Context) -> None:
     Exit status: 0 all passed, 1 a check failed, 2 a usage or load error, 101 a bug in
     gradcheck (please report it).
     """
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+    if ctx.invoked_subcommand is None:  # a usage error, as for click's no_args_is_help
+        click.echo(ctx.get_help(), err=True)
+        ctx.exit(2)
 
 
 # --- running ----------------------------------------------------------------------
@@ -239,6 +231,8 @@ def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[
     entry naming it (or its module), so that the replay command printed for a target
     of the configuration checks it the same way.
     """
+    from gradcheck.frontend.loading import load_targets
+
     if not specs and config is not None and config.targets:
         _make_project_importable(config)
         return [
@@ -257,6 +251,8 @@ def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[
 
 
 def _entry_for(config: ProjectConfig, name: str) -> Any:
+    from gradcheck.frontend.loading import split_spec
+
     module, _ = split_spec(name)
     exact = [e for e in config.targets if e.target == name]
     whole_module = [e for e in config.targets if e.target == module]
@@ -361,6 +357,8 @@ def _parse_shapes(values: Sequence[str]) -> tuple[str, ...] | None:
 def _parse_domain(values: Sequence[str]) -> Any:
     if not values:
         return None
+    from gradcheck.search.description import normalize_domain
+
     try:
         return normalize_domain(values[0] if len(values) == 1 else list(values))
     except InvalidDescription as exc:
@@ -393,6 +391,8 @@ def _parse_kwargs(value: str | None) -> dict[str, Any] | None:
 def _parse_integers(values: Sequence[str]) -> dict[int, tuple[int, int]] | None:
     if not values:
         return None
+    from gradcheck.search.description import normalize_integers
+
     try:
         return normalize_integers(list(values))
     except InvalidDescription as exc:
@@ -463,6 +463,8 @@ class _Seconds(click.ParamType):
     name = "seconds"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from gradcheck.frontend.config import normalize_seconds
+
         try:
             return normalize_seconds(float(value))
         except (ValueError, InvalidDescription):
@@ -704,6 +706,9 @@ def verify_command(
     regressed against the baseline, 2 a usage, load, configuration or baseline error,
     101 a bug in gradcheck (please report it).
     """
+    from gradcheck.frontend.config import is_regression_factor
+    from gradcheck.frontend.runner import StopOnSignals, WorkerSetup
+
     overrides = _settings_from_options(ctx)
     if regression_factor is not None and not is_regression_factor(regression_factor):
         raise click.BadParameter(
@@ -760,6 +765,7 @@ def verify_command(
 def _inputs(config_path: Path | None, baseline_path: Path | None, verbose: bool) -> Any:
     """The configuration and the baseline, read and checked (one error line each)."""
     from gradcheck.frontend.baseline import load_baseline
+    from gradcheck.frontend.config import load_config
 
     try:
         config = load_config(config_path)
@@ -884,6 +890,9 @@ def _job_settings(
 
 def _job(item: RunItem, settings: dict[str, Any], verbose: bool) -> Job:
     """The job of one target: verify()'s settings, and the run's time limits apart."""
+    from gradcheck.frontend.config import RUN_LIMITS
+    from gradcheck.frontend.runner import Job
+
     limits = {key: settings.pop(key) for key in RUN_LIMITS if key in settings}
     return Job(
         item.target.name,
@@ -900,6 +909,8 @@ class _Runner:
     line, on a terminal and with one worker: ``target: 37/100 examples``."""
 
     def __init__(self, jobs: int, setup: WorkerSetup) -> None:
+        from gradcheck.frontend.runner import Run
+
         self.bars: list[_Progress] = []
         self.run = Run(jobs, setup, progress=self.progress if jobs == 1 else None)
 
@@ -933,6 +944,8 @@ def _run_all(
     """Run every job: the results, and the signal that stopped the run (None when it
     ran to its end). An error ends the run with its one-line message, naming the
     target whose job raised it."""
+    from gradcheck.search.verifier import VerifyResult
+
     results: list[VerifyResult] = []
     try:
         for index, outcome in runner.run.results(plan):
@@ -984,6 +997,8 @@ def _annotate(
 def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[str, Any]) -> str:
     """Name the option that set the bad value, or say it came from the op's own
     description."""
+    from gradcheck.search.description import description_of
+
     setting = exc.field
     if setting is not None and setting in overrides:
         option = _OPTION_OF_SETTING.get(setting, setting)
@@ -1009,6 +1024,8 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
 def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose: bool) -> None:
     """List the targets MODULEs offer (default: the built-in set), with their inputs,
     parameters and declared settings."""
+    from gradcheck.frontend.loading import load_targets
+
     rows = []
     try:
         with stdout_to_stderr(output_format.document):  # the modules' own output
@@ -1023,6 +1040,9 @@ def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose:
 
 
 def _target_row(target: LoadedTarget) -> dict[str, Any]:
+    from gradcheck.checking.signature import op_signature
+    from gradcheck.search.description import description_of
+
     sig = op_signature(target.obj)
     description = description_of(target.obj)
     return {
@@ -1080,6 +1100,7 @@ def plot_command(
 
         require("matplotlib", needed_for="gradcheck plot")
         from gradcheck.checking.diagnostics import diagnose
+        from gradcheck.frontend.loading import load_targets
         from gradcheck.frontend.plot import save_figure
         from gradcheck.search.verifier import draw_example
 

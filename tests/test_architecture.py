@@ -19,7 +19,7 @@ ROOT = Path(gradcheck.__file__).parent
 
 # Lowest first. A module belongs to the layer of the longest prefix that names it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("foundation", ("gradcheck.errors",)),
+    ("foundation", ("gradcheck.errors", "gradcheck.defaults")),
     (
         "engine",
         (

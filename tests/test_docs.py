@@ -27,7 +27,7 @@ def blocks(language: str) -> list[str]:
 
 
 #: The frameworks' packages (torch, mygrad...): the guide's blocks that import one run
-#: only where it is installed, and its modules stay imported between tests.
+#: only where it is installed.
 PACKAGES = tuple(package for fw in FRAMEWORKS for package in fw.packages)
 
 
@@ -46,8 +46,8 @@ def guide_dir(tmp_path, monkeypatch):
     (tmp_path / "docs" / "img").mkdir(parents=True)
     before = set(sys.modules)
     yield tmp_path
-    for name in set(sys.modules) - before:
-        if not name.startswith(("gradcheck", "hypothesis", "_hypothesis", *PACKAGES)):
+    for name in set(sys.modules) - before:  # the guide's modules, not the libraries
+        if (getattr(sys.modules[name], "__file__", None) or "").startswith(str(tmp_path)):
             del sys.modules[name]
 
 

@@ -56,8 +56,9 @@ def user_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(sys, "path", list(sys.path))
     before = set(sys.modules)
     yield tmp_path
-    for name in set(sys.modules) - before:
-        del sys.modules[name]
+    for name in set(sys.modules) - before:  # the user's modules, not the libraries
+        if (getattr(sys.modules[name], "__file__", None) or "").startswith(str(tmp_path)):
+            del sys.modules[name]
 
 
 def write(directory: Path, name: str, text: str) -> Path:

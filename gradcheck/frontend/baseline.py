@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any
 
 from gradcheck.checking.result import jsonable
+from gradcheck.defaults import RATIO_FLOOR
 from gradcheck.errors import BaselineError, OutputError
 from gradcheck.frontend.files import OutputFile, read_text, unreadable_number
 from gradcheck.search.verifier import VerifyResult
@@ -71,9 +72,6 @@ BASELINE_VERSION = 1
 #: The largest baseline read (one target takes about 500 bytes).
 BASELINE_SIZE_LIMIT = 64 << 20
 
-#: Error ratios below this (a fraction of the tolerance) are treated as this value
-#: when a growth factor is computed, so that noise near zero is not a regression.
-RATIO_FLOOR = 0.05
 
 # The fields each target entry must hold, and their JSON types.
 _ENTRY_FIELDS: dict[str, tuple[type, ...]] = {

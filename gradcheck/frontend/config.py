@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gradcheck.defaults import DEFAULT_REGRESSION_FACTOR
 from gradcheck.errors import ConfigError, InvalidDescription
 from gradcheck.frontend.files import read_text, unreadable_number
 from gradcheck.search.description import (
@@ -95,8 +96,6 @@ OPTION_KEYS = (
 #: Settings of the run around the checks (``gradcheck verify``'s time limits), not of
 #: :func:`gradcheck.verify`: under their Python names.
 RUN_LIMITS = ("timeout", "example_timeout")
-#: How much a target's error ratio may grow against a baseline before it is a regression.
-DEFAULT_REGRESSION_FACTOR = 1.5
 
 #: The largest configuration file read (a pyproject.toml is a few kB).
 CONFIG_SIZE_LIMIT = 4 << 20

@@ -60,6 +60,7 @@ import numpy as np
 
 from gradcheck.checking.result import CheckResult, Failure
 from gradcheck.checking.vocabulary import Kind, Verdict
+from gradcheck.defaults import DEFAULT_EXAMPLE_TIMEOUT
 from gradcheck.errors import GradcheckError, InternalError, Interrupted, LoadError, RemoteError
 from gradcheck.frontend.loading import load_targets
 from gradcheck.search.verifier import LoadedTarget, VerifyResult, effective_options, verify
@@ -71,10 +72,6 @@ __all__ = ["Interrupted", "Job", "RemoteError", "Run", "StopOnSignals", "WorkerS
 EXAMPLE_ELEMENTS_SENT = 4096
 #: Workers that die before they are ready, in a row, before the run gives up.
 MAX_FAILED_STARTS = 3
-#: The longest one example may take (seconds) unless ``--example-timeout`` says
-#: otherwise: far above what a check takes (milliseconds to seconds), so that only a
-#: hang reaches it, and a hung op costs a CI job minutes instead of hours.
-DEFAULT_EXAMPLE_TIMEOUT = 300.0
 
 
 @dataclass(frozen=True)

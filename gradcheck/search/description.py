@@ -40,6 +40,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from gradcheck.checking.vocabulary import MODES
+from gradcheck.defaults import MAX_EXAMPLES
 from gradcheck.errors import InvalidDescription
 
 __all__ = [
@@ -500,11 +501,6 @@ def _integer(value: Any, name: str, low: int) -> int:
     if value < low:
         raise InvalidDescription(f"{name} must be an integer >= {low}, got {value!r}")
     return int(value)
-
-
-#: The most examples one target may ask for: far beyond any useful run (the default is
-#: 100), and a bound, so that a typo (10**30) is an error rather than a run without end.
-MAX_EXAMPLES = 1_000_000
 
 
 def normalize_max_examples(value: Any) -> int:

@@ -26,5 +26,8 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     before = set(sys.modules)
     yield tmp_path
     for name in set(sys.modules) - before:
-        if not name.startswith(("gradcheck", "hypothesis", "_hypothesis")):
+        # the user's modules only (those from the folder): the libraries a command
+        # imported on first use (multiprocessing...) stay, as they would in a process
+        origin = getattr(sys.modules[name], "__file__", None) or ""
+        if origin.startswith(str(tmp_path)):
             del sys.modules[name]

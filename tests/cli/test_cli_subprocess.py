@@ -171,3 +171,36 @@ def test_an_internal_error_outside_a_run_exits_101(workdir: Path) -> None:
     assert out.returncode == 101, out.stderr
     assert "please report" in out.stderr
     assert "RuntimeError: simulated bug in gradcheck" in out.stderr
+
+
+# The commands that check nothing start without NumPy (and without the engine): a
+# fresh interpreter, asked at its exit what it imported.
+IMPORTED_AT_EXIT = """
+import atexit, sys
+atexit.register(lambda: print(sorted(m for m in ("numpy", "hypothesis", "gradcheck.tensor_base")
+                                     if m in sys.modules), file=sys.stderr))
+from gradcheck.cli import main
+main(sys.argv[1:])
+"""
+
+
+@pytest.mark.parametrize("args", [["--version"], ["--help"], ["verify", "--help"], ["list", "-h"]])
+def test_commands_that_check_nothing_do_not_import_numpy(tmp_path: Path, args: list[str]) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", IMPORTED_AT_EXIT, *args],
+        cwd=tmp_path,
+        env=env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.strip().splitlines()[-1] == "[]"
+
+
+def test_no_command_is_a_usage_error(tmp_path: Path) -> None:
+    out = gradcheck(tmp_path)
+    assert out.returncode == 2
+    assert out.stdout == ""
+    assert out.stderr.startswith("Usage: gradcheck [OPTIONS] COMMAND [ARGS]...")
+    assert "verify" in out.stderr  # the commands are listed
