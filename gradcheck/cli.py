@@ -22,7 +22,6 @@ import secrets
 import shlex
 import signal
 import sys
-import time
 import traceback
 import warnings
 from collections.abc import Iterator, Sequence
@@ -53,6 +52,7 @@ from gradcheck.errors import (
 )
 from gradcheck.frontend.files import OutputFile, stdout_to_stderr, unreadable_number
 from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
+from gradcheck.frontend.progress import Progress, can_redraw, wants_color
 from gradcheck.search.precedence import layered
 
 if TYPE_CHECKING:
@@ -265,37 +265,6 @@ def _make_project_importable(config: ProjectConfig) -> None:
     root = str(config.path.parent.resolve())
     if root not in sys.path:
         sys.path.insert(0, root)
-
-
-class _Progress:
-    """``target: 37/100 examples`` on stderr, rewritten in place; only on a TTY."""
-
-    def __init__(self, stream: Any, name: str) -> None:
-        self.stream, self.name, self.last = stream, name, 0.0
-
-    def __call__(self, done: int, total: int) -> None:
-        now = time.monotonic()
-        if now - self.last < 0.1 and done < total:
-            return
-        self.last = now
-        self.stream.write(f"\r\x1b[K{self.name}: {done}/{total} examples")
-        self.stream.flush()
-
-    def close(self) -> None:
-        self.stream.write("\r\x1b[K")
-        self.stream.flush()
-
-
-def _is_tty(stream: Any) -> bool:
-    try:
-        return bool(stream.isatty())
-    except (AttributeError, ValueError):
-        return False
-
-
-def _use_color() -> bool:
-    # https://no-color.org: any non-empty NO_COLOR turns colour off.
-    return _is_tty(sys.stdout) and not os.environ.get("NO_COLOR")
 
 
 def _hypothesis_home() -> str | None:
@@ -650,6 +619,21 @@ class _Seconds(click.ParamType):
     help="Also write a JUnit XML report (one testcase per target).",
 )
 @click.option(
+    "-q",
+    "--quiet",
+    is_flag=True,
+    help="Print only what did not pass and the summary: no line per target, no table.",
+)
+@click.option(
+    "--color",
+    "color_choice",
+    type=click.Choice(["auto", "always", "never"]),
+    default="auto",
+    show_default=True,
+    help="Colour the output. auto: on a terminal (not TERM=dumb), unless NO_COLOR is "
+    "set; FORCE_COLOR=1 colours a pipe too.",
+)
+@click.option(
     "-v",
     "--verbose",
     is_flag=True,
@@ -689,6 +673,8 @@ def verify_command(
     baseline_path: Path | None,
     regression_factor: float | None,
     junit_xml: Path | None,
+    quiet: bool,
+    color_choice: str,
     verbose: bool,
 ) -> None:
     """Check the gradients of TARGETs on generated inputs.
@@ -725,6 +711,9 @@ def verify_command(
     with StopOnSignals() as signals, _Runner(jobs, setup) as run:
         config, baseline = _inputs(config_path, baseline_path, verbose)
         run_seed = _run_seed(seed, baseline, config)
+        run.shown = _progress(output_format, quiet, color_choice)
+        if config is not None:
+            run.shown.note(f"config: {_shown_path(config.path)}")
         # With JSON, stdout carries the document only: whatever the user's module
         # writes at import goes to stderr (and in its forward: see WorkerSetup).
         with stdout_to_stderr(output_format.document):
@@ -736,13 +725,14 @@ def verify_command(
             _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
             for item in items
         ]
+        run.shown.total = len(plan)
         results, stopped_by = _run_all(run, items, plan, overrides, verbose, signals)
         signals.acknowledge()  # from here on, what finished is written whatever comes
         comparison = _compare(results, baseline, regression_factor, config)
         unwritten = _write_outputs(outputs, results, run_seed, comparison)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             _annotate(items, results, comparison, to_stderr=output_format.document)
-        color = output_format.color and _use_color()
+        color = output_format.color and wants_color(color_choice, sys.stdout)
         report = RunReport(
             results,
             run_seed,
@@ -750,8 +740,11 @@ def verify_command(
             comparison,
             color,
             signal.Signals(stopped_by).name if stopped_by else None,
+            quiet=quiet,
         )
-        lost = _emit(output_format.run(report), color)
+        run.close_bars()
+        text = output_format.run(report)
+        lost = _emit(f"\n{text}" if run.shown.wrote and not output_format.document else text, color)
         for problem in [*unwritten, *([lost] if lost else [])]:
             click.echo(f"Error: {problem}", err=True)
     if stopped_by is not None:
@@ -760,6 +753,25 @@ def verify_command(
         ctx.exit(OutputError.exit_code)
     passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
     ctx.exit(0 if passed else 1)
+
+
+def _progress(output_format: OutputFormat, quiet: bool, color_choice: str) -> Progress:
+    """What the run says while it runs (gradcheck.frontend.progress): a line per
+    finished target where the report goes (stderr, for a document on stdout), and a
+    live line on a terminal's stderr; nothing with --quiet."""
+    if quiet:
+        return Progress(0, None, None)
+    lines = sys.stderr if output_format.document else sys.stdout
+    live = sys.stderr if can_redraw(sys.stderr) else None
+    return Progress(0, lines, live, color=wants_color(color_choice, lines))
+
+
+def _shown_path(path: Path) -> str:
+    """A path as the user would type it: relative to the working directory when under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
 
 
 def _inputs(config_path: Path | None, baseline_path: Path | None, verbose: bool) -> Any:
@@ -905,24 +917,32 @@ def _job(item: RunItem, settings: dict[str, Any], verbose: bool) -> Job:
 
 class _Runner:
     """The run's workers, the first started at once (it imports NumPy and Hypothesis
-    while the command loads the targets), all stopped on the way out. The progress
-    line, on a terminal and with one worker: ``target: 37/100 examples``."""
+    while the command loads the targets), all stopped on the way out. What they report
+    goes to ``shown``, the run's :class:`~gradcheck.frontend.progress.Progress`, once
+    the command has made it (the targets known)."""
 
     def __init__(self, jobs: int, setup: WorkerSetup) -> None:
         from gradcheck.frontend.runner import Run
 
-        self.bars: list[_Progress] = []
-        self.run = Run(jobs, setup, progress=self.progress if jobs == 1 else None)
+        self.shown: Progress | None = None
+        self.run = Run(jobs, setup, progress=self._started, on_finished=self._finished)
 
-    def progress(self, job: Job) -> _Progress | None:
-        if not _is_tty(sys.stderr):
+    def _started(self, index: int, job: Job) -> Any:
+        shown = self.shown
+        if shown is None:
             return None
-        self.bars.append(_Progress(sys.stderr, job.spec))
-        return self.bars[-1]
+        shown.started(index, job.spec)
+        return lambda done, total: shown.examples(index, done, total)
+
+    def _finished(self, index: int, outcome: Any) -> None:
+        from gradcheck.search.verifier import VerifyResult
+
+        if self.shown is not None and isinstance(outcome, VerifyResult):
+            self.shown.finished_target(index, outcome)
 
     def close_bars(self) -> None:
-        while self.bars:
-            self.bars.pop().close()
+        if self.shown is not None:
+            self.shown.close()
 
     def __enter__(self) -> _Runner:
         self.run.prestart()
@@ -949,8 +969,8 @@ def _run_all(
     results: list[VerifyResult] = []
     try:
         for index, outcome in runner.run.results(plan):
-            runner.close_bars()
             if not isinstance(outcome, VerifyResult):
+                runner.close_bars()
                 runner.run.close()  # before the message: no worker outlives the command
                 _fail_item(outcome, items[index], overrides, verbose)
             results.append(outcome)

@@ -34,6 +34,8 @@ class RunReport:
     color: bool = False
     #: The signal that stopped the run ("SIGINT"), when one did.
     stopped_by: str | None = None
+    #: ``--quiet``: only what did not pass, and the summary.
+    quiet: bool = False
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ def _table_run(report: RunReport) -> str:
         replay=report.replay,
         color=report.color,
         stopped_by=report.stopped_by,
+        quiet=report.quiet,
     )
     if report.comparison is not None:
         text += f"\n\n{report.comparison.render()}"

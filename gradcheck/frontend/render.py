@@ -93,11 +93,12 @@ def render_table(
     replay: Callable[[VerifyResult], str],
     color: bool = False,
     stopped_by: str | None = None,
+    quiet: bool = False,
 ) -> str:
     """The terminal report: one table row per target, then each failure's details
     (the checker's report of the shrunk example) with the command that replays it,
     the skipped-example counts, and a summary line (naming the signal that stopped
-    the run, if one did)."""
+    the run, if one did). ``quiet``: no table and no skipped-example counts."""
     rows = [
         [
             r.target,
@@ -111,7 +112,9 @@ def render_table(
         for r in results
     ]
     headers = ["target", "verdict", "examples", "skipped", "max abs err", "max rel err", "time"]
-    blocks = [tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)]
+    blocks = (
+        [] if quiet else [tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)]
+    )
     for r in results:
         if r.failure is not None:
             blocks.append(f"{_failure_block(r, color)}\nReplay: {replay(r)}")
@@ -119,7 +122,7 @@ def render_table(
             verdict = r.verdict.replace("_", " ")
             blocks.append(f"{r.target}: {verdict}: {r.note}\nReplay: {replay(r)}")
     skipped = [f"{r.target}: {line}" for r in results for line in r.skip_lines]
-    if skipped:
+    if skipped and not quiet:
         blocks.append("\n".join(skipped))
     summary = _summary(results, seed)
     if stopped_by is not None:

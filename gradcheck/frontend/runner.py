@@ -336,7 +336,7 @@ class Run:
 
     :meth:`results` checks the jobs and yields ``(index, outcome)`` in their order, as
     each one's turn comes (:meth:`prestart` starts a worker before they are known);
-    ``progress(job)``, when given, is called as a job starts and returns its progress
+    ``progress(index, job)``, when given, is called as a job starts and returns its progress
     callback (or None). :meth:`stop` ends the run at once, :meth:`close` stops the
     workers.
     """
@@ -345,9 +345,11 @@ class Run:
         self,
         n_jobs: int,
         setup: WorkerSetup,
-        progress: Callable[[Job], Callable[[int, int], None] | None] | None = None,
+        progress: Callable[[int, Job], Callable[[int, int], None] | None] | None = None,
+        on_finished: Callable[[int, Outcome], None] | None = None,
     ) -> None:
         self.n_jobs, self.setup, self.progress = max(1, n_jobs), setup, progress
+        self.on_finished = on_finished
         self.jobs: list[Job] = []
         self._context = multiprocessing.get_context("spawn")
         self._pending: deque[int] = deque()
@@ -395,7 +397,7 @@ class Run:
                 job = self.jobs[index]
                 now = time.monotonic()
                 worker.job = _Running(index, now, beat=now)
-                worker.job.progress = self.progress(job) if self.progress is not None else None
+                worker.job.progress = self.progress(index, job) if self.progress else None
                 worker.conn.send((index, job, list(sys.path)))
 
     def _wait(self) -> None:
@@ -434,7 +436,7 @@ class Run:
             worker.job = None
             worker.kill()
             self._workers.remove(worker)
-            self._finished[running.index] = _timed_out(self.jobs[running.index], running, limit)
+            self._finish(running.index, _timed_out(self.jobs[running.index], running, limit))
 
     def _receive(self, worker: _Worker) -> None:
         """Every message the worker has sent; its end, if it died."""
@@ -469,8 +471,14 @@ class Run:
             if running.progress is not None:
                 running.progress(rest[1], rest[2])
         elif what in ("result", "error"):
-            self._finished[running.index] = rest[1]
             worker.job = None
+            self._finish(running.index, rest[1])
+
+    def _finish(self, index: int, outcome: Outcome) -> None:
+        """A job's outcome is known (its turn to be yielded may come later)."""
+        self._finished[index] = outcome
+        if self.on_finished is not None:
+            self.on_finished(index, outcome)
 
     def _reap(self, worker: _Worker) -> None:
         worker.process.join()
@@ -484,8 +492,9 @@ class Run:
                 )
         if worker.job is not None:
             running, worker.job = worker.job, None
-            self._finished[running.index] = _worker_died(
-                self.jobs[running.index], running, worker.process.exitcode
+            self._finish(
+                running.index,
+                _worker_died(self.jobs[running.index], running, worker.process.exitcode),
             )
 
     def stop(self, signum: int) -> list[tuple[int, Outcome]]:

@@ -50,7 +50,11 @@ def test_record_then_compare_on_a_pull_request(project: Path) -> None:
         OPS_SIN_K="40",
     )
     assert pr.returncode == 1
-    assert pr.stdout.startswith("::error file=ops.py,line=")
+    # the config file used, a line per target as it finishes, then the annotations
+    lines = pr.stdout.splitlines()
+    assert lines[0] == "config: pyproject.toml"
+    assert lines[1].startswith("[1/2] ops:Sin passed") and lines[2].startswith("[2/2] ops:Square")
+    assert lines[3].startswith("::error file=ops.py,line=")
     assert "regression: ops:Sin: error ratio grew" in pr.stdout
     assert pr.stderr == ""
     cases = list(ET.parse(project / "report.xml").iter("testcase"))

@@ -262,21 +262,6 @@ def test_no_target_runs_the_builtin_ops() -> None:
     assert result.exit_code == 0
 
 
-def test_progress_rewrites_one_line() -> None:
-    import io
-
-    from gradcheck.cli import _Progress
-
-    stream = io.StringIO()
-    progress = _Progress(stream, "m:Op")
-    progress(1, 3)
-    progress(3, 3)
-    progress.close()
-    text = stream.getvalue()
-    assert "m:Op: 1/3 examples" in text and "m:Op: 3/3 examples" in text
-    assert "\n" not in text and text.endswith("\r\x1b[K")
-
-
 def test_empty_inputs_are_inconclusive_not_passed(workdir: Path) -> None:
     result = run("verify", "user_ops:WrongSquare", *FAST, "--shape", "0")
     assert result.exit_code == 1, result.output
