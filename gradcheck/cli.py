@@ -1108,6 +1108,8 @@ def plot_command(
 
     Inputs are drawn as verify draws them (the op's description, then these options).
     The Taylor remainder falls with slope 2 when the gradient is right, 1 when wrong.
+    Exit status: 0 the gradient looks right (or the slope is undecided), 1 it looks
+    wrong, 2 a usage, load or output error.
     """
     options = {
         "shapes": _parse_shapes(shape),
@@ -1124,6 +1126,8 @@ def plot_command(
         from gradcheck.frontend.plot import save_figure
         from gradcheck.search.verifier import draw_example
 
+        # the image's folder created and the file checked before anything is drawn
+        OutputFile(output, what="image", error=OutputError)
         (loaded, *more) = load_targets(target)
         if more:
             raise click.UsageError(
@@ -1144,6 +1148,8 @@ def plot_command(
         verdict = "right" if result.gradient_right else "WRONG"
         summary = f"Taylor slope {result.slope:.2f}: the gradient looks {verdict}"
     click.echo(f"wrote {output}; {summary}")
+    if result.gradient_right is False:  # as verify: 1 for a gradient that is wrong
+        raise click.exceptions.Exit(1)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -134,3 +134,28 @@ def test_plot_of_a_module_with_several_targets_is_a_usage_error(ops_dir):
     out = CliRunner().invoke(main, ["plot", "two_ops", "-o", "x.png"])
     assert out.exit_code == 2 and "plot one" in out.output
     sys.modules.pop("two_ops", None)
+
+
+def test_plot_of_a_wrong_gradient_exits_1(ops_dir):
+    pytest.importorskip("matplotlib")
+    (ops_dir / "wrong_ops.py").write_text(
+        "import gradcheck as mg\n\n"
+        "class Cube(mg.Operation):\n"
+        "    def __call__(self, x):\n        self.variables = (x,)\n        return x.data ** 3\n"
+        "    def backward_var(self, grad, index, **kw):\n"
+        "        return grad * 2 * self.variables[0].data ** 2\n"
+    )
+    args = ["plot", "wrong_ops:Cube", "-o", "cube.png", "--domain", "0.5:2"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 1, out.output
+    assert "the gradient looks WRONG" in out.output
+    assert (ops_dir / "cube.png").exists()
+    sys.modules.pop("wrong_ops", None)
+
+
+def test_plot_to_a_path_that_cannot_be_written_is_one_line_before_drawing(ops_dir):
+    (ops_dir / "f.txt").write_text("x")
+    out = CliRunner().invoke(main, ["plot", "plot_ops:cube", "-o", "f.txt/p.png"])
+    assert out.exit_code == 2
+    assert out.output.startswith("Error: f.txt/p.png: cannot write the image")
+    assert len(out.output.strip().splitlines()) == 1

@@ -89,7 +89,8 @@ def _commands() -> list[tuple[str, int]]:
         for part in parts:
             command, _, output = part.partition("\n")
             words = shlex.split(command, comments=True)
-            found.append((words, 1 if "FAILED" in output else 0))
+            failed = "FAILED" in output or "looks WRONG" in output
+            found.append((words, 1 if failed else 0))
     return found
 
 
