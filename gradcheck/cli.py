@@ -565,7 +565,8 @@ class _Seconds(click.ParamType):
     "config_path",
     type=click.Path(dir_okay=False, path_type=Path),
     help="Read [tool.gradcheck] from this file: a pyproject.toml, or a TOML file with "
-    "the table's keys at top level. Default: the nearest pyproject.toml.",
+    "the table's keys at top level. Default: the first pyproject.toml with a "
+    "[tool.gradcheck] table, from the working directory up to the repository root.",
 )
 @click.option(
     "--timeout",
@@ -682,7 +683,7 @@ def verify_command(
     A TARGET is module:Name, path/to/file.py:Name, or a module or file (every
     Operation subclass in it and every function marked with @gradcheck.describe).
     The working directory is importable. Without a TARGET, the targets listed in
-    [tool.gradcheck] of the nearest pyproject.toml are checked, or, without any, the
+    [tool.gradcheck] of the project's pyproject.toml are checked, or, without any, the
     engine's own ops. Settings come from an op's @gradcheck.describe, overridden by
     the configuration file, overridden by the options.
 

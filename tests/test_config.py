@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from gradcheck.errors import ConfigError
-from gradcheck.frontend.config import load_config
+from gradcheck.frontend.config import find_pyproject, load_config
 
 
 def write(tmp_path, text, name="pyproject.toml"):
@@ -63,6 +63,38 @@ def test_the_nearest_pyproject_is_found(tmp_path, monkeypatch):
     sub.mkdir(parents=True)
     monkeypatch.chdir(sub)
     assert load_config().defaults == {"seed": 1}
+
+
+def test_a_pyproject_without_the_table_is_passed_over(tmp_path, monkeypatch):
+    # a sub-package with a pyproject.toml of its own (ruff skips such files too)
+    write(tmp_path, "[tool.gradcheck]\nseed = 1\n")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    write(sub, '[project]\nname = "sub"\n[tool.ruff]\nline-length = 90\n')
+    monkeypatch.chdir(sub / ".." / "sub")
+    config = load_config()
+    assert config is not None and config.path == tmp_path.resolve() / "pyproject.toml"
+    assert find_pyproject(sub) == tmp_path.resolve() / "pyproject.toml"
+
+
+def test_the_search_stops_at_the_repository_root(tmp_path, monkeypatch):
+    write(tmp_path, "[tool.gradcheck]\nseed = 1\n")  # outside the repository
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "pkg").mkdir()
+    monkeypatch.chdir(repo / "pkg")
+    assert load_config() is None
+    write(repo, "[tool.gradcheck]\nseed = 2\n")
+    assert load_config().defaults == {"seed": 2}
+
+
+def test_a_malformed_pyproject_on_the_way_up_is_an_error(tmp_path, monkeypatch):
+    write(tmp_path, "[tool.gradcheck]\nseed = 1\n")
+    (tmp_path / "sub").mkdir()
+    write(tmp_path / "sub", "[project\n")
+    monkeypatch.chdir(tmp_path / "sub")
+    with pytest.raises(ConfigError, match=r"sub/pyproject.toml: not valid TOML"):
+        load_config()
 
 
 def test_a_project_without_the_table_has_no_config(tmp_path, monkeypatch):

@@ -142,21 +142,51 @@ def is_regression_factor(value: Any) -> bool:
 
 
 def find_pyproject(start: Path | None = None) -> Path | None:
-    """The nearest ``pyproject.toml`` in ``start`` (default: the working directory) or
-    its parents, or None."""
+    """The project's configuration file, found as ruff finds its own: the first
+    ``pyproject.toml`` with a ``[tool.gradcheck]`` table in ``start`` (default: the
+    working directory) or its parents, up to the repository root (the first folder
+    with a ``.git``); None if there is none. A ``pyproject.toml`` without the table (a
+    sub-package's own) is passed over; one that cannot be read is an error.
+
+    Raises
+    ------
+    ConfigError
+        A ``pyproject.toml`` on the way is not valid TOML (or not UTF-8...).
+    """
     here = (start or Path(os.getcwd())).resolve()
     for folder in (here, *here.parents):
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
-            return candidate
+            tool = _read_toml(candidate).get("tool")
+            if isinstance(tool, dict) and "gradcheck" in tool:
+                return candidate
+        if (folder / ".git").exists():
+            break
     return None
+
+
+def _read_toml(file: Path) -> dict[str, Any]:
+    """A TOML file's document; every way it cannot be read is one ConfigError."""
+    text = read_text(file, what="configuration file", limit=CONFIG_SIZE_LIMIT, error=ConfigError)
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except RecursionError:
+        raise ConfigError(
+            f"{file}: not a configuration gradcheck reads: nested too deeply"
+        ) from None
+    except ValueError as exc:  # a number of more than 4300 digits...
+        raise ConfigError(
+            f"{file}: not a configuration gradcheck reads: {unreadable_number(exc)}"
+        ) from None
 
 
 def load_config(path: Path | str | None = None) -> ProjectConfig | None:
     """Read and validate ``[tool.gradcheck]``.
 
-    With ``path`` None, the nearest ``pyproject.toml`` is read, and a project without
-    one (or without the table) gives None. An explicit ``path`` must exist and may be
+    With ``path`` None, the file :func:`find_pyproject` finds is read, and a project
+    without one gives None. An explicit ``path`` must exist and may be
     a ``pyproject.toml`` (the ``[tool.gradcheck]`` table) or a file holding the table's
     contents at top level (say ``gradcheck.toml``), or a ``[tool.gradcheck]`` table.
 
@@ -169,19 +199,7 @@ def load_config(path: Path | str | None = None) -> ProjectConfig | None:
     file = Path(path) if explicit else find_pyproject()
     if file is None:
         return None
-    text = read_text(file, what="configuration file", limit=CONFIG_SIZE_LIMIT, error=ConfigError)
-    try:
-        document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
-    except RecursionError:
-        raise ConfigError(
-            f"{file}: not a configuration gradcheck reads: nested too deeply"
-        ) from None
-    except ValueError as exc:  # a number of more than 4300 digits...
-        raise ConfigError(
-            f"{file}: not a configuration gradcheck reads: {unreadable_number(exc)}"
-        ) from None
+    document = _read_toml(file)
     # Another file holds the table's keys at top level, or a [tool.gradcheck] table of
     # its own (a copy of a pyproject.toml's).
     nested = isinstance(document.get("tool"), dict) and "gradcheck" in document["tool"]

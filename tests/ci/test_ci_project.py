@@ -59,6 +59,20 @@ def test_a_broken_backward_fails_with_exit_1(project: Path, monkeypatch) -> None
     assert "1 passed, 1 failed" in result.stdout
 
 
+def test_from_a_sub_package_with_its_own_pyproject_the_project_file_is_used(
+    project: Path, monkeypatch
+) -> None:
+    sub = project / "sub"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text('[project]\nname = "sub"\n[tool.ruff]\nline-length = 90\n')
+    monkeypatch.chdir(sub)
+    result = run("--max-examples", "2")
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0] == f"config: {project.resolve() / 'pyproject.toml'}"  # the file it used
+    assert [line.split()[1] for line in lines[1:3]] == ["ops:Sin", "ops:Square"]
+
+
 def test_another_config_file(project: Path) -> None:
     other = project / "ci.toml"
     other.write_text('max-examples = 2\nseed = 4\n[[targets]]\ntarget = "ops:Sin"\n')
