@@ -22,8 +22,10 @@ Settings come, weakest first, from the ini keys (``gradcheck_seed``,
 (``--gradcheck-seed``...), the ``@pytest.mark.gradcheck(...)`` marker nearest the test,
 and the fixture call itself.
 
-With ``pytest --gradcheck``, each target listed in ``[tool.gradcheck]`` of
-``pyproject.toml`` becomes a test item named after it.
+With ``pytest --gradcheck``, each target listed in ``[tool.gradcheck]`` of the
+project's ``pyproject.toml`` becomes a test item named after it, collected from that
+file (``pyproject.toml::mymodule:MyOp``, a node ID pytest runs again), with the JUnit
+identity of ``gradcheck verify --junit-xml``.
 """
 
 from __future__ import annotations
@@ -122,9 +124,15 @@ def pytest_configure(config: pytest.Config) -> None:
     ini = {n: _ini_setting(config, n) for n in names}
     config.stash[_session_settings] = layered(ini=ini, options=options)
     config.stash[_current_item] = None
+    _configure_collection(config)
 
 
-def pytest_report_header(config: pytest.Config) -> str:
+def pytest_report_header(config: pytest.Config) -> str | None:
+    # Only in a session that uses gradcheck (--gradcheck or a setting of ours), or with
+    # -v: pytest loads the plugin in every project of an environment that has gradcheck.
+    used = config.getoption("--gradcheck") or config.stash[_session_settings]
+    if not used and config.get_verbosity() < 1:
+        return None
     settings = {"seed": DEFAULT_SEED, **config.stash[_session_settings]}
     return "gradcheck: " + ", ".join(f"{k.replace('_', '-')}={v}" for k, v in settings.items())
 
@@ -140,23 +148,48 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         item.config.stash[_current_item] = None
 
 
-def _marker_settings(item: pytest.Item | None) -> dict[str, Any]:
-    if item is None:
-        return {}
-    settings: dict[str, Any] = {}
-    # closest marker last, so that it wins
-    for marker in reversed(list(item.iter_markers("gradcheck"))):
+def _marker_problem(item: pytest.Item) -> str | None:
+    """What is wrong with the item's ``@pytest.mark.gradcheck(...)`` markers, if
+    anything (checked at collection: a typo fails there, in one line)."""
+    for marker in item.iter_markers("gradcheck"):
         if marker.args:
-            raise pytest.UsageError(
+            return (
                 f"{item.nodeid}: @pytest.mark.gradcheck takes keyword settings only "
                 f"({', '.join(MARKER_KEYS)}), got positional {marker.args!r}"
             )
         unknown = sorted(set(marker.kwargs) - set(MARKER_KEYS))
         if unknown:
-            raise pytest.UsageError(
+            return (
                 f"{item.nodeid}: @pytest.mark.gradcheck got unknown setting(s) "
                 f"{', '.join(unknown)}; known: {', '.join(MARKER_KEYS)}"
             )
+    return None
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    # A collector whose items carry a bad gradcheck marker fails to collect, naming it.
+    report: Any = yield
+    if report.passed and isinstance(report.result, list):
+        problems = [
+            problem
+            for node in report.result
+            if isinstance(node, pytest.Item) and (problem := _marker_problem(node))
+        ]
+        if problems:
+            report.outcome, report.longrepr, report.result = "failed", "\n".join(problems), []
+    return report  # type: ignore[no-any-return]
+
+
+def _marker_settings(item: pytest.Item | None) -> dict[str, Any]:
+    if item is None:
+        return {}
+    problem = _marker_problem(item)
+    if problem is not None:  # an item that was not collected (validated) by pytest
+        raise pytest.UsageError(problem)
+    settings: dict[str, Any] = {}
+    # closest marker last, so that it wins
+    for marker in reversed(list(item.iter_markers("gradcheck"))):
         settings.update(marker.kwargs)
     return settings
 
@@ -256,27 +289,108 @@ def format_verify_failure(result: Any) -> str:
 
 
 # -- collected targets ---------------------------------------------------------------
+#
+# With --gradcheck, the project's configuration file (the pyproject.toml that `gradcheck
+# verify` reads) is collected like a test file: one item per target, named as the
+# command line names it, so that its node ID (``pyproject.toml::ops:Softplus``) runs it
+# again, and its JUnit testcase is the one `gradcheck verify --junit-xml` writes
+# (classname the module, name the op). When the run's arguments do not reach the file
+# (a testpaths setting), it is added to them; named arguments select as usual.
+_project_file = pytest.StashKey["Path | None"]()
+
+
+def _configure_collection(config: pytest.Config) -> None:
+    config.stash[_project_file] = None
+    if not config.getoption("--gradcheck"):
+        return
+    from gradcheck.errors import ConfigError
+    from gradcheck.frontend.config import find_pyproject, load_config
+
+    try:
+        path = find_pyproject(config.rootpath)
+        project = load_config(path) if path is not None else None
+    except ConfigError as exc:
+        raise pytest.UsageError(f"--gradcheck: {exc}") from None
+    if project is None or not project.targets:
+        raise pytest.UsageError(
+            f"--gradcheck: no targets to collect; list them in [tool.gradcheck] of "
+            f'{path or "pyproject.toml"}, e.g. [[tool.gradcheck.targets]] target = "mymodule:MyOp"'
+        )
+    config.stash[_project_file] = project.path
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        reached = any(
+            project.path.parent == Path(arg).resolve()
+            or Path(arg).resolve() in project.path.parents
+            for arg in config.args
+        )
+        if not reached:
+            config.args.append(str(project.path))
+
+
+def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> GradcheckFile | None:
+    project = parent.config.stash.get(_project_file, None)
+    if project is not None and file_path == project:
+        return GradcheckFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+    return None
+
+
 class GradcheckFile(pytest.File):
-    """The ``[tool.gradcheck]`` table of a ``pyproject.toml``: one item per target."""
+    """The ``[tool.gradcheck]`` table of a ``pyproject.toml``: one item per target, as
+    ``gradcheck verify`` runs them (an entry naming a module gives an item per target in
+    it; a target listed twice is one item, with the settings of its first entry)."""
 
     def collect(self) -> Iterator[GradcheckItem]:
+        from gradcheck.errors import GradcheckError
         from gradcheck.frontend.config import load_config
+        from gradcheck.frontend.loading import load_targets
 
         project = load_config(self.path)
         assert project is not None  # load_config raises for an explicit file without it
+        _importable(self.path.parent)  # targets are named relative to the project
+        seen: set[str] = set()
         for entry in project.targets:
-            yield GradcheckItem.from_parent(
-                self, name=entry.target, options=project.options_for(entry)
-            )
+            try:
+                names = [t.name for t in load_targets(entry.target)]
+                problem = None
+            except GradcheckError as exc:  # that entry fails, the others run
+                names, problem = [entry.target], f"gradcheck: {exc}"
+            for name in names:
+                if name not in seen:
+                    seen.add(name)
+                    yield GradcheckItem.from_parent(
+                        self, name=name, options=project.options_for(entry), problem=problem
+                    )
+
+
+def _importable(folder: Path) -> None:
+    import sys
+
+    if str(folder) not in sys.path:
+        sys.path.insert(0, str(folder))
 
 
 class GradcheckItem(pytest.Item):
     """One target of ``[tool.gradcheck]``, checked with :func:`gradcheck.verify`."""
 
-    def __init__(self, *, options: dict[str, Any], **kwargs: Any) -> None:
+    def __init__(self, *, options: dict[str, Any], problem: str | None = None, **kwargs: Any):
         super().__init__(**kwargs)
         self.options = options
+        self.problem = problem
         self.add_marker("gradcheck")
+
+    def setup(self) -> None:
+        # The JUnit testcase of `gradcheck verify --junit-xml`: classname the module,
+        # name the op (pytest's own would be "pyproject.toml" and "ops:Name").
+        from _pytest.junitxml import xml_key
+
+        from gradcheck.frontend.loading import split_spec
+
+        xml = self.config.stash.get(xml_key, None)
+        if xml is not None:
+            module, name = split_spec(self.name)
+            reporter = xml.node_reporter(self.nodeid)
+            reporter.add_attribute("classname", module)
+            reporter.add_attribute("name", name or self.name)
 
     def runtest(self) -> None:
         from gradcheck.errors import GradcheckError
@@ -284,6 +398,8 @@ class GradcheckItem(pytest.Item):
         from gradcheck.frontend.loading import load_targets
         from gradcheck.search.verifier import verify
 
+        if self.problem is not None:
+            raise GradcheckFailure(self.problem)
         # the file's settings, overridden by the command line and ini keys; the time
         # limits are gradcheck verify's (here, pytest-timeout's job)
         options = layered(
@@ -292,20 +408,12 @@ class GradcheckItem(pytest.Item):
             options=self.config.stash[_session_settings],
         )
         try:
-            targets = load_targets(self.name)
+            (target,) = load_targets(self.name)
+            result = verify(target.obj, name=target.name, **options)
         except GradcheckError as exc:
-            raise GradcheckFailure(f"gradcheck: {exc}") from None
-        reports = []
-        for target in targets:
-            try:
-                result = verify(target.obj, name=target.name, **options)
-            except GradcheckError as exc:
-                reports.append(f"gradcheck: {target.name}: {exc}")
-                continue
-            if not result.passed:
-                reports.append(format_verify_failure(result))
-        if reports:
-            raise GradcheckFailure("\n\n".join(reports))
+            raise GradcheckFailure(f"gradcheck: {self.name}: {exc}") from None
+        if not result.passed:
+            raise GradcheckFailure(format_verify_failure(result))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, GradcheckFailure):
@@ -314,27 +422,3 @@ class GradcheckItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"gradcheck {self.name}"
-
-
-@pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(
-    session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
-) -> None:
-    # tryfirst: added before -k/-m deselection, so those select collected targets too.
-    if not config.getoption("--gradcheck"):
-        return
-    from gradcheck.errors import ConfigError
-    from gradcheck.frontend.config import find_pyproject
-
-    path = find_pyproject(config.rootpath)
-    try:
-        file = GradcheckFile.from_parent(session, path=path) if path else None
-        new = list(file.collect()) if file else []
-    except ConfigError as exc:
-        raise pytest.UsageError(f"--gradcheck: {exc}") from None
-    if not new:
-        raise pytest.UsageError(
-            f"--gradcheck: no targets to collect; list them in [tool.gradcheck] of "
-            f'{path or "pyproject.toml"}, e.g. [[tool.gradcheck.targets]] target = "mymodule:MyOp"'
-        )
-    items.extend(new)

@@ -174,11 +174,25 @@ def test_an_unknown_marker_setting_is_a_usage_error(sandbox):
     result = sandbox.runpytest(*PLUGIN)
     result.stdout.fnmatch_lines(["*unknown setting(s) rtoll*"])
     assert result.ret != 0
+    # at collection, in a few lines: --co fails too, and nothing runs
+    listed = sandbox.runpytest(*PLUGIN, "--co", "-q")
+    assert listed.ret == pytest.ExitCode.INTERRUPTED
+    listed.stdout.fnmatch_lines(["*ERROR collecting test_bad_marker.py*", "*rtoll*"])
+    quiet = sandbox.runpytest(*PLUGIN, "-q")
+    assert "Traceback" not in quiet.stdout.str() and len(quiet.stdout.lines) < 15
+
+
+def test_the_header_only_when_gradcheck_is_used_or_with_v(sandbox):
+    # pytest loads the plugin in every project of an environment with gradcheck
+    sandbox.makepyfile(test_nothing="def test_nothing(): pass")
+    assert "gradcheck:" not in sandbox.runpytest(*PLUGIN).stdout.str()
+    sandbox.runpytest(*PLUGIN, "-v").stdout.fnmatch_lines(["gradcheck: seed=0"])
+    sandbox.makefile(".toml", pyproject='[[tool.gradcheck.targets]]\ntarget = "myops:Square"\n')
+    sandbox.runpytest(*PLUGIN, "--gradcheck").stdout.fnmatch_lines(["gradcheck: seed=0"])
 
 
 def test_seed_option_and_ini_show_in_the_header(sandbox):
     sandbox.makepyfile(test_nothing="def test_nothing(): pass")
-    sandbox.runpytest(*PLUGIN).stdout.fnmatch_lines(["gradcheck: seed=0"])
     result = sandbox.runpytest(*PLUGIN, "--gradcheck-seed", "7", "--gradcheck-mode", "fast")
     result.stdout.fnmatch_lines(["gradcheck: seed=7, mode=fast"])
     sandbox.makeini("[pytest]\ngradcheck_seed = 5\ngradcheck_max_examples = 12\n")
@@ -239,6 +253,60 @@ def test_collected_targets_are_test_items(sandbox):
     sandbox.runpytest(*PLUGIN).assert_outcomes(passed=1)
 
 
+def test_collected_node_ids_run_again_and_count_right(sandbox):
+    sandbox.makefile(
+        ".toml", pyproject=PYPROJECT + '\n[[tool.gradcheck.targets]]\ntarget = "myops"\n'
+    )
+    sandbox.makepyfile(test_plain="def test_plain(): pass")
+    listed = sandbox.runpytest(*PLUGIN, "--gradcheck", "--co", "-q")
+    ids = [line for line in listed.stdout.lines if "::" in line]
+    # the module entry adds the targets not listed before, each once
+    assert ids[:3] == [
+        "pyproject.toml::myops:Square",
+        "pyproject.toml::myops:WrongSquare",
+        "pyproject.toml::myops:SlightlyWrongSquare",
+    ]
+    listed.stdout.fnmatch_lines([f"{len(ids)} tests collected*"])
+    sandbox.runpytest(*PLUGIN, "--gradcheck", ids[0]).assert_outcomes(passed=1)
+    failed = sandbox.runpytest(*PLUGIN, "--gradcheck", "-k", "WrongSquare and not Slightly")
+    (line,) = [x for x in failed.stdout.lines if x.startswith("FAILED ")]
+    again = sandbox.runpytest(*PLUGIN, "--gradcheck", line.split()[1])
+    again.assert_outcomes(failed=1)
+
+
+def test_collected_targets_are_found_when_testpaths_do_not_reach_the_file(sandbox):
+    sandbox.makefile(
+        ".toml", pyproject=PYPROJECT + '\n[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+    )
+    sandbox.mkdir("tests")
+    (sandbox.path / "tests" / "test_plain.py").write_text("def test_plain(): pass\n")
+    result = sandbox.runpytest(*PLUGIN, "--gradcheck")
+    result.assert_outcomes(passed=2, failed=1)
+    # a named path selects as usual: only what it names
+    sandbox.runpytest(*PLUGIN, "--gradcheck", "tests").assert_outcomes(passed=1)
+
+
+def test_a_target_has_the_same_junit_identity_as_in_gradcheck_verify(sandbox, monkeypatch):
+    import xml.etree.ElementTree as ET
+
+    from click.testing import CliRunner
+
+    from gradcheck.cli import main
+
+    sandbox.makefile(".toml", pyproject=PYPROJECT)
+    sandbox.runpytest(*PLUGIN, "--gradcheck", "--junitxml", "py.xml", "-k", "myops")
+    monkeypatch.chdir(sandbox.path)
+    args = ["verify", "--junit-xml", "cli.xml", "--max-examples", "2", "--seed", "1"]
+    CliRunner().invoke(main, args)
+
+    def cases(name: str) -> set[tuple[str | None, str | None]]:
+        tree = ET.parse(sandbox.path / name)
+        return {(c.get("classname"), c.get("name")) for c in tree.iter("testcase")}
+
+    assert cases("cli.xml") == {("myops", "Square"), ("myops", "WrongSquare")}
+    assert cases("py.xml") == cases("cli.xml")
+
+
 def test_collected_targets_take_no_time_limit_from_the_file(sandbox):
     # The time limits are gradcheck verify's; pytest items ignore them (pytest-timeout).
     sandbox.makefile(
@@ -257,9 +325,7 @@ def test_collection_without_targets_or_with_a_bad_config_is_a_usage_error(sandbo
     result.stderr.fnmatch_lines(["*--gradcheck: no targets to collect*"])
     sandbox.makefile(".toml", pyproject="[project]\nname = 'x'\n")
     result = sandbox.runpytest(*PLUGIN, "--gradcheck")
-    result.stderr.fnmatch_lines(
-        ["*--gradcheck: *pyproject.toml: has no [[]tool.gradcheck[]] table"]
-    )
+    result.stderr.fnmatch_lines(["*--gradcheck: no targets to collect*"])
     sandbox.makefile(".toml", pyproject="[tool.gradcheck]\nmax-exampels = 3\n")
     result = sandbox.runpytest(*PLUGIN, "--gradcheck")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -294,7 +360,7 @@ def test_a_run_that_does_not_use_gradcheck_imports_nothing_heavy(sandbox, monkey
         )
     )
     sandbox.makepyfile(test_plain="def test_plain(): assert 1 + 1 == 2")
-    result = sandbox.runpytest_subprocess(*PLUGIN)
+    result = sandbox.runpytest_subprocess(*PLUGIN, "-v")
     result.assert_outcomes(passed=1)
     result.stdout.fnmatch_lines(["gradcheck: seed=0"])  # the plugin did load
     assert json.loads((sandbox.path / "loaded.json").read_text()) == []
