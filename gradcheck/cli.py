@@ -785,6 +785,17 @@ def _inputs(config_path: Path | None, baseline_path: Path | None, verbose: bool)
         baseline = load_baseline(baseline_path) if baseline_path is not None else None
     except GradcheckError as exc:
         _fail(str(exc), exc.exit_code, exc, verbose)
+    if baseline is not None:
+        from gradcheck.frontend.baseline import version_mismatches
+
+        changed = version_mismatches(baseline)
+        if changed:
+            click.echo(
+                f"Warning: {baseline_path} was saved under other versions "
+                f"({', '.join(changed)}): the same seeds may draw other examples and "
+                f"give other error ratios; save the baseline again with --save-baseline",
+                err=True,
+            )
     return config, baseline
 
 

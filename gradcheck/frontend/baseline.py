@@ -12,6 +12,8 @@ executable::
     {
       "gradcheck_baseline": 1,
       "gradcheck_version": "0.1.0",
+      "versions": {"gradcheck": "0.1.0", "hypothesis": "6.170.17", "numpy": "2.3.5",
+                   "python": "3.11.7"},
       "seed": 1234,
       "targets": {
         "mymodule:MyOp": {
@@ -37,7 +39,10 @@ that failed in the baseline and passes now is reported as fixed.
 
 For the numbers to be comparable the two runs must check the same examples: the
 baseline stores each target's seed, and ``--baseline`` reuses it (unless ``--seed`` is
-given), with the settings from the same configuration.
+given), with the settings from the same configuration. The same seed draws the same
+examples only under the same Hypothesis (and the same NumPy and Python, for the
+numbers): the baseline records their versions, and ``--baseline`` warns when this run's
+differ (the comparison still runs; save the baseline again after an upgrade).
 """
 
 from __future__ import annotations
@@ -105,10 +110,44 @@ def baseline_document(results: Sequence[VerifyResult], *, seed: int) -> dict[str
         {
             "gradcheck_baseline": BASELINE_VERSION,
             "gradcheck_version": __version__,
+            "versions": current_versions(),
             "seed": seed,
             "targets": {r.target: _entry(r) for r in results},
         }
     )
+
+
+def current_versions() -> dict[str, str]:
+    """The versions a baseline's numbers depend on: the examples Hypothesis draws from
+    a seed change between its releases (error ratios 100x apart, same seed, under
+    Hypothesis 6.100 and 6.170), and NumPy's and Python's arithmetic may too."""
+    import platform
+
+    import hypothesis
+    import numpy
+
+    from gradcheck import __version__
+
+    return {
+        "gradcheck": __version__,
+        "hypothesis": hypothesis.__version__,
+        "numpy": numpy.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def version_mismatches(document: Mapping[str, Any]) -> list[str]:
+    """``name saved-version -> this-version`` for each version recorded in a baseline
+    that differs from this process's (none for a baseline that records none)."""
+    saved = document.get("versions")
+    if not isinstance(saved, dict):
+        return []
+    now = current_versions()
+    return [
+        f"{name} {saved[name]} -> {now[name]}"
+        for name in now
+        if isinstance(saved.get(name), str) and saved[name] != now[name]
+    ]
 
 
 def baseline_text(results: Sequence[VerifyResult], *, seed: int) -> str:

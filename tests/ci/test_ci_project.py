@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
+import gradcheck
 from gradcheck.cli import main
 from tests.ci.ci_project import make_project
 
@@ -305,3 +306,28 @@ def test_settings_that_do_not_fit_the_op_name_the_file(project: Path) -> None:
         assert result.exit_code == 2
         (line,) = result.stderr.splitlines()
         assert line.startswith(f"Error: ops:Sin: invalid shapes in {pyproject}: got 2 shapes")
+
+
+def test_the_baseline_records_the_versions_and_warns_when_they_differ(project: Path) -> None:
+    import platform
+
+    import hypothesis
+    import numpy
+
+    assert run("--save-baseline", "base.json").exit_code == 0
+    saved = json.loads((project / "base.json").read_text())
+    assert saved["versions"] == {
+        "gradcheck": gradcheck.__version__,
+        "hypothesis": hypothesis.__version__,
+        "numpy": numpy.__version__,
+        "python": platform.python_version(),
+    }
+    same = CliRunner().invoke(main, ["verify", "--baseline", "base.json"])
+    assert same.exit_code == 0 and "Warning" not in same.stderr
+    saved["versions"]["hypothesis"] = "6.100.0"
+    (project / "base.json").write_text(json.dumps(saved))
+    other = CliRunner().invoke(main, ["verify", "--baseline", "base.json"])
+    assert other.exit_code == 0  # a warning, not a failure
+    (warning,) = [line for line in other.stderr.splitlines() if line.startswith("Warning")]
+    assert f"hypothesis 6.100.0 -> {hypothesis.__version__}" in warning
+    assert "base.json" in warning and "--save-baseline" in warning
