@@ -1,0 +1,66 @@
+"""What the distribution ships: the LICENSE, modern metadata, and an sdist that holds
+every file of the checkout, so that its tests run from it (issue 23, item 11)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tarfile
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+
+
+def test_the_license_is_a_file_and_an_spdx_expression():
+    assert (ROOT / "LICENSE").read_text().startswith("MIT License")
+    assert PROJECT["license"] == "MIT"  # PEP 639, not the deprecated {text = ...}
+    assert PROJECT["license-files"] == ["LICENSE"]
+    assert "Typing :: Typed" in PROJECT["classifiers"]
+    assert (ROOT / "gradcheck" / "py.typed").exists()
+
+
+def _checkout_files() -> list[str]:
+    if shutil.which("git") is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout")
+    out = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return [f for f in out.stdout.splitlines() if (ROOT / f).is_file()]
+
+
+def test_the_sdist_holds_every_file_of_the_checkout(tmp_path):
+    pytest.importorskip("setuptools")
+    files = _checkout_files()
+    source = tmp_path / "src"  # a copy: building writes an egg-info next to the sources
+    for name in files:
+        (source / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(ROOT / name, source / name)
+    build = (
+        "import sys; from setuptools import build_meta; "
+        "print(build_meta.build_sdist(sys.argv[1]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", build, str(tmp_path / "dist")],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if out.returncode != 0 and "setuptools" in out.stderr and "77" in out.stderr:
+        pytest.skip("setuptools < 77 (PEP 639 license metadata)")
+    assert out.returncode == 0, out.stderr
+    archive = tmp_path / "dist" / out.stdout.strip().splitlines()[-1]
+    with tarfile.open(archive) as sdist:
+        names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
+    missing = sorted(set(files) - names - {".gitignore"})
+    assert missing == []
+    assert "conftest.py" in names and "LICENSE" in names and "PKG-INFO" in names
