@@ -3,6 +3,7 @@ every file of the checkout, so that its tests run from it (issue 23, item 11).""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -45,8 +46,7 @@ def test_the_sdist_holds_every_file_of_the_checkout(tmp_path):
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, source / name)
     build = (
-        "import sys; from setuptools import build_meta; "
-        "print(build_meta.build_sdist(sys.argv[1]))"
+        "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
     )
     out = subprocess.run(
         [sys.executable, "-c", build, str(tmp_path / "dist")],
@@ -64,3 +64,32 @@ def test_the_sdist_holds_every_file_of_the_checkout(tmp_path):
     missing = sorted(set(files) - names - {".gitignore"})
     assert missing == []
     assert "conftest.py" in names and "LICENSE" in names and "PKG-INFO" in names
+
+
+@pytest.mark.slow
+def test_an_install_from_the_git_url_runs_the_command(tmp_path):
+    # The README's install without a clone: pip builds the committed tree from git.
+    _checkout_files()
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # the dependencies from this environment, gradcheck itself from git
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "base.pth").write_text(
+        "\n".join(p for p in sys.path if p.endswith("site-packages")) + "\n"
+    )
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps"]
+    subprocess.run([*pip, f"git+file://{ROOT}@{commit}"], check=True, timeout=600)
+    command = ["verify", "gradcheck.builtin_targets:square", "--max-examples", "3", "-q"]
+    out = subprocess.run(
+        [str(venv / "bin" / "gradcheck"), *command],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"},
+    )
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("1 passed")
