@@ -52,7 +52,7 @@ from gradcheck.errors import (
 )
 from gradcheck.frontend.files import OutputFile, stdout_to_stderr, unreadable_number
 from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
-from gradcheck.frontend.progress import Progress, can_redraw, wants_color
+from gradcheck.frontend.progress import COLOR_CHOICES, Progress, can_redraw, wants_color
 from gradcheck.search.precedence import layered
 
 if TYPE_CHECKING:
@@ -628,8 +628,8 @@ class _Seconds(click.ParamType):
 @click.option(
     "--color",
     "color_choice",
-    type=click.Choice(["auto", "always", "never"]),
-    default="auto",
+    type=click.Choice(COLOR_CHOICES),
+    default=COLOR_CHOICES[0],
     show_default=True,
     help="Colour the output. auto: on a terminal (not TERM=dumb), unless NO_COLOR is "
     "set; FORCE_COLOR=1 colours a pipe too.",

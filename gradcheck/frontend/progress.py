@@ -22,7 +22,12 @@ from typing import Any, TextIO
 
 import click
 
-__all__ = ["Progress", "is_tty", "wants_color", "can_redraw"]
+from gradcheck.checking.vocabulary import Verdict
+
+__all__ = ["COLOR_CHOICES", "Progress", "is_tty", "wants_color", "can_redraw"]
+
+#: ``--color``'s values, the default first.
+COLOR_CHOICES = ("auto", "always", "never")
 
 #: The live line is rewritten at most this often (seconds).
 REDRAW_INTERVAL = 0.1
@@ -45,7 +50,7 @@ def wants_color(choice: str, stream: Any) -> bool:
     ``TERM=dumb``, unless ``NO_COLOR`` is set (no-color.org), or anywhere when
     ``FORCE_COLOR`` is (force-color.org); NO_COLOR wins over FORCE_COLOR, as in pytest.
     An empty variable counts as unset."""
-    if choice != "auto":
+    if choice != COLOR_CHOICES[0]:
         return choice == "always"
     if os.environ.get("NO_COLOR"):
         return False
@@ -55,11 +60,11 @@ def wants_color(choice: str, stream: Any) -> bool:
 
 
 _STYLE = {
-    "passed": {"fg": "green"},
-    "failed": {"fg": "red", "bold": True},
-    "timed_out": {"fg": "red", "bold": True},
-    "inconclusive": {"fg": "yellow"},
-    "not_run": {"fg": "yellow"},
+    Verdict.PASSED: {"fg": "green"},
+    Verdict.FAILED: {"fg": "red", "bold": True},
+    Verdict.TIMED_OUT: {"fg": "red", "bold": True},
+    Verdict.INCONCLUSIVE: {"fg": "yellow"},
+    Verdict.NOT_RUN: {"fg": "yellow"},
 }
 
 

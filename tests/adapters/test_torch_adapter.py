@@ -110,7 +110,7 @@ def test_cli_verifies_torch_targets(torch_workdir):
         ["verify", "my_torch_ops:sin_times", "--max-examples", "5", "--format", "json"],
     )
     assert doc.exit_code == 0, doc.output
-    assert json.loads(doc.output)["targets"][0]["verdict"] == "passed"
+    assert json.loads(doc.stdout)["targets"][0]["verdict"] == "passed"
 
 
 def test_cli_lists_torch_classes_of_a_module(torch_workdir):
