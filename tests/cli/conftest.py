@@ -31,3 +31,36 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
         origin = getattr(sys.modules[name], "__file__", None) or ""
         if origin.startswith(str(tmp_path)):
             del sys.modules[name]
+
+
+def on_a_terminal(
+    command: list[str], cwd: Path, env: dict[str, str], stderr: bool = True
+) -> tuple[int, str]:
+    """Run ``command`` with its stdout (and its stderr, unless ``stderr`` is false) on
+    a pseudo-terminal: its exit status and everything it wrote there."""
+    import os
+    import subprocess
+
+    primary, secondary = os.openpty()
+    try:
+        proc = subprocess.Popen(
+            command,
+            cwd=cwd,
+            env=env,
+            stdout=secondary,
+            stderr=secondary if stderr else subprocess.DEVNULL,
+        )
+        os.close(secondary)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # the other side closed (Linux)
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        code = proc.wait(timeout=120)
+    finally:
+        os.close(primary)
+    return code, b"".join(chunks).decode()

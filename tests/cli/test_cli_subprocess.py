@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli.conftest import REPO
+from tests.cli.conftest import REPO, on_a_terminal
 
 ARGS = ["--max-examples", "10", "--seed", "1"]
 
@@ -89,31 +89,10 @@ def test_console_script_style_launch_imports_the_working_directory(
 @pytest.mark.skipif(not hasattr(os, "openpty"), reason="needs a pseudo-terminal")
 @pytest.mark.parametrize("no_color", [False, True])
 def test_colour_only_on_a_tty_and_never_with_no_color(workdir: Path, no_color: bool) -> None:
-    primary, secondary = os.openpty()
     extra = {"NO_COLOR": "1"} if no_color else {}
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-m", "gradcheck", "verify", "user_ops:WrongSquare", *ARGS],
-            cwd=workdir,
-            env=env(**extra),
-            stdout=secondary,
-            stderr=subprocess.DEVNULL,
-            timeout=120,
-        )
-        os.close(secondary)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(primary, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(primary)
-    out = b"".join(chunks).decode()
-    assert proc.returncode == 1
+    command = [sys.executable, "-m", "gradcheck", "verify", "user_ops:WrongSquare", *ARGS]
+    code, out = on_a_terminal(command, workdir, env(**extra), stderr=False)
+    assert code == 1
     assert "FAILED" in out
     assert ("\x1b[" in out) is not no_color
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from gradcheck.cli import main
 from gradcheck.frontend.progress import Progress, wants_color
-from tests.cli.conftest import REPO
+from tests.cli.conftest import REPO, on_a_terminal
 
 FAST = ["--max-examples", "3", "--seed", "1"]
 SGR = re.compile(r"\x1b\[[0-9;]*m")
@@ -129,38 +129,19 @@ def test_live_line_and_colour_on_a_terminal_none_with_term_dumb(project: Path):
         pytest.skip("needs a pseudo-terminal")
     (project / "go").touch()
 
-    def on_a_terminal(**extra: str) -> str:
-        primary, secondary = os.openpty()
-        try:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "gradcheck", "verify", "pops:Square", "pops:Wrong", *FAST],
-                cwd=project,
-                env=env(**extra),
-                stdout=secondary,
-                stderr=secondary,
-            )
-            os.close(secondary)
-            chunks = []
-            while True:
-                try:
-                    chunk = os.read(primary, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                chunks.append(chunk)
-            assert proc.wait(timeout=120) == 1
-        finally:
-            os.close(primary)
-        return b"".join(chunks).decode()
+    def terminal(**extra: str) -> str:
+        command = [sys.executable, "-m", "gradcheck", "verify", "pops:Square", "pops:Wrong", *FAST]
+        code, out = on_a_terminal(command, project, env(**extra))
+        assert code == 1
+        return out
 
-    tty = on_a_terminal()
+    tty = terminal()
     assert "\r\x1b[K[0/2] pops:Square" in tty  # the live line, rewritten in place
     assert SGR.search(tty)
-    dumb = on_a_terminal(TERM="dumb")
+    dumb = terminal(TERM="dumb")
     assert "[1/2] pops:Square passed" in dumb
     assert "\x1b" not in dumb  # no colour, no cursor movement
-    assert not SGR.search(on_a_terminal(NO_COLOR="1"))
+    assert not SGR.search(terminal(NO_COLOR="1"))
 
 
 @pytest.mark.parametrize(
