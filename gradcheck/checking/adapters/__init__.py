@@ -77,7 +77,7 @@ class Framework:
     label : str
         Its name in messages (``"PyTorch"``).
     extra : str
-        The extra of gradcheck that installs it (``pip install 'gradcheck[torch]'``).
+        The extra of gradcheck that installs it (``pip install '.[torch]'`` from a clone).
     packages : tuple of str
         Its top-level modules, the first the one to import: a function whose globals
         use one is its target; their frames are not the user's in a traceback.
@@ -172,23 +172,31 @@ def require(module: str, *, needed_for: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as exc:
-        extra, label = EXTRAS.get(module, (module, module))
+        label = EXTRAS.get(module, (module, module))[1]
         raise MissingExtra(
-            f"{needed_for} needs {label}, which is not installed: pip install 'gradcheck[{extra}]'"
+            f"{needed_for} needs {label}, which is not installed: {_install_hint(module)}"
         ) from exc
 
 
+def _install_hint(module: str) -> str:
+    """How to install an optional dependency: the package itself (gradcheck is not on
+    PyPI, so ``pip install 'gradcheck[torch]'`` would not find gradcheck), and the
+    extra of a clone that pulls it in."""
+    extra = EXTRAS.get(module, (module, module))[0]
+    return f"pip install {module} (or, from a clone of gradcheck, pip install '.[{extra}]')"
+
+
 def missing_extra_hint(exc: BaseException) -> str:
-    """``" (pip install 'gradcheck[torch]')"`` when ``exc`` is the import error of
-    an optional dependency, else ``""``: appended to "cannot import module" messages.
+    """``" (pip install torch ...)"`` when ``exc`` is the import error of an optional
+    dependency, else ``""``: appended to "cannot import module" messages.
 
     >>> missing_extra_hint(ModuleNotFoundError("No module named 'torch'", name="torch"))
-    " (pip install 'gradcheck[torch]')"
+    " (pip install torch (or, from a clone of gradcheck, pip install '.[torch]'))"
     """
     name = getattr(exc, "name", None) or ""
     top = name.split(".")[0]
     if isinstance(exc, ImportError) and top in EXTRAS:
-        return f" (pip install 'gradcheck[{EXTRAS[top][0]}]')"
+        return f" ({_install_hint(top)})"
     return ""
 
 
