@@ -710,6 +710,21 @@ def _run(
             raise search.fatal from None
         raise
     seconds = time.perf_counter() - start
+    return _result(search, name, options, seed, seconds, failure, verdict, note)
+
+
+def _result(
+    search: _Search,
+    name: str,
+    options: dict[str, Any],
+    seed: int,
+    seconds: float,
+    failure: Any,
+    verdict: str,
+    note: str,
+) -> VerifyResult:
+    """The :class:`VerifyResult` of a finished search: a pass that compared nothing is
+    inconclusive; an op that ran at no shape failed with its forward's error."""
     if verdict == Verdict.PASSED and search.examples == 0:
         verdict, note = Verdict.INCONCLUSIVE, _unsatisfied(search.skipped)
     if search.domain.nowhere and failure is None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -174,40 +175,10 @@ def op_inputs(
     check_bool("unique", unique)
     discrete = _discrete(integers, booleans, arity)
 
-    if shapes is not None:
-        if not isinstance(shapes, (tuple, list)) or len(shapes) != arity:
-            raise InvalidArgument(
-                f"shapes={shapes!r} must hold one shape spec per input ({arity} inputs)"
-            )
-        shape_strategy = named_shapes(*shapes, min_side=min_side, max_side=max_side)
-    elif broadcast:
-        shape_strategy = hnp.mutually_broadcastable_shapes(
-            num_shapes=arity,
-            min_dims=min_dims,
-            max_dims=max_dims,
-            min_side=min_side,
-            max_side=max_side,
-        ).map(lambda b: b.input_shapes)
-    else:
-        shape_strategy = hnp.array_shapes(
-            min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
-        ).map(lambda s: (s,) * arity)
-
-    if elements is not None:
-        if not isinstance(elements, st.SearchStrategy):
-            raise InvalidArgument(f"elements={elements!r} must be a strategy or None")
-        per_input: list[Any] = [elements] * arity
-    else:
-        per_input = [
-            interval_floats(
-                dtype,
-                lo,
-                hi,
-                avoid=(*avoid, *(b for b in (lo, hi) if np.isfinite(b))),
-                margin=margin,
-            )
-            for lo, hi in domains
-        ]
+    shape_strategy = _shape_strategy(
+        shapes, broadcast, arity, (min_dims, max_dims), (min_side, max_side)
+    )
+    per_input = _value_strategies(elements, dtype, domains, avoid, margin)
 
     dtypes = [dtype] * arity
     for i, (kind, el) in discrete.items():
@@ -223,33 +194,101 @@ def op_inputs(
         finite_bounds = tuple(b for b in (lo, hi) if np.isfinite(b))
         grid = spaced_values(dtype, lo, hi, avoid=(*avoid, *finite_bounds), margin=margin)
 
-    @st.composite
-    def draw_inputs(draw: st.DrawFn) -> tuple[np.ndarray, ...]:
-        input_shapes = draw(shape_strategy, label="shapes")
-        if not unique:
-            return tuple(
-                draw(hnp.arrays(dt, shape, elements=el))
-                for shape, el, dt in zip(input_shapes, per_input, dtypes)
-            )
-        arrays: list[Any] = [None] * arity
-        for i in discrete:
-            arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i]))
-        if grid is not None:
-            sizes = [int(np.prod(input_shapes[i])) for i in floats]
-            assume(sum(sizes) <= grid.size)
-            positions = st.lists(
-                st.integers(0, grid.size - 1), min_size=sum(sizes), max_size=sum(sizes), unique=True
-            )
-            flat = grid[np.array(draw(positions), dtype=np.intp)]
-            pieces = np.split(flat, np.cumsum(sizes)[:-1])
-            for i, piece in zip(floats, pieces):
-                arrays[i] = piece.reshape(input_shapes[i]).copy()
-            return tuple(arrays)
-        # One domain per input (or the caller's own elements): distinct values per
-        # input, then reject draws with two values closer than `margin`.
-        for i in floats:
-            arrays[i] = draw(hnp.arrays(dtype, input_shapes[i], elements=per_input[i], unique=True))
-        assume(_min_gap([arrays[i] for i in floats]) >= margin)
-        return tuple(arrays)
+    spec = _Draws(shape_strategy, per_input, dtypes, discrete, floats, grid, margin)
+    return _draw_inputs(spec, unique)
 
-    return draw_inputs()
+
+def _shape_strategy(
+    shapes: Sequence[Any] | None,
+    broadcast: bool,
+    arity: int,
+    dims: tuple[int, int],
+    sides: tuple[int, int],
+) -> st.SearchStrategy[Any]:
+    """:func:`op_inputs`'s shapes: one tuple of input shapes per draw."""
+    (min_dims, max_dims), (min_side, max_side) = dims, sides
+    if shapes is not None:
+        if not isinstance(shapes, (tuple, list)) or len(shapes) != arity:
+            raise InvalidArgument(
+                f"shapes={shapes!r} must hold one shape spec per input ({arity} inputs)"
+            )
+        return named_shapes(*shapes, min_side=min_side, max_side=max_side)
+    if broadcast:
+        return hnp.mutually_broadcastable_shapes(
+            num_shapes=arity,
+            min_dims=min_dims,
+            max_dims=max_dims,
+            min_side=min_side,
+            max_side=max_side,
+        ).map(lambda b: b.input_shapes)
+    return hnp.array_shapes(
+        min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
+    ).map(lambda s: (s,) * arity)
+
+
+def _value_strategies(
+    elements: st.SearchStrategy[Any] | None,
+    dtype: Any,
+    domains: Sequence[tuple[float, float]],
+    avoid: Sequence[float],
+    margin: float,
+) -> list[Any]:
+    """:func:`op_inputs`'s values: one element strategy per input."""
+    if elements is not None:
+        if not isinstance(elements, st.SearchStrategy):
+            raise InvalidArgument(f"elements={elements!r} must be a strategy or None")
+        return [elements] * len(domains)
+    return [
+        interval_floats(
+            dtype,
+            lo,
+            hi,
+            avoid=(*avoid, *(b for b in (lo, hi) if np.isfinite(b))),
+            margin=margin,
+        )
+        for lo, hi in domains
+    ]
+
+
+@dataclass(frozen=True, eq=False)
+class _Draws:
+    """What :func:`_draw_inputs` draws from, worked out once by :func:`op_inputs`."""
+
+    shapes: st.SearchStrategy[Any]
+    per_input: list[Any]
+    dtypes: list[Any]
+    discrete: Mapping[int, Any]
+    floats: list[int]
+    grid: np.ndarray | None
+    margin: float
+
+
+@st.composite
+def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarray, ...]:
+    input_shapes = draw(spec.shapes, label="shapes")
+    per_input, dtypes, floats, grid = spec.per_input, spec.dtypes, spec.floats, spec.grid
+    if not unique:
+        return tuple(
+            draw(hnp.arrays(dt, shape, elements=el))
+            for shape, el, dt in zip(input_shapes, per_input, dtypes)
+        )
+    arrays: list[Any] = [None] * len(per_input)
+    for i in spec.discrete:
+        arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i]))
+    if grid is not None:
+        sizes = [int(np.prod(input_shapes[i])) for i in floats]
+        assume(sum(sizes) <= grid.size)
+        positions = st.lists(
+            st.integers(0, grid.size - 1), min_size=sum(sizes), max_size=sum(sizes), unique=True
+        )
+        flat = grid[np.array(draw(positions), dtype=np.intp)]
+        pieces = np.split(flat, np.cumsum(sizes)[:-1])
+        for i, piece in zip(floats, pieces):
+            arrays[i] = piece.reshape(input_shapes[i]).copy()
+        return tuple(arrays)
+    # One domain per input (or the caller's own elements): distinct values per
+    # input, then reject draws with two values closer than `margin`.
+    for i in floats:
+        arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i], unique=True))
+    assume(_min_gap([arrays[i] for i in floats]) >= spec.margin)
+    return tuple(arrays)
