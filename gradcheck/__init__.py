@@ -32,6 +32,7 @@ _EXPORTS: dict[str, str] = {
     "astensor": "gradcheck.tensor_base",
     "execute_op": "gradcheck.tensor_base",
     "tensor": "gradcheck.tensor_base",
+    "ufunc": "gradcheck.ufuncs",
     "check": "gradcheck.checking.checker",
     "CheckResult": "gradcheck.checking.result",
     "Failure": "gradcheck.checking.result",
@@ -89,3 +90,4 @@ if TYPE_CHECKING:  # static type checkers and IDEs see the eager imports
     from gradcheck.search.description import describe
     from gradcheck.search.verifier import VerifyResult, verify
     from gradcheck.tensor_base import Tensor, astensor, execute_op, tensor
+    from gradcheck.ufuncs import ufunc

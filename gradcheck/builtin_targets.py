@@ -53,6 +53,7 @@ import gradcheck.ops as ops
 from gradcheck import linalg, nnet
 from gradcheck.search.description import describe
 from gradcheck.tensor_base import Tensor
+from gradcheck.ufuncs._ufunc_creators import MyGradUfunc
 
 __all__ = ["EXAMPLES", "NOT_DIFFERENTIABLE", "TABLE", "Row", "row"]
 
@@ -553,6 +554,15 @@ TABLE: list[Row] = [
 # --- from rows to targets ---------------------------------------------------------------
 
 
+def _op_parameters(op: Callable[..., Any]) -> list[inspect.Parameter]:
+    """The op's parameters that a target takes: all but ``constant``, and for a ufunc
+    also but NumPy's call conventions (``out``, ``where``, ``dtype``)."""
+    skip = {"constant"}
+    if isinstance(op, MyGradUfunc):
+        skip |= {"out", "where", "dtype"}
+    return [p for p in inspect.signature(op).parameters.values() if p.name not in skip]
+
+
 def _target(name: str, op: Callable[..., Any], call: Any, settings: Mapping[str, Any]) -> Any:
     """A function of tensors applying ``op`` as the row says, named ``name``, with
     the signature ``gradcheck`` reads its inputs and parameters from, described."""
@@ -561,7 +571,7 @@ def _target(name: str, op: Callable[..., Any], call: Any, settings: Mapping[str,
         def apply(*tensors: Any, **kwargs: Any) -> Any:
             return op(*tensors, **kwargs)
 
-        params = [p for p in inspect.signature(op).parameters.values() if p.name != "constant"]
+        params = _op_parameters(op)
     else:
 
         def apply(*tensors: Any, **kwargs: Any) -> Any:
@@ -570,7 +580,7 @@ def _target(name: str, op: Callable[..., Any], call: Any, settings: Mapping[str,
         params = list(inspect.signature(call).parameters.values())[1:]
         if any(p.kind is p.VAR_POSITIONAL or p.kind is p.VAR_KEYWORD for p in params):
             # A generic call (`_distinct`) takes the op's own inputs and parameters.
-            params = [p for p in inspect.signature(op).parameters.values() if p.name != "constant"]
+            params = _op_parameters(op)
     apply.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
     apply.__name__ = apply.__qualname__ = name
     ramped = " to a ramped input (no ties)" if call is _distinct else ""

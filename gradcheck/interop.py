@@ -43,6 +43,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.tensor_base import Tensor
+from gradcheck.ufuncs._ufunc_creators import MyGradUfunc
 
 __all__ = ["array_function", "array_ufunc", "register"]
 
@@ -51,6 +52,8 @@ UFUNCS: dict[np.ufunc, Callable[..., Any]] = {}
 _FUNCTIONS: dict[Callable[..., Any], Callable[..., Any]] = {}
 _EXTRA: dict[Any, Callable[..., Any]] = {}
 _built = False
+#: The keyword arguments of a NumPy ufunc call that a gradcheck ufunc takes.
+_UFUNC_KEYWORDS = frozenset({"out", "where", "dtype"})
 
 # NumPy functions that only inspect their arguments: run on the data.
 _INSPECTING = {
@@ -143,6 +146,16 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
     gradcheck has one."""
     if not _built:
         _build()
+    function = UFUNCS.get(ufunc)
+    if (
+        method == "__call__"
+        and isinstance(function, MyGradUfunc)
+        and _UFUNC_KEYWORDS.issuperset(kwargs)
+    ):
+        # NumPy's out=, where= and dtype= mean the same to a gradcheck ufunc; out= an
+        # array makes that array the result's data (``array += tensor`` gives a tensor,
+        # as in MyGrad), out= a tensor writes the tensor in place
+        return function(*inputs, **kwargs)
     out = kwargs.get("out")
     if out is not None:
         if any(isinstance(o, Tensor) for o in out):
@@ -152,7 +165,6 @@ def array_ufunc(ufunc: np.ufunc, method: str, inputs: tuple[Any, ...], kwargs: d
             )
         # Writing into a plain array (`array += tensor`) keeps no graph.
         return getattr(ufunc, method)(*_data(inputs), **kwargs)
-    function = UFUNCS.get(ufunc)
     if function is not None:
         if method == "__call__" and not kwargs:
             return function(*inputs)

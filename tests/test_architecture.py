@@ -31,6 +31,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gradcheck.nnet",
             "gradcheck.linalg",
             "gradcheck.random",
+            "gradcheck.ufuncs",
         ),
     ),
     # The finite differences and the result types know nothing of targets.

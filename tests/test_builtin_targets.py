@@ -25,8 +25,13 @@ def _public_functions(module: ModuleType, names: list[str]) -> dict[str, object]
     return {
         f"{module.__name__}.{name}": getattr(module, name)
         for name in names
-        if inspect.isfunction(getattr(module, name))
+        if inspect.isfunction(getattr(module, name)) or _is_ufunc(getattr(module, name))
     }
+
+
+def _is_ufunc(obj: object) -> bool:
+    """The elementwise ops (gradcheck.add, gradcheck.exp...) are ufuncs: classes."""
+    return isinstance(obj, type) and issubclass(obj, gradcheck.ufunc)
 
 
 def public_differentiable_functions() -> dict[str, object]:

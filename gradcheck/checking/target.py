@@ -30,6 +30,7 @@ from gradcheck.errors import NotATarget, SkipGradient, TargetRaised
 from gradcheck.graph import no_autodiff
 from gradcheck.operation import BroadcastableOp, Operation, reduce_broadcast
 from gradcheck.tensor_base import Tensor, execute_op
+from gradcheck.ufuncs._ufunc_creators import MyGradUfunc
 
 __all__ = [
     "FixedInput",
@@ -352,7 +353,8 @@ def resolve_target(obj: Any) -> Target:
     framework = framework_of(obj)
     if framework is not None:  # a torch or MyGrad op: run through its framework
         return resolve_foreign(obj, framework)
-    if isinstance(obj, type):
+    # (a ufunc, gradcheck.add say, is a class that is called as a function)
+    if isinstance(obj, type) and not isinstance(obj, MyGradUfunc):
         if not issubclass(obj, Operation):
             raise NotATarget(
                 f"{qualname(obj)} is a class but not an Operation subclass; "

@@ -28,6 +28,7 @@ from gradcheck.ops._rules.arithmetic import (  # noqa: F401 (re-exported)
 )
 from gradcheck.ops._rules.unary import UnaryOp  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.tensor_base import Tensor, execute_op
+from gradcheck.ufuncs import ufunc_creator
 
 __all__ = [
     "add",
@@ -45,7 +46,16 @@ __all__ = [
 ]
 
 
-def add(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Add)
+def add(
+    x1: Any,
+    x2: Any,
+    out: Any = None,
+    *,
+    where: Any = True,
+    dtype: Any = None,
+    constant: bool | None = None,
+) -> Tensor:
     """Add ``x1`` and ``x2`` elementwise, with broadcasting.
 
     Parameters
@@ -65,10 +75,18 @@ def add(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.add(mg.Tensor([1.0, 2.0]), 3.0)
     Tensor([4., 5.])
     """
-    return execute_op(Add, x1, x2, constant=constant)
 
 
-def subtract(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Subtract)
+def subtract(
+    x1: Any,
+    x2: Any,
+    out: Any = None,
+    *,
+    where: Any = True,
+    dtype: Any = None,
+    constant: bool | None = None,
+) -> Tensor:
     """Subtract ``x2`` from ``x1`` elementwise, with broadcasting.
 
     Parameters
@@ -87,10 +105,18 @@ def subtract(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.subtract(mg.Tensor([1.0, 2.0]), 3.0)
     Tensor([-2., -1.])
     """
-    return execute_op(Subtract, x1, x2, constant=constant)
 
 
-def multiply(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Multiply)
+def multiply(
+    x1: Any,
+    x2: Any,
+    out: Any = None,
+    *,
+    where: Any = True,
+    dtype: Any = None,
+    constant: bool | None = None,
+) -> Tensor:
     """Multiply ``x1`` and ``x2`` elementwise, with broadcasting.
 
     Parameters
@@ -109,10 +135,18 @@ def multiply(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.multiply(mg.Tensor([1.0, 2.0]), 3.0)
     Tensor([3., 6.])
     """
-    return execute_op(Multiply, x1, x2, constant=constant)
 
 
-def divide(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Divide)
+def true_divide(
+    x1: Any,
+    x2: Any,
+    out: Any = None,
+    *,
+    where: Any = True,
+    dtype: Any = None,
+    constant: bool | None = None,
+) -> Tensor:
     """Divide ``x1`` by ``x2`` elementwise (true division), with broadcasting.
 
     Parameters
@@ -132,13 +166,22 @@ def divide(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.divide(mg.Tensor([1.0, 2.0]), 4.0)
     Tensor([0.25, 0.5 ])
     """
-    return execute_op(Divide, x1, x2, constant=constant)
 
 
-true_divide = divide
+#: ``divide`` is ``true_divide`` (NumPy's ``divide`` is its ``true_divide`` too)
+divide = true_divide
 
 
-def power(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Power)
+def power(
+    x1: Any,
+    x2: Any,
+    out: Any = None,
+    *,
+    where: Any = True,
+    dtype: Any = None,
+    constant: bool | None = None,
+) -> Tensor:
     """Raise ``x1`` to the power ``x2`` elementwise, with broadcasting.
 
     Parameters
@@ -166,10 +209,12 @@ def power(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
     >>> x.grad
     array([ 3., 12.])
     """
-    return execute_op(Power, x1, x2, constant=constant)
 
 
-def negative(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Negative)
+def negative(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """Negate ``x`` elementwise.
 
     Parameters
@@ -188,10 +233,12 @@ def negative(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.negative(mg.Tensor([1.0, -2.0]))
     Tensor([-1.,  2.])
     """
-    return execute_op(Negative, x, constant=constant)
 
 
-def positive(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Positive)
+def positive(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """``+x`` elementwise: a copy of ``x`` in a new node of the graph.
 
     Parameters
@@ -210,10 +257,12 @@ def positive(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.positive(mg.Tensor([1.0, -2.0]))
     Tensor([ 1., -2.])
     """
-    return execute_op(Positive, x, constant=constant)
 
 
-def reciprocal(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Reciprocal)
+def reciprocal(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """``1 / x`` elementwise (differentiable where ``x != 0``).
 
     Parameters
@@ -232,10 +281,12 @@ def reciprocal(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.reciprocal(mg.Tensor([2.0, -4.0]))
     Tensor([ 0.5 , -0.25])
     """
-    return execute_op(Reciprocal, x, constant=constant)
 
 
-def square(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Square)
+def square(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """Square ``x`` elementwise.
 
     Parameters
@@ -254,7 +305,6 @@ def square(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.square(mg.Tensor([1.0, -2.0]))
     Tensor([1., 4.])
     """
-    return execute_op(Square, x, constant=constant)
 
 
 def _at_least_two(name: str, variables: tuple[Any, ...]) -> None:

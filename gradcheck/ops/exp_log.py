@@ -23,12 +23,16 @@ from gradcheck.ops._rules.exp_log import (  # noqa: F401 (re-exported)
     LogAddExp2,
 )
 from gradcheck.ops._rules.unary import UnaryOp  # noqa: F401 (re-exported: MyGrad's modules hold them)
-from gradcheck.tensor_base import Tensor, execute_op
+from gradcheck.tensor_base import Tensor
+from gradcheck.ufuncs import ufunc_creator
 
 __all__ = ["exp", "exp2", "expm1", "log", "log2", "log10", "log1p", "logaddexp", "logaddexp2"]
 
 
-def exp(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Exp)
+def exp(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The exponential ``e**x``, elementwise.
 
     Parameters
@@ -47,10 +51,12 @@ def exp(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.exp(mg.Tensor([0.0, 1.0]))
     Tensor([1.        , 2.71828183])
     """
-    return execute_op(Exp, x, constant=constant)
 
 
-def exp2(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Exp2)
+def exp2(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """``2**x``, elementwise.
 
     Parameters
@@ -69,10 +75,12 @@ def exp2(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.exp2(mg.Tensor([0.0, 3.0]))
     Tensor([1., 8.])
     """
-    return execute_op(Exp2, x, constant=constant)
 
 
-def expm1(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Expm1)
+def expm1(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """``exp(x) - 1``, elementwise, accurate for small ``x``.
 
     Parameters
@@ -91,10 +99,12 @@ def expm1(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.expm1(mg.Tensor([0.0]))
     Tensor([0.])
     """
-    return execute_op(Expm1, x, constant=constant)
 
 
-def log(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Log)
+def log(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The natural logarithm, elementwise (defined for ``x > 0``).
 
     Parameters
@@ -113,10 +123,12 @@ def log(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.log(mg.Tensor([1.0]))
     Tensor([0.])
     """
-    return execute_op(Log, x, constant=constant)
 
 
-def log2(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Log2)
+def log2(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The base-2 logarithm, elementwise (defined for ``x > 0``).
 
     Parameters
@@ -135,10 +147,12 @@ def log2(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.log2(mg.Tensor([8.0]))
     Tensor([3.])
     """
-    return execute_op(Log2, x, constant=constant)
 
 
-def log10(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Log10)
+def log10(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The base-10 logarithm, elementwise (defined for ``x > 0``).
 
     Parameters
@@ -157,10 +171,12 @@ def log10(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.log10(mg.Tensor([100.0]))
     Tensor([2.])
     """
-    return execute_op(Log10, x, constant=constant)
 
 
-def log1p(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Log1p)
+def log1p(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """``log(1 + x)``, elementwise, accurate for small ``x`` (defined for ``x > -1``).
 
     Parameters
@@ -179,10 +195,18 @@ def log1p(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.log1p(mg.Tensor([0.0]))
     Tensor([0.])
     """
-    return execute_op(Log1p, x, constant=constant)
 
 
-def logaddexp(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(LogAddExp)
+def logaddexp(
+    x1: Any,
+    x2: Any,
+    out: Any = None,
+    *,
+    where: Any = True,
+    dtype: Any = None,
+    constant: bool | None = None,
+) -> Tensor:
     """``log(exp(x1) + exp(x2))``, elementwise, without overflow; broadcasts.
 
     Parameters
@@ -203,10 +227,18 @@ def logaddexp(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
     >>> x.grad
     array([0.5])
     """
-    return execute_op(LogAddExp, x1, x2, constant=constant)
 
 
-def logaddexp2(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(LogAddExp2)
+def logaddexp2(
+    x1: Any,
+    x2: Any,
+    out: Any = None,
+    *,
+    where: Any = True,
+    dtype: Any = None,
+    constant: bool | None = None,
+) -> Tensor:
     """``log2(2**x1 + 2**x2)``, elementwise, without overflow; broadcasts.
 
     Parameters
@@ -225,4 +257,3 @@ def logaddexp2(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.logaddexp2(mg.Tensor([1.0]), 1.0)
     Tensor([2.])
     """
-    return execute_op(LogAddExp2, x1, x2, constant=constant)

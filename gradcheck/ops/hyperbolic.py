@@ -28,6 +28,7 @@ from gradcheck.ops._rules.hyperbolic import (  # noqa: F401 (re-exported)
 )
 from gradcheck.ops._rules.unary import UnaryOp  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.tensor_base import Tensor, execute_op
+from gradcheck.ufuncs import ufunc_creator
 
 __all__ = [
     "sinh",
@@ -44,7 +45,10 @@ __all__ = [
 ]
 
 
-def sinh(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Sinh)
+def sinh(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The hyperbolic sine, elementwise.
 
     Parameters
@@ -63,10 +67,12 @@ def sinh(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.sinh(mg.Tensor([0.0]))
     Tensor([0.])
     """
-    return execute_op(Sinh, x, constant=constant)
 
 
-def cosh(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Cosh)
+def cosh(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The hyperbolic cosine, elementwise.
 
     Parameters
@@ -85,10 +91,12 @@ def cosh(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.cosh(mg.Tensor([0.0]))
     Tensor([1.])
     """
-    return execute_op(Cosh, x, constant=constant)
 
 
-def tanh(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Tanh)
+def tanh(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The hyperbolic tangent, elementwise.
 
     Parameters
@@ -107,10 +115,12 @@ def tanh(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.tanh(mg.Tensor([0.0]))
     Tensor([0.])
     """
-    return execute_op(Tanh, x, constant=constant)
 
 
-def arcsinh(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Arcsinh)
+def arcsinh(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The inverse hyperbolic sine, elementwise.
 
     Parameters
@@ -129,10 +139,12 @@ def arcsinh(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.arcsinh(mg.Tensor([0.0]))
     Tensor([0.])
     """
-    return execute_op(Arcsinh, x, constant=constant)
 
 
-def arccosh(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Arccosh)
+def arccosh(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The inverse hyperbolic cosine, elementwise (differentiable for ``x > 1``).
 
     Parameters
@@ -151,10 +163,12 @@ def arccosh(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.arccosh(mg.Tensor([1.0]))
     Tensor([0.])
     """
-    return execute_op(Arccosh, x, constant=constant)
 
 
-def arctanh(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Arctanh)
+def arctanh(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The inverse hyperbolic tangent, elementwise (defined for ``-1 < x < 1``).
 
     Parameters
@@ -173,7 +187,6 @@ def arctanh(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.arctanh(mg.Tensor([0.0]))
     Tensor([0.])
     """
-    return execute_op(Arctanh, x, constant=constant)
 
 
 def csch(x: Any, *, constant: bool | None = None) -> Tensor:

@@ -18,13 +18,29 @@ from gradcheck.ops._rules.linalg import (
     MatMul,
 )
 from gradcheck.tensor_base import Tensor, execute_op
+from gradcheck.ufuncs import ufunc_creator
 
 __all__ = ["dot", "einsum", "matmul", "multi_matmul", "tensordot", "trace"]
 
 
-def matmul(a: Any, b: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(MatMul)
+def matmul(
+    a: Any, b: Any, out: Any = None, *, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """Matrix product of ``a`` and ``b``, with NumPy's rules for 1-D operands and for
     broadcasting stacks of matrices.
+
+    Parameters
+    ----------
+    a, b : array_like
+        The operands; their last two axes are matrices (a 1-D operand is a vector),
+        and the axes before them broadcast against each other.
+    constant : bool, optional
+        Make the result a constant (see :class:`gradcheck.Tensor`).
+
+    Returns
+    -------
+    Tensor
 
     Examples
     --------
@@ -32,7 +48,6 @@ def matmul(a: Any, b: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.matmul(mg.Tensor([[1.0, 2.0]]), mg.Tensor([[3.0], [4.0]]))
     Tensor([[11.]])
     """
-    return execute_op(MatMul, a, b, constant=constant)
 
 
 def multi_matmul(tensors: Sequence[Any], *, constant: bool | None = None) -> Tensor:

@@ -30,11 +30,15 @@ from gradcheck.ops._rules.misc import (
 )
 from gradcheck.ops._rules.unary import UnaryOp  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.tensor_base import Tensor, execute_op
+from gradcheck.ufuncs import ufunc_creator
 
 __all__ = ["sqrt", "cbrt", "absolute", "abs", "maximum", "minimum", "clip", "where"]
 
 
-def sqrt(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Sqrt)
+def sqrt(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The non-negative square root, elementwise (differentiable for ``x > 0``).
 
     Parameters
@@ -53,10 +57,12 @@ def sqrt(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.sqrt(mg.Tensor([4.0]))
     Tensor([2.])
     """
-    return execute_op(Sqrt, x, constant=constant)
 
 
-def cbrt(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Cbrt)
+def cbrt(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The real cube root, elementwise (differentiable for ``x != 0``).
 
     Parameters
@@ -75,10 +81,18 @@ def cbrt(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.cbrt(mg.Tensor([-8.0, 27.0]))
     Tensor([-2.,  3.])
     """
-    return execute_op(Cbrt, x, constant=constant)
 
 
-def absolute(x: Any, *, nan_to_num: bool = True, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Absolute)
+def absolute(
+    x: Any,
+    out: Any = None,
+    *,
+    where: Any = True,
+    dtype: Any = None,
+    nan_to_num: bool = True,
+    constant: bool | None = None,
+) -> Tensor:
     """The absolute value, elementwise.
 
     Parameters
@@ -102,13 +116,21 @@ def absolute(x: Any, *, nan_to_num: bool = True, constant: bool | None = None) -
     >>> x.grad
     array([-1.,  0.,  1.])
     """
-    return execute_op(Absolute, x, op_kwargs={"nan_to_num": nan_to_num}, constant=constant)
 
 
 abs = absolute
 
 
-def maximum(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Maximum)
+def maximum(
+    x1: Any,
+    x2: Any,
+    out: Any = None,
+    *,
+    where: Any = True,
+    dtype: Any = None,
+    constant: bool | None = None,
+) -> Tensor:
     """The elementwise maximum of ``x1`` and ``x2``, with broadcasting.
 
     Parameters
@@ -135,10 +157,18 @@ def maximum(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
     >>> x.grad, y.grad
     (array([0., 1., 1.]), array([1., 0., 0.]))
     """
-    return execute_op(Maximum, x1, x2, constant=constant)
 
 
-def minimum(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Minimum)
+def minimum(
+    x1: Any,
+    x2: Any,
+    out: Any = None,
+    *,
+    where: Any = True,
+    dtype: Any = None,
+    constant: bool | None = None,
+) -> Tensor:
     """The elementwise minimum of ``x1`` and ``x2``, with broadcasting.
 
     Parameters
@@ -164,7 +194,6 @@ def minimum(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
     >>> x.grad, y.grad
     (array([1., 1., 0.]), array([0., 0., 1.]))
     """
-    return execute_op(Minimum, x1, x2, constant=constant)
 
 
 def clip(a: Any, a_min: Any, a_max: Any, *, constant: bool | None = None) -> Tensor:

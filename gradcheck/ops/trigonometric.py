@@ -34,6 +34,7 @@ from gradcheck.ops._rules.trigonometric import (  # noqa: F401 (re-exported)
 )
 from gradcheck.ops._rules.unary import UnaryOp  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.tensor_base import Tensor, execute_op
+from gradcheck.ufuncs import ufunc_creator
 
 __all__ = [
     "sin",
@@ -53,7 +54,10 @@ __all__ = [
 ]
 
 
-def sin(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Sin)
+def sin(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The sine of ``x`` (radians), elementwise.
 
     Parameters
@@ -72,10 +76,12 @@ def sin(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.sin(mg.Tensor([0.0]))
     Tensor([0.])
     """
-    return execute_op(Sin, x, constant=constant)
 
 
-def cos(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Cos)
+def cos(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The cosine of ``x`` (radians), elementwise.
 
     Parameters
@@ -94,10 +100,12 @@ def cos(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.cos(mg.Tensor([0.0]))
     Tensor([1.])
     """
-    return execute_op(Cos, x, constant=constant)
 
 
-def tan(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Tan)
+def tan(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The tangent of ``x`` (radians), elementwise.
 
     Parameters
@@ -118,10 +126,12 @@ def tan(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> x.grad
     array([1.])
     """
-    return execute_op(Tan, x, constant=constant)
 
 
-def arcsin(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Arcsin)
+def arcsin(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The inverse sine, elementwise (differentiable for ``-1 < x < 1``).
 
     Parameters
@@ -140,10 +150,12 @@ def arcsin(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.arcsin(mg.Tensor([0.0]))
     Tensor([0.])
     """
-    return execute_op(Arcsin, x, constant=constant)
 
 
-def arccos(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Arccos)
+def arccos(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The inverse cosine, elementwise (differentiable for ``-1 < x < 1``).
 
     Parameters
@@ -162,10 +174,12 @@ def arccos(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.arccos(mg.Tensor([1.0]))
     Tensor([0.])
     """
-    return execute_op(Arccos, x, constant=constant)
 
 
-def arctan(x: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Arctan)
+def arctan(
+    x: Any, out: Any = None, *, where: Any = True, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
     """The inverse tangent, elementwise.
 
     Parameters
@@ -184,10 +198,18 @@ def arctan(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> mg.arctan(mg.Tensor([0.0]))
     Tensor([0.])
     """
-    return execute_op(Arctan, x, constant=constant)
 
 
-def arctan2(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
+@ufunc_creator(Arctan2)
+def arctan2(
+    x1: Any,
+    x2: Any,
+    out: Any = None,
+    *,
+    where: Any = True,
+    dtype: Any = None,
+    constant: bool | None = None,
+) -> Tensor:
     """The angle of the point ``(x2, x1)``: ``arctan(x1 / x2)`` in the right quadrant;
     broadcasts. Differentiable except at the origin.
 
@@ -212,7 +234,6 @@ def arctan2(x1: Any, x2: Any, *, constant: bool | None = None) -> Tensor:
     >>> y.grad, x.grad
     (array(0.5), array(-0.5))
     """
-    return execute_op(Arctan2, x1, x2, constant=constant)
 
 
 def sinc(x: Any, *, constant: bool | None = None) -> Tensor:

@@ -96,12 +96,12 @@ def test_non_differentiable_ufuncs_run_on_constants_and_refuse_gradients():
 
 def test_unsupported_ufunc_arguments_raise_a_clear_type_error():
     x = mg.Tensor([1.0, 2.0])
-    with pytest.raises(TypeError, match="does not support dtype"):
-        np.sin(x, dtype=np.float32)
+    with pytest.raises(TypeError, match="does not support casting"):
+        np.sin(x, casting="unsafe")
     with pytest.raises(TypeError, match="method 'reduce'"):
         np.add.reduce(x)
-    with pytest.raises(TypeError, match="in place"):
-        np.sin(np.ones(2), out=(x,))
+    with pytest.raises(TypeError, match="in place"):  # floor: not a gradcheck ufunc
+        np.floor(np.ones(2), out=(x,))
 
 
 def test_writing_into_a_plain_array_keeps_working():

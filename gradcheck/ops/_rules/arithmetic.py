@@ -23,6 +23,8 @@ if TYPE_CHECKING:
 
 
 class Add(BroadcastableOp):
+    numpy_ufunc = np.add
+
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
         return a.data + b.data
@@ -32,6 +34,8 @@ class Add(BroadcastableOp):
 
 
 class Subtract(BroadcastableOp):
+    numpy_ufunc = np.subtract
+
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
         return a.data - b.data
@@ -41,6 +45,7 @@ class Subtract(BroadcastableOp):
 
 
 class Multiply(BroadcastableOp):
+    numpy_ufunc = np.multiply
     # grad * data is a new array (or, for x * x, the spent grad written in place)
     returns_new_arrays = True
 
@@ -65,6 +70,8 @@ class Multiply(BroadcastableOp):
 
 
 class Divide(BroadcastableOp):
+    numpy_ufunc = np.divide
+
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
         return a.data / b.data
@@ -77,6 +84,8 @@ class Divide(BroadcastableOp):
 
 
 class Power(BroadcastableOp):
+    numpy_ufunc = np.power
+
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
         self.out = a.data**b.data

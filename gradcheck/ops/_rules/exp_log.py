@@ -73,6 +73,8 @@ class Log1p(UnaryOp):
 
 
 class LogAddExp(BroadcastableOp):
+    numpy_ufunc = np.logaddexp
+
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
         self.out = np.logaddexp(a.data, b.data)
@@ -84,6 +86,8 @@ class LogAddExp(BroadcastableOp):
 
 
 class LogAddExp2(BroadcastableOp):
+    numpy_ufunc = np.logaddexp2
+
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
         self.out = np.logaddexp2(a.data, b.data)

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 
 class MatMul(Operation):
+    numpy_ufunc = np.matmul
+
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
         return np.matmul(a.data, b.data)

@@ -49,6 +49,8 @@ class Absolute(UnaryOp):
 
 
 class Maximum(BroadcastableOp):
+    numpy_ufunc = np.maximum
+
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
         # Ties go to the first argument (see the module docstring).
@@ -60,6 +62,8 @@ class Maximum(BroadcastableOp):
 
 
 class Minimum(BroadcastableOp):
+    numpy_ufunc = np.minimum
+
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
         self.first = a.data <= b.data

@@ -147,6 +147,8 @@ class Arccot(UnaryOp):
 
 
 class Arctan2(BroadcastableOp):
+    numpy_ufunc = np.arctan2
+
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
         return np.arctan2(a.data, b.data)

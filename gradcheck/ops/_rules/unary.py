@@ -31,8 +31,18 @@ class UnaryOp(Operation):
     """An elementwise op of one tensor: ``out = func(x)``, ``dout/dx = derivative``."""
 
     func: ClassVar[Callable[[np.ndarray], np.ndarray]]
+    #: The NumPy ufunc this op differentiates, when ``func`` is one (``Sin``'s is
+    #: ``np.sin``): set per class from ``func``; :class:`gradcheck.ufunc_creator`
+    #: makes a ufunc of such an op.
+    numpy_ufunc: ClassVar[np.ufunc | None] = None
     # grad * derivative is a new array, or the spent grad written in place
     returns_new_arrays = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        func = cls.__dict__.get("func")
+        if isinstance(func, staticmethod) and isinstance(func.__func__, np.ufunc):
+            cls.numpy_ufunc = func.__func__
 
     def __call__(self, x: Tensor) -> np.ndarray:
         self.variables = (x,)
