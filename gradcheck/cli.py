@@ -457,7 +457,9 @@ class _Seconds(click.ParamType):
     multiple=True,
     metavar="LO:HI",
     help="Interval the input values are drawn from: once for all inputs or once per "
-    "input (--domain -1:1). Leave a side empty for no bound (0:).",
+    "input (--domain -1:1). Leave a side empty for no bound (0:). Bounds are open; "
+    "a bracket closes one, so that the bound itself is drawn too ('[0:' for x >= 0, "
+    "'(0:1]', '[-1:1]').",
 )
 @click.option(
     "--dtype",

@@ -636,10 +636,11 @@ class _Run:
         try:
             self.walk_gradients(e, e.grads, everyone=False)
         except _Fail as fail:
-            if fail.failure.kind == Kind.NONFINITE_GRADIENT and self.no_finite_derivative(
-                e.i, e.gradient, e.v
-            ):
-                raise _Inconclusive(Skip.NOT_DIFFERENTIABLE) from None
+            if fail.failure.kind == Kind.NONFINITE_GRADIENT:
+                if self.overflows(e.i, e.gradient, e.v):
+                    raise _Inconclusive(Skip.OVERFLOW) from None
+                if self.no_finite_derivative(e.i, e.gradient, e.v):
+                    raise _Inconclusive(Skip.NOT_DIFFERENTIABLE) from None
             raise
         self.walk(Stage.GRADIENTS, e)
         e.returned, e.foreign = self.returned_dtypes(e, creator), self.tgt.foreign
@@ -667,6 +668,27 @@ class _Run:
             reference=self.settings["reference"],
             bind=self.tgt.bind,
         )
+
+    def overflows(self, i: int, gradient: Any, v: np.ndarray) -> bool:
+        """Whether input ``i``'s gradient is not finite only because it is beyond its
+        dtype's range: the backward of ``v * 2**-k`` (exact: a power of two) is finite
+        at every element where ``gradient`` is not, and more than half the dtype's
+        largest value once scaled back. A backward that gives inf or nan whatever the
+        scale (an ``inf / inf`` of its own) stays a failure."""
+        g = np.asarray(gradient)
+        if g.dtype.kind != "f":
+            return False
+        shift = 8 if g.dtype.itemsize < 4 else 24
+        try:
+            small = self.backward(self.forward(), v * v.dtype.type(2.0**-shift))[i]
+        except _Fail:
+            return False
+        small = np.asarray(small) if small is not None else None
+        if small is None or small.shape != g.shape:
+            return False
+        bad = ~np.isfinite(g)
+        back = np.abs(small[bad].astype(np.float64)) * 2.0**shift
+        return bool(np.all(np.isfinite(back)) and np.all(back > float(np.finfo(g.dtype).max) / 2))
 
     def no_finite_derivative(self, i: int, gradient: Any, v: np.ndarray) -> bool:
         """Whether finite differences show no finite derivative at every element of

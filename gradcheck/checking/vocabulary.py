@@ -41,6 +41,9 @@ class Skip:
     NOT_DIFFERENTIABLE = "not differentiable there"
     #: the output has inf or nan: the example is outside the op's domain
     UNDEFINED = "output not finite there"
+    #: the gradient is beyond the dtype's range (a float32 exp near 88.7, where v·e**x
+    #: overflows): right or wrong, it cannot be compared
+    OVERFLOW = "gradient overflows the dtype there"
     #: no non-constant float input, or only empty ones
     NOTHING = "nothing to compare"
     #: the forward raised at these shapes whatever the values (a search learns it)

@@ -26,6 +26,8 @@ The JSON document (``gradcheck verify --format json``), version 1::
           "settings": {...},         # the effective shapes, domain, dtype, kwargs...
           "shrink_steps": 0,         # examples run while shrinking a failure
           "note": null,              # e.g. why a run is inconclusive
+          "found": null,             # where a failure was found: "at a large input (66
+                                     # elements)", "at the domain bound 0"... (or null)
           "replay": "gradcheck verify mymodule:MyOp --seed 1234"
         }
       ]
@@ -136,6 +138,8 @@ def _failure_block(result: VerifyResult, color: bool) -> str:
     if color:
         head, _, rest = text.partition("\n")
         text = f"{click.style(head, fg='red', bold=True)}\n{rest}"
+    if result.found:
+        text += f"\nFound {result.found}."
     if result.note:
         text += f"\nNote: {result.note}"
     return text

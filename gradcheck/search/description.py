@@ -44,6 +44,7 @@ from gradcheck.defaults import MAX_EXAMPLES
 from gradcheck.errors import InvalidDescription
 
 __all__ = [
+    "Interval",
     "Description",
     "describe",
     "description_of",
@@ -73,6 +74,46 @@ ATTRIBUTE = "__gradcheck__"
 
 
 Domain = tuple[float, float]
+
+
+class Interval(tuple):  # type: ignore[type-arg]
+    """A domain ``(lo, hi)`` that also says which of its finite bounds belong to it.
+
+    It is a pair, and unpacks and compares as one (``lo, hi = interval``); ``closed``
+    is ``(lo belongs, hi belongs)``. Written ``[0:`` (x >= 0), ``(0:1]``, ``[-1:1]``;
+    ``0:1`` and a plain tuple are open. The search draws a closed bound itself, and
+    values just inside every finite bound.
+
+    >>> Interval(0.0, 1.0, closed=(True, False))
+    Interval('[0:1)')
+    >>> lo, hi = Interval(0.0, math.inf, closed=(True, False)); (lo, hi)
+    (0.0, inf)
+    """
+
+    closed: tuple[bool, bool]
+
+    def __new__(cls, lo: float, hi: float, *, closed: tuple[bool, bool] = (False, False)) -> Interval:
+        self = super().__new__(cls, (lo, hi))
+        # an infinite bound is never drawn: it cannot be closed
+        self.closed = (bool(closed[0]) and math.isfinite(lo), bool(closed[1]) and math.isfinite(hi))
+        return self
+
+    def __getnewargs_ex__(self) -> tuple[tuple[float, float], dict[str, Any]]:
+        return (self[0], self[1]), {"closed": self.closed}
+
+    @property
+    def text(self) -> str:
+        """The ``--domain`` spelling: ``[0:1)``, ``0:`` (open bounds have no bracket
+        unless the other one is closed)."""
+        lo, hi = self
+        left = f"{lo:g}" if math.isfinite(lo) else ""
+        right = f"{hi:g}" if math.isfinite(hi) else ""
+        if not any(self.closed):
+            return f"{left}:{right}"
+        return f"{'[' if self.closed[0] else '('}{left}:{right}{']' if self.closed[1] else ')'}"
+
+    def __repr__(self) -> str:
+        return f"Interval({self.text!r})"
 
 
 @dataclass(frozen=True)
@@ -195,7 +236,9 @@ def describe(
         ``"3,4"``, ``""`` for a 0-d input.
     domain : (lo, hi) or sequence of (lo, hi), optional
         Bounds with ``lo < hi`` (``None`` for no bound): one pair for every input or
-        one pair per input.
+        one pair per input. A bound is open (values stay inside it) unless the domain
+        is written ``"[0:"`` (x >= 0: the bound itself is drawn too), ``"(0:1]"``,
+        ``"[-1:1]"``, or is an :class:`Interval` with ``closed=``.
     dtype : str or numpy dtype, optional
         A floating dtype.
     kwargs : mapping, optional
@@ -339,11 +382,14 @@ def _bound(text: Any, default: float) -> float:
 
 
 def _domain_pair(value: Any, what: str) -> Domain:
+    closed = tuple(getattr(value, "closed", (False, False)))
     if isinstance(value, str):
-        parts = value.split(":")
+        text, closed = _brackets(value.strip(), what)
+        parts = text.split(":")
         if len(parts) != 2:
             raise InvalidDescription(
-                f"{what} must look like LO:HI (e.g. -1:1, or 0: for x >= 0), got {value!r}"
+                f"{what} must look like LO:HI (e.g. -1:1, 0: for x > 0, or [0: for x >= 0 "
+                f"with the bound itself), got {value!r}"
             )
         value = parts
     try:
@@ -355,7 +401,29 @@ def _domain_pair(value: Any, what: str) -> Domain:
         ) from None
     if math.isnan(lo) or math.isnan(hi) or not lo < hi:
         raise InvalidDescription(f"{what} needs LO < HI, got {lo:g}:{hi:g}")
+    if any(closed):
+        return Interval(lo, hi, closed=(closed[0], closed[1]))
     return (lo, hi)
+
+
+def _brackets(text: str, what: str) -> tuple[str, tuple[bool, bool]]:
+    """``"[0:1)"`` -> ``("0:1", (True, False))``: a bracket closes its bound, a
+    parenthesis or none leaves it open."""
+    left = text[:1] in "[(" and bool(text)
+    right = text[-1:] in "])" and bool(text)
+    closed = (left and text[0] == "[", right and text[-1] == "]")
+    inner = text[1 if left else 0 : len(text) - 1 if right else len(text)]
+    if any(c in inner for c in "[]()"):
+        raise InvalidDescription(
+            f"{what}: brackets go around the interval ([0:1), (0:1]), got {text!r}"
+        )
+    for side, bound in zip(closed, inner.split(":")[:2]):
+        if side and not bound.strip():
+            raise InvalidDescription(
+                f"{what}: only a finite bound can be closed, got {text!r} (e.g. [0: for "
+                f"x >= 0, (0:1] for 0 < x <= 1)"
+            )
+    return inner, closed
 
 
 def normalize_domain(domain: Any) -> Domain | tuple[Domain, ...]:

@@ -123,6 +123,12 @@ class VerifyResult:
         The effective settings (shapes, domain, dtype, kwargs, mode, tolerances...).
     shrink_steps : int
         Examples run while shrinking a failure.
+    found : str
+        Where the search found the failure, when its input is one of the search's
+        reaches: ``"at a large input (66 elements)"``, ``"at the domain bound 0"``,
+        ``"just inside the domain bound 1"``, ``"at a large magnitude (|x| = 23.5)"``,
+        ``"at a near-tie (two values 3.1e-05 apart)"``; empty for an ordinary input
+        (or no failure).
     """
 
     target: str
@@ -140,6 +146,7 @@ class VerifyResult:
     shrink_steps: int = 0
     note: str = ""
     skipped: dict[str, int] = field(default_factory=dict)
+    found: str = ""
 
     @property
     def skip_lines(self) -> list[str]:
@@ -169,6 +176,7 @@ class VerifyResult:
                 "settings": self.settings,
                 "shrink_steps": self.shrink_steps,
                 "note": self.note or None,
+                "found": self.found or None,
             }
         )
 
@@ -484,7 +492,23 @@ def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
 # --- the search --------------------------------------------------------------------
 
 
-def inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
+#: The share of a search's examples drawn at large inputs (when shapes are drawn):
+#: ``max_examples // LARGE_SHARE`` of them, of :data:`LARGE_SIZE` elements.
+LARGE_SHARE = 10
+LARGE_SIZE = (65, 128)
+
+
+def large_examples(options: Mapping[str, Any]) -> int:
+    """How many of the examples the large-input search takes: none when the shapes are
+    given, or with fewer than :data:`LARGE_SHARE` examples in all."""
+    if options.get("shapes") is not None:
+        return 0
+    return int(options["max_examples"]) // LARGE_SHARE
+
+
+def inputs_strategy(obj: Any, options: dict[str, Any], *, large: bool = False) -> Any:
+    """The search's inputs for ``obj``: with ``large``, shapes of :data:`LARGE_SIZE`
+    elements."""
     from hypothesis.errors import InvalidArgument
 
     from gradcheck.strategies import op_inputs
@@ -508,6 +532,8 @@ def inputs_strategy(obj: Any, options: dict[str, Any]) -> Any:
             booleans=options.get("booleans") or (),
             min_dims=options.get("min_dims", 0),
             max_dims=max(3, options.get("min_dims", 0)),
+            reach=True,
+            total_size=LARGE_SIZE if large else None,
         )
     except InvalidArgument as exc:
         key = next((k for k in ("avoid", "domain", "dtype") if k in str(exc)), "shapes")
@@ -606,6 +632,8 @@ class _Search:
         self.skipped: dict[str, int] = {}
         self.max_abs = self.max_rel = self.max_ratio = math.nan
         self.first_failure: Any = None
+        #: whether the examples now are the large-input search's
+        self.large = False
         self.domain = ShapeDomain(tgt, options, constant_inputs(options))
         # A usage error met while checking (the op rejects its parameters...) ends
         # the run: it is re-raised after the search, which must not shrink it.
@@ -667,19 +695,34 @@ def _run(
     progress: Callable[[int, int], None] | None,
     on_example: Callable[[Sequence[np.ndarray], int], None] | None,
 ) -> VerifyResult:
-    # Hypothesis is imported here, not at module level: `import gradcheck` (which
+    # Hypothesis is imported in _phase, not at module level: `import gradcheck` (which
     # exports verify) stays as light as the engine.
+    from gradcheck.checking.target import resolve_target
+
+    search = _Search(resolve_target(obj), options, progress, on_example)
+    start = time.perf_counter()
+    n_large = large_examples(options)
+    outcome = _phase(search, inputs_strategy(obj, options), options["max_examples"] - n_large, seed)
+    failure, verdict, note = outcome
+    if n_large and verdict == Verdict.PASSED and search.fatal is None:
+        search.large = True
+        outcome = _phase(search, inputs_strategy(obj, options, large=True), n_large, seed + 1)
+        if outcome[1] != Verdict.INCONCLUSIVE:  # (every large draw skipped: no news)
+            failure, verdict, note = outcome
+    seconds = time.perf_counter() - start
+    return _result(search, name, options, seed, seconds, failure, verdict, note)
+
+
+def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tuple[Any, str, str]:
+    """One Hypothesis search of ``max_examples`` examples from ``strategy``:
+    (the shrunk failing check or None, the verdict, a note)."""
     from hypothesis import HealthCheck, Phase, Verbosity, given, settings
     from hypothesis import seed as hypothesis_seed
     from hypothesis import strategies as st
     from hypothesis.errors import Flaky, Unsatisfiable
 
-    from gradcheck.checking.target import resolve_target
-
-    search = _Search(resolve_target(obj), options, progress, on_example)
-
     @settings(
-        max_examples=options["max_examples"],
+        max_examples=max(1, max_examples),
         deadline=None,
         database=None,  # nothing written to disk, nothing replayed from it
         derandomize=False,  # the seed below decides
@@ -690,27 +733,24 @@ def _run(
         phases=(Phase.generate, Phase.target, Phase.shrink),
     )
     @hypothesis_seed(seed)
-    @given(arrays=inputs_strategy(obj, options), check_seed=st.integers(0, 2**32 - 1))
+    @given(arrays=strategy, check_seed=st.integers(0, 2**32 - 1))
     def test(arrays: Any, check_seed: int) -> None:
         search.example(arrays, check_seed)
 
-    start = time.perf_counter()
-    failure, verdict, note = None, Verdict.PASSED, ""
     try:
         test()
     except _ExampleFailed as exc:  # the final replay of the shrunk example
-        failure, verdict = exc.result, Verdict.FAILED
+        return exc.result, Verdict.FAILED, ""
     except Unsatisfiable:
-        verdict, note = Verdict.INCONCLUSIVE, _unsatisfied(search.skipped, drawn=False)
+        return None, Verdict.INCONCLUSIVE, _unsatisfied(search.skipped, drawn=False)
     except Flaky:
-        failure, verdict = search.first_failure, Verdict.FAILED
         note = "the failure did not repeat when the same input was checked again"
+        return search.first_failure, Verdict.FAILED, note
     except GradcheckError:
         if search.fatal is not None:
             raise search.fatal from None
         raise
-    seconds = time.perf_counter() - start
-    return _result(search, name, options, seed, seconds, failure, verdict, note)
+    return None, Verdict.PASSED, ""
 
 
 def _result(
@@ -752,7 +792,48 @@ def _result(
         shrink_steps=search.shrink_steps,
         note=note,
         skipped=dict(search.skipped),
+        found="" if failure is None else found_at(failure.inputs, options, search.large),
     )
+
+
+def found_at(inputs: Sequence[Any], options: Mapping[str, Any], large: bool) -> str:
+    """Which of the search's reaches a failing input lies in (see
+    :attr:`VerifyResult.found`): a large input, a closed bound, a value just inside a
+    bound, a large magnitude, a near-tie; empty for none of them.
+
+    >>> found_at([np.array([0.0, 2.0])], {"domain": normalize_domain("[0:")}, False)
+    'at the domain bound 0'
+    >>> found_at([np.array([-40.0])], {}, False)
+    'at a large magnitude (|x| = 40)'
+    """
+    from gradcheck.strategies._floats import DEFAULT_BOUND
+
+    floats = [
+        (i, np.asarray(a)) for i, a in enumerate(inputs) if np.asarray(a).dtype.kind in "fc"
+    ]
+    if large:
+        return f"at a large input ({sum(a.size for _, a in floats)} elements)"
+    domain = options.get("domain")
+    for i, a in floats:
+        values = np.abs(a) if a.dtype.kind == "c" else a
+        pair = domain[i] if domain is not None and isinstance(domain[0], tuple) else domain
+        lo, hi = pair if pair is not None else (-math.inf, math.inf)
+        closed = getattr(pair, "closed", (False, False))
+        for bound, is_closed in ((lo, closed[0]), (hi, closed[1])):
+            if not math.isfinite(bound) or not values.size:
+                continue
+            gap = float(np.min(np.abs(values - bound)))
+            if gap == 0 and is_closed:
+                return f"at the domain bound {bound:g}"
+            if gap < 1e-2 * max(1.0, abs(bound)):
+                return f"just inside the domain bound {bound:g}"
+        if values.size and float(np.max(np.abs(values))) > DEFAULT_BOUND:
+            return f"at a large magnitude (|x| = {float(np.max(np.abs(values))):.3g})"
+    if options.get("unique") and floats:
+        flat = np.sort(np.concatenate([np.ravel(a).real for _, a in floats]))
+        if flat.size > 1 and 0 < float(np.min(np.diff(flat))) < 1e-2:
+            return f"at a near-tie (two values {float(np.min(np.diff(flat))):.2g} apart)"
+    return ""
 
 
 def _unsatisfied(skipped: Mapping[str, int], *, drawn: bool = True) -> str:
@@ -768,6 +849,7 @@ def _unsatisfied(skipped: Mapping[str, int], *, drawn: bool = True) -> str:
     advice = {
         Skip.NOT_DIFFERENTIABLE: "narrow the domain, or declare the kinks with avoid",
         Skip.UNDEFINED: "declare the domain where the op is defined",
+        Skip.OVERFLOW: "declare a domain where the gradient fits the dtype",
         Skip.NOTHING: "give shapes with at least one element",
         Skip.SHAPE: "the shapes are below",
     }

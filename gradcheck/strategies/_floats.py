@@ -17,7 +17,7 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-__all__ = ["DEFAULT_BOUND", "allowed_intervals", "interval_floats"]
+__all__ = ["DEFAULT_BOUND", "allowed_intervals", "interval_floats", "reach_floats"]
 
 #: Where a domain has no bound of its own, values stay within +-DEFAULT_BOUND
 #: (moderate magnitudes keep finite-difference errors small).
@@ -158,3 +158,108 @@ def spaced_values(
         values = np.array(kept)
     order = np.lexsort((values < 0, np.abs(values)))
     return values[order].astype(dtype)
+
+
+# --- the search's reach --------------------------------------------------------------
+
+#: How far the search's magnitudes go where a domain has no bound, per float width:
+#: just past where ``exp`` overflows (11.1 in float16, 88.7 in float32, 709.8 in
+#: float64), where a backward's own intermediates overflow first.
+REACH = {16: 12.0, 32: 95.0, 64: 750.0}
+#: Distances of the values drawn just inside a finite bound, relative to
+#: ``max(1, |bound|)`` (never below a few units in the last place of the dtype).
+INSIDE = (1e-6, 1e-3)
+#: The special values drawn where the domain allows them.
+SPECIAL = (0.0, 1.0, -1.0)
+#: Weight of the well-conditioned values among the reach's branches (the magnitudes and
+#: the special values have weight 1 each).
+BULK_WEIGHT = 3
+
+
+def _free(x: float, avoid: Sequence[float], margin: float) -> bool:
+    return all(abs(x - p) >= margin for p in avoid)
+
+
+def special_values(
+    dtype: np.dtype,
+    lo: float,
+    hi: float,
+    closed: tuple[bool, bool] = (False, False),
+    *,
+    avoid: Sequence[float] = (),
+    margin: float = 0.0,
+) -> list[float]:
+    """The values of ``dtype`` where gradient bugs are often met, that the domain allows:
+    0, +-1 (``margin`` inside open bounds, ``margin`` from ``avoid``), each closed bound,
+    and values just inside each finite bound (:data:`INSIDE`), in that order.
+
+    >>> special_values(np.dtype(np.float64), 0.0, math.inf, (True, False))
+    [0.0, 1.0, 1e-06, 0.001]
+    >>> special_values(np.dtype(np.float64), -1.0, 1.0, margin=0.01)
+    [0.0, -0.999999, -0.999, 0.999999, 0.999]
+    """
+    eps = float(np.finfo(dtype).eps)
+    out: list[float] = []
+    for x in SPECIAL:
+        above = x == lo if closed[0] and x == lo else x > lo and x - lo >= margin
+        below = x == hi if closed[1] and x == hi else x < hi and hi - x >= margin
+        if above and below and _free(x, avoid, margin):
+            out.append(x)
+    bounds = [(lo, 1.0, closed[0]), (hi, -1.0, closed[1])]
+    for bound, inward, is_closed in bounds:
+        if math.isfinite(bound) and is_closed and _free(bound, avoid, 0.0):
+            out.append(bound)
+    for bound, inward, _ in bounds:
+        if not math.isfinite(bound):
+            continue
+        for d in INSIDE:
+            step = max(d, 8 * eps) * max(1.0, abs(bound))
+            x = float(dtype.type(bound + inward * step))
+            if lo < x < hi and _free(x, avoid, margin):
+                out.append(x)
+    cast = [float(dtype.type(x)) for x in out]
+    return [x for i, x in enumerate(cast) if x not in cast[:i] and np.isfinite(x)]
+
+
+def magnitudes(
+    dtype: np.dtype, lo: float, hi: float, *, avoid: Sequence[float] = (), margin: float = 0.0
+) -> st.SearchStrategy[float] | None:
+    """Values of magnitude log-uniform from :data:`DEFAULT_BOUND` out to
+    :data:`REACH` on each unbounded side of ``[lo, hi]``; None where both are bounded."""
+    top = math.log10(REACH[dtype.itemsize * 8])
+    sides = []
+    for sign, unbounded in ((1.0, math.isinf(hi)), (-1.0, math.isinf(lo))):
+        if not unbounded:
+            continue
+        start = math.log10(max(DEFAULT_BOUND, sign * (lo if sign > 0 else hi)))
+        if start < top:
+            exponent = st.floats(start, top, allow_nan=False, allow_infinity=False)
+            sides.append(exponent.map(lambda u, s=sign: float(dtype.type(s * 10.0**u))))
+    if not sides:
+        return None
+    return st.one_of(sides).filter(lambda x: lo < x < hi and _free(x, avoid, margin))
+
+
+def reach_floats(
+    dtype: np.dtype,
+    lo: float = -math.inf,
+    hi: float = math.inf,
+    closed: tuple[bool, bool] = (False, False),
+    *,
+    avoid: Sequence[float] = (),
+    margin: float = 0.0,
+) -> st.SearchStrategy[float]:
+    """The search's elements: :func:`interval_floats`'s well-conditioned values first
+    (shrinking goes there), and besides them the values gradient bugs hide at:
+    magnitudes out to :data:`REACH` where the domain is unbounded, and
+    :func:`special_values` (0, +-1, closed bounds, values just inside bounds)."""
+    finite = tuple(b for b in (lo, hi) if np.isfinite(b))
+    bulk = interval_floats(dtype, lo, hi, avoid=(*avoid, *finite), margin=margin)
+    branches = [bulk] * BULK_WEIGHT
+    wide = magnitudes(dtype, lo, hi, avoid=avoid, margin=margin)
+    if wide is not None:
+        branches.append(wide)
+    specials = special_values(dtype, lo, hi, closed, avoid=avoid, margin=margin)
+    if specials:
+        branches.append(st.sampled_from(specials))
+    return st.one_of(branches)

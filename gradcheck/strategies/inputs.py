@@ -14,7 +14,13 @@ from hypothesis.extra import numpy as hnp
 
 from gradcheck.checking.signature import op_signature
 from gradcheck.operation import Operation
-from gradcheck.strategies._floats import interval_floats, spaced_values
+from gradcheck.strategies._floats import (
+    REACH,
+    interval_floats,
+    reach_floats,
+    spaced_values,
+    special_values,
+)
 from gradcheck.strategies._validation import (
     check_bool,
     check_domain,
@@ -42,6 +48,18 @@ def _arity(target: Any) -> int:
     if arity < 1:
         raise InvalidArgument(f"target={target!r} takes no tensor inputs; op_inputs needs one")
     return arity
+
+
+def _closed(domain: Any, arity: int) -> list[tuple[bool, bool]]:
+    """Per input, which finite bounds belong to its domain (an
+    :class:`~gradcheck.search.description.Interval`'s ``closed``; open otherwise)."""
+    if domain is None:
+        return [(False, False)] * arity
+    per_input = isinstance(domain, (tuple, list)) and all(
+        isinstance(d, (tuple, list)) for d in domain
+    )
+    pairs = list(domain) if per_input else [domain] * arity
+    return [tuple(getattr(d, "closed", (False, False))) for d in pairs]  # type: ignore[misc]
 
 
 def _domains(domain: Any, arity: int) -> list[tuple[float, float]]:
@@ -105,6 +123,8 @@ def op_inputs(
     elements: st.SearchStrategy[Any] | None = None,
     integers: Mapping[int, tuple[int, int]] | None = None,
     booleans: Sequence[int] = (),
+    reach: bool = False,
+    total_size: tuple[int, int] | None = None,
 ) -> st.SearchStrategy[tuple[np.ndarray, ...]]:
     """Strategy for the input arrays of an op: a tuple with one array per input.
 
@@ -148,9 +168,22 @@ def op_inputs(
         indices), by index.
     booleans : sequence of int
         Inputs drawn as booleans (masks), by index.
+    reach : bool, default False
+        Also draw the values gradient bugs hide at (what ``gradcheck verify``
+        searches): magnitudes log-uniform out to just past where ``exp`` overflows
+        the dtype (12 in float16, 95 in float32, 750 in float64) on unbounded sides of
+        the domain; 0 and +-1; each closed bound of the domain (an
+        :class:`~gradcheck.search.description.Interval`, ``"[0:"``) and values just
+        inside every finite bound; and, with ``unique``, near-ties: two values a
+        relative 1e-5.5 to 1e-3 apart (below ``margin``, above the steps of finite
+        differences).
+    total_size : (int, int), optional
+        Draw shapes of at least ``total_size[0]`` and about at most ``total_size[1]``
+        elements (1 to ``max_dims`` dimensions), instead of ``min_side``/``max_side``
+        ones (ignored when ``shapes`` is given).
 
-    Values are finite, normal floats of moderate magnitude; shrinking goes towards
-    small shapes and simple values.
+    Values are finite, normal floats of moderate magnitude (unless ``reach``);
+    shrinking goes towards small shapes and simple values.
 
     Examples
     --------
@@ -164,6 +197,7 @@ def op_inputs(
     """
     arity = _arity(target)
     domains = _domains(domain, arity)
+    closed = _closed(domain, arity)
     dtype = check_float_dtype("dtype", dtype)
     check_bool("broadcast", broadcast)
     min_dims = check_int("min_dims", min_dims, max_value=32)
@@ -173,12 +207,16 @@ def op_inputs(
     avoid = check_points("avoid", avoid)
     margin = check_real("margin", margin, positive=True)
     check_bool("unique", unique)
+    check_bool("reach", reach)
     discrete = _discrete(integers, booleans, arity)
 
-    shape_strategy = _shape_strategy(
-        shapes, broadcast, arity, (min_dims, max_dims), (min_side, max_side)
-    )
-    per_input = _value_strategies(elements, dtype, domains, avoid, margin)
+    if shapes is None and total_size is not None:
+        shape_strategy = _sized_shapes(total_size, broadcast, arity, (min_dims, max_dims))
+    else:
+        shape_strategy = _shape_strategy(
+            shapes, broadcast, arity, (min_dims, max_dims), (min_side, max_side)
+        )
+    per_input = _value_strategies(elements, dtype, domains, avoid, margin, closed if reach else None)
 
     dtypes = [dtype] * arity
     for i, (kind, el) in discrete.items():
@@ -193,8 +231,21 @@ def op_inputs(
         lo, hi = domains[floats[0]] if floats else (-np.inf, np.inf)
         finite_bounds = tuple(b for b in (lo, hi) if np.isfinite(b))
         grid = spaced_values(dtype, lo, hi, avoid=(*avoid, *finite_bounds), margin=margin)
+        extra = (
+            _reach_points(dtype, lo, hi, closed[floats[0]] if floats else (False, False),
+                          avoid, margin, grid)
+            if reach
+            else np.zeros(0, dtype)
+        )
+        grid = np.concatenate([grid, extra]).astype(dtype)
+        bulk = grid.size - extra.size
+    else:
+        bulk = 0
 
-    spec = _Draws(shape_strategy, per_input, dtypes, discrete, floats, grid, margin)
+    spec = _Draws(
+        shape_strategy, per_input, dtypes, discrete, floats, grid, margin, bulk, reach,
+        domains, avoid,
+    )
     return _draw_inputs(spec, unique)
 
 
@@ -232,12 +283,19 @@ def _value_strategies(
     domains: Sequence[tuple[float, float]],
     avoid: Sequence[float],
     margin: float,
+    closed: Sequence[tuple[bool, bool]] | None = None,
 ) -> list[Any]:
-    """:func:`op_inputs`'s values: one element strategy per input."""
+    """:func:`op_inputs`'s values: one element strategy per input (the search's reach
+    when ``closed`` is given: :func:`~gradcheck.strategies._floats.reach_floats`)."""
     if elements is not None:
         if not isinstance(elements, st.SearchStrategy):
             raise InvalidArgument(f"elements={elements!r} must be a strategy or None")
         return [elements] * len(domains)
+    if closed is not None:
+        return [
+            reach_floats(dtype, lo, hi, c, avoid=avoid, margin=margin)
+            for (lo, hi), c in zip(domains, closed)
+        ]
     return [
         interval_floats(
             dtype,
@@ -248,6 +306,64 @@ def _value_strategies(
         )
         for lo, hi in domains
     ]
+
+
+def _sized_shapes(
+    total_size: tuple[int, int], broadcast: bool, arity: int, dims: tuple[int, int]
+) -> st.SearchStrategy[Any]:
+    """:func:`op_inputs`'s shapes of ``total_size`` elements: a count ``n`` in that
+    range and the leading sides (1 to 8 for two dimensions, 1 to 4 for more), the last
+    side making at least ``n`` elements; with ``broadcast``, the other inputs have some
+    of those axes at size 1. Shrinks to the fewest elements, in one dimension."""
+    low, high = (check_int("total_size", n) for n in total_size)
+    if not 0 < low <= high:
+        raise InvalidArgument(f"total_size={total_size!r} needs 0 < lo <= hi")
+    min_dims, max_dims = max(dims[0], 1), max(dims[1], dims[0], 1)
+
+    @st.composite
+    def draw(data: st.DrawFn) -> tuple[tuple[int, ...], ...]:
+        ndim = data(st.integers(min_dims, max_dims))
+        n = data(st.integers(low, high))
+        top = 8 if ndim == 2 else 4
+        lead = [data(st.integers(1, top)) for _ in range(ndim - 1)]
+        shape = (*lead, -(-n // int(np.prod(lead))))
+        if not broadcast:
+            return (shape,) * arity
+        others = []
+        for _ in range(arity - 1):
+            keep = data(st.lists(st.booleans(), min_size=ndim, max_size=ndim))
+            others.append(tuple(side if k else 1 for side, k in zip(shape, keep)))
+        return (shape, *others)
+
+    return draw()
+
+
+def _reach_points(
+    dtype: Any,
+    lo: float,
+    hi: float,
+    closed: tuple[bool, bool],
+    avoid: Sequence[float],
+    margin: float,
+    grid: np.ndarray,
+) -> np.ndarray:
+    """Values a unique draw may take besides the grid's: the special values and
+    log-spaced magnitudes out to :data:`REACH` (where the domain is unbounded), each at
+    least ``margin`` from the grid and from each other."""
+    points = list(special_values(dtype, lo, hi, closed, avoid=avoid, margin=margin))
+    top = np.log10(REACH[dtype.itemsize * 8])
+    for sign, unbounded in ((1.0, np.isinf(hi)), (-1.0, np.isinf(lo))):
+        if unbounded:
+            points += [sign * m for m in np.logspace(1.0, top, 24)[1:]]
+    kept: list[float] = []
+    taken = np.sort(grid.astype(np.float64))
+    for x in (float(dtype.type(p)) for p in points):
+        if not np.isfinite(x) or not lo <= x <= hi:
+            continue
+        near = taken[np.searchsorted(taken, x) - 1 : np.searchsorted(taken, x) + 1]
+        if np.all(np.abs(near - x) >= margin) and all(abs(x - k) >= margin for k in kept):
+            kept.append(x)
+    return np.array(kept, dtype=dtype)
 
 
 @dataclass(frozen=True, eq=False)
@@ -261,6 +377,18 @@ class _Draws:
     floats: list[int]
     grid: np.ndarray | None
     margin: float
+    #: the grid's first ``bulk`` values are the well-conditioned ones; the rest are the
+    #: reach's (special values, large magnitudes)
+    bulk: int = 0
+    #: whether a unique draw may hold one near-tie
+    reach: bool = False
+    domains: Sequence[tuple[float, float]] = ()
+    avoid: Sequence[float] = ()
+
+
+#: Relative gaps of a near-tie, as powers of ten: below the usual margin, above the
+#: steps of finite differences (2**-17 relative), inside ``np.isclose``'s 1e-5.
+NEAR_TIE_EXPONENTS = (-5.5, -3.0)
 
 
 @st.composite
@@ -278,10 +406,13 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
     if grid is not None:
         sizes = [int(np.prod(input_shapes[i])) for i in floats]
         assume(sum(sizes) <= grid.size)
-        positions = st.lists(
-            st.integers(0, grid.size - 1), min_size=sum(sizes), max_size=sum(sizes), unique=True
-        )
+        position = st.integers(0, (spec.bulk or grid.size) - 1)
+        if 0 < spec.bulk < grid.size:  # the reach's values, one draw in four
+            position = st.one_of(position, position, position, st.integers(spec.bulk, grid.size - 1))
+        positions = st.lists(position, min_size=sum(sizes), max_size=sum(sizes), unique=True)
         flat = grid[np.array(draw(positions), dtype=np.intp)]
+        if spec.reach:
+            flat = _near_tie(draw, spec, flat, spec.domains[floats[0]] if floats else None)
         pieces = np.split(flat, np.cumsum(sizes)[:-1])
         for i, piece in zip(floats, pieces):
             arrays[i] = piece.reshape(input_shapes[i]).copy()
@@ -292,3 +423,33 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
         arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i], unique=True))
     assume(_min_gap([arrays[i] for i in floats]) >= spec.margin)
     return tuple(arrays)
+
+
+def _near_tie(
+    draw: st.DrawFn, spec: _Draws, flat: np.ndarray, domain: tuple[float, float] | None
+) -> np.ndarray:
+    """``flat`` with, in one draw in four, one value moved to a near-tie with another:
+    a relative gap of 10**u, u in :data:`NEAR_TIE_EXPONENTS` (a ``max`` that tells
+    ties apart with ``np.isclose`` is wrong there), when the moved value stays in the
+    domain, ``margin`` from avoided points and from every other value."""
+    if flat.size < 2 or draw(st.integers(0, 3), label="near-tie") != 0:
+        return flat
+    i = draw(st.integers(0, flat.size - 1))
+    j = draw(st.integers(0, flat.size - 2))
+    j += j >= i
+    u = draw(st.floats(*NEAR_TIE_EXPONENTS))
+    sign = draw(st.sampled_from((1.0, -1.0)))
+    base = float(flat[i])
+    moved = flat.dtype.type(base + sign * 10.0**u * max(1.0, abs(base)))
+    lo, hi = domain if domain is not None else (-np.inf, np.inf)
+    others = np.delete(flat, [i, j]).astype(np.float64)
+    if (
+        moved == base
+        or not lo < float(moved) < hi
+        or any(abs(float(moved) - p) < spec.margin for p in spec.avoid)
+        or np.any(np.abs(others - float(moved)) < spec.margin)
+    ):
+        return flat
+    out = flat.copy()
+    out[j] = moved
+    return out
