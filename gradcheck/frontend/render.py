@@ -16,7 +16,8 @@ The JSON document (``gradcheck verify --format json``), version 1::
           "examples": 100,           # examples checked (up to the first failure)
           "rejected": 3,             # examples skipped, never failed...
           "skipped": {"not differentiable there": 2, "output not finite there": 1},
-                                     # ...by reason (also "nothing to compare")
+                                     # ...by reason (also "nothing to compare",
+                                     # "gradient overflows the dtype there"...)
           "failure": null,           # or {"kind": ..., "message": ..., ...}, below
           "max_abs_error": 2.1e-11,  # largest gradient errors seen
           "max_rel_error": 3.4e-12,

@@ -17,7 +17,13 @@ import numpy as np
 from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 
-__all__ = ["DEFAULT_BOUND", "allowed_intervals", "interval_floats", "reach_floats"]
+__all__ = [
+    "DEFAULT_BOUND",
+    "allowed_intervals",
+    "interval_floats",
+    "reach_floats",
+    "reach_values",
+]
 
 #: Where a domain has no bound of its own, values stay within +-DEFAULT_BOUND
 #: (moderate magnitudes keep finite-difference errors small).
@@ -240,6 +246,28 @@ def magnitudes(
     return st.one_of(sides).filter(lambda x: lo < x < hi and _free(x, avoid, margin))
 
 
+def reach_values(
+    dtype: np.dtype,
+    lo: float = -math.inf,
+    hi: float = math.inf,
+    closed: tuple[bool, bool] = (False, False),
+    *,
+    avoid: Sequence[float] = (),
+    margin: float = 0.0,
+) -> st.SearchStrategy[float] | None:
+    """The values gradient bugs hide at, beyond :func:`interval_floats`'s: magnitudes
+    out to :data:`REACH` where the domain is unbounded, and :func:`special_values`
+    (0, +-1, closed bounds, values just inside bounds); None when there are none."""
+    branches = []
+    wide = magnitudes(dtype, lo, hi, avoid=avoid, margin=margin)
+    if wide is not None:
+        branches.append(wide)
+    specials = special_values(dtype, lo, hi, closed, avoid=avoid, margin=margin)
+    if specials:
+        branches.append(st.sampled_from(specials))
+    return st.one_of(branches) if branches else None
+
+
 def reach_floats(
     dtype: np.dtype,
     lo: float = -math.inf,
@@ -249,17 +277,9 @@ def reach_floats(
     avoid: Sequence[float] = (),
     margin: float = 0.0,
 ) -> st.SearchStrategy[float]:
-    """The search's elements: :func:`interval_floats`'s well-conditioned values first
-    (shrinking goes there), and besides them the values gradient bugs hide at:
-    magnitudes out to :data:`REACH` where the domain is unbounded, and
-    :func:`special_values` (0, +-1, closed bounds, values just inside bounds)."""
+    """One element as the search draws it: :func:`interval_floats`'s well-conditioned
+    values first (shrinking goes there), or one of :func:`reach_values`."""
     finite = tuple(b for b in (lo, hi) if np.isfinite(b))
     bulk = interval_floats(dtype, lo, hi, avoid=(*avoid, *finite), margin=margin)
-    branches = [bulk] * BULK_WEIGHT
-    wide = magnitudes(dtype, lo, hi, avoid=avoid, margin=margin)
-    if wide is not None:
-        branches.append(wide)
-    specials = special_values(dtype, lo, hi, closed, avoid=avoid, margin=margin)
-    if specials:
-        branches.append(st.sampled_from(specials))
-    return st.one_of(branches)
+    extra = reach_values(dtype, lo, hi, closed, avoid=avoid, margin=margin)
+    return bulk if extra is None else st.one_of([bulk] * BULK_WEIGHT + [extra])

@@ -17,7 +17,7 @@ from gradcheck.operation import Operation
 from gradcheck.strategies._floats import (
     REACH,
     interval_floats,
-    reach_floats,
+    reach_values,
     spaced_values,
     special_values,
 )
@@ -216,11 +216,16 @@ def op_inputs(
         shape_strategy = _shape_strategy(
             shapes, broadcast, arity, (min_dims, max_dims), (min_side, max_side)
         )
-    per_input = _value_strategies(elements, dtype, domains, avoid, margin, closed if reach else None)
+    per_input = _value_strategies(elements, dtype, domains, avoid, margin)
+    extras = (
+        [reach_values(dtype, lo, hi, c, avoid=avoid, margin=margin) for (lo, hi), c in zip(domains, closed)]
+        if reach and elements is None
+        else [None] * arity
+    )
 
     dtypes = [dtype] * arity
     for i, (kind, el) in discrete.items():
-        dtypes[i], per_input[i] = kind, el
+        dtypes[i], per_input[i], extras[i] = kind, el, None
     floats = [i for i in range(arity) if i not in discrete]
     # Unique across all float inputs (a tie between two inputs is a kink of an
     # elementwise maximum too). With one domain for all, every value is drawn at a
@@ -244,7 +249,7 @@ def op_inputs(
 
     spec = _Draws(
         shape_strategy, per_input, dtypes, discrete, floats, grid, margin, bulk, reach,
-        domains, avoid,
+        domains, avoid, extras,
     )
     return _draw_inputs(spec, unique)
 
@@ -283,19 +288,12 @@ def _value_strategies(
     domains: Sequence[tuple[float, float]],
     avoid: Sequence[float],
     margin: float,
-    closed: Sequence[tuple[bool, bool]] | None = None,
 ) -> list[Any]:
-    """:func:`op_inputs`'s values: one element strategy per input (the search's reach
-    when ``closed`` is given: :func:`~gradcheck.strategies._floats.reach_floats`)."""
+    """:func:`op_inputs`'s values: one element strategy per input."""
     if elements is not None:
         if not isinstance(elements, st.SearchStrategy):
             raise InvalidArgument(f"elements={elements!r} must be a strategy or None")
         return [elements] * len(domains)
-    if closed is not None:
-        return [
-            reach_floats(dtype, lo, hi, c, avoid=avoid, margin=margin)
-            for (lo, hi), c in zip(domains, closed)
-        ]
     return [
         interval_floats(
             dtype,
@@ -384,6 +382,8 @@ class _Draws:
     reach: bool = False
     domains: Sequence[tuple[float, float]] = ()
     avoid: Sequence[float] = ()
+    #: per input, the reach's values (:func:`reach_values`) a few elements take, or None
+    extras: Sequence[Any] = ()
 
 
 #: Relative gaps of a near-tie, as powers of ten: below the usual margin, above the
@@ -396,10 +396,14 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
     input_shapes = draw(spec.shapes, label="shapes")
     per_input, dtypes, floats, grid = spec.per_input, spec.dtypes, spec.floats, spec.grid
     if not unique:
-        return tuple(
+        drawn = [
             draw(hnp.arrays(dt, shape, elements=el))
             for shape, el, dt in zip(input_shapes, per_input, dtypes)
-        )
+        ]
+        for i, extra in enumerate(spec.extras):
+            if extra is not None and drawn[i].size:
+                drawn[i] = _with_reach(draw, drawn[i], extra)
+        return tuple(drawn)
     arrays: list[Any] = [None] * len(per_input)
     for i in spec.discrete:
         arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i]))
@@ -423,6 +427,20 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
         arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i], unique=True))
     assume(_min_gap([arrays[i] for i in floats]) >= spec.margin)
     return tuple(arrays)
+
+
+def _with_reach(draw: st.DrawFn, array: np.ndarray, extra: Any) -> np.ndarray:
+    """``array`` with some of its elements (a count shrinking to none) replaced by the
+    reach's values: drawn after the array, so that a failure that needs none of them
+    shrinks as the well-conditioned values alone do."""
+    count = draw(st.integers(0, array.size), label="reach count")
+    if not count:
+        return array
+    out = array.copy()
+    flat = out.reshape(-1)
+    for _ in range(count):
+        flat[draw(st.integers(0, array.size - 1))] = draw(extra)
+    return out
 
 
 def _near_tie(
