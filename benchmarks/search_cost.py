@@ -30,8 +30,17 @@ TARGETS = ["multiply", "exp", "tanh", "matmul", "sum", "maximum", "sort", "logsu
 def seconds(checkout: Path, target: str, examples: int, seed: int) -> float:
     env = {**os.environ, "PYTHONPATH": str(checkout)}
     cmd = [
-        sys.executable, "-m", "gradcheck", "verify", f"gradcheck.builtin_targets:{target}",
-        "--max-examples", str(examples), "--seed", str(seed), "--format", "json",
+        sys.executable,
+        "-m",
+        "gradcheck",
+        "verify",
+        f"gradcheck.builtin_targets:{target}",
+        "--max-examples",
+        str(examples),
+        "--seed",
+        str(seed),
+        "--format",
+        "json",
     ]
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd="/", check=False)
     if out.returncode not in (0, 1):
@@ -47,7 +56,7 @@ def main() -> None:
     parser.add_argument("--targets", nargs="+", default=TARGETS)
     args = parser.parse_args()
     total_new = total_ref = 0.0
-    print(f"| target | reference s | this s | median ratio |\n|---|---|---|---|")
+    print("| target | reference s | this s | median ratio |\n|---|---|---|---|")
     for target in args.targets:
         ratios, new_sum, ref_sum = [], 0.0, 0.0
         for seed in args.seeds:

@@ -92,7 +92,9 @@ class Interval(tuple):  # type: ignore[type-arg]
 
     closed: tuple[bool, bool]
 
-    def __new__(cls, lo: float, hi: float, *, closed: tuple[bool, bool] = (False, False)) -> Interval:
+    def __new__(
+        cls, lo: float, hi: float, *, closed: tuple[bool, bool] = (False, False)
+    ) -> Interval:
         self = super().__new__(cls, (lo, hi))
         # an infinite bound is never drawn: it cannot be closed
         self.closed = (bool(closed[0]) and math.isfinite(lo), bool(closed[1]) and math.isfinite(hi))

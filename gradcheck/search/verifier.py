@@ -808,9 +808,7 @@ def found_at(inputs: Sequence[Any], options: Mapping[str, Any], large: bool) -> 
     """
     from gradcheck.strategies._floats import DEFAULT_BOUND
 
-    floats = [
-        (i, np.asarray(a)) for i, a in enumerate(inputs) if np.asarray(a).dtype.kind in "fc"
-    ]
+    floats = [(i, np.asarray(a)) for i, a in enumerate(inputs) if np.asarray(a).dtype.kind in "fc"]
     if large:
         return f"at a large input ({sum(a.size for _, a in floats)} elements)"
     domain = options.get("domain")

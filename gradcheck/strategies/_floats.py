@@ -212,7 +212,7 @@ def special_values(
         if above and below and _free(x, avoid, margin):
             out.append(x)
     bounds = [(lo, 1.0, closed[0]), (hi, -1.0, closed[1])]
-    for bound, inward, is_closed in bounds:
+    for bound, _, is_closed in bounds:
         if math.isfinite(bound) and is_closed and _free(bound, avoid, 0.0):
             out.append(bound)
     for bound, inward, _ in bounds:

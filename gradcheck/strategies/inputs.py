@@ -218,7 +218,10 @@ def op_inputs(
         )
     per_input = _value_strategies(elements, dtype, domains, avoid, margin)
     extras = (
-        [reach_values(dtype, lo, hi, c, avoid=avoid, margin=margin) for (lo, hi), c in zip(domains, closed)]
+        [
+            reach_values(dtype, lo, hi, c, avoid=avoid, margin=margin)
+            for (lo, hi), c in zip(domains, closed)
+        ]
         if reach and elements is None
         else [None] * arity
     )
@@ -237,8 +240,9 @@ def op_inputs(
         finite_bounds = tuple(b for b in (lo, hi) if np.isfinite(b))
         grid = spaced_values(dtype, lo, hi, avoid=(*avoid, *finite_bounds), margin=margin)
         extra = (
-            _reach_points(dtype, lo, hi, closed[floats[0]] if floats else (False, False),
-                          avoid, margin, grid)
+            _reach_points(
+                dtype, lo, hi, closed[floats[0]] if floats else (False, False), avoid, margin, grid
+            )
             if reach
             else np.zeros(0, dtype)
         )
@@ -248,8 +252,18 @@ def op_inputs(
         bulk = 0
 
     spec = _Draws(
-        shape_strategy, per_input, dtypes, discrete, floats, grid, margin, bulk, reach,
-        domains, avoid, extras,
+        shape_strategy,
+        per_input,
+        dtypes,
+        discrete,
+        floats,
+        grid,
+        margin,
+        bulk,
+        reach,
+        domains,
+        avoid,
+        extras,
     )
     return _draw_inputs(spec, unique)
 
@@ -412,7 +426,9 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
         assume(sum(sizes) <= grid.size)
         position = st.integers(0, (spec.bulk or grid.size) - 1)
         if 0 < spec.bulk < grid.size:  # the reach's values, one draw in four
-            position = st.one_of(position, position, position, st.integers(spec.bulk, grid.size - 1))
+            position = st.one_of(
+                position, position, position, st.integers(spec.bulk, grid.size - 1)
+            )
         positions = st.lists(position, min_size=sum(sizes), max_size=sum(sizes), unique=True)
         flat = grid[np.array(draw(positions), dtype=np.intp)]
         if spec.reach:
