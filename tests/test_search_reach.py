@@ -180,23 +180,25 @@ def test_linearity_is_not_judged_where_scaling_overflows() -> None:
 
 # -- the acceptance pairs ---------------------------------------------------------------
 PAIRS = [
-    ("SinPastElement64", "Sin", {}),
-    ("SoftplusBranchBug", "Softplus", {}),
-    ("SigmoidF32Overflow", "Sigmoid", {"dtype": "float32"}),
-    ("Pow15AtZero", "Pow15", {"domain": "[0:"}),
-    ("WeightedSquareAtZero", "WeightedSquare", {"domain": [":", "[0:"]}),
-    ("MulBroadcastBug", "MulBroadcast", {"broadcast": True}),
+    ("SinPastElement64", "Sin", {}, "at a large input"),
+    ("SoftplusBranchBug", "Softplus", {}, "at a large magnitude"),
+    ("SigmoidF32Overflow", "Sigmoid", {"dtype": "float32"}, "at a large magnitude"),
+    ("Pow15AtZero", "Pow15", {"domain": "[0:"}, "at the domain bound 0"),
+    ("WeightedSquareAtZero", "WeightedSquare", {"domain": [":", "[0:"]}, "at the domain bound 0"),
+    ("MulBroadcastBug", "MulBroadcast", {"broadcast": True}, ""),
 ]
 SEEDS = [0, pytest.param(1, marks=pytest.mark.slow), pytest.param(2, marks=pytest.mark.slow)]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("bug, twin, options", PAIRS, ids=[p[0] for p in PAIRS])
-def test_the_search_catches_the_bug_and_passes_its_twin(bug, twin, options, seed) -> None:
+@pytest.mark.parametrize("bug, twin, options, found", PAIRS, ids=[p[0] for p in PAIRS])
+def test_the_search_catches_the_bug_and_passes_its_twin(bug, twin, options, found, seed) -> None:
     options = dict(options)
     if "domain" in options:
         options["domain"] = normalize_domain(options["domain"])
     wrong = gradcheck.verify(getattr(reach_ops, bug), seed=seed, **options)
     assert wrong.verdict == "failed", (bug, seed)
+    assert wrong.found.startswith(found), wrong.found
+    assert wrong.to_dict()["found"] == (wrong.found or None)
     right = gradcheck.verify(getattr(reach_ops, twin), seed=seed, **options)
     assert right.verdict == "passed", (twin, seed, right.failure, right.note)

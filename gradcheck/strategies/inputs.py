@@ -445,11 +445,15 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
     return tuple(arrays)
 
 
+#: The most elements of one input that take the reach's values in one example.
+REACH_ELEMENTS = 4
+
+
 def _with_reach(draw: st.DrawFn, array: np.ndarray, extra: Any) -> np.ndarray:
     """``array`` with some of its elements (a count shrinking to none) replaced by the
     reach's values: drawn after the array, so that a failure that needs none of them
     shrinks as the well-conditioned values alone do."""
-    count = draw(st.integers(0, array.size), label="reach count")
+    count = draw(st.integers(0, min(array.size, REACH_ELEMENTS)), label="reach count")
     if not count:
         return array
     out = array.copy()
