@@ -699,8 +699,10 @@ class _Run:
         derivative is infinite (a pole), or the function varies on a scale no step
         reaches (log|det| of a matrix of entries 1e-288, whose inverse overflows), and
         nothing can be said. Where the derivative is a finite number, or two finite
-        one-sided ones (``abs`` at 0: any subgradient is finite), a non-finite
-        gradient is wrong, and stays a ``nonfinite_gradient`` failure."""
+        one-sided ones (``abs`` at 0: any subgradient is finite), or, at the edge of
+        the op's domain (the output not finite to one side), a finite one-sided one
+        from inside (``x**1.5`` at 0), a non-finite gradient is wrong, and stays a
+        ``nonfinite_gradient`` failure."""
         bad = np.flatnonzero(~np.isfinite(np.asarray(gradient, dtype=np.float64)))
         if bad.size > NONFINITE_ELEMENTS_PROBED:
             bad = bad[np.linspace(0, bad.size - 1, NONFINITE_ELEMENTS_PROBED).astype(int)]
@@ -714,6 +716,8 @@ class _Run:
                 est = ev.refine(i, int(j), float(h), 0.0, abs(float(flat[j])))
                 if not est.unbounded:
                     return False
+                if ev.edge_derivative(i, int(j), float(h)) is not None:
+                    return False  # a finite derivative from inside the domain
         except Exception:
             return False
         finally:

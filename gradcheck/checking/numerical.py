@@ -106,6 +106,12 @@ ROUNDING_PROBE_SEED = 17
 ROUNDING_PROBE_SPREAD = 3
 
 
+#: Steps of a one-sided derivative at a domain edge (:meth:`Evaluator.edge_derivative`),
+#: and how closely its last two Richardson estimates agree (relative) to be a number.
+EDGE_LEVELS = 5
+EDGE_AGREEMENT = 1e-3
+#: ... or how much each change of its quotients must shrink, level after level.
+EDGE_SHRINK = 0.75
 #: Up to this many output elements over all levels of one refinement, the levels'
 #: arithmetic runs once for all of them (see :meth:`Evaluator.refine`).
 _BATCHED_LEVELS_MAX_SIZE = 1 << 16
@@ -332,6 +338,47 @@ class Evaluator:
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
         self.calls += 1
         return np.asarray(self._forward(arrays, self.params))
+
+    def edge_derivative(self, i: int, j: int, h: float) -> float | None:
+        """At the edge of the op's domain: the one-sided derivative of ``s`` along
+        element ``j`` of input ``i``, when the output is not finite a step to one side
+        at every one of :data:`EDGE_LEVELS` steps (``h``, ``h/4``...), and is to the
+        other, where Richardson's first-order differences agree to
+        :data:`EDGE_AGREEMENT`; else None (a kink, a pole, or no edge: the central
+        estimate said it all). ``x**1.5`` at 0 has the right-hand derivative 0, which
+        a backward giving NaN there misses."""
+        flat = self.work[i].reshape(-1)
+        x0 = flat[j].copy()
+        hs = [h / LEVEL_RATIO**k for k in range(EDGE_LEVELS)]
+
+        def s_at(step: float) -> float:
+            flat[j] = x0 + flat.dtype.type(step)
+            try:
+                out = np.asarray(self.call(self.work), dtype=np.float64)
+            except Exception:
+                return math.nan
+            finally:
+                flat[j] = x0
+            if out.shape != self.f0.shape or not np.all(np.isfinite(out)):
+                return math.nan
+            return float(np.vdot(self.v, out - self.f0))
+
+        for side in (1.0, -1.0):
+            if any(math.isfinite(s_at(-side * step)) for step in hs):
+                continue
+            q = [s_at(side * step) / (side * step) for step in hs]
+            if not all(math.isfinite(value) for value in q):
+                continue
+            # The quotients converge (to a finite limit) when their changes shrink
+            # level after level (like h: a smooth edge; like sqrt(h): x**1.5 at 0), or
+            # are already below EDGE_AGREEMENT of them; an infinite derivative (sqrt
+            # at 0: q ~ h**-0.5) makes them grow.
+            d = [abs(q[k + 1] - q[k]) for k in range(len(q) - 1)]
+            shrinking = all(d[k + 1] <= EDGE_SHRINK * d[k] for k in range(len(d) - 2, len(d) - 1))
+            settled = max(d[-2:]) <= EDGE_AGREEMENT * abs(q[-1]) + self.eps * abs(q[0])
+            if settled or (shrinking and d[-2] <= EDGE_SHRINK * d[-3]):
+                return q[-1]
+        return None
 
     def s_diff(self, out_a: np.ndarray, out_b: np.ndarray) -> float:
         """``<v, out_a - out_b>`` in float64."""
