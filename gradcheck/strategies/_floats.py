@@ -197,10 +197,11 @@ def special_values(
 ) -> list[float]:
     """The values of ``dtype`` where gradient bugs are often met, that the domain allows:
     0, +-1 (``margin`` inside open bounds, ``margin`` from ``avoid``), each closed bound,
-    and values just inside each finite bound (:data:`INSIDE`), in that order.
+    values just inside each finite bound (:data:`INSIDE`), and, on each unbounded side,
+    just past and a little before where ``exp`` overflows the dtype, in that order.
 
     >>> special_values(np.dtype(np.float64), 0.0, math.inf, (True, False))
-    [0.0, 1.0, 1e-06, 0.001]
+    [0.0, 1.0, 1e-06, 0.001, 709.792712893384, 709.282712893384]
     >>> special_values(np.dtype(np.float64), -1.0, 1.0, margin=0.01)
     [0.0, -0.999999, -0.999, 0.999999, 0.999]
     """
@@ -223,6 +224,12 @@ def special_values(
             x = float(dtype.type(bound + inward * step))
             if lo < x < hi and _free(x, avoid, margin):
                 out.append(x)
+    # Where exp overflows the dtype (88.72 in float32), just past it and a little
+    # before, on each unbounded side: a backward's own e**x overflows first.
+    edge = math.log(float(np.finfo(dtype).max))
+    for sign, unbounded in ((1.0, math.isinf(hi)), (-1.0, math.isinf(lo))):
+        if unbounded:
+            out += [x for x in (sign * (edge + 0.01), sign * (edge - 0.5)) if lo < x < hi]
     cast = [float(dtype.type(x)) for x in out]
     return [x for i, x in enumerate(cast) if x not in cast[:i] and np.isfinite(x)]
 
