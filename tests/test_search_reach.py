@@ -202,3 +202,44 @@ def test_the_search_catches_the_bug_and_passes_its_twin(bug, twin, options, foun
     assert wrong.to_dict()["found"] == (wrong.found or None)
     right = gradcheck.verify(getattr(reach_ops, twin), seed=seed, **options)
     assert right.verdict == "passed", (twin, seed, right.failure, right.note)
+
+
+# -- float32 precision, not a wrong formula ---------------------------------------------
+def _gelu_tanh(x):
+    c, k = np.float32(0.7978845608), np.float32(0.044715)
+    return 0.5 * x * (1 + gradcheck.tanh(c * (x + k * x**3)))
+
+
+def test_a_float32_gradient_right_to_its_precision_is_no_mismatch() -> None:
+    # tanh rounds to -1 in float32: every term of the backward cancels to its rounding
+    # (analytic -1.4e-7, the exact derivative -3.6e-8), which no move of the input's
+    # last bits shows; the same backward in float64 agrees with finite differences.
+    x = np.array(-5.25, dtype=np.float32)
+    for seed in range(3):
+        assert gradcheck.check(_gelu_tanh, x, seed=seed).verdict == "passed"
+
+
+class _SigmoidOff(gradcheck.Operation):
+    """sigmoid whose float32 backward is 1% off (a formula bug, in float64 too)."""
+
+    def __call__(self, a):
+        self.variables = (a,)
+        return (1 / (1 + np.exp(-a.data))).astype(a.data.dtype)
+
+    def backward_var(self, grad, index, **kwargs):
+        s = 1 / (1 + np.exp(-self.variables[0].data))
+        return (grad * s * (1 - s) * 1.01).astype(grad.dtype)
+
+
+def test_a_float32_formula_bug_still_fails() -> None:
+    x = np.array([0.3, -1.2], dtype=np.float32)
+    assert gradcheck.check(_SigmoidOff, x, seed=0).verdict == "failed"
+
+
+def test_a_nan_gradient_at_a_domain_edge_with_a_finite_one_sided_derivative_fails() -> None:
+    # x**1.5 is not defined left of 0; from the right its derivative at 0 is 0
+    result = gradcheck.check(reach_ops.Pow15AtZero, np.array([0.0, 1.0]), seed=0)
+    assert result.verdict == "failed" and result.failure.kind == "nonfinite_gradient"
+    # an infinite one-sided derivative (sqrt at 0) is still no failure
+    result = gradcheck.check(lambda t: gradcheck.sqrt(t), np.array([0.0, 1.0]), seed=0)
+    assert result.verdict != "failed"
