@@ -145,7 +145,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     used = config.getoption("--gradcheck") or config.stash[_session_settings]
     if not used and config.get_verbosity() < 1:
         return None
-    settings = {"seed": DEFAULT_SEED, **config.stash[_session_settings]}
+    session: dict[str, Any] = config.stash[_session_settings]
+    settings = {"seed": DEFAULT_SEED, **session}
     return "gradcheck: " + ", ".join(f"{k.replace('_', '-')}={v}" for k, v in settings.items())
 
 
@@ -281,6 +282,8 @@ def hypothesis_profile_settings() -> dict[str, Any]:
     if name is None or _DERIVED_PROFILE.sub("", name) == "default":
         return {}
     profile = settings.default
+    if profile is None:  # (only while Hypothesis itself is being imported)
+        return {}
     chosen: dict[str, Any] = {"max_examples": profile.max_examples}
     if not profile.derandomize:
         chosen["seed"] = _forced_seed()
@@ -392,7 +395,7 @@ def _configure_collection(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> GradcheckFile | None:
     project = parent.config.stash.get(_project_file, None)
     if project is not None and file_path == project:
-        return GradcheckFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+        return GradcheckFile.from_parent(parent, path=file_path)
     return None
 
 

@@ -70,7 +70,7 @@ __all__ = ["JSON_VERSION", "render_json", "render_table", "render_target_list"]
 
 JSON_VERSION = 1
 
-_VERDICT_STYLE = {
+_VERDICT_STYLE: dict[str, dict[str, Any]] = {
     Verdict.PASSED: {"fg": "green"},
     Verdict.FAILED: {"fg": "red", "bold": True},
     Verdict.INCONCLUSIVE: {"fg": "yellow"},
