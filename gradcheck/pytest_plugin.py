@@ -216,17 +216,16 @@ class _Fixture:
         self,
         keys: tuple[str, ...],
         call: dict[str, Any],
-        fallbacks: dict[str, Any] | None = None,
+        defaults: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         """The session's and the marker's settings that this fixture takes, under the
-        call's own keywords, over the plugin's ``fallbacks`` (the Hypothesis profile's)
-        over seed 0."""
+        call's own keywords, over the fixture's ``defaults`` (seed 0 unless given)."""
 
         def known(settings: dict[str, Any]) -> dict[str, Any]:
             return {k: v for k, v in settings.items() if k in keys}
 
         return layered(
-            defaults=known({"seed": DEFAULT_SEED, **(fallbacks or {})}),
+            defaults=known({"seed": DEFAULT_SEED} if defaults is None else defaults),
             options=known(self._config.stash[_session_settings]),
             marker=known(_marker_settings(self._config.stash[_current_item])),
             call=call,
@@ -260,7 +259,7 @@ class VerifyFixture(_Fixture):
         __tracebackhide__ = True
         from gradcheck.search.verifier import verify
 
-        settings = self._settings(VERIFY_KEYS, options, fallbacks=hypothesis_profile_settings())
+        settings = self._settings(VERIFY_KEYS, options, defaults=verify_defaults())
         result = verify(target, **settings)
         if not result.passed:
             raise AssertionError(format_verify_failure(result))
@@ -272,22 +271,19 @@ class VerifyFixture(_Fixture):
 _DERIVED_PROFILE = re.compile(r"(-with-\w+-verbosity|-with-explain-phase)+$")
 
 
-def hypothesis_profile_settings() -> dict[str, Any]:
-    """What ``gradcheck_verify`` takes from the run's Hypothesis profile (module
-    docstring): ``max_examples``, and a ``seed`` when the profile is not derandomized;
-    nothing under Hypothesis's default profile."""
+def verify_defaults() -> dict[str, Any]:
+    """``gradcheck_verify``'s defaults, from the run's Hypothesis profile (module
+    docstring): seed 0 (and :func:`gradcheck.verify`'s own count) under Hypothesis's
+    default profile; a selected profile's ``max_examples``, with seed 0 when it is
+    derandomized and a new seed at each call when it is not."""
     from hypothesis import settings
 
     name = _current_profile_name(settings)
-    if name is None or _DERIVED_PROFILE.sub("", name) == "default":
-        return {}
     profile = settings.default
-    if profile is None:  # (only while Hypothesis itself is being imported)
-        return {}
-    chosen: dict[str, Any] = {"max_examples": profile.max_examples}
-    if not profile.derandomize:
-        chosen["seed"] = _forced_seed()
-    return chosen
+    if name is None or _DERIVED_PROFILE.sub("", name) == "default" or profile is None:
+        return {"seed": DEFAULT_SEED}
+    seed = DEFAULT_SEED if profile.derandomize else _forced_seed()
+    return {"seed": seed, "max_examples": profile.max_examples}
 
 
 def _current_profile_name(settings: Any) -> str | None:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import hypothesis  # noqa: F401
 import numpy  # noqa: F401
 import pytest
+from hypothesis import settings
 
 import gradcheck.checking.checker
 import gradcheck.search.verifier
@@ -46,13 +48,23 @@ class WrongSquare(Square):
 
 
 @pytest.fixture
-def sandbox(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+def sandbox(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[pytest.Pytester]:
     # Only our plugin, loaded explicitly: the same whether or not gradcheck is
     # installed (and its entry point visible) where this suite runs.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     pytester.makepyfile(myops=OPS)
     pytester.syspathinsert()
-    return pytester
+    # The in-process runs see this process's Hypothesis profile, which gradcheck_verify
+    # follows: Hypothesis's default there, as in a project that selects none, whatever
+    # profile this suite runs under (HYPOTHESIS_PROFILE=deep).
+    outer = settings.get_current_profile_name()
+    settings.load_profile("default")
+    try:
+        yield pytester
+    finally:
+        settings.load_profile(outer)
 
 
 def test_the_check_fixture_passes_and_fails_with_the_report(sandbox):
