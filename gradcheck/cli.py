@@ -56,7 +56,7 @@ from gradcheck.frontend.progress import COLOR_CHOICES, Progress, can_redraw, wan
 from gradcheck.search.precedence import layered
 
 if TYPE_CHECKING:
-    from gradcheck.frontend.config import ProjectConfig
+    from gradcheck.frontend.config import ProjectConfig, TargetConfig
     from gradcheck.frontend.runner import Job, StopOnSignals, WorkerSetup
     from gradcheck.search.verifier import LoadedTarget, VerifyResult
 
@@ -121,7 +121,8 @@ _SWITCHES = {
 }
 
 
-class _Tolerance(click.ParamType):
+# (ParamType is generic from click 8.2 on; ParamType[float] would not import under 8.1)
+class _Tolerance(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     """``--atol`` / ``--rtol``: a finite number >= 0, validated as in the config file
     (``inf`` would silently turn checking off, ``nan`` fail every op)."""
 
@@ -245,18 +246,19 @@ def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[
     for spec in specs or [BUILTIN_TARGETS]:
         for t in load_targets(spec):
             entry = _entry_for(config, t.name) if config is not None else None
-            settings = config.options_for(entry) if entry else dict(defaults)
+            settings = config.options_for(entry) if config and entry else dict(defaults)
             items.append(RunItem(t, settings, str(config.path) if config else None))
     return items
 
 
-def _entry_for(config: ProjectConfig, name: str) -> Any:
+def _entry_for(config: ProjectConfig, name: str) -> TargetConfig | None:
     from gradcheck.frontend.loading import split_spec
 
     module, _ = split_spec(name)
     exact = [e for e in config.targets if e.target == name]
     whole_module = [e for e in config.targets if e.target == module]
-    return (exact or whole_module or [None])[0]
+    found = exact or whole_module
+    return found[0] if found else None
 
 
 def _make_project_importable(config: ProjectConfig) -> None:
@@ -426,7 +428,8 @@ _format_option = click.option(
 )
 
 
-class _Seconds(click.ParamType):
+# (ParamType is generic from click 8.2 on; ParamType[float] would not import under 8.1)
+class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     """A time limit: a positive, finite number of seconds."""
 
     name = "seconds"
@@ -1048,9 +1051,9 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
             f" (override with {_FLAGS[_OPTION_OF_SETTING.get(setting, setting)]})"
         )
     if setting is not None:
-        option = _FLAGS.get(_OPTION_OF_SETTING.get(setting, setting))
-        if option is not None:
-            return f"{item.target.name}: {exc} (set it with {option})"
+        flag = _FLAGS.get(_OPTION_OF_SETTING.get(setting, setting))
+        if flag is not None:
+            return f"{item.target.name}: {exc} (set it with {flag})"
     return f"{item.target.name}: {exc}"
 
 

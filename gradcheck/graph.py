@@ -158,7 +158,8 @@ def _tensors_in_order(root: Tensor) -> tuple[list[Tensor], list[Tensor]]:
     root._seq = -root._seq
     try:
         for tensor in tensors:  # grows while it is walked: a breadth-first collection
-            for var in tensor._creator.variables:
+            # every tensor the walk holds was made by an op
+            for var in tensor._creator.variables:  # type: ignore[union-attr]
                 if var._creator is None:
                     if not var._constant:
                         ends.append(var)

@@ -217,7 +217,7 @@ def accumulate(var: Tensor, grad: np.ndarray) -> None:
     tensor's data, a view the user holds or a gradient shared with another tensor,
     and a float32 gradient may meet a float64 one.
     """
-    total = var._grad
+    total: np.ndarray = var._grad  # type: ignore[assignment]  # (it holds one: callers check)
     if (
         total.size >= IN_PLACE_MIN_SIZE  # (small: not worth the checks)
         and not var._shared
@@ -286,7 +286,8 @@ class Operation:
         if "backward_var" in cls.__dict__ and "returns_new_arrays" not in cls.__dict__:
             cls.returns_new_arrays = False
 
-    def __call__(self, *input_vars: Tensor, **kwargs: Any) -> np.ndarray:
+    # Any: each op declares its own inputs and parameters (``(self, a, b)``...)
+    def __call__(self, *input_vars: Any, **kwargs: Any) -> np.ndarray:
         raise NotImplementedError(f"{type(self).__name__} must implement __call__")
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:

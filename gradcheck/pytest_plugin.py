@@ -17,10 +17,19 @@ Fixtures (session-scoped and stateless, so they work inside ``@given`` tests):
     Run the generated-input search (:func:`gradcheck.verify`) and fail with the shrunk
     example's report. Returns the :class:`VerifyResult`.
 
-Settings come, weakest first, from the ini keys (``gradcheck_seed``,
-``gradcheck_max_examples``, ``gradcheck_mode``), the command line
-(``--gradcheck-seed``...), the ``@pytest.mark.gradcheck(...)`` marker nearest the test,
-and the fixture call itself.
+Settings come, weakest first, from the run's Hypothesis profile (``gradcheck_verify``
+only, below), the ini keys (``gradcheck_seed``, ``gradcheck_max_examples``,
+``gradcheck_mode``), the command line (``--gradcheck-seed``...), the
+``@pytest.mark.gradcheck(...)`` marker nearest the test, and the fixture call itself.
+
+The Hypothesis profile: when the run selected one other than Hypothesis's default
+(``--hypothesis-profile NAME``, Hypothesis's own option, or ``settings.load_profile``
+in a conftest), ``gradcheck_verify`` checks its ``max_examples`` examples; and if it is
+not derandomized, each call draws a new seed (``--hypothesis-seed N`` fixes it; a
+failure names the seed, which ``--gradcheck-seed`` replays). Under Hypothesis's default
+profile the fixture checks :func:`gradcheck.verify`'s 100 examples with seed 0. The
+profile's ``deadline`` is not applied: a search's examples run the finite differences
+too, whose time is not the op's (``pytest-timeout`` bounds a test).
 
 With ``pytest --gradcheck``, each target listed in ``[tool.gradcheck]`` of the
 project's ``pyproject.toml`` becomes a test item named after it, collected from that
@@ -30,6 +39,9 @@ identity of ``gradcheck verify --junit-xml``.
 
 from __future__ import annotations
 
+import re
+import secrets
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -133,7 +145,8 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     used = config.getoption("--gradcheck") or config.stash[_session_settings]
     if not used and config.get_verbosity() < 1:
         return None
-    settings = {"seed": DEFAULT_SEED, **config.stash[_session_settings]}
+    session: dict[str, Any] = config.stash[_session_settings]
+    settings = {"seed": DEFAULT_SEED, **session}
     return "gradcheck: " + ", ".join(f"{k.replace('_', '-')}={v}" for k, v in settings.items())
 
 
@@ -199,15 +212,20 @@ class _Fixture:
     def __init__(self, config: pytest.Config) -> None:
         self._config = config
 
-    def _settings(self, keys: tuple[str, ...], call: dict[str, Any]) -> dict[str, Any]:
+    def _settings(
+        self,
+        keys: tuple[str, ...],
+        call: dict[str, Any],
+        defaults: dict[str, Any] | None = None,
+    ) -> dict[str, Any]:
         """The session's and the marker's settings that this fixture takes, under the
-        call's own keywords."""
+        call's own keywords, over the fixture's ``defaults`` (seed 0 unless given)."""
 
         def known(settings: dict[str, Any]) -> dict[str, Any]:
             return {k: v for k, v in settings.items() if k in keys}
 
         return layered(
-            defaults=known({"seed": DEFAULT_SEED}),
+            defaults=known({"seed": DEFAULT_SEED} if defaults is None else defaults),
             options=known(self._config.stash[_session_settings]),
             marker=known(_marker_settings(self._config.stash[_current_item])),
             call=call,
@@ -241,10 +259,51 @@ class VerifyFixture(_Fixture):
         __tracebackhide__ = True
         from gradcheck.search.verifier import verify
 
-        result = verify(target, **self._settings(VERIFY_KEYS, options))
+        settings = self._settings(VERIFY_KEYS, options, defaults=verify_defaults())
+        result = verify(target, **settings)
         if not result.passed:
             raise AssertionError(format_verify_failure(result))
         return result
+
+
+#: The suffixes of the profiles Hypothesis's pytest plugin derives from the one selected
+#: (``--hypothesis-verbosity``, ``--hypothesis-explain``): the same profile for us.
+_DERIVED_PROFILE = re.compile(r"(-with-\w+-verbosity|-with-explain-phase)+$")
+
+
+def verify_defaults() -> dict[str, Any]:
+    """``gradcheck_verify``'s defaults, from the run's Hypothesis profile (module
+    docstring): seed 0 (and :func:`gradcheck.verify`'s own count) under Hypothesis's
+    default profile; a selected profile's ``max_examples``, with seed 0 when it is
+    derandomized and a new seed at each call when it is not."""
+    from hypothesis import settings
+
+    name = _current_profile_name(settings)
+    profile = settings.default
+    if name is None or _DERIVED_PROFILE.sub("", name) == "default" or profile is None:
+        return {"seed": DEFAULT_SEED}
+    seed = DEFAULT_SEED if profile.derandomize else _forced_seed()
+    return {"seed": seed, "max_examples": profile.max_examples}
+
+
+def _current_profile_name(settings: Any) -> str | None:
+    getter = getattr(settings, "get_current_profile_name", None)
+    if getter is not None:
+        return str(getter())
+    name = getattr(settings, "_current_profile", None)  # older Hypothesis: unexported
+    return None if name is None else str(name)
+
+
+def _forced_seed() -> int:
+    """``--hypothesis-seed``'s value as a gradcheck seed, else a new random one."""
+    from hypothesis import core
+
+    forced = getattr(core, "global_force_seed", None)
+    if forced is None:
+        return secrets.randbits(32)
+    if isinstance(forced, int) and forced >= 0:
+        return forced
+    return zlib.crc32(str(forced).encode("utf-8"))  # a seed that is not a number
 
 
 @pytest.fixture(scope="session")
@@ -264,7 +323,9 @@ def gradcheck_verify(pytestconfig: pytest.Config) -> VerifyFixture:
     """Check an op on generated inputs: ``gradcheck_verify(MyOp, shapes=["n,k", "k"])``.
 
     Takes :func:`gradcheck.verify`'s keywords; fails the test with the report of the
-    shrunk failing example.
+    shrunk failing example. The number of examples and the seed follow the run's
+    Hypothesis profile when one was selected (``--hypothesis-profile``), unless the call,
+    the marker or a gradcheck option sets them.
     """
     return VerifyFixture(pytestconfig)
 
@@ -330,7 +391,7 @@ def _configure_collection(config: pytest.Config) -> None:
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> GradcheckFile | None:
     project = parent.config.stash.get(_project_file, None)
     if project is not None and file_path == project:
-        return GradcheckFile.from_parent(parent, path=file_path)  # type: ignore[no-any-return]
+        return GradcheckFile.from_parent(parent, path=file_path)
     return None
 
 

@@ -463,12 +463,13 @@ class Tensor:
         return execute_op(_shape.Reshape, self, op_kwargs={"newshape": newshape}, constant=constant)
 
     def transpose(self, *axes: Any, constant: bool | None = None) -> Tensor:
+        order: Sequence[Any] | None = axes
         if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-            axes = axes[0]
+            order = axes[0]
         return execute_op(
             _shape.Transpose,
             self,
-            op_kwargs={"axes": tuple(axes) if axes else None},
+            op_kwargs={"axes": tuple(order) if order else None},
             constant=constant,
         )
 

@@ -52,6 +52,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gradcheck.frontend",
             "gradcheck.testing",
             "gradcheck.builtin_targets",
+            "gradcheck.schemas",
             "gradcheck.__main__",
             # the two entry points: the command and the pytest plugin
             "gradcheck.cli",

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import tarfile
 import tomllib
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -64,6 +65,37 @@ def test_the_sdist_holds_every_file_of_the_checkout(tmp_path):
     missing = sorted(set(files) - names - {".gitignore"})
     assert missing == []
     assert "conftest.py" in names and "LICENSE" in names and "PKG-INFO" in names
+
+
+def test_the_wheel_ships_the_schemas_and_py_typed(tmp_path):
+    # Package data: the JSON Schemas (gradcheck.schemas.load) and the typing marker.
+    pytest.importorskip("setuptools")
+    source = tmp_path / "src"
+    shutil.copytree(
+        ROOT,
+        source,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", ".*_cache", "build", "dist", "*.egg-info", "__pycache__"
+        ),
+    )
+    build = (
+        "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", build, str(tmp_path / "dist")],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if out.returncode != 0 and "setuptools" in out.stderr and "77" in out.stderr:
+        pytest.skip("setuptools < 77 (PEP 639 license metadata)")
+    assert out.returncode == 0, out.stderr
+    wheel = tmp_path / "dist" / out.stdout.strip().splitlines()[-1]
+    with zipfile.ZipFile(wheel) as archive:
+        names = set(archive.namelist())
+    schemas = {f"gradcheck/schemas/{n}.schema.json" for n in ("verify", "baseline", "config")}
+    assert schemas | {"gradcheck/py.typed", "gradcheck/schemas/__init__.py"} <= names
 
 
 @pytest.mark.slow

@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 import os
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import hypothesis  # noqa: F401
 import numpy  # noqa: F401
 import pytest
+from hypothesis import settings
 
 import gradcheck.checking.checker
 import gradcheck.search.verifier
@@ -46,13 +48,23 @@ class WrongSquare(Square):
 
 
 @pytest.fixture
-def sandbox(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+def sandbox(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[pytest.Pytester]:
     # Only our plugin, loaded explicitly: the same whether or not gradcheck is
     # installed (and its entry point visible) where this suite runs.
     monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
     pytester.makepyfile(myops=OPS)
     pytester.syspathinsert()
-    return pytester
+    # The in-process runs see this process's Hypothesis profile, which gradcheck_verify
+    # follows: Hypothesis's default there, as in a project that selects none, whatever
+    # profile this suite runs under (HYPOTHESIS_PROFILE=deep).
+    outer = settings.get_current_profile_name()
+    settings.load_profile("default")
+    try:
+        yield pytester
+    finally:
+        settings.load_profile(outer)
 
 
 def test_the_check_fixture_passes_and_fails_with_the_report(sandbox):
@@ -393,3 +405,93 @@ def test_the_check_fixture_skips_an_example_that_says_nothing(sandbox):
             "*inconclusive: nothing to compare*",
         ]
     )
+
+
+# -- gradcheck_verify and the run's Hypothesis profile (issue 23, item 12) ----------------
+PROFILES = """
+from hypothesis import settings
+
+settings.register_profile("three", max_examples=3, derandomize=True)
+settings.register_profile("random", max_examples=4, derandomize=False)
+"""
+
+COUNTS = """
+import pytest
+from myops import Square
+
+
+def test_plain(gradcheck_verify):
+    result = gradcheck_verify(Square)
+    print(f"\\nRESULT plain examples={result.examples} seed={result.seed}")
+
+
+def test_again(gradcheck_verify):
+    result = gradcheck_verify(Square)
+    print(f"\\nRESULT again examples={result.examples} seed={result.seed}")
+
+
+@pytest.mark.gradcheck(max_examples=7, seed=5)
+def test_marker(gradcheck_verify):
+    result = gradcheck_verify(Square)
+    print(f"\\nRESULT marker examples={result.examples} seed={result.seed}")
+
+
+def test_call(gradcheck_verify):
+    result = gradcheck_verify(Square, max_examples=5)
+    print(f"\\nRESULT call examples={result.examples} seed={result.seed}")
+"""
+
+
+@pytest.fixture
+def profiles(sandbox, monkeypatch):
+    """A sandbox whose conftest registers two profiles, run in a subprocess: a profile
+    Hypothesis loads stays loaded in its process, and would leak into this suite."""
+    root = str(Path(gradcheck.__file__).resolve().parents[1])
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")]))
+    )
+    sandbox.makeconftest(PROFILES)
+    sandbox.makepyfile(test_counts=COUNTS)
+
+    def run(*args: str, conftest: str = "") -> dict[str, tuple[int, int]]:
+        if conftest:
+            sandbox.makeconftest(PROFILES + conftest)
+        # Hypothesis's own plugin, which adds --hypothesis-profile (autoload is off here)
+        result = sandbox.runpytest_subprocess(
+            *PLUGIN, "-p", "_hypothesis_pytestplugin", "-s", *args
+        )
+        result.assert_outcomes(passed=4)
+        found = {}
+        for line in result.stdout.lines:
+            if line.startswith("RESULT "):
+                _, name, examples, seed = line.split()
+                found[name] = (int(examples.split("=")[1]), int(seed.split("=")[1]))
+        return found
+
+    return run
+
+
+def test_the_verify_fixture_runs_the_examples_of_the_selected_profile(profiles):
+    found = profiles("--hypothesis-profile", "three")
+    assert found["plain"] == (3, 0)  # derandomized: the plugin's seed 0
+    assert found["marker"] == (7, 5) and found["call"] == (5, 0)  # explicit settings win
+    # gradcheck's own option is stronger than the profile
+    assert profiles("--hypothesis-profile", "three", "--gradcheck-max-examples", "2")["plain"] == (
+        2,
+        0,
+    )
+
+
+def test_without_a_selected_profile_the_verify_fixture_keeps_its_defaults(profiles):
+    # Hypothesis's default profile (and the one its --hypothesis-verbosity derives from it)
+    found = profiles("--hypothesis-verbosity", "quiet")
+    assert found["plain"] == (100, 0) and found["call"] == (5, 0)
+
+
+def test_a_loaded_random_profile_draws_a_seed_per_call_unless_one_is_forced(profiles):
+    found = profiles(conftest='settings.load_profile("random")\n')
+    assert found["plain"][0] == 4 and found["again"][0] == 4
+    assert found["plain"][1] != found["again"][1]  # a new seed each call
+    assert found["marker"] == (7, 5)
+    forced = profiles("--hypothesis-seed", "7", conftest='settings.load_profile("random")\n')
+    assert forced["plain"] == (4, 7) and forced["again"] == (4, 7)

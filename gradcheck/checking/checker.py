@@ -235,14 +235,15 @@ def _validate(
         raise CheckUsageError(f"order must be 1 or 2, not {order!r}")
     if not modes or any(m not in AD_MODES for m in modes):
         raise CheckUsageError(f"modes must be 'rev', 'fwd' or both, not {tuple(modes)!r}")
-    if not (isinstance(nondet_tol, Real) and 0 <= nondet_tol < math.inf):
+    # (numbers.Real declares no comparisons in the stubs: the ignores below)
+    if not (isinstance(nondet_tol, Real) and 0 <= nondet_tol < math.inf):  # type: ignore[operator]
         raise CheckUsageError(f"nondet_tol must be a finite number >= 0, not {nondet_tol!r}")
     if mode not in MODES:
         raise CheckUsageError(f"mode must be 'auto', 'full' or 'fast', not {mode!r}")
     if reference not in ("float64", "native"):
         raise CheckUsageError(f"reference must be 'float64' or 'native', not {reference!r}")
     for name, tol in (("atol", atol), ("rtol", rtol)):
-        if tol is not None and not (isinstance(tol, Real) and tol >= 0 and math.isfinite(tol)):
+        if tol is not None and not (isinstance(tol, Real) and tol >= 0 and math.isfinite(tol)):  # type: ignore[operator]
             raise CheckUsageError(f"{name} must be a finite number >= 0, not {tol!r}")
 
 
@@ -838,7 +839,8 @@ class _Run:
                 if jitter[i] is not None and g1 is not None and np.shape(g1) == np.shape(g0):
                     with np.errstate(all="ignore"):
                         d = np.abs(np.asarray(g1, np.float64) - np.asarray(g0, np.float64))
-                    jitter[i] = np.maximum(jitter[i], np.where(np.isfinite(d), d, 0.0))
+                    # (jitter[i] is not None: checked above)
+                    jitter[i] = np.maximum(jitter[i], np.where(np.isfinite(d), d, 0.0))  # type: ignore[arg-type]
         return [None if x.dtype == np.float64 and not every else j for x, j in zip(self.xs, jitter)]
 
     def judged_wide(

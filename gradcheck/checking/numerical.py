@@ -220,7 +220,7 @@ class Evaluator:
         native = [np.array(a, order="C") for a in arrays]
         self.work = native
         self.eval_dtype = np.result_type(
-            *[a.dtype for a in native if a.dtype.kind == "f"] or [np.float64]
+            *[a.dtype for a in native if a.dtype.kind == "f"] or [np.float64]  # type: ignore[list-item]
         )
         if reference == "float64" and any(
             a.dtype.kind == "f" and a.dtype != np.float64 for a in native
@@ -473,7 +473,7 @@ class Evaluator:
                     h = float(np.asarray(old + h0 * m, dtype=flat.dtype) - old)
                     if h == 0:
                         continue
-                    ok = self._element_outputs(flat, along, old, h, levels, row)
+                    ok = self._element_outputs(flat, along, old, h, levels, row)  # type: ignore[arg-type]
                 else:
                     h = h0 * m
                     ok = self._direction_outputs(flat, base, h * along, levels, row)

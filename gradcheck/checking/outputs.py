@@ -86,7 +86,7 @@ class Outputs:
         out: list[np.ndarray | None] = [None] * len(self.shapes)
         start = 0
         for k, size in zip(self.indices, self.sizes()):
-            piece = np.asarray(flat[start : start + size]).reshape(self.shapes[k])  # type: ignore[arg-type]
+            piece = np.asarray(flat[start : start + size]).reshape(self.shapes[k])
             out[k] = piece.astype(self.dtypes[k], copy=copy)
             start += size
         return out

@@ -139,7 +139,7 @@ def low_precision_output(e: Evidence) -> Failure | None:
         found = [(k, outputs.dtypes[k]) for k in outputs.indices]
     for k, dt in found:
         if dt is not None and dt.kind == "f" and np.finfo(dt).eps > np.finfo(least).eps:
-            where = "the output" if k is None else outputs.label(k)  # type: ignore[union-attr]
+            where = "the output" if k is None else outputs.label(k)
             return Failure(
                 Kind.LOW_PRECISION_OUTPUT,
                 f"{where} has dtype {dt}, less precise than the op's inputs ({least}): "

@@ -144,7 +144,9 @@ class Target:
             )
         return self.deriver(variant)
 
-    def forward(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any] | None = None):
+    def forward(
+        self, arrays: Sequence[np.ndarray], params: Mapping[str, Any] | None = None
+    ) -> np.ndarray:
         """The output for ``arrays`` as an ndarray, without building a graph.
 
         This is the hot path of the finite differences: the arrays are wrapped without
@@ -219,7 +221,8 @@ class Target:
         if again is None:
             return None
         try:
-            return again(np.array(v))
+            grads: list[Any] | None = again(np.array(v))
+            return grads
         except Exception as exc:
             raise TargetRaised("second backward on the same graph", exc) from exc
 
@@ -352,7 +355,8 @@ def resolve_target(obj: Any) -> Target:
 
     framework = framework_of(obj)
     if framework is not None:  # a torch or MyGrad op: run through its framework
-        return resolve_foreign(obj, framework)
+        foreign: Target = resolve_foreign(obj, framework)
+        return foreign
     # (a ufunc, gradcheck.add say, is a class that is called as a function)
     if isinstance(obj, type) and not isinstance(obj, MyGradUfunc):
         if not issubclass(obj, Operation):

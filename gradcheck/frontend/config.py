@@ -196,7 +196,7 @@ def load_config(path: Path | str | None = None) -> ProjectConfig | None:
         The file is missing or not valid TOML, or a key or value is wrong.
     """
     explicit = path is not None
-    file = Path(path) if explicit else find_pyproject()
+    file = Path(path) if path is not None else find_pyproject()
     if file is None:
         return None
     document = _read_toml(file)

@@ -116,7 +116,8 @@ def _load_file(path: Path) -> ModuleType:
         raise ModuleLoadError(f"'{path}' is not a Python file (expected a .py file)")
     resolved = path.resolve()
     for mod in list(sys.modules.values()):
-        if getattr(mod, "__file__", None) and Path(mod.__file__).resolve() == resolved:
+        file = getattr(mod, "__file__", None)
+        if file and Path(file).resolve() == resolved:
             return mod
     name = path.stem if path.stem.isidentifier() else "_gradcheck_target"
     if name in sys.modules:

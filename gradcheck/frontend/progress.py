@@ -59,7 +59,7 @@ def wants_color(choice: str, stream: Any) -> bool:
     return can_redraw(stream)
 
 
-_STYLE = {
+_STYLE: dict[str, dict[str, Any]] = {
     Verdict.PASSED: {"fg": "green"},
     Verdict.FAILED: {"fg": "red", "bold": True},
     Verdict.TIMED_OUT: {"fg": "red", "bold": True},

@@ -40,8 +40,12 @@ name, ``"SIGINT"`` or ``"SIGTERM"``); its targets that did not finish have the v
 ``"baseline"``:
 ``{"passed": bool, "regression_factor": float, "ratio_floor": float, "regressions":
 [{"target": str, "reason": str}], "fixed": [str], "new": [str], "vanished": [str],
-"error_ratios": {target: {"baseline": float, "now": float}}}`` (see
-:mod:`gradcheck.frontend.baseline` for the rule).
+"settings_changed": {target: [setting, ...]}, "error_ratios": {target: {"baseline":
+float, "now": float}}}`` (see :mod:`gradcheck.frontend.baseline` for the rule;
+``settings_changed`` names, per target, the settings that differ from the baseline's).
+
+The JSON Schema of this document ships in the package: ``gradcheck.schemas.load("verify")``
+(``gradcheck/schemas/verify.schema.json``; tests validate real runs against it).
 
 ``failure`` is the failing check (:meth:`gradcheck.CheckResult.to_dict`, shrunk
 inputs included) with its failure's ``kind``, ``message``, ``input`` (index of the input
@@ -69,7 +73,7 @@ __all__ = ["JSON_VERSION", "render_json", "render_table", "render_target_list"]
 
 JSON_VERSION = 1
 
-_VERDICT_STYLE = {
+_VERDICT_STYLE: dict[str, dict[str, Any]] = {
     Verdict.PASSED: {"fg": "green"},
     Verdict.FAILED: {"fg": "red", "bold": True},
     Verdict.INCONCLUSIVE: {"fg": "yellow"},

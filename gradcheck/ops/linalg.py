@@ -210,7 +210,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2, *, constant: bool | None = None) ->
     else:
         axes_a, axes_b = axes
         if isinstance(axes_a, (int, np.integer)):
-            axes_a, axes_b = [axes_a], [axes_b]
+            axes_a, axes_b = [int(axes_a)], [int(axes_b)]
     axes_a = [ax % na for ax in axes_a]
     axes_b = [ax % nb for ax in axes_b]
     if len(axes_a) != len(axes_b):

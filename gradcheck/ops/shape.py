@@ -7,6 +7,7 @@ The functions; their rules (Reshape, BroadcastTo, Transpose) are in
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -183,10 +184,11 @@ def transpose(a: Any, *axes: Any, constant: bool | None = None) -> Tensor:
     >>> mg.transpose(mg.Tensor([[[1.0, 2.0]]]), 1, 2, 0).shape
     (1, 2, 1)
     """
+    order: Sequence[Any] | None = axes
     if len(axes) == 1 and (axes[0] is None or isinstance(axes[0], (tuple, list))):
-        axes = axes[0]
+        order = axes[0]
     return execute_op(
-        Transpose, a, op_kwargs={"axes": tuple(axes) if axes else None}, constant=constant
+        Transpose, a, op_kwargs={"axes": tuple(order) if order else None}, constant=constant
     )
 
 

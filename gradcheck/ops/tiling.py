@@ -115,4 +115,10 @@ def pad(
             lambda n: np.pad(n, pad_width, mode="constant", constant_values=-1),
             constant,
         )
-    return _copy(array, lambda x: np.pad(x, pad_width, mode=mode, **kwargs), None, constant)
+    # (mode is one of _COPYING_MODES, checked above; np.pad's overloads take literals)
+    return _copy(
+        array,
+        lambda x: np.pad(x, pad_width, mode=mode, **kwargs),  # type: ignore[call-overload]
+        None,
+        constant,
+    )

@@ -466,7 +466,7 @@ def normalize_dtype(dtype: Any) -> str:
     if getattr(dtype, "__name__", None) == "bfloat16" or str(dtype) == "torch.bfloat16":
         return "bfloat16"
     try:
-        dt = np.dtype(dtype)
+        dt: np.dtype[Any] = np.dtype(dtype)
     except TypeError:
         raise InvalidDescription(
             f"dtype {dtype!r} is not a NumPy dtype; use float64, float32 or float16"

@@ -159,7 +159,7 @@ class VerifyResult:
         """The JSON-ready form (the schema is in :mod:`gradcheck.frontend.render`); floats that
         are not finite become the strings ``"nan"``, ``"inf"``, ``"-inf"``, as in
         :meth:`CheckResult.to_dict`."""
-        return jsonable(
+        document: dict[str, Any] = jsonable(
             {
                 "target": self.target,
                 "passed": self.passed,
@@ -179,6 +179,7 @@ class VerifyResult:
                 "found": self.found or None,
             }
         )
+        return document
 
 
 class _ExampleFailed(Exception):
@@ -364,7 +365,9 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
     return options
 
 
-def draw_example(target: Any, *, seed: int = 0, **options: Any) -> tuple[list[np.ndarray], dict]:
+def draw_example(
+    target: Any, *, seed: int = 0, **options: Any
+) -> tuple[list[np.ndarray], dict[str, Any]]:
     """One example for ``target``, drawn as :func:`gradcheck.verify` draws them (from
     the op's :func:`gradcheck.describe` description, overridden by ``options``:
     ``shapes``, ``domain``, ``dtype``, ``kwargs``...): (the arrays, the op's keyword

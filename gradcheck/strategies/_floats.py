@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Literal, cast
 
 import numpy as np
 from hypothesis import strategies as st
@@ -90,7 +91,7 @@ def interval_floats(
 
     Raises InvalidArgument when nothing is left to draw from.
     """
-    width = dtype.itemsize * 8
+    width = cast("Literal[16, 32, 64]", dtype.itemsize * 8)  # a float dtype's bits
     branches = []
     for a, b in allowed_intervals(lo, hi, avoid, margin):
         a, b = _inward(a, dtype, b), _inward(b, dtype, a)

@@ -36,12 +36,12 @@ def check_int(name: str, value: Any, *, min_value: int = 0, max_value: int | Non
     """``value`` as an int in ``[min_value, max_value]``."""
     if isinstance(value, bool) or not isinstance(value, Integral):
         raise InvalidArgument(f"{name}={value!r} must be an integer")
-    value = int(value)
-    if value < min_value:
-        raise InvalidArgument(f"{name}={value} must be at least {min_value}")
-    if max_value is not None and value > max_value:
-        raise InvalidArgument(f"{name}={value} must be at most {max_value}")
-    return value
+    number = int(value)
+    if number < min_value:
+        raise InvalidArgument(f"{name}={number} must be at least {min_value}")
+    if max_value is not None and number > max_value:
+        raise InvalidArgument(f"{name}={number} must be at most {max_value}")
+    return number
 
 
 def check_real(name: str, value: Any, *, positive: bool = False) -> float:
@@ -53,10 +53,10 @@ def check_real(name: str, value: Any, *, positive: bool = False) -> float:
     return float(value)
 
 
-def check_float_dtype(name: str, dtype: Any) -> np.dtype:
+def check_float_dtype(name: str, dtype: Any) -> np.dtype[Any]:
     """``dtype`` as a real floating-point NumPy dtype."""
     try:
-        result = np.dtype(dtype)
+        result: np.dtype[Any] = np.dtype(dtype)
     except TypeError:
         raise InvalidArgument(
             f"{name}={dtype!r} is not a NumPy dtype; pass e.g. numpy.float64"

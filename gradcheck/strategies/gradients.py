@@ -3,6 +3,7 @@ what it rejects, and ``everything_except``."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -66,12 +67,10 @@ def gradients(
         elements = default_elements(dtype)
     elif not isinstance(elements, st.SearchStrategy):
         raise InvalidArgument(f"elements={elements!r} must be a strategy or None")
-    strategy = hnp.arrays(dtype, shape, elements=elements)
+    strategy: st.SearchStrategy[Any] = hnp.arrays(dtype, shape, elements=elements)
     if allow_scalars and shape == ():
-        scalar = st.one_of(
-            elements.map(dtype.type),
-            elements.map(float if dtype.kind == "f" else int),
-        )
+        python_number: Callable[[Any], float] = float if dtype.kind == "f" else int
+        scalar = st.one_of(elements.map(dtype.type), elements.map(python_number))
         strategy = strategy | scalar
     return strategy
 

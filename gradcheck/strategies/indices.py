@@ -16,10 +16,11 @@ __all__ = ["basic_indices", "advanced_indices"]
 
 
 def _fixed_shape(shape: Any) -> tuple[int, ...]:
-    shape = check_shape("shape", shape)
-    if isinstance(shape, st.SearchStrategy):
+    checked = check_shape("shape", shape)
+    if isinstance(checked, st.SearchStrategy):
         raise InvalidArgument("shape must be a tuple of ints here, not a strategy")
-    return shape
+    fixed: tuple[int, ...] = checked
+    return fixed
 
 
 def basic_indices(
@@ -46,13 +47,15 @@ def basic_indices(
     >>> test_a_basic_index_selects_each_element_once()
     """
     shape = _fixed_shape(shape)
-    return hnp.basic_indices(
+    # Hypothesis's overloads of basic_indices take literal True/False only, not a bool
+    strategy: st.SearchStrategy[Any] = hnp.basic_indices(  # type: ignore[call-overload]
         shape,
         min_dims=min_dims,
         max_dims=max_dims,
         allow_newaxis=allow_newaxis,
         allow_ellipsis=allow_ellipsis,
     )
+    return strategy
 
 
 def advanced_indices(
@@ -97,7 +100,7 @@ def advanced_indices(
     result_shapes = hnp.array_shapes(
         min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
     )
-    strategy = hnp.integer_array_indices(shape, result_shape=result_shapes)
+    strategy: st.SearchStrategy[Any] = hnp.integer_array_indices(shape, result_shape=result_shapes)
     if allow_masks:
         strategy = strategy | hnp.arrays(np.bool_, shape)
     return strategy

@@ -381,7 +381,9 @@ def distinguishable(original: _Behaviour, mutant: _Behaviour) -> bool:
 def _run_mutant(
     subject: _Subject, op_class: type[Operation], mutation: Mutation, seed: int
 ) -> MutantResult:
-    label = dict(target=subject.name, op=op_class.__name__, mutation=mutation.name, seed=seed)
+    label: dict[str, Any] = dict(
+        target=subject.name, op=op_class.__name__, mutation=mutation.name, seed=seed
+    )
     checks = forward_calls = 0
     first_live: int | None = None
     last: CheckResult | None = None

@@ -264,7 +264,7 @@ class UfuncCall(BroadcastableOp):
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         mask = self.mask
         if index == self.nin:  # out's previous value: what the mask kept
-            return np.where(mask, 0, grad)
+            return np.where(mask, 0, grad)  # type: ignore[arg-type]  # (an input only with a mask)
         backed = np.asarray(self.rule.backward_var(grad, index))
         if mask is not None:
             backed = backed * mask
@@ -306,7 +306,7 @@ def _create_ufunc(rule: type[Operation], stub: Callable[..., Any]) -> MyGradUfun
     numpy_ufunc: np.ufunc = rule.numpy_ufunc  # type: ignore[attr-defined]
     if numpy_ufunc.nin == 1:
         # keyword parameters of the op itself (absolute's nan_to_num) need **params
-        code = stub.__code__  # type: ignore[attr-defined]
+        code = stub.__code__
         keywords = code.co_varnames[code.co_argcount : code.co_argcount + code.co_kwonlyargcount]
         params = set(keywords) - {"where", "dtype", "constant"}
         metaclass: type[MyGradUfunc] = _UnaryUfuncWithParams if params else MyGradUnaryUfunc
@@ -333,7 +333,7 @@ def _create_ufunc(rule: type[Operation], stub: Callable[..., Any]) -> MyGradUfun
         "__annotations__": dict(stub.__annotations__),
     }
     made = metaclass(stub.__name__, (object,), namespace)
-    ufunc.register(made)
+    ufunc.register(made)  # type: ignore[arg-type]  # a class, of the metaclass MyGradUfunc
     return made
 
 

@@ -479,7 +479,7 @@ def bridge_target(
     variant = Variant() if variant is None else variant
     run, evaluate = real_view(run, evaluate, variant.complex_inputs, conjugate=conjugate)
 
-    bridge = type(f"{name or _name(obj)}", (_Bridge,), {"run": staticmethod(run)})
+    bridge: type[_Bridge] = type(f"{name or _name(obj)}", (_Bridge,), {"run": staticmethod(run)})
 
     def build(tensors: Sequence[Any], params: Mapping[str, Any]) -> Any:
         out = execute_op(bridge, *tensors, op_kwargs=dict(params))

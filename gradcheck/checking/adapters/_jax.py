@@ -47,7 +47,9 @@ def _x64() -> Any:
 
     switch = getattr(jax, "enable_x64", None)
     if switch is None:  # jax < 0.5: in jax.experimental
-        from jax.experimental import enable_x64 as switch
+        import jax.experimental
+
+        switch = jax.experimental.enable_x64
     return switch(True)
 
 
@@ -88,7 +90,9 @@ class _JaxOp:
 
     def run(
         self, arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
-    ) -> tuple[np.ndarray, Callable[[np.ndarray], list[np.ndarray | None]]]:
+    ) -> tuple[Any, Callable[[Any], list[np.ndarray | None]]]:
+        """The value (an array, or a tuple of them for several outputs) and its
+        backward."""
         import jax
         import jax.numpy as jnp
 

@@ -35,7 +35,7 @@ from gradcheck.errors import NotATarget
 __all__ = ["target", "forward_of"]
 
 
-def _recording(fn: type) -> Any:
+def _recording(fn: type[Any]) -> Any:
     """A subclass of the Function ``fn`` whose backward records the dtypes of the
     gradients it returns: torch casts each one to its input's dtype afterwards, so a
     backward that computes float32 gradients for float64 inputs would go unseen."""
@@ -47,7 +47,7 @@ def _recording(fn: type) -> Any:
         recording.returned = [g.dtype if isinstance(g, torch.Tensor) else None for g in outs]
         return out
 
-    recording = type(fn.__name__, (fn,), {"backward": staticmethod(backward), "returned": []})
+    recording: Any = type(fn.__name__, (fn,), {"backward": staticmethod(backward), "returned": []})
     recording.__qualname__ = fn.__qualname__
     return recording
 

@@ -60,7 +60,8 @@ class ConvND(Operation):
                 slice(ki * d, ki * d + st * (g - 1) + 1, st)
                 for ki, d, st, g in zip(k, self.dilation, self.stride, grad.shape[2:])
             )
-            contribution = np.einsum(f"NF{o},FC->NC{o}", grad, w[(slice(None), slice(None), *k)])
+            kernel_at: tuple[Any, ...] = (slice(None), slice(None), *k)
+            contribution = np.einsum(f"NF{o},FC->NC{o}", grad, w[kernel_at])
             dxp[(slice(None), slice(None), *where)] += contribution
         inner = tuple(slice(p, s - p) for p, s in zip(self.padding, self.padded_shape[-n:]))
         return dxp[(slice(None), slice(None), *inner)]

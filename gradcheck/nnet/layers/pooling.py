@@ -25,8 +25,8 @@ class MaxPool(Operation):
         # NOTE: with ties, argmax takes the first maximal element of each window (in
         # C order): the whole gradient of that window goes there (kink policy).
         best = np.unravel_index(np.argmax(flat, axis=-1), pool)
-        grid = np.indices(out_shape[-n:], sparse=True)
-        lead = np.indices(out_shape[:-n], sparse=True) if x.ndim > n else ()
+        grid: tuple[np.ndarray, ...] = np.indices(out_shape[-n:], sparse=True)
+        lead: tuple[np.ndarray, ...] = np.indices(out_shape[:-n], sparse=True) if x.ndim > n else ()
         lead = tuple(g[(...,) + (None,) * n] for g in lead)
         # Input coordinates of each window's maximum, broadcast to out_shape.
         self.where = lead + tuple(o * s + b for o, s, b in zip(grid, stride, best))

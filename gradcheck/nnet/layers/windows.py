@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
 
 def as_tuple(value: int | Sequence[int], n: int, name: str) -> tuple[int, ...]:
     """``value`` (an int or ``n`` ints) as a tuple of ``n`` positive ints."""
-    out = (int(value),) * n if np.ndim(value) == 0 else tuple(int(v) for v in value)
+    if np.ndim(value) == 0:  # an int, or a NumPy integer
+        out = (int(cast("int", value)),) * n
+    else:
+        out = tuple(int(v) for v in cast("Sequence[int]", value))
     if len(out) != n:
         raise ValueError(f"`{name}` must be an int or {n} ints; got {value!r}")
     return out

@@ -139,7 +139,9 @@ class Negative(UnaryOp):
 class Positive(UnaryOp):
     func = staticmethod(np.positive)
 
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+    def backward_var(
+        self, grad: np.ndarray, index: int, graph: Any = None, **kwargs: Any
+    ) -> np.ndarray:
         return grad
 
 

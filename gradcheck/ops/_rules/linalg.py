@@ -34,8 +34,7 @@ class MatMul(Operation):
         return np.matmul(a.data, b.data)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        a, b = self.variables
-        a, b = a.data, b.data
+        a, b = (v.data for v in self.variables)
         if a.ndim == 2 and b.ndim == 2:
             # two matrices, the common case: the products have the inputs' shapes
             # (no promotion, reduction or reshape; measured ~4 us less per call)

@@ -8,6 +8,7 @@ re-exports every name defined here.
 from __future__ import annotations
 
 import builtins
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -112,7 +113,7 @@ class Std(Var):
 class _Extremum(Operation):
     """max or min over ``axis``; the gradient goes to the first extreme element."""
 
-    reduce = staticmethod(np.max)
+    reduce: Callable[..., Any] = staticmethod(np.max)
 
     def __call__(self, a: Tensor, axis: Any = None, keepdims: bool = False) -> np.ndarray:
         self.variables = (a,)

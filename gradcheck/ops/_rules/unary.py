@@ -30,7 +30,7 @@ __all__ = ["UnaryOp"]
 class UnaryOp(Operation):
     """An elementwise op of one tensor: ``out = func(x)``, ``dout/dx = derivative``."""
 
-    func: ClassVar[Callable[[np.ndarray], np.ndarray]]
+    func: ClassVar[Callable[..., np.ndarray]]
     #: The NumPy ufunc this op differentiates, when ``func`` is one (``Sin``'s is
     #: ``np.sin``): set per class from ``func``; :class:`gradcheck.ufunc_creator`
     #: makes a ufunc of such an op.
