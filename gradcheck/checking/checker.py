@@ -878,8 +878,11 @@ class _Run:
             off = float(np.max(np.abs(g - g64), initial=0.0))
         if not off <= WIDE_ULPS * float(np.finfo(x.dtype).eps) * scale:
             return comparison
+        estimated = comparison.estimated
+        if estimated is None:
+            return comparison
         again = Comparison(i, x, g64, *tolerances, v_max, comparison.jitter)
-        judge_full(again, comparison.estimated)
+        judge_full(again, estimated)
         return comparison if again.mismatched else again
 
     def walk(self, stage: str, e: Evidence) -> None:

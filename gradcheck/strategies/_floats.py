@@ -10,6 +10,7 @@ asks to avoid.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Literal, cast
@@ -235,6 +236,10 @@ def special_values(
     return [x for i, x in enumerate(cast) if x not in cast[:i] and np.isfinite(x)]
 
 
+def _signed_power(dtype: np.dtype, sign: float, u: float) -> float:
+    return float(dtype.type(sign * 10.0**u))
+
+
 def magnitudes(
     dtype: np.dtype, lo: float, hi: float, *, avoid: Sequence[float] = (), margin: float = 0.0
 ) -> st.SearchStrategy[float] | None:
@@ -248,7 +253,7 @@ def magnitudes(
         start = math.log10(max(DEFAULT_BOUND, sign * (lo if sign > 0 else hi)))
         if start < top:
             exponent = st.floats(start, top, allow_nan=False, allow_infinity=False)
-            sides.append(exponent.map(lambda u, s=sign: float(dtype.type(s * 10.0**u))))
+            sides.append(exponent.map(functools.partial(_signed_power, dtype, sign)))
     if not sides:
         return None
     return st.one_of(sides).filter(lambda x: lo < x < hi and _free(x, avoid, margin))

@@ -59,7 +59,8 @@ def _closed(domain: Any, arity: int) -> list[tuple[bool, bool]]:
         isinstance(d, (tuple, list)) for d in domain
     )
     pairs = list(domain) if per_input else [domain] * arity
-    return [tuple(getattr(d, "closed", (False, False))) for d in pairs]  # type: ignore[misc]
+    closed = [getattr(d, "closed", (False, False)) for d in pairs]
+    return [(bool(c[0]), bool(c[1])) for c in closed]
 
 
 def _domains(domain: Any, arity: int) -> list[tuple[float, float]]:
