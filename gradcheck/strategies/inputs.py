@@ -404,6 +404,8 @@ class _Draws:
 #: Relative gaps of a near-tie, as powers of ten: below the usual margin, above the
 #: steps of finite differences (2**-17 relative), inside ``np.isclose``'s 1e-5.
 NEAR_TIE_EXPONENTS = (-5.5, -3.0)
+#: One unique draw in this many holds a near-tie.
+NEAR_TIE_ONE_IN = 4
 
 
 @st.composite
@@ -471,7 +473,7 @@ def _near_tie(
     a relative gap of 10**u, u in :data:`NEAR_TIE_EXPONENTS` (a ``max`` that tells
     ties apart with ``np.isclose`` is wrong there), when the moved value stays in the
     domain, ``margin`` from avoided points and from every other value."""
-    if flat.size < 2 or draw(st.integers(0, 3), label="near-tie") != 0:
+    if flat.size < 2 or draw(st.integers(0, NEAR_TIE_ONE_IN - 1), label="near-tie") != 0:
         return flat
     i = draw(st.integers(0, flat.size - 1))
     j = draw(st.integers(0, flat.size - 2))
