@@ -19,11 +19,18 @@ precision is right only to its rounding, which no formula predicts).
 
 from __future__ import annotations
 
+import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
 from gradcheck.checking.numerical import (
+    FIRST_JUMP_FRACTION,
+    KINK_NOISE_MARGIN,
+    KINK_STEADINESS,
+    LEVEL_RATIO,
+    TRUNCATION_GROWTH,
     Estimate,
     Evaluator,
     full_estimate,
@@ -47,6 +54,11 @@ UPSTREAM_ROUNDING_FACTOR = 4.0
 WORST_ELEMENTS = 5
 #: Elements that fast mode isolates by bisection, at most, per input.
 FAST_MODE_MAX_LOCATED = 8
+#: Below this mantissa (of frexp, in [0.5, 1)) a number is nearer 2**(e-1) than 2**e in log2.
+_SQRT_HALF = float(np.sqrt(0.5))
+#: A random direction's elements, in units of the element's scale (see
+#: :meth:`_FastMode.directions`): powers of two, either sign.
+_DIRECTION_FACTORS = np.array([0.25, 0.5, 1.0, 2.0, -0.25, -0.5, -1.0, -2.0])
 
 
 class Comparison:
@@ -318,7 +330,13 @@ class _Directional:
 class _FastMode:
     """Fast mode for one input: directional derivatives of ``s`` along signed
     directions whose every |d_j| is a power of two times the element's scale, judged
-    like full mode's elements, and the elements located by bisection."""
+    like full mode's elements, and the elements located by bisection.
+
+    Like full mode's elements, each direction first gets one central difference (two
+    forward calls, :meth:`Evaluator.directional`, for a batch of directions at once),
+    and a second one where the first leaves a large jump (:meth:`screen`); only the
+    directions these do not settle are refined over every level
+    (:meth:`Evaluator.refine`)."""
 
     def __init__(self, ev: Evaluator, cmp: Comparison) -> None:
         self.ev, self.cmp = ev, cmp
@@ -327,19 +345,98 @@ class _FastMode:
         # Powers of two throughout (see gradcheck.checking.numerical.step_sizes): h0, the
         # levels and every |d_j| are, so each perturbation h·d_j is exact in coarse
         # intermediates.
-        self.h0 = float(step_sizes(np.zeros(1), ev.eps)[0])
+        self.h0 = 2.0 ** round(math.log2(np.cbrt(ev.eps)))  # step_sizes at x = 0
         self.scale = np.maximum(np.abs(self.x), 1.0)
+        # The scale rounded to a power of two (in log2: by the mantissa of frexp).
+        mantissa, exponent = np.frexp(self.scale)
+        self.unit = np.ldexp(1.0, exponent - (mantissa < _SQRT_HALF))
         # Tolerance per element, with the analytic gradient standing in for the numeric.
         self.atol = cmp.abs_tol(self.g)
         cmp.atol_used = self.atol
         self.t = self.atol + cmp.rtol * np.abs(self.g)
+        self.t2 = self.t * self.t
         self.located: list[int] = []
+        #: The size of the directional derivatives (the largest first difference so
+        #: far), against which a first jump counts as large.
+        self.jump_scale = 0.0
 
-    def direction(self, rng: np.random.Generator) -> np.ndarray:
-        gauss = rng.standard_normal(self.x.size)
-        return np.sign(gauss) * np.exp2(np.round(np.log2(np.abs(gauss) * self.scale + 1e-300)))
+    def directions(self, rng: np.random.Generator, count: int) -> np.ndarray:
+        """``count`` random directions, one per row: each d_j is the element's scale
+        rounded to a power of two, times ±1/4, ±1/2, ±1 or ±2 (one random byte each:
+        a Gaussian per element and its logarithm cost as much as the forward calls)."""
+        size = count * self.x.size
+        raw = rng.bit_generator.random_raw(-(-size // 8)).view(np.uint8)[:size]
+        return _DIRECTION_FACTORS[raw.reshape(count, self.x.size) & 7] * self.unit
 
-    def agrees(self, e: np.ndarray) -> _Directional:
+    def screen(self, directions: np.ndarray) -> list[_Directional | None]:
+        """Each direction's first central differences: a :class:`_Directional` where
+        they settle it, None where the direction needs :meth:`agrees`.
+
+        As full mode's first pass: one central difference within the tolerance whose
+        jump J is below it or below :data:`FIRST_JUMP_FRACTION` of the directional
+        derivatives' size (no kink in reach) settles a direction. Where the jump is
+        larger (near a zero gradient the curvature term is all there is: x·tanh(x) at
+        x = 0), a second step 4h follows: the Richardson value of the two within the
+        tolerance, their difference too, and J growing like h (4× per level, within
+        :data:`KINK_STEADINESS`, and far above the rounding noise: a smooth function,
+        where a kink keeps J steady) settle it."""
+        tolerance = np.sqrt((directions * directions) @ self.t2)
+        analytic = directions @ self.g
+        first, jump, _ = self.ev.directional(self.cmp.i, directions, self.h0)
+        finite = np.abs(first[np.isfinite(first)])
+        if finite.size:
+            self.jump_scale = max(self.jump_scale, float(finite.max()))
+        with np.errstate(invalid="ignore"):
+            agree = np.abs(analytic - first) <= tolerance
+            small = np.abs(jump) <= np.maximum(tolerance, FIRST_JUMP_FRACTION * self.jump_scale)
+        settled, value = agree & small, first.copy()
+        rest = np.flatnonzero(np.isfinite(first) & ~settled)
+        if rest.size:
+            value[rest], settled[rest] = self._second_step(
+                directions[rest], analytic[rest], tolerance[rest], first[rest], jump[rest]
+            )
+        return [
+            _Directional(True, float(a), float(n), float(t), False) if ok else None
+            for a, n, t, ok in zip(analytic, value, tolerance, settled)
+        ]
+
+    def _second_step(
+        self,
+        directions: np.ndarray,
+        analytic: np.ndarray,
+        tolerance: np.ndarray,
+        first: np.ndarray,
+        jump: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(Richardson value, settled) of directions whose first difference did not
+        settle them, from a second one at 4h (see :meth:`screen`)."""
+        second, jump4, noise4 = self.ev.directional(
+            self.cmp.i, directions, LEVEL_RATIO * self.h0, noise=True
+        )
+        gain = TRUNCATION_GROWTH - 1
+        with np.errstate(all="ignore"):
+            value = first + (first - second) / gain
+            error = np.abs(first - second) / gain + LEVEL_RATIO * noise4  # noise at h
+            ratio = jump4 / jump
+            growing = (LEVEL_RATIO / KINK_STEADINESS < ratio) & (
+                ratio < LEVEL_RATIO * KINK_STEADINESS
+            )
+            # J at each step far above that step's noise (the noise of J is about D's)
+            resolved = (np.abs(jump) > KINK_NOISE_MARGIN * LEVEL_RATIO * noise4) & (
+                np.abs(jump4) > KINK_NOISE_MARGIN * noise4
+            )
+            settled = (
+                (np.abs(analytic - value) <= tolerance) & (error <= tolerance) & growing & resolved
+            )
+        return value, settled
+
+    def agrees(self, e: np.ndarray, screened: bool = False) -> _Directional:
+        """The direction ``e`` judged: settled by its first difference (unless
+        ``screened``: that was done), else refined over every level."""
+        if not screened:
+            first = self.screen(e[None, :])[0]
+            if first is not None:
+                return first
         tolerance = float(np.sqrt(np.sum((self.t * e) ** 2)))
         est = self.ev.refine(self.cmp.i, e, self.h0, tolerance, float(self.scale.max(initial=1.0)))
         analytic = float(self.g @ e)
@@ -390,13 +487,19 @@ class _FastMode:
             cmp.mismatched += 1  # the direction failed; no single element explains it
 
 
-def compare_fast(ev: Evaluator, cmp: Comparison, rng: np.random.Generator, directions: int) -> None:
+def compare_fast(
+    ev: Evaluator,
+    cmp: Comparison,
+    rng: np.random.Generator,
+    directions: int,
+    group_size: int | None = None,
+) -> None:
     """Directional derivatives along random signed directions; when one disagrees
-    (or crosses a kink), bisect the elements to find the ones responsible."""
+    (or crosses a kink), bisect the elements to find the ones responsible. With
+    ``group_size``, one direction per group of at most that many elements (a random
+    partition of the input), instead of ``directions`` over all of them."""
     fast = _FastMode(ev, cmp)
-    for _ in range(directions):
-        d = fast.direction(rng)
-        r = fast.agrees(d)
+    for d, members, r in _judged_directions(fast, rng, directions, group_size):
         if not r.kink:  # a direction across a kink says nothing about the error
             diff = abs(r.analytic - r.numeric)
             cmp.max_abs = max(cmp.max_abs, diff)
@@ -411,9 +514,39 @@ def compare_fast(ev: Evaluator, cmp: Comparison, rng: np.random.Generator, direc
                     f"{r.numeric:.10g} (allowed difference {r.allowed:.3g})"
                 )
             )
-            fast.bisect(np.arange(fast.x.size), d)
+            fast.bisect(members, d)
             break
     if fast.located:
         fast.judge_located()
     elif cmp.direction_failure is not None:
         cmp.mismatched += 1
+
+
+#: Fast mode's directions are made and screened in batches of at most this many
+#: elements in all (a batch of groups of a large input would not fit in memory).
+_DIRECTION_BATCH_ELEMENTS = 1 << 20
+
+
+def _judged_directions(
+    fast: _FastMode, rng: np.random.Generator, directions: int, group_size: int | None
+) -> Iterator[tuple[np.ndarray, np.ndarray, _Directional]]:
+    """(direction, the elements it covers, its judgement), in order: ``directions``
+    over every element, or one per group of a random partition into groups of at most
+    ``group_size``; each batch screened at once (:meth:`_FastMode.screen`)."""
+    n = fast.x.size
+    if group_size is None or group_size >= n:
+        groups = [np.arange(n)] * directions
+    else:
+        groups = [np.sort(g) for g in np.array_split(rng.permutation(n), -(-n // group_size))]
+    rows = max(1, _DIRECTION_BATCH_ELEMENTS // max(n, 1))
+    for start in range(0, len(groups), rows):
+        chunk = groups[start : start + rows]
+        if len(chunk[0]) == n:
+            batch = fast.directions(rng, len(chunk))
+        else:  # each element in one group: one random value each
+            values = fast.directions(rng, 1)[0]
+            batch = np.zeros((len(chunk), n))
+            for row, members in enumerate(chunk):
+                batch[row, members] = values[members]
+        for d, members, first in zip(batch, chunk, fast.screen(batch)):
+            yield d, members, (first if first is not None else fast.agrees(d, screened=True))

@@ -1,0 +1,130 @@
+"""Fast mode at the floor of its forward calls, and grouped directions (issue 25): what
+each costs, and what each still catches."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import gradcheck as mg
+from gradcheck import Operation
+from gradcheck.errors import CheckUsageError
+
+RNG = np.random.default_rng(0)
+XM, W = RNG.standard_normal((8, 32)), RNG.standard_normal((32, 32)) / np.sqrt(32)
+
+
+def tanh_matmul(x, w):
+    return mg.tanh(x @ w)
+
+
+def wrong_tanh_matmul(bad: int, relative: float = 1e-3) -> type[Operation]:
+    """tanh(x @ W) whose gradient of W is wrong by ``relative`` at flat element ``bad``."""
+
+    class Wrong(Operation):
+        def __call__(self, x, w):
+            self.variables = (x, w)
+            self.t = np.tanh(x.data @ w.data)
+            return self.t
+
+        def backward_var(self, grad, index, **kwargs):
+            x, w = (v.data for v in self.variables)
+            inner = grad * (1 - self.t**2)
+            if index == 0:
+                return inner @ w.T
+            gw = x.T @ inner
+            gw.reshape(-1)[bad] *= 1 + relative
+            return gw
+
+    return Wrong
+
+
+class XTanh(Operation):
+    """x * tanh(x), elementwise."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data * np.tanh(x.data)
+
+    def backward_var(self, grad, index, **kwargs):
+        x = self.variables[0].data
+        t = np.tanh(x)
+        return grad * (t + x * (1 - t * t))
+
+
+class XTanhOneOff(XTanh):
+    """Wrong by a factor (1 + 1e-6) at flat element 1500 (of 2000 at 40x50)."""
+
+    def backward_var(self, grad, index, **kwargs):
+        g = np.array(super().backward_var(grad, index), dtype=np.float64)
+        if g.size > 1500:
+            g.reshape(-1)[1500] *= 1 + 1e-6
+        return g
+
+
+# -- fast mode ----------------------------------------------------------------------------
+def test_fast_mode_spends_two_forward_calls_per_direction_where_they_agree() -> None:
+    result = mg.check(tanh_matmul, XM, W, mode="fast", seed=0)
+    assert result.passed
+    # the structural checks' forward calls, the point itself, then 4 directions per
+    # input at one central difference each (it was 7 Richardson levels each: 108 calls)
+    assert result.forward_calls <= 4 + 1 + 2 * 4 * 2
+
+
+@pytest.mark.parametrize("bad", [0, 333, 517, 1023])
+def test_fast_mode_still_finds_a_relative_1e_3_error_in_one_of_1024_elements(bad) -> None:
+    result = mg.check(wrong_tanh_matmul(bad), XM, W, mode="fast", seed=bad)
+    assert result.failure is not None and result.failure.kind == "mismatch"
+    assert result.failure.input == 1
+    assert result.failure.worst[0].index == np.unravel_index(bad, W.shape)
+
+
+def test_fast_mode_settles_a_zero_gradient_by_a_second_step_not_every_level() -> None:
+    # x·tanh(x) at 0: the gradient is 0 and the first jump J (the curvature, 2·h) is all
+    # there is, above any fraction of the gradient's scale; a second step shows J
+    # growing like h, as a smooth function's does.
+    result = mg.check(XTanh, np.zeros((40, 50)), mode="fast", seed=0)
+    assert result.passed
+    # a second step for each of the 4 directions plus the rounding measurement (9);
+    # the full ladder would have been 12 calls or more per direction
+    assert result.forward_calls <= 4 + 1 + 4 * 4 + 9
+
+
+def test_fast_mode_still_marks_a_kink_on_every_direction() -> None:
+    result = mg.check(lambda x: mg.absolute(x), np.zeros(6), mode="fast", seed=0)
+    assert result.verdict in ("not differentiable", "inconclusive")
+
+
+# -- grouped directions --------------------------------------------------------------------
+X2000 = np.random.default_rng(7).uniform(-3, 3, (40, 50))
+
+
+class OneCosWrong(Operation):
+    """sin(x), its gradient wrong by a relative 3e-6 at (22, 17)."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return np.sin(x.data)
+
+    def backward_var(self, grad, index, **kwargs):
+        g = grad * np.cos(self.variables[0].data)
+        g[22, 17] *= 1 + 3e-6
+        return g
+
+
+def test_groups_find_an_error_that_hides_below_the_whole_inputs_tolerance() -> None:
+    # Over all 2000 elements a direction's tolerance is rtol·|g∘d|, ~45× one element's:
+    # the error hides there, and shows in a group of 16 (4× one element's).
+    whole = [mg.check(OneCosWrong, X2000, mode="fast", seed=s).verdict for s in range(4)]
+    grouped = [mg.check(OneCosWrong, X2000, mode="fast", group_size=16, seed=s) for s in range(4)]
+    assert whole == ["passed"] * 4
+    assert sum(r.verdict == "failed" for r in grouped) >= 3
+    found = [r for r in grouped if r.failure is not None]
+    assert all(r.failure.worst[0].index == (22, 17) for r in found)
+    assert all(r.forward_calls < 2 * 2000 / 16 + 200 for r in grouped)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "8"])
+def test_group_size_must_be_a_positive_integer(bad) -> None:
+    with pytest.raises(CheckUsageError, match="group_size must be"):
+        mg.check(XTanh, X2000, mode="fast", group_size=bad)

@@ -1,0 +1,71 @@
+"""verify's cost model (issue 25): large examples screened by fast mode over groups,
+full mode where the screen does not pass one and for small ones; what it still catches."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gradcheck import Operation
+from gradcheck.checking import checker
+from gradcheck.search.verifier import SCREEN_GROUP_SIZE, verify
+
+
+class XTanh(Operation):
+    """x * tanh(x), elementwise."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data * np.tanh(x.data)
+
+    def backward_var(self, grad, index, **kwargs):
+        x = self.variables[0].data
+        t = np.tanh(x)
+        return grad * (t + x * (1 - t * t))
+
+
+class XTanhOneOff(XTanh):
+    """Wrong by a factor (1 + 1e-6) at flat element 1500 (of 2000 at 40x50)."""
+
+    def backward_var(self, grad, index, **kwargs):
+        g = np.array(super().backward_var(grad, index), dtype=np.float64)
+        if g.size > 1500:
+            g.reshape(-1)[1500] *= 1 + 1e-6
+        return g
+
+
+# -- which mode each example gets ----------------------------------------------------------
+def _modes_used(monkeypatch) -> list[tuple[str, int | None]]:
+    seen: list[tuple[str, int | None]] = []
+    real = checker.check
+
+    def spy(*args, **kwargs):
+        result = real(*args, **kwargs)
+        seen.append((result.settings["mode"], result.settings.get("group_size")))
+        return result
+
+    monkeypatch.setattr(checker, "check", spy)
+    return seen
+
+
+def test_verify_screens_large_examples_by_groups(monkeypatch) -> None:
+    seen = _modes_used(monkeypatch)
+    result = verify(XTanh, shapes=["40,50"], max_examples=10, seed=0)
+    assert result.passed and result.examples == 10
+    assert seen and set(seen) == {("fast", SCREEN_GROUP_SIZE)}
+
+
+def test_verify_checks_small_examples_in_full(monkeypatch) -> None:
+    seen = _modes_used(monkeypatch)
+    assert verify(XTanh, shapes=["4,5"], max_examples=10, seed=0).passed
+    assert seen and set(seen) == {("full", None)}
+
+
+def test_verify_finds_a_relative_1e_6_error_in_one_of_2000_elements(monkeypatch) -> None:
+    seen = _modes_used(monkeypatch)
+    result = verify(XTanhOneOff, shapes=["40,50"], max_examples=100, seed=1)
+    assert result.verdict == "failed"
+    report = result.failure
+    assert report.settings["mode"] == "full"  # the report is full mode's
+    assert report.failure.worst[0].index == (30, 0)  # flat 1500
+    assert report.failure.mismatched == 1
+    assert ("fast", SCREEN_GROUP_SIZE) in seen
