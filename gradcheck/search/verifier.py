@@ -700,6 +700,11 @@ class _Search:
                 self.rejected += 1
                 self.skipped[Skip.SHAPE] = self.skipped.get(Skip.SHAPE, 0) + 1
             reject()
+        if stepped_out_of_domain(arrays, result, self.options):
+            if searching:
+                self.rejected += 1
+                self.skipped[Skip.UNDEFINED] = self.skipped.get(Skip.UNDEFINED, 0) + 1
+            reject()
         if searching:
             self.examples += 1
             if self.progress is not None:
@@ -715,6 +720,48 @@ class _Search:
         if math.isfinite(ratio):
             # Steer the search towards the inputs where the gradient is least accurate.
             hypothesis_target(ratio, label="error / tolerance")
+
+
+#: How far finite differences step, as a multiple of cbrt(eps) * max(1, |x|): the
+#: largest level of the checker's ladder (4**3 times its base step).
+STEP_REACH = 64.0
+
+
+def stepped_out_of_domain(
+    arrays: Sequence[np.ndarray], result: Any, options: Mapping[str, Any]
+) -> bool:
+    """Whether ``result`` failed because the forward raised at a perturbed input and
+    some value lies within the steps' reach of a finite bound of its domain: the steps
+    left the domain (an op that raises outside it), which says nothing of the op.
+
+    >>> from gradcheck.checking.result import CheckResult, Failure
+    >>> raised = CheckResult("failed", "op", failure=Failure(
+    ...     "forward_error", "the forward at a perturbed input raised ValueError"))
+    >>> stepped_out_of_domain([np.array([1.0 + 1e-6])], raised, {"domain": (1.0, 2.0)})
+    True
+    >>> stepped_out_of_domain([np.array([1.5])], raised, {"domain": (1.0, 2.0)})
+    False
+    """
+    failure = result.failure
+    if failure is None or failure.kind != Kind.FORWARD_ERROR:
+        return False
+    if "perturbed" not in failure.message.split(" raised ")[0]:
+        return False
+    domain = options.get("domain")
+    if domain is None:
+        return False
+    for i, a in enumerate(arrays):
+        a = np.asarray(a)
+        if a.dtype.kind != "f" or not a.size:
+            continue
+        lo, hi = domain[i] if isinstance(domain[0], tuple) else domain
+        reach = STEP_REACH * float(np.cbrt(np.finfo(a.dtype).eps))
+        for bound in (lo, hi):
+            if math.isfinite(bound):
+                gap = float(np.min(np.abs(a.astype(np.float64) - bound)))
+                if gap <= reach * max(1.0, abs(bound)):
+                    return True
+    return False
 
 
 def _run(
