@@ -203,11 +203,13 @@ def backpropagate(root: Tensor) -> None:
     try:
         for i in range(len(tensors)):
             tensor = tensors[i]
-            # Every consumer of this tensor has run: it leaves the graph now.
+            # Every consumer of this tensor has run: it leaves the graph now (and
+            # releases its memory-guarding locks, see tensor_base.execute_op).
             tensors[i] = None
             op = tensor._creator
             tensor._creator = None
             tensor._ops = 0
+            tensor._locks = None
             grad = tensor._grad
             if grad is None:  # every path to it was skipped
                 continue
@@ -225,12 +227,14 @@ def backpropagate(root: Tensor) -> None:
             if tensor is not None:
                 tensor._creator = None
                 tensor._ops = 0
+                tensor._locks = None
         raise
     finally:
         # Constants never count their consumers (`_ops`); the graph behind a
         # constant computed by ops is cleared as well.
         for var in ends:
             var._ops = 0
+            var._locks = None
             if var._creator is not None:
                 clear_graph(var)
 
@@ -243,6 +247,7 @@ def clear_graph(root: Tensor) -> None:
     them raises :class:`InvalidBackprop` ("cleared prior to backprop").
     """
     root._ops = 0
+    root._locks = None
     stack = [root]
     while stack:
         tensor = stack.pop()
@@ -252,5 +257,6 @@ def clear_graph(root: Tensor) -> None:
         tensor._creator = None
         for var in op.variables:
             var._ops = 0
+            var._locks = None
             if var._creator is not None:
                 stack.append(var)

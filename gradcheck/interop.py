@@ -128,7 +128,7 @@ def _build() -> None:
 
 def _data(x: Any) -> Any:
     if isinstance(x, Tensor):
-        return x.data
+        return x._data
     if isinstance(x, (tuple, list)):
         return type(x)(_data(v) for v in x)
     return x

@@ -41,7 +41,7 @@ def _leaf(data: np.ndarray, constant: bool | None) -> Tensor:
 
 
 def _plain(x: Any) -> Any:
-    return x.data if isinstance(x, Tensor) else x
+    return x._data if isinstance(x, Tensor) else x
 
 
 def _like(maker: Any, other: Any, dtype: Any, shape: Shape | None, *fill: Any) -> np.ndarray:

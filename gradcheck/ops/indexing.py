@@ -79,7 +79,7 @@ def take(a: Any, indices: Any, axis: int | None = None, *, constant: bool | None
         from gradcheck.ops.shape import ravel
 
         return get_item(ravel(a), indices, constant=constant)
-    ndim = np.ndim(a.data if isinstance(a, Tensor) else a)
+    ndim = np.ndim(a._data if isinstance(a, Tensor) else a)
     index = (slice(None),) * (axis % ndim) + (indices,)
     return get_item(a, index, constant=constant)
 

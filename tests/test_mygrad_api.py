@@ -1,0 +1,123 @@
+"""MyGrad's API that code written for it uses: Tensor.copy/astype/argmax, ``+x``,
+asarray, Tensor(ndmin=), NumPy's re-exported names, the ``_NoValue`` sentinel."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import gradcheck as mg
+from gradcheck.operation import _NoValue, _NoValueType
+from gradcheck.ops.arithmetic import Multiply
+
+
+def test_positive_is_a_new_tensor_in_the_graph() -> None:
+    x = mg.Tensor([1.0, -2.0])
+    y = +x
+    assert y is not x and y.creator is not None
+    (y * y).sum().backward()
+    np.testing.assert_array_equal(x.grad, [2.0, -4.0])
+
+
+def test_copy_copies_data_and_gradient_and_leaves_the_graph() -> None:
+    x = mg.Tensor([1.0, 2.0])
+    y = x * 3
+    y.backward()
+    c = x.copy()
+    assert c.creator is None and c.constant is False
+    np.testing.assert_array_equal(c.data, x.data)
+    np.testing.assert_array_equal(c.grad, x.grad)
+    assert not np.shares_memory(c.data, x.data)
+    assert not np.shares_memory(c.grad, x.grad)
+    assert x.copy(constant=True).constant is True
+    assert (y * 1).copy().creator is None
+
+
+def test_astype_casts_into_a_new_tensor_without_a_graph() -> None:
+    x = +mg.Tensor([1.5, 2.5])
+    y = x.astype(np.float32)
+    assert y.dtype == np.float32 and y.creator is None and y.grad is None
+    assert y.constant is False
+    assert x.astype(np.int64).constant is True
+    np.testing.assert_array_equal(x.astype(np.int64).data, [1, 2])
+    assert x.astype(x.dtype, copy=False) is x
+    assert x.astype(x.dtype) is not x
+
+
+def test_argmax_argmin_any_are_arrays() -> None:
+    x = mg.Tensor([[1.0, 5.0], [7.0, 0.0]])
+    np.testing.assert_array_equal(x.argmax(axis=1), [1, 0])
+    assert x.argmax() == 2 and x.argmin() == 3
+    assert isinstance(x.any(), np.bool_ | bool | np.ndarray) and bool(x.any())
+
+
+def test_op_is_execute_op() -> None:
+    x = mg.Tensor(2.0)
+    y = mg.Tensor._op(Multiply, x, 3.0)
+    assert y.item() == 6.0 and isinstance(y.creator, Multiply)
+    assert mg.Tensor._op(Multiply, x, 3.0, constant=True).constant
+
+
+def test_asarray_gives_a_tensors_own_array() -> None:
+    x = mg.Tensor([1.0, 2.0])
+    assert mg.asarray(x) is x.data
+    assert mg.asarray(x, dtype=np.float32).dtype == np.float32
+    np.testing.assert_array_equal(mg.asarray([1, 2]), [1, 2])
+
+
+@pytest.mark.parametrize("ndmin", [0, 1, 3])
+def test_tensor_ndmin(ndmin: int) -> None:
+    assert mg.Tensor(1.0, ndmin=ndmin).shape == np.array(1.0, ndmin=ndmin).shape
+
+
+@pytest.mark.parametrize("bad", [1, 0, "true", (1,)])
+def test_constant_must_be_a_bool(bad: object) -> None:
+    with pytest.raises(TypeError):
+        mg.Tensor(1.0, constant=bad)  # type: ignore[arg-type]
+
+
+def test_numpy_names_are_numpys() -> None:
+    assert mg.float32 is np.float32 and mg.bool_ is np.bool_ and mg.intp is np.intp
+    assert mg.pi == np.pi and mg.newaxis is None and np.isnan(mg.nan)
+    assert mg.isnan is np.isnan and mg.mod is np.remainder and mg.allclose is np.allclose
+    np.testing.assert_array_equal(mg.isfinite(mg.Tensor([1.0, np.inf])), [True, False])
+    assert mg.tensor(1, dtype=mg.float16).dtype == np.float16
+
+
+def test_no_value_is_one_sentinel() -> None:
+    assert _NoValueType() is _NoValue
+    assert pickle.loads(pickle.dumps(_NoValue)) is _NoValue
+    assert repr(_NoValue) == "<no value>"
+
+
+def test_typing_aliases_import() -> None:
+    from gradcheck.typing import ArrayLike, DTypeLikeReals, Shape
+
+    assert ArrayLike is not None and DTypeLikeReals is not None and Shape == tuple[int, ...]
+
+
+def test_base_is_the_tensor_a_view_is_of() -> None:
+    x = mg.Tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    assert x.base is None and (x * 1).base is None
+    assert x[...].base is x and x[0][1:].base is x
+    assert x.T.base is x and x.reshape(3, 2).base is x
+    assert x[[0, 1]].base is None  # advanced indexing copies, as in NumPy
+    assert mg.Tensor(x).base is None
+
+
+def test_sliding_window_view_lays_the_grid_first() -> None:
+    from gradcheck.nnet.layers.windows import sliding_window_view
+
+    x = np.arange(36).reshape(6, 6)
+    y = sliding_window_view(x, window_shape=(3, 2), step=(2, 2))
+    assert y.shape == (2, 3, 3, 2)
+    np.testing.assert_array_equal(y[1, 0], x[2:5, 0:2])
+    z = sliding_window_view(np.arange(120).reshape(2, 6, 10), (2, 3), step=1, dilation=(2, 3))
+    assert z.shape == (4, 4, 2, 2, 3)
+    np.testing.assert_array_equal(z[1, 2], np.arange(120).reshape(2, 6, 10)[:, 1:4:2, 2:9:3])
+    for bad in ({"step": 0}, {"window_shape": (7, 1)}, {"dilation": (1, 0)}, {"step": "a"}):
+        kwargs = {"arr": x, "window_shape": (1, 1), "step": 1, **bad}
+        with pytest.raises((ValueError, TypeError)):
+            sliding_window_view(**kwargs)
