@@ -31,6 +31,9 @@ from gradcheck.ops._rules.reductions import _reduction_kwargs
 __all__ = ["Tensor", "tensor", "asarray", "astensor", "execute_op"]
 
 _no_autodiff_depth = _graph.no_autodiff_depth
+
+#: The dtypes whose tensors are always constant (no gradient): integers and bools.
+CONSTANT_ONLY_DTYPES = (np.integer, np.bool_)
 _SEQUENCE = _graph.SEQUENCE
 
 
@@ -423,6 +426,12 @@ class Tensor:
     def __rpow__(self, other: Any) -> Tensor:
         return execute_op(_arithmetic.Power, other, self)
 
+    def __floordiv__(self, other: Any) -> np.ndarray:
+        return _floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> np.ndarray:
+        return _floor_divide(other, self)
+
     def __matmul__(self, other: Any) -> Tensor:
         return execute_op(_linalg.MatMul, self, other)
 
@@ -601,6 +610,17 @@ class Tensor:
 
 def _data(x: Any) -> Any:
     return x._data if isinstance(x, Tensor) else x
+
+
+def _floor_divide(a: Any, b: Any) -> np.ndarray:
+    """``a // b``: an array, as in MyGrad (floor division has no gradient), and only
+    for constants: a tensor that takes a gradient raises ValueError."""
+    if any(isinstance(t, Tensor) and not t._constant for t in (a, b)):
+        raise ValueError(
+            "`//` (floor division) has no derivative; it applies to constant tensors "
+            "only (use tensor.data // ..., or a constant tensor)"
+        )
+    return np.floor_divide(_data(a), _data(b))
 
 
 def _lock_in_graph(tensor: Tensor) -> None:
@@ -888,6 +908,19 @@ def execute_op(
 
 
 _interop: ModuleType | None = None
+
+
+def __getattr__(name: str) -> Any:
+    # MyGrad keeps its NumPy dispatch tables here; ours are gradcheck.interop's
+    # (loaded on first use, as the NumPy protocols load it).
+    if name.startswith("_REGISTERED_") or name == "implements_numpy_override":
+        interop = _interop or _import_interop()
+        if name == "implements_numpy_override":
+            return interop.implements_numpy_override
+        tables = interop.registries()
+        if name in tables:
+            return tables[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _import_interop() -> ModuleType:

@@ -92,10 +92,15 @@ def test_no_value_is_one_sentinel() -> None:
     assert repr(_NoValue) == "<no value>"
 
 
-def test_typing_aliases_import() -> None:
+def test_typing_names_take_a_hypothesis_strategy() -> None:
+    from hypothesis import strategies as st
+
     from gradcheck.typing import ArrayLike, DTypeLikeReals, Shape
 
-    assert ArrayLike is not None and DTypeLikeReals is not None and Shape == tuple[int, ...]
+    for name in (ArrayLike, DTypeLikeReals, Shape):  # (MyGrad's tests register them)
+        assert isinstance(name, type)
+        st.register_type_strategy(name, st.none())
+        assert "none()" in repr(st.from_type(name))
 
 
 def test_base_is_the_tensor_a_view_is_of() -> None:
@@ -121,3 +126,55 @@ def test_sliding_window_view_lays_the_grid_first() -> None:
         kwargs = {"arr": x, "window_shape": (1, 1), "step": 1, **bad}
         with pytest.raises((ValueError, TypeError)):
             sliding_window_view(**kwargs)
+
+
+def test_floor_division_is_for_constants_and_gives_an_array() -> None:
+    a, b = np.array([7.0, -7.0]), np.array([2.0, 2.0])
+    got = mg.Tensor(a, constant=True) // b
+    assert isinstance(got, np.ndarray) and got.dtype == (a // b).dtype
+    np.testing.assert_array_equal(got, a // b)
+    np.testing.assert_array_equal(7 // mg.Tensor(b, constant=True), 7 // b)
+    with pytest.raises(ValueError):
+        mg.Tensor(1.0) // 1
+    with pytest.raises(ValueError):
+        1 // mg.Tensor(1.0)
+
+
+def test_registries_name_what_tensors_support() -> None:
+    from gradcheck import tensor_base
+
+    assert tensor_base._REGISTERED_UFUNC[np.add] is mg.add
+    assert tensor_base._REGISTERED_DIFFERENTIABLE_NUMPY_FUNCS[np.sum] is mg.sum
+    assert np.isnan in tensor_base._REGISTERED_BOOL_ONLY_UFUNC
+    assert np.floor in tensor_base._REGISTERED_CONST_ONLY_UFUNC
+    for func in tensor_base._REGISTERED_NO_DIFF_NUMPY_FUNCS:
+        assert getattr(mg, func.__name__) is func
+    assert issubclass(np.int8, tensor_base.CONSTANT_ONLY_DTYPES)
+    assert not issubclass(np.float16, tensor_base.CONSTANT_ONLY_DTYPES)
+
+
+def test_numpy_functions_without_gradient_on_tensors() -> None:
+    w, x = mg.tensor([0.3, 0.5, 0.2]), mg.tensor([0, 1, 1])
+    np.testing.assert_allclose(np.bincount(x, weights=w), [0.3, 0.7])
+    y = mg.zeros(3, dtype=float)
+    np.copyto(y, mg.tensor([1.0, 2.0, 3.0]))
+    np.testing.assert_array_equal(y.data, [1.0, 2.0, 3.0])
+    z = y * 2  # y's array is now needed by z's graph: copyto cannot write it
+    with pytest.raises(ValueError):
+        np.copyto(y, np.zeros(3))
+    del z
+
+
+def test_implements_numpy_override_needs_a_numpy_name() -> None:
+    from gradcheck.tensor_base import implements_numpy_override
+
+    def not_a_numpy_function() -> None: ...
+
+    with pytest.raises(AttributeError):
+        implements_numpy_override()(not_a_numpy_function)
+
+
+def test_arr_reveals_flat_positions() -> None:
+    from gradcheck.ops.indexing import _arr
+
+    np.testing.assert_array_equal(_arr(2, 3), [[0, 1, 2], [3, 4, 5]])

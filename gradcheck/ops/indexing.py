@@ -99,3 +99,10 @@ def diagonal(
     return execute_op(
         Diagonal, a, op_kwargs={"offset": offset, "axis1": axis1, "axis2": axis2}, constant=constant
     )
+
+
+def _arr(*shape: int) -> np.ndarray:
+    """``numpy.arange(prod(shape)).reshape(shape)``: an index-revealing array (each
+    element is its flat position), for reading what an index selects (MyGrad's
+    helper of the same name)."""
+    return np.arange(int(np.prod(shape))).reshape(shape)
