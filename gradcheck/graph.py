@@ -94,16 +94,34 @@ class _NoAutodiff:
         # generator resumed elsewhere, must not turn recording off there)
         NO_AUTODIFF_DEPTH.set(depth - 1 if depth > 0 else 0)
 
-    def __call__(self, func: _F) -> _F:
+    def __call__(self, func: _F | None = None, *, to_numpy: bool = False) -> Any:
+        """Decorate ``func`` (``no_autodiff(func)``, ``@no_autodiff``); with
+        ``to_numpy=True`` the tensors it returns (alone, or in a tuple or list) are
+        returned as their arrays. ``no_autodiff(to_numpy=True)`` is a decorator."""
+        if func is None:
+            return functools.partial(self.__call__, to_numpy=to_numpy)
+
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self:
-                return func(*args, **kwargs)
+                out = func(*args, **kwargs)
+            return _as_numpy(out) if to_numpy else out
 
-        return wrapper  # type: ignore[return-value]
+        return wrapper
 
 
 no_autodiff = _NoAutodiff()
+
+
+def _as_numpy(out: Any) -> Any:
+    """Tensors (alone, or in a tuple or list) as their arrays; anything else as it is."""
+    from gradcheck.tensor_base import Tensor
+
+    if isinstance(out, Tensor):
+        return out.data
+    if isinstance(out, (tuple, list)):
+        return type(out)(x.data if isinstance(x, Tensor) else x for x in out)
+    return out
 
 
 class BackpropGraph(Collection["Operation"]):

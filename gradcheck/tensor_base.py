@@ -137,9 +137,11 @@ class Tensor:
         """
         if not self._exposed:
             self._exposed = True
-            if self._creator is not None or self._ops:
-                if _lm.MEM_GUARD:
-                    _lock_in_graph(self)
+            # (an op output made while guarding was off counts as exposed already:
+            # whether it is guarded was decided when it was made; a leaf is
+            # guarded when guarding is on now)
+            if self._creator is not None or (self._ops and _lm.MEM_GUARD):
+                _lock_in_graph(self)
         return self._data
 
     @data.setter
@@ -883,9 +885,12 @@ def execute_op(
         # off counts as handed out, so that it is never locked later on being read.
         if _lm.MEM_GUARD:
             result._exposed = False
-            result._locks = (
-                _lm._Locks([t._data for t in tensors if t._exposed]) if exposed else None
-            )
+            if exposed:
+                result._locks = _lm._Locks([t._data for t in tensors if t._exposed])
+                if Op.can_return_view and out.base is not None:
+                    _lm.note_view(out)  # (read-only as a view of a locked array)
+            else:
+                result._locks = None
         else:
             result._exposed = True
             result._locks = None

@@ -197,3 +197,30 @@ def test_track_graph_reads_the_switch() -> None:
     with mg.no_autodiff:
         assert graph_tracking.TRACK_GRAPH is False
     assert graph_tracking.TRACK_GRAPH is True
+
+
+def test_an_op_made_with_guarding_on_is_locked_when_read_with_it_off() -> None:
+    x = mg.Tensor([1.0])
+    with mg.mem_guard_off:
+        y = +x
+    with mg.mem_guard_on:
+        z = +x
+    mg.turn_memory_guarding_off()
+    try:
+        assert writeable(y), "made without guarding"
+        assert not writeable(z), "made with guarding"
+        z.backward()
+        assert writeable(z) and writeable(x)
+    finally:
+        mg.turn_memory_guarding_on()
+
+
+def test_a_view_made_of_a_locked_tensor_is_writeable_after_the_graph() -> None:
+    x = mg.Tensor([0.0, 0.0], constant=True)
+    data = x.data  # exposed: locked by the first op
+    v1 = x[...]
+    v2 = x[...]  # a view of x's array while it is locked: read-only
+    z = v1 * v2 * mg.Tensor([1.0, 1.0])
+    assert not writeable(v2) and not writeable(data)
+    z.backward()
+    assert writeable(data) and writeable(v1) and writeable(v2)

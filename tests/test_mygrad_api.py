@@ -178,3 +178,28 @@ def test_arr_reveals_flat_positions() -> None:
     from gradcheck.ops.indexing import _arr
 
     np.testing.assert_array_equal(_arr(2, 3), [[0, 1, 2], [3, 4, 5]])
+
+
+def test_no_autodiff_to_numpy_returns_arrays() -> None:
+    x = mg.Tensor([1.0, 3.0, 2.0])
+    got = mg.no_autodiff(mg.max, to_numpy=True)(x)
+    assert isinstance(got, np.ndarray) and got == 3.0
+
+    @mg.no_autodiff(to_numpy=True)
+    def pair(t: mg.Tensor) -> tuple[mg.Tensor, int]:
+        assert not mg.graph.is_tracking()
+        return t * 2, 1
+
+    doubled, one = pair(x)
+    assert isinstance(doubled, np.ndarray) and one == 1
+    assert isinstance(mg.no_autodiff(mg.max)(x), mg.Tensor)
+
+
+def test_index_kinds() -> None:
+    from gradcheck.ops.indexing import _is_bool_array_index, _is_int_array_index
+
+    assert _is_int_array_index((np.array([True]), [1]))
+    assert not _is_int_array_index((0, 0)) and not _is_int_array_index((np.array([True]), 1))
+    assert _is_bool_array_index((np.array([True]),))
+    assert not _is_bool_array_index((np.array([True]), np.array([False])))
+    assert not _is_bool_array_index((np.array([1]),))

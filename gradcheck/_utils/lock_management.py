@@ -186,6 +186,15 @@ def _release_lock_on_arr_writeability(arr: np.ndarray) -> None:
                 _make_writeable(view)
 
 
+def note_view(view: np.ndarray) -> None:
+    """``view`` was made read-only by a lock on an array it is a view of (NumPy
+    gives a view of a read-only array no writeability): make it writeable again
+    once that lock goes."""
+    base = _tracked_base(view)
+    if base is not None and _array_tracker[id(base)][1]:
+        _views_waiting_for_unlock[id(base)][id(view)] = view
+
+
 def _make_writeable(arr: np.ndarray) -> None:
     if arr.base is not None:
         base = _tracked_base(arr)

@@ -106,3 +106,20 @@ def _arr(*shape: int) -> np.ndarray:
     element is its flat position), for reading what an index selects (MyGrad's
     helper of the same name)."""
     return np.arange(int(np.prod(shape))).reshape(shape)
+
+
+def _is_int_array_index(index: tuple[Any, ...]) -> bool:
+    """True when ``index`` (a tuple) holds an integer array or a sequence (NumPy's
+    integer-array indexing: the result is a copy)."""
+    return any(
+        isinstance(i, (list, np.ndarray)) and np.asarray(i).dtype.kind in "iu" for i in index
+    )
+
+
+def _is_bool_array_index(index: tuple[Any, ...]) -> bool:
+    """True when ``index`` is a tuple of a single boolean array (a mask)."""
+    return (
+        len(index) == 1
+        and isinstance(index[0], (list, np.ndarray))
+        and np.asarray(index[0]).dtype == np.bool_
+    )
