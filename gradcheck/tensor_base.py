@@ -636,7 +636,14 @@ def _lock_in_graph(tensor: Tensor) -> None:
         locks.add(tensor._data)
 
 
-def tensor(x: Any, dtype: Any = None, *, constant: bool | None = None, copy: bool = True) -> Tensor:
+def tensor(
+    x: Any,
+    dtype: Any = None,
+    *,
+    constant: bool | None = None,
+    copy: bool = True,
+    ndmin: int = 0,
+) -> Tensor:
     """Create a tensor from ``x`` (a copy by default); see :class:`Tensor`.
 
     Examples
@@ -645,7 +652,7 @@ def tensor(x: Any, dtype: Any = None, *, constant: bool | None = None, copy: boo
     >>> mg.tensor([1, 2, 3]).constant
     True
     """
-    return Tensor(x, dtype=dtype, constant=constant, copy=copy)
+    return Tensor(x, dtype=dtype, constant=constant, copy=copy, ndmin=ndmin)
 
 
 def asarray(a: Any, dtype: Any = None, order: Any = None) -> np.ndarray:

@@ -203,3 +203,13 @@ def test_index_kinds() -> None:
     assert _is_bool_array_index((np.array([True]),))
     assert not _is_bool_array_index((np.array([True]), np.array([False])))
     assert not _is_bool_array_index((np.array([1]),))
+
+
+def test_like_creators_infer_constant_from_their_model() -> None:
+    for make in (mg.zeros_like, mg.ones_like, mg.empty_like):
+        assert make(np.zeros(2)).constant is True
+        assert make(mg.Tensor([1.0], constant=True)).constant is True
+        assert make(mg.Tensor([1.0])).constant is False
+        assert make(np.zeros(2), constant=False).constant is False
+    assert mg.full_like(np.zeros(2), 3.0).constant is True
+    assert mg.tensor(1.0, ndmin=2).shape == (1, 1)
