@@ -25,10 +25,16 @@ _EXPORTS: dict[str, str] = {
     "InvalidGradient": "gradcheck.errors",
     "SkipGradient": "gradcheck.errors",
     "no_autodiff": "gradcheck.graph",
+    "mem_guard_active": "gradcheck._utils.lock_management",
+    "mem_guard_off": "gradcheck._utils.lock_management",
+    "mem_guard_on": "gradcheck._utils.lock_management",
+    "turn_memory_guarding_off": "gradcheck._utils.lock_management",
+    "turn_memory_guarding_on": "gradcheck._utils.lock_management",
     "BroadcastableOp": "gradcheck.operation",
     "Operation": "gradcheck.operation",
     "is_invalid_gradient": "gradcheck.operation",
     "Tensor": "gradcheck.tensor_base",
+    "asarray": "gradcheck.tensor_base",
     "astensor": "gradcheck.tensor_base",
     "execute_op": "gradcheck.tensor_base",
     "tensor": "gradcheck.tensor_base",
@@ -43,6 +49,24 @@ _EXPORTS: dict[str, str] = {
     "verify": "gradcheck.search.verifier",
     "VerifyResult": "gradcheck.search.verifier",
 }
+# NumPy's own names that MyGrad re-exports (``mg.float32``, ``mg.pi``, ``mg.isnan``...).
+for _module, _names in (
+    (
+        "gradcheck._dtype_mirrors",
+        "bool_ double float16 float32 float64 half int8 int16 int32 int64 intp "
+        "longdouble single uint8 uint16 uint32 uint64 uintp",
+    ),
+    ("gradcheck.constants", "e euler_gamma inf nan newaxis pi"),
+    (
+        "gradcheck.no_grad_funcs",
+        "allclose bincount can_cast ceil copyto divmod equal floor floor_divide fmod "
+        "greater greater_equal isclose isfinite isinf isnan isnat less less_equal "
+        "logical_and logical_not logical_or logical_xor may_share_memory "
+        "min_scalar_type mod not_equal remainder result_type rint shape "
+        "shares_memory sign signbit trunc",
+    ),
+):
+    _EXPORTS.update(dict.fromkeys(_names.split(), _module))
 _SUBPACKAGES = ("linalg", "nnet", "random", "strategies")
 
 
@@ -80,6 +104,13 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # static type checkers and IDEs see the eager imports
     from gradcheck import linalg, nnet, random
+    from gradcheck._utils.lock_management import (
+        mem_guard_active,
+        mem_guard_off,
+        mem_guard_on,
+        turn_memory_guarding_off,
+        turn_memory_guarding_on,
+    )
     from gradcheck.checking.checker import check, numerical_gradient
     from gradcheck.checking.result import CheckResult, Failure
     from gradcheck.checking.target import Target, resolve_target
@@ -89,5 +120,5 @@ if TYPE_CHECKING:  # static type checkers and IDEs see the eager imports
     from gradcheck.ops import *
     from gradcheck.search.description import describe
     from gradcheck.search.verifier import VerifyResult, verify
-    from gradcheck.tensor_base import Tensor, astensor, execute_op, tensor
+    from gradcheck.tensor_base import Tensor, asarray, astensor, execute_op, tensor
     from gradcheck.ufuncs import ufunc

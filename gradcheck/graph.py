@@ -94,16 +94,34 @@ class _NoAutodiff:
         # generator resumed elsewhere, must not turn recording off there)
         NO_AUTODIFF_DEPTH.set(depth - 1 if depth > 0 else 0)
 
-    def __call__(self, func: _F) -> _F:
+    def __call__(self, func: _F | None = None, *, to_numpy: bool = False) -> Any:
+        """Decorate ``func`` (``no_autodiff(func)``, ``@no_autodiff``); with
+        ``to_numpy=True`` the tensors it returns (alone, or in a tuple or list) are
+        returned as their arrays. ``no_autodiff(to_numpy=True)`` is a decorator."""
+        if func is None:
+            return functools.partial(self.__call__, to_numpy=to_numpy)
+
         @functools.wraps(func)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             with self:
-                return func(*args, **kwargs)
+                out = func(*args, **kwargs)
+            return _as_numpy(out) if to_numpy else out
 
-        return wrapper  # type: ignore[return-value]
+        return wrapper
 
 
 no_autodiff = _NoAutodiff()
+
+
+def _as_numpy(out: Any) -> Any:
+    """Tensors (alone, or in a tuple or list) as their arrays; anything else as it is."""
+    from gradcheck.tensor_base import Tensor
+
+    if isinstance(out, Tensor):
+        return out.data
+    if isinstance(out, (tuple, list)):
+        return type(out)(x.data if isinstance(x, Tensor) else x for x in out)
+    return out
 
 
 class BackpropGraph(Collection["Operation"]):
@@ -204,11 +222,13 @@ def backpropagate(root: Tensor) -> None:
     try:
         for i in range(len(tensors)):
             tensor = tensors[i]
-            # Every consumer of this tensor has run: it leaves the graph now.
+            # Every consumer of this tensor has run: it leaves the graph now (and
+            # releases its memory-guarding locks, see tensor_base.execute_op).
             tensors[i] = None
             op = tensor._creator
             tensor._creator = None
             tensor._ops = 0
+            tensor._locks = None
             grad = tensor._grad
             if grad is None:  # every path to it was skipped
                 continue
@@ -226,12 +246,14 @@ def backpropagate(root: Tensor) -> None:
             if tensor is not None:
                 tensor._creator = None
                 tensor._ops = 0
+                tensor._locks = None
         raise
     finally:
         # Constants never count their consumers (`_ops`); the graph behind a
         # constant computed by ops is cleared as well.
         for var in ends:
             var._ops = 0
+            var._locks = None
             if var._creator is not None:
                 clear_graph(var)
 
@@ -244,6 +266,7 @@ def clear_graph(root: Tensor) -> None:
     them raises :class:`InvalidBackprop` ("cleared prior to backprop").
     """
     root._ops = 0
+    root._locks = None
     stack = [root]
     while stack:
         tensor = stack.pop()
@@ -253,5 +276,6 @@ def clear_graph(root: Tensor) -> None:
         tensor._creator = None
         for var in op.variables:
             var._ops = 0
+            var._locks = None
             if var._creator is not None:
                 stack.append(var)

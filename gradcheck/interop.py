@@ -82,7 +82,84 @@ _INSPECTING = {
     np.iscomplexobj,
     np.isrealobj,
     np.isscalar,
+    np.bincount,
+    np.min_scalar_type,
 }
+
+# MyGrad's registries of the NumPy functions that tensors support without a gradient
+# (gradcheck.no_grad_funcs re-exports them): functions run on the tensors' data; the
+# ufuncs whose every output is boolean; the ufuncs that are piecewise constant
+# (derivative zero wherever it exists), which apply to constant tensors only.
+_REGISTERED_NO_DIFF_NUMPY_FUNCS = {
+    np.allclose,
+    np.bincount,
+    np.can_cast,
+    np.copyto,
+    np.isclose,
+    np.may_share_memory,
+    np.min_scalar_type,
+    np.result_type,
+    np.shares_memory,
+    np.shape,
+}
+_REGISTERED_BOOL_ONLY_UFUNC = {
+    np.isnan,
+    np.isfinite,
+    np.isinf,
+    np.isnat,
+    np.signbit,
+    np.logical_not,
+    np.logical_and,
+    np.logical_or,
+    np.logical_xor,
+    np.greater,
+    np.greater_equal,
+    np.less,
+    np.less_equal,
+    np.equal,
+    np.not_equal,
+}
+_REGISTERED_CONST_ONLY_UFUNC = {
+    np.floor_divide,
+    np.remainder,
+    np.fmod,
+    np.divmod,
+    np.rint,
+    np.sign,
+    np.floor,
+    np.ceil,
+    np.trunc,
+}
+
+
+def registries() -> dict[str, Any]:
+    """MyGrad's names for the dispatch tables (``tensor_base._REGISTERED_*``): the
+    ufuncs and NumPy functions that run a gradcheck function on tensors, and the
+    sets above."""
+    if not _built:
+        _build()
+    return {
+        "_REGISTERED_UFUNC": UFUNCS,
+        "_REGISTERED_DIFFERENTIABLE_NUMPY_FUNCS": _FUNCTIONS,
+        "_REGISTERED_NO_DIFF_NUMPY_FUNCS": _REGISTERED_NO_DIFF_NUMPY_FUNCS,
+        "_REGISTERED_BOOL_ONLY_UFUNC": _REGISTERED_BOOL_ONLY_UFUNC,
+        "_REGISTERED_CONST_ONLY_UFUNC": _REGISTERED_CONST_ONLY_UFUNC,
+    }
+
+
+def implements_numpy_override(
+    numpy_function: Any = None,
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator: make the decorated function what ``numpy_function`` (by default
+    the NumPy function of the decorated function's name; AttributeError when NumPy
+    has none) runs on tensors (see :func:`register`)."""
+
+    def decorator(function: Callable[..., Any]) -> Callable[..., Any]:
+        target = numpy_function if numpy_function is not None else getattr(np, function.__name__)
+        register(target, function)
+        return function
+
+    return decorator
 
 
 def register(numpy_function: Any, function: Callable[..., Any]) -> None:
@@ -128,7 +205,7 @@ def _build() -> None:
 
 def _data(x: Any) -> Any:
     if isinstance(x, Tensor):
-        return x.data
+        return x._data
     if isinstance(x, (tuple, list)):
         return type(x)(_data(v) for v in x)
     return x
@@ -196,4 +273,13 @@ def array_function(
         return function(*args, **kwargs)
     if func in _INSPECTING:
         return func(*_data(args), **{k: _data(v) for k, v in kwargs.items()})
+    if func is np.copyto:
+        return _copyto(*args, **kwargs)
     return NotImplemented
+
+
+def _copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -> None:
+    """``numpy.copyto`` into a tensor writes its array in place (no graph; a tensor's
+    array that a graph needs is read-only, see memory guarding)."""
+    target = dst.data if isinstance(dst, Tensor) else dst
+    np.copyto(target, _data(src), casting=casting, where=_data(where))

@@ -45,6 +45,29 @@ __all__ = [
     "spent",
 ]
 
+
+class _NoValueType:
+    """The type of :data:`_NoValue`, the default of a parameter for which ``None``
+    means something: "not given" (MyGrad's name; NumPy has its own, private, one)."""
+
+    __slots__ = ()
+    _instance: _NoValueType | None = None
+
+    def __new__(cls) -> _NoValueType:  # one instance: compare with `is`
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self) -> str:
+        return "<no value>"
+
+    def __reduce__(self) -> str:
+        return "_NoValue"  # pickles as the module attribute: stays the one instance
+
+
+#: "Not given", where ``None`` is a value (see :class:`_NoValueType`).
+_NoValue = _NoValueType()
+
 # The modules whose op classes never write to the gradient they are given.
 _BUILT_IN_MODULES = ("gradcheck.ops.", "gradcheck.nnet.")
 
@@ -168,7 +191,7 @@ def in_dtype_of(var: Tensor, grad: np.ndarray) -> np.ndarray:
     The cast makes a new array of its own, so it never aliases the ``grad`` it was
     computed from.
     """
-    dtype = var.data.dtype
+    dtype = var._data.dtype
     if grad.dtype == dtype:
         return grad
     return grad.astype(dtype)
@@ -259,6 +282,10 @@ class Operation:
     #: When True, backprop through a graph containing this op must start from a
     #: scalar (0-d) tensor unless an explicit gradient is given.
     scalar_only: ClassVar[bool] = False
+    #: True for an op whose output may be a view of its (first) input's data, as
+    #: NumPy's basic indexing, ``reshape`` and ``transpose`` return (see
+    #: ``Tensor.base``).
+    can_return_view: ClassVar[bool] = False
     #: When True, ``backward`` sums each gradient down to its input's shape with
     #: :func:`reduce_broadcast` (see :class:`BroadcastableOp`).
     broadcastable: ClassVar[bool] = False
@@ -361,7 +388,7 @@ class Operation:
                 backed = _as_gradient(self, index, backed)
                 dtype = backed.dtype
             # 2. of var's shape: broadcasting undone
-            data = var.data
+            data = var._data
             if _reduction is not None or backed.shape != data.shape:
                 backed = _reduced(self, index, backed, data.shape, _reduction)
                 dtype = backed.dtype

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck import graph as _graph
+from gradcheck._utils import lock_management as _lm
 from gradcheck.errors import InvalidBackprop, InvalidGradient
 from gradcheck.operation import Operation, is_invalid_gradient
 
@@ -27,9 +28,12 @@ from gradcheck.ops._rules import reductions as _reductions
 from gradcheck.ops._rules import shape as _shape
 from gradcheck.ops._rules.reductions import _reduction_kwargs
 
-__all__ = ["Tensor", "tensor", "astensor", "execute_op"]
+__all__ = ["Tensor", "tensor", "asarray", "astensor", "execute_op"]
 
 _no_autodiff_depth = _graph.no_autodiff_depth
+
+#: The dtypes whose tensors are always constant (no gradient): integers and bools.
+CONSTANT_ONLY_DTYPES = (np.integer, np.bool_)
 _SEQUENCE = _graph.SEQUENCE
 
 
@@ -49,6 +53,9 @@ class Tensor:
         ``Tensor``, its own ``constant`` is the default.
     copy : bool, default True
         Copy the data. With ``copy=False`` the tensor may share memory with ``x``.
+    ndmin : int, default 0
+        The least number of dimensions of the data (leading 1s are added), as in
+        :func:`numpy.array`.
 
     Examples
     --------
@@ -63,12 +70,14 @@ class Tensor:
     __slots__ = (
         "_constant",
         "_creator",
+        "_data",
+        "_exposed",
         "_grad",
+        "_locks",
         "_ops",
         "_scalar_only",
         "_seq",
         "_shared",
-        "data",
     )
     # `ndarray <op> Tensor` now dispatches through `__array_ufunc__`; the priority is
     # kept for array-likes that still consult it.
@@ -81,12 +90,15 @@ class Tensor:
         dtype: Any = None,
         constant: bool | None = None,
         copy: bool = True,
+        ndmin: int = 0,
     ) -> None:
+        if constant is not None and type(constant) is not bool:
+            raise TypeError(f"`constant` must be a bool or None, got {constant!r}")
         if isinstance(x, Tensor):
             if constant is None:
                 constant = x._constant
-            x = x.data
-        data = np.array(x, dtype=dtype, copy=True) if copy else np.asarray(x, dtype=dtype)
+            x = x.data if not copy else x._data  # (shared: handed out)
+        data = np.array(x, dtype=dtype, copy=True if copy else None, ndmin=ndmin)
         kind = data.dtype.kind
         if kind not in "biufc":
             raise TypeError(
@@ -101,7 +113,10 @@ class Tensor:
                     f"dtype=float)"
                 )
             constant = True
-        self.data: np.ndarray = data
+        self._data: np.ndarray = data
+        # the caller holds the array (see gradcheck._utils.lock_management)
+        self._exposed: bool = not copy and isinstance(x, np.ndarray)
+        self._locks: _lm._Locks | None = None
         self._grad: np.ndarray | None = None
         self._shared: bool = False  # see `grad`
         self._creator: Operation | None = None
@@ -112,9 +127,49 @@ class Tensor:
 
     # -- attributes ---------------------------------------------------------------
     @property
+    def data(self) -> np.ndarray:
+        """The tensor's array (NumPy's ``ndarray``).
+
+        While memory guarding is on (the default) and a graph needs this array, it
+        is read-only: writing it would corrupt that graph's gradients. It becomes
+        writeable again once the graph is cleared (``backward``, ``clear_graph``) or
+        garbage-collected; see :func:`gradcheck.turn_memory_guarding_off`.
+        """
+        if not self._exposed:
+            self._exposed = True
+            # (an op output made while guarding was off counts as exposed already:
+            # whether it is guarded was decided when it was made; a leaf is
+            # guarded when guarding is on now)
+            if self._creator is not None or (self._ops and _lm.MEM_GUARD):
+                _lock_in_graph(self)
+        return self._data
+
+    @data.setter
+    def data(self, value: np.ndarray) -> None:
+        self._data = value
+        self._exposed = True
+
+    @property
     def constant(self) -> bool:
         """A constant receives no gradient; backprop does not pass through it."""
         return self._constant
+
+    @property
+    def base(self) -> Tensor | None:
+        """The tensor whose data this tensor's data is a view of (as NumPy's
+        ``ndarray.base``: ``x[...].base is x``, ``x[...][...].base is x``), or None.
+
+        Known while the graph that made the view exists: a tensor whose graph was
+        cleared reports None.
+        """
+        op = self._creator
+        if op is None or not op.can_return_view:
+            return None
+        parent = op.variables[0]
+        data = self._data
+        if data.base is None or not np.may_share_memory(data, parent._data):
+            return None
+        return parent.base if parent.base is not None else parent
 
     @property
     def creator(self) -> Operation | None:
@@ -124,28 +179,83 @@ class Tensor:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.data.shape
+        return self._data.shape
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._data.ndim
 
     @property
     def size(self) -> int:
-        return self.data.size
+        return self._data.size
 
     @property
     def dtype(self) -> np.dtype:
-        return self.data.dtype
+        return self._data.dtype
 
     @property
     def T(self) -> Tensor:
         """The transposed tensor (a graph op)."""
         return execute_op(_shape.Transpose, self, op_kwargs={"axes": None})
 
+    def copy(self, *, constant: bool | None = None) -> Tensor:
+        """A new tensor with a copy of this one's data and gradient, in no graph;
+        ``constant`` defaults to this tensor's."""
+        out = Tensor(self._data, constant=self._constant if constant is None else constant)
+        grad = self._grad
+        if grad is not None and not out._constant:
+            out._grad = np.array(grad)
+        return out
+
+    def astype(
+        self,
+        dtype: Any,
+        casting: str = "unsafe",
+        copy: bool = True,
+        *,
+        constant: bool | None = None,
+    ) -> Tensor:
+        """This tensor's data cast to ``dtype``, as a new tensor in no graph and with
+        no gradient (``casting`` as in :meth:`numpy.ndarray.astype`). With
+        ``copy=False``, the tensor itself when nothing would change."""
+        data = self._data.astype(dtype, casting=casting, copy=copy)
+        if data is self._data and not copy and (constant is None or constant is self._constant):
+            return self
+        if constant is None and data.dtype.kind == "f":
+            constant = self._constant
+        return Tensor(data, constant=constant, copy=data is self._data)
+
+    def argmax(self, axis: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """The indices of the maximum values (an array: not differentiable)."""
+        return np.argmax(self._data, axis=axis, out=out)
+
+    def argmin(self, axis: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+        """The indices of the minimum values (an array: not differentiable)."""
+        return np.argmin(self._data, axis=axis, out=out)
+
+    def any(
+        self, axis: Any = None, out: np.ndarray | None = None, keepdims: bool = False
+    ) -> np.ndarray:
+        """Whether any element is true (an array: not differentiable)."""
+        return np.any(self._data, axis=axis, out=out, keepdims=keepdims)
+
+    @classmethod
+    def _op(
+        cls,
+        Op: type[Operation],
+        *input_vars: Any,
+        op_args: Sequence[Any] | None = None,
+        op_kwargs: dict[str, Any] | None = None,
+        constant: bool | None = None,
+    ) -> Tensor:
+        """MyGrad's name for :func:`execute_op` (``Tensor._op(Op, *inputs, ...)``)."""
+        return execute_op(
+            Op, *input_vars, op_args=op_args or (), op_kwargs=op_kwargs, constant=constant
+        )
+
     def item(self) -> Any:
         """The single element of a size-1 tensor, as a Python scalar."""
-        return self.data.item()
+        return self._data.item()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if copy:
@@ -153,23 +263,23 @@ class Tensor:
         return np.asarray(self.data, dtype=dtype)
 
     def __len__(self) -> int:
-        return len(self.data)
+        return len(self._data)
 
     def __iter__(self) -> Iterator[Tensor]:
         return (self[i] for i in range(len(self)))
 
     def __float__(self) -> float:
-        return float(self.data)
+        return float(self._data)
 
     def __int__(self) -> int:
-        return int(self.data)
+        return int(self._data)
 
     def __bool__(self) -> bool:
-        return bool(self.data)
+        return bool(self._data)
 
     def __repr__(self) -> str:
         # np's repr indents continuation lines for "array("; re-indent for "Tensor(".
-        return repr(self.data).replace("array(", "Tensor(", 1).replace("\n", "\n ")
+        return repr(self._data).replace("array(", "Tensor(", 1).replace("\n", "\n ")
 
     # -- gradients ----------------------------------------------------------------
     @property
@@ -223,7 +333,7 @@ class Tensor:
         float32 tensor that met float64 arrays gets a float32 ``.grad``.
 
         Afterwards the graph is cleared (see :meth:`clear_graph`); the gradients stay.
-        A constant tensor does nothing.
+        A constant tensor computes no gradient (as in MyGrad): its graph is cleared.
 
         Raises
         ------
@@ -246,9 +356,10 @@ class Tensor:
         (array(1.), array(2.), array(4.), array(6.))
         """
         if self._constant:
+            _graph.clear_graph(self)
             return
         if grad is not None:
-            grad = grad.data if isinstance(grad, Tensor) else grad
+            grad = grad._data if isinstance(grad, Tensor) else grad
             if is_invalid_gradient(grad):
                 raise InvalidGradient(
                     "An invalid gradient-value was passed to "
@@ -258,29 +369,30 @@ class Tensor:
                 )
             # A copy: the caller's array must not become (and later be changed as)
             # this tensor's gradient; in this tensor's dtype, as every gradient is.
-            grad = np.array(grad, dtype=self.data.dtype)
-            if grad.shape != self.data.shape:
+            grad = np.array(grad, dtype=self._data.dtype)
+            if grad.shape != self._data.shape:
                 try:
-                    grad = np.broadcast_to(grad, self.data.shape).copy()
+                    grad = np.broadcast_to(grad, self._data.shape).copy()
                 except ValueError:
                     raise InvalidGradient(
                         f"`Tensor.backward(grad)` got a gradient of shape {grad.shape} "
-                        f"for a tensor of shape {self.data.shape}; pass a gradient that "
+                        f"for a tensor of shape {self._data.shape}; pass a gradient that "
                         f"broadcasts to the tensor's shape"
                     ) from None
             self.grad = grad
         else:
-            if self.data.ndim > 0 and self._scalar_only:
+            if self._data.ndim > 0 and self._scalar_only:
                 raise InvalidBackprop(
                     "Backpropagation must be invoked from a "
                     "scalar-tensor (a 0D tensor) for this computational "
                     "graph."
                 )
-            dtype = float if np.issubdtype(self.data.dtype, np.signedinteger) else self.data.dtype
-            self.grad = np.ones(self.data.shape, dtype=dtype)
+            dtype = float if np.issubdtype(self._data.dtype, np.signedinteger) else self._data.dtype
+            self.grad = np.ones(self._data.shape, dtype=dtype)
         if self._creator is not None:
             _graph.backpropagate(self)
         self._ops = 0
+        self._locks = None
 
     # -- operators ----------------------------------------------------------------
     # The operators and the methods apply the op rules (gradcheck.ops._rules) with
@@ -316,6 +428,12 @@ class Tensor:
     def __rpow__(self, other: Any) -> Tensor:
         return execute_op(_arithmetic.Power, other, self)
 
+    def __floordiv__(self, other: Any) -> np.ndarray:
+        return _floor_divide(self, other)
+
+    def __rfloordiv__(self, other: Any) -> np.ndarray:
+        return _floor_divide(other, self)
+
     def __matmul__(self, other: Any) -> Tensor:
         return execute_op(_linalg.MatMul, self, other)
 
@@ -326,7 +444,7 @@ class Tensor:
         return execute_op(_arithmetic.Negative, self)
 
     def __pos__(self) -> Tensor:
-        return self
+        return execute_op(_arithmetic.Positive, self)
 
     def __abs__(self) -> Tensor:
         return execute_op(_misc.Absolute, self, op_kwargs={"nan_to_num": True})
@@ -356,22 +474,22 @@ class Tensor:
 
     # Comparisons are not differentiable: they return plain arrays, as MyGrad's do.
     def __lt__(self, other: Any) -> np.ndarray:
-        return self.data < _data(other)
+        return self._data < _data(other)
 
     def __le__(self, other: Any) -> np.ndarray:
-        return self.data <= _data(other)
+        return self._data <= _data(other)
 
     def __gt__(self, other: Any) -> np.ndarray:
-        return self.data > _data(other)
+        return self._data > _data(other)
 
     def __ge__(self, other: Any) -> np.ndarray:
-        return self.data >= _data(other)
+        return self._data >= _data(other)
 
     def __eq__(self, other: Any) -> np.ndarray:  # type: ignore[override]
-        return self.data == _data(other)
+        return self._data == _data(other)
 
     def __ne__(self, other: Any) -> np.ndarray:  # type: ignore[override]
-        return self.data != _data(other)
+        return self._data != _data(other)
 
     __hash__ = object.__hash__
 
@@ -454,7 +572,7 @@ class Tensor:
         return execute_op(_reductions.CumProd, self, op_kwargs={"axis": axis}, constant=constant)
 
     def clip(self, a_min: Any, a_max: Any, *, constant: bool | None = None) -> Tensor:
-        a_min, a_max = _misc._bounds(self.data.dtype, a_min, a_max)
+        a_min, a_max = _misc._bounds(self._data.dtype, a_min, a_max)
         return execute_op(_misc.Clip, self, a_min, a_max, constant=constant)
 
     def reshape(self, *newshape: Any, constant: bool | None = None) -> Tensor:
@@ -481,23 +599,52 @@ class Tensor:
         return execute_op(_shape.Reshape, self, op_kwargs={"newshape": -1}, constant=constant)
 
     def squeeze(self, axis: Any = None, *, constant: bool | None = None) -> Tensor:
-        newshape = _shape._squeezed(self.data.shape, axis)
+        newshape = _shape._squeezed(self._data.shape, axis)
         return execute_op(_shape.Reshape, self, op_kwargs={"newshape": newshape}, constant=constant)
 
     def swapaxes(self, axis1: int, axis2: int, *, constant: bool | None = None) -> Tensor:
-        perm = _shape._swapped(self.data.ndim, axis1, axis2)
+        perm = _shape._swapped(self._data.ndim, axis1, axis2)
         return execute_op(_shape.Transpose, self, op_kwargs={"axes": perm}, constant=constant)
 
     def moveaxis(self, source: Any, destination: Any, *, constant: bool | None = None) -> Tensor:
-        perm = _shape._moved(self.data.ndim, source, destination)
+        perm = _shape._moved(self._data.ndim, source, destination)
         return execute_op(_shape.Transpose, self, op_kwargs={"axes": perm}, constant=constant)
 
 
 def _data(x: Any) -> Any:
-    return x.data if isinstance(x, Tensor) else x
+    return x._data if isinstance(x, Tensor) else x
 
 
-def tensor(x: Any, dtype: Any = None, *, constant: bool | None = None, copy: bool = True) -> Tensor:
+def _floor_divide(a: Any, b: Any) -> np.ndarray:
+    """``a // b``: an array, as in MyGrad (floor division has no gradient), and only
+    for constants: a tensor that takes a gradient raises ValueError."""
+    if any(isinstance(t, Tensor) and not t._constant for t in (a, b)):
+        raise ValueError(
+            "`//` (floor division) has no derivative; it applies to constant tensors "
+            "only (use tensor.data // ..., or a constant tensor)"
+        )
+    return np.floor_divide(_data(a), _data(b))
+
+
+def _lock_in_graph(tensor: Tensor) -> None:
+    """Lock the array of ``tensor``, which is in a graph, as it is first handed out
+    (memory guarding): the tensor holds the lock until its part of the graph is
+    cleared, or it is garbage-collected."""
+    locks = tensor._locks
+    if locks is None:
+        tensor._locks = _lm._Locks([tensor._data])
+    else:
+        locks.add(tensor._data)
+
+
+def tensor(
+    x: Any,
+    dtype: Any = None,
+    *,
+    constant: bool | None = None,
+    copy: bool = True,
+    ndmin: int = 0,
+) -> Tensor:
     """Create a tensor from ``x`` (a copy by default); see :class:`Tensor`.
 
     Examples
@@ -506,7 +653,23 @@ def tensor(x: Any, dtype: Any = None, *, constant: bool | None = None, copy: boo
     >>> mg.tensor([1, 2, 3]).constant
     True
     """
-    return Tensor(x, dtype=dtype, constant=constant, copy=copy)
+    return Tensor(x, dtype=dtype, constant=constant, copy=copy, ndmin=ndmin)
+
+
+def asarray(a: Any, dtype: Any = None, order: Any = None) -> np.ndarray:
+    """``a`` as a NumPy array: a tensor's own array (no copy, when ``dtype`` and
+    ``order`` allow), anything else as :func:`numpy.asarray` makes it.
+
+    Examples
+    --------
+    >>> import gradcheck as mg
+    >>> x = mg.Tensor([1.0, 2.0])
+    >>> mg.asarray(x) is x.data
+    True
+    """
+    if isinstance(a, Tensor):
+        a = a.data  # (handed out: memory guarding locks it while a graph needs it)
+    return np.asarray(a, dtype=dtype, order=order)
 
 
 def astensor(x: Any, dtype: Any = None, *, constant: bool | None = None) -> Tensor:
@@ -522,17 +685,20 @@ def astensor(x: Any, dtype: Any = None, *, constant: bool | None = None) -> Tens
     """
     if (
         isinstance(x, Tensor)
-        and (dtype is None or np.dtype(dtype) == x.data.dtype)
+        and (dtype is None or np.dtype(dtype) == x._data.dtype)
         and (constant is None or constant == x._constant)
     ):
         return x
     return Tensor(x, dtype=dtype, constant=constant, copy=False)
 
 
-def _constant(data: np.ndarray) -> Tensor:
-    """A constant leaf tensor around ``data`` (no copy, no checks)."""
+def _constant(data: np.ndarray, exposed: bool = False) -> Tensor:
+    """A constant leaf tensor around ``data`` (no copy, no checks); ``exposed``: the
+    caller's code holds ``data`` (memory guarding locks it in a graph)."""
     t = Tensor.__new__(Tensor)
-    t.data = data
+    t._data = data
+    t._exposed = exposed
+    t._locks = None
     t._grad = None
     t._shared = False
     t._creator = None
@@ -553,7 +719,7 @@ def _as_input(x: Any) -> Tensor:
             f"cannot use {type(x).__name__} of dtype {data.dtype} as an op input; "
             f"pass numbers, arrays or tensors"
         )
-    return _constant(data)
+    return _constant(data, exposed=isinstance(x, np.ndarray))
 
 
 # Constant leaf tensors around read-only 0-d arrays, for the Python numbers ops meet
@@ -576,7 +742,7 @@ def _scalar_inputs(input_vars: Sequence[Any], tensors: list[Any]) -> None:
     constant tensors of the dtype NumPy would give them (NEP 50: a Python number does
     not promote an array), so that ``float32_tensor * 2.0`` stays float32."""
     common = None
-    arrays = [t.data for t in tensors if t is not None]
+    arrays = [t._data for t in tensors if t is not None]
     if len(arrays) == 1 and arrays[0].dtype.kind == "f":
         common = arrays[0].dtype
     for i, x in enumerate(input_vars):
@@ -609,7 +775,7 @@ def _op_inputs(input_vars: Sequence[Any]) -> list[Tensor]:
         tensor, number = (a, b) if type(a) is Tensor else (b, a)
         if type(tensor) is Tensor and (type(number) is float or type(number) is int):
             # (float64 was looked up already, in execute_op; here it would only miss)
-            dtype = tensor.data.dtype
+            dtype = tensor._data.dtype
             if dtype is not _FLOAT64 and dtype.kind == "f":
                 cached = _SCALAR_CACHE.get((type(number), number, dtype))
                 if cached is not None:
@@ -683,10 +849,10 @@ def execute_op(
             ):
                 a, b = input_vars
                 if x is b:
-                    if type(a) is Tensor and a.data.dtype is _FLOAT64:
+                    if type(a) is Tensor and a._data.dtype is _FLOAT64:
                         tensors = (a, cached)
                         break
-                elif type(b) is Tensor and b.data.dtype is _FLOAT64:
+                elif type(b) is Tensor and b._data.dtype is _FLOAT64:
                     tensors = (cached, b)
                     break
             tensors = _op_inputs(input_vars)
@@ -702,7 +868,7 @@ def execute_op(
         out = np.asarray(out)
 
     result = _new_tensor(Tensor)
-    result.data = out
+    result._data = out
     result._grad = None
     result._shared = False
     result._ops = 0
@@ -711,7 +877,10 @@ def execute_op(
         result._creator = op
         result._seq = next(_SEQUENCE)
         scalar_only = Op.scalar_only
+        exposed = False
         for t in tensors:
+            if t._exposed:
+                exposed = True
             if not t._constant:
                 all_constant = False
                 t._ops += 1
@@ -719,10 +888,26 @@ def execute_op(
                 if t._scalar_only:
                     scalar_only = True
         result._scalar_only = scalar_only
+        # Memory guarding: lock the inputs' arrays that are out of the engine's hands
+        # (see gradcheck._utils.lock_management); an output made while guarding is
+        # off counts as handed out, so that it is never locked later on being read.
+        if _lm.MEM_GUARD:
+            result._exposed = False
+            if exposed:
+                result._locks = _lm._Locks([t._data for t in tensors if t._exposed])
+                if Op.can_return_view and out.base is not None:
+                    _lm.note_view(out)  # (read-only as a view of a locked array)
+            else:
+                result._locks = None
+        else:
+            result._exposed = True
+            result._locks = None
     else:
         result._creator = None
         result._scalar_only = False
         result._seq = 0
+        result._exposed = False
+        result._locks = None
         for t in tensors:
             if not t._constant:
                 all_constant = False
@@ -736,6 +921,19 @@ def execute_op(
 
 
 _interop: ModuleType | None = None
+
+
+def __getattr__(name: str) -> Any:
+    # MyGrad keeps its NumPy dispatch tables here; ours are gradcheck.interop's
+    # (loaded on first use, as the NumPy protocols load it).
+    if name.startswith("_REGISTERED_") or name == "implements_numpy_override":
+        interop = _interop or _import_interop()
+        if name == "implements_numpy_override":
+            return interop.implements_numpy_override
+        tables = interop.registries()
+        if name in tables:
+            return tables[name]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _import_interop() -> ModuleType:
@@ -786,7 +984,7 @@ def _plain_index(index: Any) -> Any:
     """An index with the tensors in it replaced by their data (indices are not
     differentiated)."""
     if isinstance(index, Tensor):
-        return index.data
+        return index._data
     if isinstance(index, tuple):
-        return tuple(p.data if isinstance(p, Tensor) else p for p in index)
+        return tuple(p._data if isinstance(p, Tensor) else p for p in index)
     return index

@@ -32,6 +32,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gradcheck.linalg",
             "gradcheck.random",
             "gradcheck.ufuncs",
+            # memory guarding and the tracking switch, at MyGrad's paths
+            "gradcheck._utils",
+            # NumPy's names that MyGrad re-exports, and type aliases
+            "gradcheck._dtype_mirrors",
+            "gradcheck.constants",
+            "gradcheck.no_grad_funcs",
+            "gradcheck.typing",
         ),
     ),
     # The finite differences and the result types know nothing of targets.

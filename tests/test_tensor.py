@@ -98,6 +98,20 @@ def test_backward_of_a_constant_does_nothing():
     assert c.grad is None
 
 
+def test_backward_of_a_constant_clears_its_graph():
+    # (MyGrad's semantics: the graph leading to a constant is cleared, no gradient)
+    x = mg.Tensor([1.0, 2.0])
+    y = x * 2
+    z = y * 1
+    c = y.sum(constant=True)
+    assert c.constant and c.creator is not None
+    c.backward()
+    assert c.creator is None and y.creator is None
+    assert c.grad is None and x.grad is None
+    with pytest.raises(InvalidBackprop):
+        z.backward()  # y's graph was cleared
+
+
 @pytest.mark.parametrize("bad", [object(), "x", [1.0], np.array(["a"])])
 def test_backward_validates_the_given_gradient(bad):
     x = mg.Tensor([1.0])

@@ -34,11 +34,11 @@ __all__ = [
 class ReLU(Operation):
     def __call__(self, x: Tensor) -> np.ndarray:
         self.variables = (x,)
-        return np.maximum(x.data, 0)
+        return np.maximum(x._data, 0)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         # NOTE: `> 0`, not `>= 0`: the documented derivative at 0 is 0.
-        return grad * (self.variables[0].data > 0)
+        return grad * (self.variables[0]._data > 0)
 
 
 def relu(x: Any, *, constant: bool | None = None) -> Tensor:
@@ -58,10 +58,10 @@ class LeakyReLU(Operation):
     def __call__(self, x: Tensor, *, slope: float) -> np.ndarray:
         self.variables = (x,)
         self.slope = slope
-        return np.where(x.data > 0, x.data, slope * x.data)
+        return np.where(x._data > 0, x._data, slope * x._data)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return np.where(self.variables[0].data > 0, grad, self.slope * grad)
+        return np.where(self.variables[0]._data > 0, grad, self.slope * grad)
 
 
 def leaky_relu(x: Any, slope: float, *, constant: bool | None = None) -> Tensor:
@@ -83,11 +83,11 @@ class ELU(Operation):
         self.variables = (x,)
         self.alpha = alpha
         # expm1 of the negative part only: exp of a large positive x would overflow.
-        self.neg = alpha * np.expm1(np.minimum(x.data, 0))
-        return np.where(x.data >= 0, x.data, self.neg)
+        self.neg = alpha * np.expm1(np.minimum(x._data, 0))
+        return np.where(x._data >= 0, x._data, self.neg)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return grad * np.where(self.variables[0].data >= 0, 1.0, self.neg + self.alpha)
+        return grad * np.where(self.variables[0]._data >= 0, 1.0, self.neg + self.alpha)
 
 
 def elu(x: Any, alpha: float, *, constant: bool | None = None) -> Tensor:
@@ -127,7 +127,7 @@ class Sigmoid(Operation):
         self.variables = (x,)
         # 1 / (1 + exp(-x)) overflows (harmlessly, but noisily) for very negative x;
         # the tanh form is exact and bounded everywhere.
-        self.out = 0.5 * (1 + np.tanh(0.5 * x.data))
+        self.out = 0.5 * (1 + np.tanh(0.5 * x._data))
         return self.out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
@@ -150,10 +150,10 @@ def sigmoid(x: Any, *, constant: bool | None = None) -> Tensor:
 class SoftSign(Operation):
     def __call__(self, x: Tensor) -> np.ndarray:
         self.variables = (x,)
-        return x.data / (1 + np.abs(x.data))
+        return x._data / (1 + np.abs(x._data))
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return grad / (1 + np.abs(self.variables[0].data)) ** 2
+        return grad / (1 + np.abs(self.variables[0]._data)) ** 2
 
 
 def soft_sign(x: Any, *, constant: bool | None = None) -> Tensor:
@@ -173,10 +173,10 @@ class HardTanh(Operation):
     def __call__(self, x: Tensor, *, lower_bound: float, upper_bound: float) -> np.ndarray:
         self.variables = (x,)
         self.bounds = (lower_bound, upper_bound)
-        return np.clip(x.data, lower_bound, upper_bound)
+        return np.clip(x._data, lower_bound, upper_bound)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        x = self.variables[0].data
+        x = self.variables[0]._data
         lower, upper = self.bounds
         return grad * ((x > lower) & (x < upper))
 
@@ -212,7 +212,7 @@ class Softmax(Operation):
     def __call__(self, x: Tensor, axis: Any = -1) -> np.ndarray:
         self.variables = (x,)
         self.axis = axis
-        e = np.exp(_shifted(x.data, axis))
+        e = np.exp(_shifted(x._data, axis))
         self.out = e / np.sum(e, axis=axis, keepdims=True)
         return self.out
 
@@ -239,7 +239,7 @@ class LogSoftmax(Operation):
     def __call__(self, x: Tensor, axis: Any = -1) -> np.ndarray:
         self.variables = (x,)
         self.axis = axis
-        z = _shifted(x.data, axis)
+        z = _shifted(x._data, axis)
         self.out = z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
         return self.out
 
@@ -274,7 +274,7 @@ def glu(x: Any, axis: int = -1, *, constant: bool | None = None) -> Tensor:
     """
     from gradcheck.ops.indexing import get_item
 
-    shape = np.shape(x.data if isinstance(x, Tensor) else x)
+    shape = np.shape(x._data if isinstance(x, Tensor) else x)
     axis = axis % len(shape)
     half = shape[axis] // 2
     if shape[axis] % 2:

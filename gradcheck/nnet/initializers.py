@@ -38,6 +38,12 @@ def _tensor(data: np.ndarray, dtype: Any, constant: bool | None) -> Tensor:
     return Tensor(data, dtype=dtype, constant=constant, copy=False)
 
 
+def _floating(dtype: Any) -> None:
+    """Samples of a continuous distribution need a floating-point dtype."""
+    if np.dtype(dtype).kind != "f":
+        raise ValueError(f"`dtype` must be a floating-point type; got {np.dtype(dtype)}")
+
+
 def _fans(shape: tuple[int, ...]) -> tuple[int, int]:
     """(fan_in, fan_out) with MyGrad's convention: a weight of shape
     ``(out, in, *kernel)`` (a filter bank ``(F, C, *kernel)``, or a 2-D matrix), so
@@ -64,6 +70,7 @@ def normal(
     >>> normal(2, 3, rng=0).shape
     (2, 3)
     """
+    _floating(dtype)
     if std < 0:
         raise ValueError(f"`std` must be non-negative; got {std}")
     data = np.random.default_rng(rng).normal(mean, std, size=_shape(shape))
@@ -86,6 +93,7 @@ def uniform(
     >>> bool((uniform(100, rng=0).data < 1).all())
     True
     """
+    _floating(dtype)
     if lower_bound >= upper_bound:
         raise ValueError("`lower_bound` must be less than `upper_bound`")
     data = np.random.default_rng(rng).uniform(lower_bound, upper_bound, size=_shape(shape))
@@ -149,13 +157,21 @@ def glorot_normal(
 ) -> Tensor:
     """Glorot & Bengio (2010) normal: std ``gain * sqrt(2 / (fan_in + fan_out))``.
 
+    The fans are MyGrad's for this initializer: for a weight of 3 or more
+    dimensions only its last axis counts as the receptive field (``fan_in =
+    shape[1] * shape[-1]``, ``fan_out = shape[0] * shape[-1]``), unlike the other
+    initializers here, which count every axis after the second.
+
     Examples
     --------
     >>> from gradcheck.nnet.initializers import glorot_normal
     >>> glorot_normal(4, 5, rng=0).shape
     (4, 5)
     """
-    fan_in, fan_out = _fans(_shape(shape))
+    dims = _shape(shape)
+    _fans(dims)  # (validates: at least 2 dimensions)
+    field = dims[-1] if len(dims) > 2 else 1
+    fan_in, fan_out = dims[1] * field, dims[0] * field
     std = gain * np.sqrt(2 / (fan_in + fan_out))
     return normal(*shape, std=std, dtype=dtype, rng=rng, constant=constant)
 

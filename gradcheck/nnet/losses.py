@@ -31,14 +31,14 @@ __all__ = [
 
 
 def _labels(y_true: Any, n: int) -> np.ndarray:
-    y = np.asarray(y_true.data if isinstance(y_true, Tensor) else y_true)
+    y = np.asarray(y_true._data if isinstance(y_true, Tensor) else y_true)
     if y.ndim != 1 or y.shape[0] != n or y.dtype.kind not in "iu":
         raise ValueError(f"targets must be {n} integer class labels, one per sample; got {y!r}")
     return y
 
 
 def _rows(x: Any) -> int:
-    shape = np.shape(x.data if isinstance(x, Tensor) else x)
+    shape = np.shape(x._data if isinstance(x, Tensor) else x)
     if len(shape) != 2:
         raise ValueError(f"scores must have shape (N, C); got shape {shape}")
     return shape[0]
@@ -50,7 +50,7 @@ class SoftmaxCrossEntropy(Operation):
         self.y = y_true
         # (array methods, not np.max/np.sum/np.mean: those add a Python-level
         # dispatch per call, a visible share of a small training step)
-        z = x.data - x.data.max(axis=1, keepdims=True)
+        z = x._data - x._data.max(axis=1, keepdims=True)
         log_probs = z - np.log(np.exp(z).sum(axis=1, keepdims=True))
         self.probs = np.exp(log_probs)
         return -log_probs[np.arange(len(y_true)), y_true].mean()
@@ -97,7 +97,7 @@ def negative_log_likelihood(
     y = _labels(y_true, _rows(x))
     picked = get_item(x, (np.arange(len(y)), y))
     if weights is not None:
-        w = np.asarray(weights.data if isinstance(weights, Tensor) else weights)
+        w = np.asarray(weights._data if isinstance(weights, Tensor) else weights)
         picked = picked * w[y]
     return -mean(picked, constant=constant)
 
@@ -107,7 +107,7 @@ class MulticlassHinge(Operation):
         self.variables = (x,)
         rows = np.arange(len(y_true))
         self.y = y_true
-        margins = x.data - x.data[rows, y_true][:, None] + hinge
+        margins = x._data - x._data[rows, y_true][:, None] + hinge
         margins[rows, y_true] = 0
         self.active = margins > 0  # NOTE: a margin of exactly 0 is inactive (kink policy)
         return np.sum(np.maximum(margins, 0)) / len(y_true)
@@ -152,7 +152,7 @@ def margin_ranking_loss(
     >>> margin_ranking_loss(mg.Tensor([1.0, 2.0]), mg.Tensor([2.0, 1.0]), [1, -1], 0.5)
     Tensor(1.5)
     """
-    y = np.asarray(y.data if isinstance(y, Tensor) else y)
+    y = np.asarray(y._data if isinstance(y, Tensor) else y)
     return mean(relu(margin - y * (x1 - x2)), constant=constant)
 
 

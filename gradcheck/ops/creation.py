@@ -41,7 +41,16 @@ def _leaf(data: np.ndarray, constant: bool | None) -> Tensor:
 
 
 def _plain(x: Any) -> Any:
-    return x.data if isinstance(x, Tensor) else x
+    return x._data if isinstance(x, Tensor) else x
+
+
+def _like_constant(other: Any, constant: bool | None) -> bool | None:
+    """The ``constant`` of a ``*_like(other)`` tensor: as given, else inferred from
+    ``other`` as MyGrad does: a tensor that takes a gradient gives one that does
+    too, anything else (an array, a constant) a constant."""
+    if constant is not None:
+        return constant
+    return not (isinstance(other, Tensor) and not other._constant)
 
 
 def _like(maker: Any, other: Any, dtype: Any, shape: Shape | None, *fill: Any) -> np.ndarray:
@@ -109,6 +118,7 @@ def empty_like(
     shape : int or sequence of ints, optional
         Override the shape.
     constant : bool, optional
+        Default: constant unless ``other`` is a tensor that takes a gradient.
 
     Returns
     -------
@@ -120,7 +130,7 @@ def empty_like(
     >>> mg.empty_like(mg.Tensor([1.0, 2.0])).shape
     (2,)
     """
-    return _leaf(_like(np.empty_like, other, dtype, shape), constant)
+    return _leaf(_like(np.empty_like, other, dtype, shape), _like_constant(other, constant))
 
 
 def eye(
@@ -219,6 +229,7 @@ def full_like(
     dtype : data-type, optional
     shape : int or sequence of ints, optional
     constant : bool, optional
+        Default: constant unless ``other`` is a tensor that takes a gradient.
 
     Returns
     -------
@@ -230,7 +241,8 @@ def full_like(
     >>> mg.full_like(mg.Tensor([1.0, 2.0]), 3)
     Tensor([3., 3.])
     """
-    return _leaf(_like(np.full_like, other, dtype, shape, _plain(fill_value)), constant)
+    fill = _plain(fill_value)
+    return _leaf(_like(np.full_like, other, dtype, shape, fill), _like_constant(other, constant))
 
 
 def linspace(
@@ -379,6 +391,7 @@ def ones_like(
     dtype : data-type, optional
     shape : int or sequence of ints, optional
     constant : bool, optional
+        Default: constant unless ``other`` is a tensor that takes a gradient.
 
     Returns
     -------
@@ -390,7 +403,7 @@ def ones_like(
     >>> mg.ones_like(mg.Tensor([[5.0, 6.0]]))
     Tensor([[1., 1.]])
     """
-    return _leaf(_like(np.ones_like, other, dtype, shape), constant)
+    return _leaf(_like(np.ones_like, other, dtype, shape), _like_constant(other, constant))
 
 
 def zeros(shape: Shape, dtype: Any = np.float32, *, constant: bool | None = None) -> Tensor:
@@ -426,6 +439,7 @@ def zeros_like(
     dtype : data-type, optional
     shape : int or sequence of ints, optional
     constant : bool, optional
+        Default: constant unless ``other`` is a tensor that takes a gradient.
 
     Returns
     -------
@@ -437,4 +451,4 @@ def zeros_like(
     >>> mg.zeros_like([1, 2])
     Tensor([0, 0])
     """
-    return _leaf(_like(np.zeros_like, other, dtype, shape), constant)
+    return _leaf(_like(np.zeros_like, other, dtype, shape), _like_constant(other, constant))

@@ -79,7 +79,7 @@ def take(a: Any, indices: Any, axis: int | None = None, *, constant: bool | None
         from gradcheck.ops.shape import ravel
 
         return get_item(ravel(a), indices, constant=constant)
-    ndim = np.ndim(a.data if isinstance(a, Tensor) else a)
+    ndim = np.ndim(a._data if isinstance(a, Tensor) else a)
     index = (slice(None),) * (axis % ndim) + (indices,)
     return get_item(a, index, constant=constant)
 
@@ -98,4 +98,28 @@ def diagonal(
     """
     return execute_op(
         Diagonal, a, op_kwargs={"offset": offset, "axis1": axis1, "axis2": axis2}, constant=constant
+    )
+
+
+def _arr(*shape: int) -> np.ndarray:
+    """``numpy.arange(prod(shape)).reshape(shape)``: an index-revealing array (each
+    element is its flat position), for reading what an index selects (MyGrad's
+    helper of the same name)."""
+    return np.arange(int(np.prod(shape))).reshape(shape)
+
+
+def _is_int_array_index(index: tuple[Any, ...]) -> bool:
+    """True when ``index`` (a tuple) holds an integer array or a sequence (NumPy's
+    integer-array indexing: the result is a copy)."""
+    return any(
+        isinstance(i, (list, np.ndarray)) and np.asarray(i).dtype.kind in "iu" for i in index
+    )
+
+
+def _is_bool_array_index(index: tuple[Any, ...]) -> bool:
+    """True when ``index`` is a tuple of a single boolean array (a mask)."""
+    return (
+        len(index) == 1
+        and isinstance(index[0], (list, np.ndarray))
+        and np.asarray(index[0]).dtype == np.bool_
     )

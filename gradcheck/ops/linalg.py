@@ -68,7 +68,7 @@ def multi_matmul(tensors: Sequence[Any], *, constant: bool | None = None) -> Ten
     tensors = list(tensors)
     if len(tensors) < 2:
         raise ValueError("multi_matmul needs at least two tensors")
-    shapes = [np.shape(t.data if isinstance(t, Tensor) else t) for t in tensors]
+    shapes = [np.shape(t._data if isinstance(t, Tensor) else t) for t in tensors]
     if any(len(s) != 2 for s in shapes[1:-1]) or not (
         1 <= len(shapes[0]) <= 2 and 1 <= len(shapes[-1]) <= 2
     ):
@@ -130,7 +130,7 @@ def _parse_einsum(
         specs = [_sublist_to_str(s) for s in sublists]
     if len(specs) != len(arrays):
         raise ValueError(f"einsum: {len(specs)} subscripts for {len(arrays)} operands")
-    ndims = [np.ndim(a.data if isinstance(a, Tensor) else a) for a in arrays]
+    ndims = [np.ndim(a._data if isinstance(a, Tensor) else a) for a in arrays]
     used = set("".join(specs) + (output or ""))
     spare = [c for c in string.ascii_letters if c not in used]
     n_ell = 0
@@ -260,4 +260,4 @@ def trace(
 
 
 def _data(x: Any) -> Any:
-    return x.data if isinstance(x, Tensor) else x
+    return x._data if isinstance(x, Tensor) else x

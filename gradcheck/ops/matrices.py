@@ -74,7 +74,7 @@ def slogdet(a: Any, *, constant: bool | None = None) -> tuple[Tensor, Tensor]:
     >>> sign, logdet
     (Tensor(-1.), Tensor(0.69314718))
     """
-    data = a.data if isinstance(a, Tensor) else np.asarray(a)
+    data = a._data if isinstance(a, Tensor) else np.asarray(a)
     _lapack_inputs("slogdet", data)
     sign = Tensor(np.linalg.slogdet(data)[0], constant=True)
     return sign, execute_op(LogAbsDet, a, constant=constant)

@@ -264,7 +264,7 @@ def where(
     >>> z, x.grad, y.grad
     (Tensor([ 1., 20.]), array([1., 0.]), array([0., 1.]))
     """
-    cond = np.asarray(condition.data if isinstance(condition, Tensor) else condition, dtype=bool)
+    cond = np.asarray(condition._data if isinstance(condition, Tensor) else condition, dtype=bool)
     if x is _NO_VALUE and y is _NO_VALUE:
         return np.nonzero(cond)
     if x is _NO_VALUE or y is _NO_VALUE:

@@ -40,7 +40,7 @@ __all__ = [
 
 
 def _shape_of(a: Any) -> tuple[int, ...]:
-    return np.shape(a.data if isinstance(a, Tensor) else a)
+    return np.shape(a._data if isinstance(a, Tensor) else a)
 
 
 def reshape(a: Any, newshape: Any, *, constant: bool | None = None) -> Tensor:

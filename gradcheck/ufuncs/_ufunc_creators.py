@@ -208,7 +208,7 @@ def _call(
             )
         (out,) = out
     if isinstance(where, Tensor):
-        where = where.data
+        where = where._data
     op_kwargs = {"rule": rule, "where": where, "dtype": dtype, "params": params}
     if not isinstance(out, Tensor):
         op_kwargs["out"] = out
@@ -245,9 +245,9 @@ class UfuncCall(BroadcastableOp):
         ufunc_ = rule.numpy_ufunc  # type: ignore[attr-defined]
         nin = ufunc_.nin
         inputs = tensors[:nin]
-        datas = [t.data for t in inputs]
+        datas = [t._data for t in inputs]
         if len(tensors) > nin:  # the previous value of the tensor written to
-            out = tensors[nin].data.copy()
+            out = tensors[nin]._data.copy()
         kwargs: dict[str, Any] = {"out": out, "dtype": dtype}
         if where is not True:
             kwargs["where"] = where

@@ -11,7 +11,8 @@ from gradcheck.nnet import initializers as I
 @pytest.mark.parametrize(
     "init, std",
     [
-        (I.glorot_normal, np.sqrt(2 / (60 * 9 + 40 * 9))),
+        # (MyGrad's glorot_normal counts only the last axis as the receptive field)
+        (I.glorot_normal, np.sqrt(2 / (60 * 3 + 40 * 3))),
         (I.he_normal, 1 / np.sqrt(60 * 9)),
         (lambda *s, **k: I.normal(*s, mean=0, std=0.3, **k), 0.3),
     ],
@@ -78,3 +79,10 @@ def test_initializers_agree_with_mygrad_conventions():
     mi = mygrad.nnet.initializers
     np.testing.assert_array_equal(I.dirac(3, 2, 3).data, mi.dirac(3, 2, 3).data)
     np.testing.assert_array_equal(I.identity(4).data, mi.identity(4).data)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32, np.complex128, bool])
+@pytest.mark.parametrize("name", ["normal", "uniform", "glorot_normal", "he_uniform"])
+def test_sampling_initializers_need_a_float_dtype(name, dtype):
+    with pytest.raises(ValueError, match="floating-point"):
+        getattr(I, name)(2, 3, dtype=dtype)

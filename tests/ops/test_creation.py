@@ -33,10 +33,12 @@ def test_filled_creators(shape, constant):
 @given(x=hnp.arrays(st.sampled_from([np.float64, np.float32, np.int64]), shapes))
 def test_like_creators(x):
     for other in (x, mg.Tensor(x)):
+        # (MyGrad's rule: constant unless `other` is a tensor that takes a gradient)
+        constant = x.dtype.kind != "f" or not isinstance(other, mg.Tensor)
         for name, args in [("zeros_like", ()), ("ones_like", ()), ("full_like", (3,))]:
             out = getattr(mg, name)(other, *args)
             expected = getattr(np, name)(x, *args)
-            assert_leaf_like(out, expected, constant=x.dtype.kind != "f")
+            assert_leaf_like(out, expected, constant=constant)
             np.testing.assert_array_equal(out.data, expected)
         assert_leaf_like(mg.empty_like(other), np.empty_like(x))
     out = mg.ones_like(x, dtype=np.float64, shape=(2, 1))

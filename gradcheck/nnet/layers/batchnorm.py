@@ -36,7 +36,7 @@ def batchnorm(
     Tensor([[-1.],
             [ 1.]])
     """
-    ndim = np.ndim(x.data if isinstance(x, Tensor) else x)
+    ndim = np.ndim(x._data if isinstance(x, Tensor) else x)
     if ndim < 2:
         raise ValueError("batchnorm: x must have shape (N, C, ...)")
     axes = (0, *range(2, ndim))

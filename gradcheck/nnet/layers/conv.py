@@ -35,18 +35,18 @@ class ConvND(Operation):
         self.stride = as_tuple(stride, n, "stride")
         self.padding = as_tuple(padding, n, "padding")
         self.dilation = as_tuple(dilation, n, "dilation")
-        xp = np.pad(x.data, [(0, 0), (0, 0)] + [(p, p) for p in self.padding])
+        xp = np.pad(x._data, [(0, 0), (0, 0)] + [(p, p) for p in self.padding])
         self.padded_shape = xp.shape
         self.win = windows(xp, w.shape[2:], self.stride, self.dilation)  # N C *out *K
         sp = string.ascii_letters[: 2 * n]
         o, k = sp[:n], sp[n:]
         # out[n, f, o] = sum over c and k of win[n, c, o, k] * w[f, c, k]
         self.spec = (f"NC{o}{k}", f"FC{k}", f"NF{o}")
-        return np.einsum(f"{self.spec[0]},{self.spec[1]}->{self.spec[2]}", self.win, w.data)
+        return np.einsum(f"{self.spec[0]},{self.spec[1]}->{self.spec[2]}", self.win, w._data)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         win_spec, w_spec, out_spec = self.spec
-        w = self.variables[1].data
+        w = self.variables[1]._data
         if index == 1:
             return np.einsum(f"{out_spec},{win_spec}->{w_spec}", grad, self.win)
         # Each kernel offset k read a strided slice of the padded input; send back to

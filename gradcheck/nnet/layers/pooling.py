@@ -19,7 +19,7 @@ class MaxPool(Operation):
         pool = tuple(int(p) for p in pool)
         n = len(pool)
         stride = as_tuple(stride, n, "stride")
-        win = windows(x.data, pool, stride, (1,) * n)
+        win = windows(x._data, pool, stride, (1,) * n)
         out_shape = win.shape[: win.ndim - n]
         flat = win.reshape((*out_shape, -1))
         # NOTE: with ties, argmax takes the first maximal element of each window (in
@@ -30,7 +30,7 @@ class MaxPool(Operation):
         lead = tuple(g[(...,) + (None,) * n] for g in lead)
         # Input coordinates of each window's maximum, broadcast to out_shape.
         self.where = lead + tuple(o * s + b for o, s, b in zip(grid, stride, best))
-        return x.data[self.where]
+        return x._data[self.where]
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         x = self.variables[0]

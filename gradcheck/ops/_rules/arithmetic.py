@@ -27,7 +27,7 @@ class Add(BroadcastableOp):
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
-        return a.data + b.data
+        return a._data + b._data
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         return grad
@@ -38,7 +38,7 @@ class Subtract(BroadcastableOp):
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
-        return a.data - b.data
+        return a._data - b._data
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         return grad if index == 0 else -grad
@@ -51,7 +51,7 @@ class Multiply(BroadcastableOp):
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
-        return a.data * b.data
+        return a._data * b._data
 
     def backward_var(
         self, grad: np.ndarray, index: int, graph: Any = None, **kwargs: Any
@@ -63,10 +63,10 @@ class Multiply(BroadcastableOp):
             # grad itself when it is spent
             if index:
                 raise SkipGradient
-            product = np.multiply(grad, a.data, out=grad) if spent(grad, graph) else grad * a.data
+            product = np.multiply(grad, a._data, out=grad) if spent(grad, graph) else grad * a._data
             product *= 2
             return product
-        return grad * (b.data if index == 0 else a.data)
+        return grad * (b._data if index == 0 else a._data)
 
 
 class Divide(BroadcastableOp):
@@ -74,13 +74,13 @@ class Divide(BroadcastableOp):
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
-        return a.data / b.data
+        return a._data / b._data
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         a, b = self.variables
         if index == 0:
-            return grad / b.data
-        return -grad * a.data / b.data**2
+            return grad / b._data
+        return -grad * a._data / b._data**2
 
 
 class Power(BroadcastableOp):
@@ -88,17 +88,17 @@ class Power(BroadcastableOp):
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
-        self.out = a.data**b.data
+        self.out = a._data**b._data
         return self.out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         a, b = self.variables
         if index == 0:
-            return grad * b.data * _power_minus_one(a.data, b.data)
+            return grad * b._data * _power_minus_one(a._data, b._data)
         # d(a**b)/db = a**b * log(a); where a**b == 0 (a == 0, b > 0) the limit is 0,
         # not 0 * log(0) = nan.
         with np.errstate(divide="ignore", invalid="ignore"):
-            dout_db = self.out * np.log(a.data)
+            dout_db = self.out * np.log(a._data)
         return grad * np.where(self.out == 0, 0.0, dout_db)
 
 
@@ -162,9 +162,9 @@ class Square(UnaryOp):
 class AddSequence(BroadcastableOp):
     def __call__(self, *tensors: Tensor) -> np.ndarray:
         self.variables = tensors
-        out = tensors[0].data + tensors[1].data
+        out = tensors[0]._data + tensors[1]._data
         for t in tensors[2:]:
-            out = out + t.data
+            out = out + t._data
         return out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
@@ -189,12 +189,12 @@ def exclusive_products(factors: list[np.ndarray]) -> list[np.ndarray]:
 class MultiplySequence(BroadcastableOp):
     def __call__(self, *tensors: Tensor) -> np.ndarray:
         self.variables = tensors
-        out = tensors[0].data * tensors[1].data
+        out = tensors[0]._data * tensors[1]._data
         for t in tensors[2:]:
-            out = out * t.data
+            out = out * t._data
         return out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         if not hasattr(self, "_others"):  # computed once, used for every input
-            self._others = exclusive_products([t.data for t in self.variables])
+            self._others = exclusive_products([t._data for t in self.variables])
         return grad * self._others[index]

@@ -77,12 +77,12 @@ class LogAddExp(BroadcastableOp):
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
-        self.out = np.logaddexp(a.data, b.data)
+        self.out = np.logaddexp(a._data, b._data)
         return self.out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         # d/da log(e**a + e**b) = e**a / (e**a + e**b) = e**(a - out): never overflows.
-        return grad * np.exp(self.variables[index].data - self.out)
+        return grad * np.exp(self.variables[index]._data - self.out)
 
 
 class LogAddExp2(BroadcastableOp):
@@ -90,8 +90,8 @@ class LogAddExp2(BroadcastableOp):
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
-        self.out = np.logaddexp2(a.data, b.data)
+        self.out = np.logaddexp2(a._data, b._data)
         return self.out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return grad * np.exp2(self.variables[index].data - self.out)
+        return grad * np.exp2(self.variables[index]._data - self.out)

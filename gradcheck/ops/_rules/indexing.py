@@ -41,13 +41,15 @@ def _scatter_add(shape: tuple[int, ...], index: Any, grad: np.ndarray, dtype: An
 
 
 class GetItem(Operation):
+    can_return_view = True  # (basic indexing)
+
     def __call__(self, a: Tensor, *, index: Any) -> np.ndarray:
         self.variables = (a,)
         self.index = index
-        return np.asarray(a.data[index])
+        return np.asarray(a._data[index])
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        a = self.variables[0].data
+        a = self.variables[0]._data
         return _scatter_add(a.shape, self.index, grad, a.dtype)
 
 
@@ -58,12 +60,12 @@ class SetItem(Operation):
     def __call__(self, a: Tensor, b: Tensor, *, index: Any) -> np.ndarray:
         self.variables = (a, b)
         self.index = index
-        out = np.array(a.data, copy=True)
-        out[index] = b.data
+        out = np.array(a._data, copy=True)
+        out[index] = b._data
         return out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        a, b = (v.data for v in self.variables)
+        a, b = (v._data for v in self.variables)
         if index == 0:
             da = np.array(grad, copy=True)
             da[self.index] = 0
@@ -85,10 +87,10 @@ class Diagonal(Operation):
     def __call__(self, a: Tensor, offset: int = 0, axis1: int = 0, axis2: int = 1) -> np.ndarray:
         self.variables = (a,)
         self.args = (offset, axis1, axis2)
-        return np.diagonal(a.data, offset, axis1, axis2).copy()
+        return np.diagonal(a._data, offset, axis1, axis2).copy()
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        a = self.variables[0].data
+        a = self.variables[0]._data
         out = np.zeros(a.shape, dtype=np.result_type(a.dtype, grad.dtype))
         # np.diagonal's result is a view of `out`; made writeable, it is the place.
         view = np.diagonal(out, *self.args)

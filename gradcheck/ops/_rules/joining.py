@@ -21,7 +21,7 @@ class Concatenate(Operation):
     def __call__(self, *tensors: Tensor, axis: int | None = 0) -> np.ndarray:
         self.variables = tensors
         self.axis = axis
-        arrays = [t.data for t in tensors]
+        arrays = [t._data for t in tensors]
         out = np.concatenate(arrays, axis=axis)
         # Where each input's part of the output starts (along the axis, or in the
         # flattened output): found once here, so that the backward of n inputs takes
@@ -47,7 +47,7 @@ class Stack(Operation):
     def __call__(self, *tensors: Tensor, axis: int = 0) -> np.ndarray:
         self.variables = tensors
         self.axis = axis
-        return np.stack([t.data for t in tensors], axis=axis)
+        return np.stack([t._data for t in tensors], axis=axis)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         """The input's slice of ``grad``, a view: ``np.take`` copied, and first made

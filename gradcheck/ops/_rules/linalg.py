@@ -31,10 +31,10 @@ class MatMul(Operation):
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
-        return np.matmul(a.data, b.data)
+        return np.matmul(a._data, b._data)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        a, b = (v.data for v in self.variables)
+        a, b = (v._data for v in self.variables)
         if a.ndim == 2 and b.ndim == 2:
             # two matrices, the common case: the products have the inputs' shapes
             # (no promotion, reduction or reshape; measured ~4 us less per call)
@@ -60,14 +60,14 @@ class EinSum(Operation):
     def __call__(self, *tensors: Tensor, labels: Sequence[str], output: str) -> np.ndarray:
         self.variables = tensors
         self.labels, self.output = list(labels), output
-        return np.asarray(np.einsum(",".join(labels) + "->" + output, *(t.data for t in tensors)))
+        return np.asarray(np.einsum(",".join(labels) + "->" + output, *(t._data for t in tensors)))
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         mine = self.labels[index]
         shape = self.variables[index].shape
         unique = "".join(dict.fromkeys(mine))  # labels of this operand, each once
         others = [
-            (lab, t.data)
+            (lab, t._data)
             for i, (lab, t) in enumerate(zip(self.labels, self.variables))
             if i != index
         ]

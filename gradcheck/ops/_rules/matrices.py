@@ -46,8 +46,8 @@ def _lapack_inputs(name: str, *arrays: np.ndarray) -> None:
 class Inv(Operation):
     def __call__(self, a: Tensor) -> np.ndarray:
         self.variables = (a,)
-        _lapack_inputs("inv", a.data)
-        self.out = np.linalg.inv(a.data)
+        _lapack_inputs("inv", a._data)
+        self.out = np.linalg.inv(a._data)
         return self.out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
@@ -58,33 +58,33 @@ class Inv(Operation):
 class Det(Operation):
     def __call__(self, a: Tensor) -> np.ndarray:
         self.variables = (a,)
-        _lapack_inputs("det", a.data)
-        self.out = np.asarray(np.linalg.det(a.data))
+        _lapack_inputs("det", a._data)
+        self.out = np.asarray(np.linalg.det(a._data))
         return self.out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         scale = (grad * self.out)[..., None, None]
-        return scale * _mT(np.linalg.inv(self.variables[0].data))
+        return scale * _mT(np.linalg.inv(self.variables[0]._data))
 
 
 class LogAbsDet(Operation):
     def __call__(self, a: Tensor) -> np.ndarray:
         self.variables = (a,)
-        return np.asarray(np.linalg.slogdet(a.data)[1])
+        return np.asarray(np.linalg.slogdet(a._data)[1])
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        return grad[..., None, None] * _mT(np.linalg.inv(self.variables[0].data))
+        return grad[..., None, None] * _mT(np.linalg.inv(self.variables[0]._data))
 
 
 class Solve(Operation):
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
-        _lapack_inputs("solve", a.data, b.data)
-        self.out = np.linalg.solve(a.data, b.data)
+        _lapack_inputs("solve", a._data, b._data)
+        self.out = np.linalg.solve(a._data, b._data)
         return self.out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        a, b = (v.data for v in self.variables)
+        a, b = (v._data for v in self.variables)
         vector = b.ndim == 1  # NumPy 2: only a 1-D b is a vector
         g = grad[..., None] if vector else grad
         x = self.out[..., None] if vector else self.out
@@ -151,8 +151,8 @@ class Norm(Operation):
         self.ord, self.keepdims, self.nan_to_num = ord, keepdims, nan_to_num
         matrix = x.ndim == 2 if axis is None else np.ndim(axis) == 1 and len(axis) == 2
         if matrix and ord in ("nuc", 2, -2):
-            _lapack_inputs(f"norm (ord={ord!r}, by the SVD)", x.data)
-        out = np.linalg.norm(x.data, ord=ord, axis=axis, keepdims=keepdims)
+            _lapack_inputs(f"norm (ord={ord!r}, by the SVD)", x._data)
+        out = np.linalg.norm(x._data, ord=ord, axis=axis, keepdims=keepdims)
         ndim = x.ndim
         if axis is None:
             axis = tuple(range(ndim)) if (ord is None or ndim <= 2) else None
@@ -162,7 +162,7 @@ class Norm(Operation):
         return np.asarray(out)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        x = self.variables[0].data
+        x = self.variables[0]._data
         if not self.keepdims:
             grad = np.expand_dims(grad, self.axis)
         with np.errstate(divide="ignore", invalid="ignore"):

@@ -54,8 +54,8 @@ class Maximum(BroadcastableOp):
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
         # Ties go to the first argument (see the module docstring).
-        self.first = a.data >= b.data
-        return np.maximum(a.data, b.data)
+        self.first = a._data >= b._data
+        return np.maximum(a._data, b._data)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         return grad * (self.first if index == 0 else ~self.first)
@@ -66,8 +66,8 @@ class Minimum(BroadcastableOp):
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
-        self.first = a.data <= b.data
-        return np.minimum(a.data, b.data)
+        self.first = a._data <= b._data
+        return np.minimum(a._data, b._data)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         return grad * (self.first if index == 0 else ~self.first)
@@ -76,7 +76,7 @@ class Minimum(BroadcastableOp):
 class Clip(BroadcastableOp):
     def __call__(self, a: Tensor, a_min: Tensor, a_max: Tensor) -> np.ndarray:
         self.variables = (a, a_min, a_max)
-        x, lo, hi = a.data, a_min.data, a_max.data
+        x, lo, hi = a._data, a_min._data, a_max._data
         # NumPy's clip is minimum(maximum(a, a_min), a_max). Exactly one input owns
         # each output element: a_max where it cut (also where a_min > a_max), else
         # a_min where a < a_min, else a -- a itself at a bound (the tie policy).
@@ -93,7 +93,7 @@ class Where(BroadcastableOp):
     def __call__(self, x: Tensor, y: Tensor, condition: np.ndarray) -> np.ndarray:
         self.variables = (x, y)
         self.condition = condition
-        return np.where(condition, x.data, y.data)
+        return np.where(condition, x._data, y._data)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         mask = self.condition if index == 0 else ~self.condition

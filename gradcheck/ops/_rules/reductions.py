@@ -59,7 +59,7 @@ class Sum(Operation):
     def __call__(self, a: Tensor, axis: Any = None, keepdims: bool = False) -> np.ndarray:
         self.variables = (a,)
         self.axis, self.keepdims = axis, keepdims
-        return np.asarray(np.sum(a.data, axis=axis, keepdims=keepdims))
+        return np.asarray(np.sum(a._data, axis=axis, keepdims=keepdims))
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         return _expand_reduced(grad, self.variables[0].shape, self.axis, self.keepdims)
@@ -69,8 +69,8 @@ class Mean(Operation):
     def __call__(self, a: Tensor, axis: Any = None, keepdims: bool = False) -> np.ndarray:
         self.variables = (a,)
         self.axis, self.keepdims = axis, keepdims
-        out = np.asarray(np.mean(a.data, axis=axis, keepdims=keepdims))
-        self.count = a.data.size // builtins.max(out.size, 1) if a.data.size else 1
+        out = np.asarray(np.mean(a._data, axis=axis, keepdims=keepdims))
+        self.count = a._data.size // builtins.max(out.size, 1) if a._data.size else 1
         return out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
@@ -84,10 +84,10 @@ class Var(Operation):
     ) -> np.ndarray:
         self.variables = (a,)
         self.axis, self.ddof, self.keepdims = axis, ddof, keepdims
-        return np.asarray(np.var(a.data, axis=axis, ddof=ddof, keepdims=keepdims))
+        return np.asarray(np.var(a._data, axis=axis, ddof=ddof, keepdims=keepdims))
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        x = self.variables[0].data
+        x = self.variables[0]._data
         count = x.size // builtins.max(np.size(grad), 1) if x.size else 1
         centered = x - np.mean(x, axis=self.axis, keepdims=True)
         grad = _expand_reduced(grad, x.shape, self.axis, self.keepdims)
@@ -118,10 +118,10 @@ class _Extremum(Operation):
     def __call__(self, a: Tensor, axis: Any = None, keepdims: bool = False) -> np.ndarray:
         self.variables = (a,)
         self.axis, self.keepdims = axis, keepdims
-        return np.asarray(self.reduce(a.data, axis=axis, keepdims=keepdims))
+        return np.asarray(self.reduce(a._data, axis=axis, keepdims=keepdims))
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        x = self.variables[0].data
+        x = self.variables[0]._data
         axes = _normalize_axis(self.axis, x.ndim)
         extreme = self.reduce(x, axis=axes, keepdims=True)
         hits = _reduced_last(x == extreme, axes)
@@ -145,10 +145,10 @@ class Prod(Operation):
     def __call__(self, a: Tensor, axis: Any = None, keepdims: bool = False) -> np.ndarray:
         self.variables = (a,)
         self.axis, self.keepdims = axis, keepdims
-        return np.asarray(np.prod(a.data, axis=axis, keepdims=keepdims))
+        return np.asarray(np.prod(a._data, axis=axis, keepdims=keepdims))
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        x = self.variables[0].data
+        x = self.variables[0]._data
         axes = _normalize_axis(self.axis, x.ndim)
         flat = _reduced_last(x, axes)
         # d prod / d x_i = product of all the other elements: prefix products times
@@ -171,7 +171,7 @@ class CumSum(Operation):
     def __call__(self, a: Tensor, axis: int | None = None) -> np.ndarray:
         self.variables = (a,)
         self.axis = axis
-        return np.cumsum(a.data, axis=axis)
+        return np.cumsum(a._data, axis=axis)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         shape = self.variables[0].shape
@@ -184,11 +184,11 @@ class CumProd(Operation):
     def __call__(self, a: Tensor, axis: int | None = None) -> np.ndarray:
         self.variables = (a,)
         self.axis = axis
-        self.out = np.cumprod(a.data, axis=axis)
+        self.out = np.cumprod(a._data, axis=axis)
         return self.out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        x0 = self.variables[0].data
+        x0 = self.variables[0]._data
         axis = 0 if self.axis is None else self.axis
         x = x0.ravel() if self.axis is None else x0
         out = self.out

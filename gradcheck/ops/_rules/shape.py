@@ -25,18 +25,22 @@ class Reshape(Operation):
     """Any op whose output is its input with another shape (reshape, ravel, squeeze,
     expand_dims, atleast_*d): the gradient is reshaped back."""
 
+    can_return_view = True
+
     def __call__(self, a: Tensor, *, newshape: Any) -> np.ndarray:
         self.variables = (a,)
-        return np.reshape(a.data, newshape)
+        return np.reshape(a._data, newshape)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         return np.reshape(grad, self.variables[0].shape)
 
 
 class BroadcastTo(Operation):
+    can_return_view = True
+
     def __call__(self, a: Tensor, *, shape: Any) -> np.ndarray:
         self.variables = (a,)
-        return np.broadcast_to(a.data, shape)
+        return np.broadcast_to(a._data, shape)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         return reduce_broadcast(grad, self.variables[0].shape)
@@ -45,12 +49,14 @@ class BroadcastTo(Operation):
 class Transpose(Operation):
     """Any permutation of axes (transpose, moveaxis, swapaxes)."""
 
+    can_return_view = True
+
     def __call__(self, a: Tensor, axes: Any = None) -> np.ndarray:
         self.variables = (a,)
         if axes is None:
             axes = tuple(range(a.ndim))[::-1]
         self.axes = tuple(ax % a.ndim for ax in axes) if a.ndim else ()
-        return np.transpose(a.data, self.axes)
+        return np.transpose(a._data, self.axes)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         return np.transpose(grad, np.argsort(self.axes))

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 class Sort(Operation):
     def __call__(self, a: Tensor, axis: int | None = -1) -> np.ndarray:
         self.variables = (a,)
-        data = a.data.reshape(-1) if axis is None else a.data
+        data = a._data.reshape(-1) if axis is None else a._data
         self.axis = -1 if axis is None else axis
         # A stable sort fixes which of several equal elements goes where, and so
         # which one each output position's gradient returns to.

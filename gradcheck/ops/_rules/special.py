@@ -29,7 +29,7 @@ class LogSumExp(Operation):
     def __call__(self, a: Tensor, axis: Any = None, keepdims: bool = False) -> np.ndarray:
         self.variables = (a,)
         self.axis, self.keepdims = axis, keepdims
-        self.kept = _stable_logsumexp(a.data, axis, True)
+        self.kept = _stable_logsumexp(a._data, axis, True)
         return np.asarray(self.kept if keepdims else np.squeeze(self.kept, axis=axis))
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
@@ -38,4 +38,4 @@ class LogSumExp(Operation):
                 grad, self.axis if self.axis is not None else tuple(range(self.kept.ndim))
             )
         # d/dx logsumexp(x) = softmax(x) = exp(x - logsumexp(x)), stable as written.
-        return grad * np.exp(self.variables[0].data - self.kept)
+        return grad * np.exp(self.variables[0]._data - self.kept)

@@ -38,7 +38,7 @@ class CopyElements(Operation):
         self.variables = (a,)
         numbers = np.arange(a.size).reshape(a.shape)
         self.source = np.asarray((index_func or func)(numbers))
-        return np.asarray(func(a.data))
+        return np.asarray(func(a._data))
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         a = self.variables[0]

@@ -151,8 +151,8 @@ class Arctan2(BroadcastableOp):
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
         self.variables = (a, b)
-        return np.arctan2(a.data, b.data)
+        return np.arctan2(a._data, b._data)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        y, x = (t.data for t in self.variables)
+        y, x = (t._data for t in self.variables)
         return grad * (x if index == 0 else -y) / (x**2 + y**2)

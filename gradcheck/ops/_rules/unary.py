@@ -46,7 +46,7 @@ class UnaryOp(Operation):
 
     def __call__(self, x: Tensor) -> np.ndarray:
         self.variables = (x,)
-        self.out = self.func(x.data)
+        self.out = self.func(x._data)
         return self.out
 
     def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
@@ -60,7 +60,7 @@ class UnaryOp(Operation):
         needs when there is one, as NumPy does with its temporaries: the derivative
         itself when it is a new array of its own (``cos(x)``), else ``grad`` when it is
         spent (exp's derivative is its output, which the tensor holds)."""
-        derivative = self.derivative(self.variables[0].data, self.out)
+        derivative = self.derivative(self.variables[0]._data, self.out)
         if (
             type(derivative) is np.ndarray
             and derivative.size >= IN_PLACE_MIN_SIZE  # (small: not worth the checks)
