@@ -42,7 +42,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -52,35 +51,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 
 #: The ops of part 2, as a user's module (the CLI run imports it by name).
-MODULE = textwrap.dedent(
-    '''
-    import numpy as np
-    from gradcheck import Operation
-
-
-    class XTanh(Operation):
-        """x * tanh(x), elementwise."""
-
-        def __call__(self, x):
-            self.variables = (x,)
-            return x.data * np.tanh(x.data)
-
-        def backward_var(self, grad, index, **kwargs):
-            x = self.variables[0].data
-            t = np.tanh(x)
-            return grad * (t + x * (1 - t * t))
-
-
-    class XTanhOneOff(XTanh):
-        """Wrong by a factor (1 + 1e-6) at flat element 1500."""
-
-        def backward_var(self, grad, index, **kwargs):
-            g = np.array(super().backward_var(grad, index), dtype=np.float64)
-            if g.size > 1500:
-                g.reshape(-1)[1500] *= 1 + 1e-6
-            return g
-    '''
-)
+MODULE = (Path(__file__).resolve().parent.parent / "examples" / "xtanh.py").read_text()
 
 
 def machine() -> list[str]:

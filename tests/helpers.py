@@ -7,6 +7,7 @@ gradient, so that tests of the engine do not trust the code they are testing.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -65,3 +66,15 @@ def assert_grads_match(
         assert t.grad.shape == t.shape, (i, t.grad.shape, t.shape)
         np.testing.assert_allclose(t.grad, expected, rtol=rtol, atol=atol, err_msg=f"input {i}")
     return tensors
+
+
+def load_example(name: str) -> Any:
+    """The module ``examples/<name>.py``, loaded from its file (examples/ is no package)."""
+    import importlib.util
+
+    path = Path(__file__).resolve().parent.parent / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"example_{name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

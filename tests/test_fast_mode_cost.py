@@ -9,6 +9,7 @@ import pytest
 import gradcheck as mg
 from gradcheck import Operation
 from gradcheck.errors import CheckUsageError
+from tests.helpers import load_example
 
 RNG = np.random.default_rng(0)
 XM, W = RNG.standard_normal((8, 32)), RNG.standard_normal((32, 32)) / np.sqrt(32)
@@ -39,27 +40,8 @@ def wrong_tanh_matmul(bad: int, relative: float = 1e-3) -> type[Operation]:
     return Wrong
 
 
-class XTanh(Operation):
-    """x * tanh(x), elementwise."""
-
-    def __call__(self, x):
-        self.variables = (x,)
-        return x.data * np.tanh(x.data)
-
-    def backward_var(self, grad, index, **kwargs):
-        x = self.variables[0].data
-        t = np.tanh(x)
-        return grad * (t + x * (1 - t * t))
-
-
-class XTanhOneOff(XTanh):
-    """Wrong by a factor (1 + 1e-6) at flat element 1500 (of 2000 at 40x50)."""
-
-    def backward_var(self, grad, index, **kwargs):
-        g = np.array(super().backward_var(grad, index), dtype=np.float64)
-        if g.size > 1500:
-            g.reshape(-1)[1500] *= 1 + 1e-6
-        return g
+_xtanh = load_example("xtanh")
+XTanh, XTanhOneOff = _xtanh.XTanh, _xtanh.XTanhOneOff
 
 
 # -- fast mode ----------------------------------------------------------------------------

@@ -3,34 +3,12 @@ full mode where the screen does not pass one and for small ones; what it still c
 
 from __future__ import annotations
 
-import numpy as np
-
-from gradcheck import Operation
 from gradcheck.checking import checker
 from gradcheck.search.verifier import SCREEN_GROUP_SIZE, verify
+from tests.helpers import load_example
 
-
-class XTanh(Operation):
-    """x * tanh(x), elementwise."""
-
-    def __call__(self, x):
-        self.variables = (x,)
-        return x.data * np.tanh(x.data)
-
-    def backward_var(self, grad, index, **kwargs):
-        x = self.variables[0].data
-        t = np.tanh(x)
-        return grad * (t + x * (1 - t * t))
-
-
-class XTanhOneOff(XTanh):
-    """Wrong by a factor (1 + 1e-6) at flat element 1500 (of 2000 at 40x50)."""
-
-    def backward_var(self, grad, index, **kwargs):
-        g = np.array(super().backward_var(grad, index), dtype=np.float64)
-        if g.size > 1500:
-            g.reshape(-1)[1500] *= 1 + 1e-6
-        return g
+_xtanh = load_example("xtanh")
+XTanh, XTanhOneOff = _xtanh.XTanh, _xtanh.XTanhOneOff
 
 
 # -- which mode each example gets ----------------------------------------------------------
