@@ -282,4 +282,4 @@ def _copyto(dst: Any, src: Any, casting: str = "same_kind", where: Any = True) -
     """``numpy.copyto`` into a tensor writes its array in place (no graph; a tensor's
     array that a graph needs is read-only, see memory guarding)."""
     target = dst.data if isinstance(dst, Tensor) else dst
-    np.copyto(target, _data(src), casting=casting, where=_data(where))
+    np.copyto(target, _data(src), casting=casting, where=_data(where))  # type: ignore[arg-type]

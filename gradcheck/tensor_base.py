@@ -218,7 +218,7 @@ class Tensor:
         """This tensor's data cast to ``dtype``, as a new tensor in no graph and with
         no gradient (``casting`` as in :meth:`numpy.ndarray.astype`). With
         ``copy=False``, the tensor itself when nothing would change."""
-        data = self._data.astype(dtype, casting=casting, copy=copy)
+        data = self._data.astype(dtype, casting=casting, copy=copy)  # type: ignore[call-overload]  # (casting: a str)
         if data is self._data and not copy and (constant is None or constant is self._constant):
             return self
         if constant is None and data.dtype.kind == "f":
@@ -227,11 +227,11 @@ class Tensor:
 
     def argmax(self, axis: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """The indices of the maximum values (an array: not differentiable)."""
-        return np.argmax(self._data, axis=axis, out=out)
+        return np.argmax(self._data, axis=axis, out=out)  # type: ignore[return-value]
 
     def argmin(self, axis: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
         """The indices of the minimum values (an array: not differentiable)."""
-        return np.argmin(self._data, axis=axis, out=out)
+        return np.argmin(self._data, axis=axis, out=out)  # type: ignore[return-value]
 
     def any(
         self, axis: Any = None, out: np.ndarray | None = None, keepdims: bool = False

@@ -160,7 +160,7 @@ def lock_arr_writeability(arr: np.ndarray) -> np.ndarray:
     if was_writeable:
         # (positional: NumPy parses setflags' keywords, and the `flags` setter's,
         # at several times the cost)
-        arr.setflags(False)
+        arr.setflags(False)  # type: ignore[call-arg]  # (write=, positionally)
     else:
         base = _tracked_base(arr)
         was_writeable = base is not None and _array_tracker[id(base)][1]
@@ -202,7 +202,7 @@ def _make_writeable(arr: np.ndarray) -> None:
             _views_waiting_for_unlock[id(base)][id(arr)] = arr
             return
     try:
-        arr.setflags(True)
+        arr.setflags(True)  # type: ignore[call-arg]  # (write=, positionally)
     except ValueError:  # a view of memory that is read-only for another reason
         pass
 
