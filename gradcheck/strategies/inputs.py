@@ -401,8 +401,9 @@ class _Draws:
     extras: Sequence[Any] = ()
 
 
-#: Relative gaps of a near-tie, as powers of ten: below the usual margin, above the
-#: steps of finite differences (2**-17 relative), inside ``np.isclose``'s 1e-5.
+#: Relative gaps of a near-tie, as powers of ten: below the usual margin, from just
+#: under the base step of finite differences (2**-17 relative: such a point is
+#: skipped, not differentiable within the steps' reach) out to 1e-3.
 NEAR_TIE_EXPONENTS = (-5.5, -3.0)
 #: One unique draw in this many holds a near-tie.
 NEAR_TIE_ONE_IN = 4
@@ -470,9 +471,9 @@ def _near_tie(
     draw: st.DrawFn, spec: _Draws, flat: np.ndarray, domain: tuple[float, float] | None
 ) -> np.ndarray:
     """``flat`` with, in one draw in four, one value moved to a near-tie with another:
-    a relative gap of 10**u, u in :data:`NEAR_TIE_EXPONENTS` (a ``max`` that tells
-    ties apart with ``np.isclose`` is wrong there), when the moved value stays in the
-    domain, ``margin`` from avoided points and from every other value."""
+    a relative gap of 10**u, u in :data:`NEAR_TIE_EXPONENTS` (a mask that tells ties
+    apart with a tolerance is wrong there), when the moved value stays in the domain,
+    ``margin`` from avoided points and from every other value."""
     if flat.size < 2 or draw(st.integers(0, NEAR_TIE_ONE_IN - 1), label="near-tie") != 0:
         return flat
     i = draw(st.integers(0, flat.size - 1))
