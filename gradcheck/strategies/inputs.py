@@ -176,8 +176,8 @@ def op_inputs(
         the domain; 0 and +-1; each closed bound of the domain (an
         :class:`~gradcheck.search.description.Interval`, ``"[0:"``) and values just
         inside every finite bound; and, with ``unique``, near-ties: two values a
-        relative 1e-5.5 to 1e-3 apart (below ``margin``, above the steps of finite
-        differences).
+        relative 1e-5.5 to 1e-3 apart (below ``margin``; the closest are inside the
+        steps of finite differences, where a check skips them).
     total_size : (int, int), optional
         Draw shapes of at least ``total_size[0]`` and about at most ``total_size[1]``
         elements (1 to ``max_dims`` dimensions), instead of ``min_side``/``max_side``
