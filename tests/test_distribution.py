@@ -46,20 +46,7 @@ def test_the_sdist_holds_every_file_of_the_checkout(tmp_path):
     for name in files:
         (source / name).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / name, source / name)
-    build = (
-        "import sys; from setuptools import build_meta; print(build_meta.build_sdist(sys.argv[1]))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", build, str(tmp_path / "dist")],
-        cwd=source,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if out.returncode != 0 and "setuptools" in out.stderr and "77" in out.stderr:
-        pytest.skip("setuptools < 77 (PEP 639 license metadata)")
-    assert out.returncode == 0, out.stderr
-    archive = tmp_path / "dist" / out.stdout.strip().splitlines()[-1]
+    archive = _build(source, tmp_path / "dist", "build_sdist")
     with tarfile.open(archive) as sdist:
         names = {n.split("/", 1)[1] for n in sdist.getnames() if "/" in n}
     missing = sorted(set(files) - names - {".gitignore"})
@@ -78,20 +65,7 @@ def test_the_wheel_ships_the_schemas_and_py_typed(tmp_path):
             ".git", ".venv", ".*_cache", "build", "dist", "*.egg-info", "__pycache__"
         ),
     )
-    build = (
-        "import sys; from setuptools import build_meta; print(build_meta.build_wheel(sys.argv[1]))"
-    )
-    out = subprocess.run(
-        [sys.executable, "-c", build, str(tmp_path / "dist")],
-        cwd=source,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    if out.returncode != 0 and "setuptools" in out.stderr and "77" in out.stderr:
-        pytest.skip("setuptools < 77 (PEP 639 license metadata)")
-    assert out.returncode == 0, out.stderr
-    wheel = tmp_path / "dist" / out.stdout.strip().splitlines()[-1]
+    wheel = _build(source, tmp_path / "dist", "build_wheel")
     with zipfile.ZipFile(wheel) as archive:
         names = set(archive.namelist())
     schemas = {f"gradcheck/schemas/{n}.schema.json" for n in ("verify", "baseline", "config")}
@@ -125,3 +99,20 @@ def test_an_install_from_the_git_url_runs_the_command(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("1 passed")
+
+
+def _build(source, dist, hook):
+    """Build ``source`` with setuptools' PEP 517 ``hook`` into ``dist``: the archive's
+    path (skips on a setuptools too old for PEP 639 license metadata)."""
+    build = f"import sys; from setuptools import build_meta; print(build_meta.{hook}(sys.argv[1]))"
+    out = subprocess.run(
+        [sys.executable, "-c", build, str(dist)],
+        cwd=source,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if out.returncode != 0 and "setuptools" in out.stderr and "77" in out.stderr:
+        pytest.skip("setuptools < 77 (PEP 639 license metadata)")
+    assert out.returncode == 0, out.stderr
+    return dist / out.stdout.strip().splitlines()[-1]
