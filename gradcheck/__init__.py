@@ -11,6 +11,7 @@ test run of everyone who installed gradcheck. ``gradcheck.Tensor`` imports the e
 
 from __future__ import annotations
 
+import functools
 import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -74,6 +75,7 @@ def _ops_names() -> list[str]:
     return list(importlib.import_module("gradcheck.ops").__all__)
 
 
+@functools.cache
 def _is_submodule(name: str) -> bool:
     here = Path(__file__).parent
     return (here / f"{name}.py").is_file() or (here / name / "__init__.py").is_file()
