@@ -476,7 +476,8 @@ def test_modes_and_counters():
     assert full.settings["mode"] == "full" and fast.settings["mode"] == "fast"
     assert full.forward_calls >= 2 * x.size
     assert fast.forward_calls < full.forward_calls
-    assert full.backward_calls == fast.backward_calls == 3
+    # the first backward, then the repeat and the scaled backward on one fresh graph
+    assert full.backward_calls == fast.backward_calls == 2
     assert check(sin_op(correct_sin), x).settings["mode"] == "full"  # auto, small
 
 
@@ -553,3 +554,35 @@ def test_a_gradient_on_an_element_that_reaches_no_output_is_still_caught():
     result = check(DropsSecond, np.array([1.0, 2.0, 3.0]), seed=0)
     assert result.failure is not None and result.failure.kind == "mismatch"
     assert [e.index for e in result.failure.worst] == [(1,)]
+
+
+def _noisy_sin(relative: float):
+    """sin whose backward is nondeterministic: each run's gradient off by ``relative``
+    (Gaussian), as a backward summing with atomics is."""
+    noise = np.random.default_rng(3)
+    return sin_op(
+        lambda self, grad, index, **kw: (
+            correct_sin(self, grad, index) * (1 + relative * noise.standard_normal(grad.shape))
+        )
+    )
+
+
+def test_nondet_tol_admits_a_nondeterministic_backward_in_the_scaled_run_too():
+    # It was called "nonlinear": backward(-2v) differs from -2·backward(v) by the
+    # nondeterminism, which nondet_tol declares.
+    assert check(_noisy_sin(1e-13), X).failure.kind == "nondeterministic"
+    assert check(_noisy_sin(1e-13), X, nondet_tol=1e-10).verdict == "passed"
+    # beyond the tolerance it is still nondeterministic, and a nonlinear backward is
+    # still nonlinear with a tolerance
+    assert check(_noisy_sin(1e-6), X, nondet_tol=1e-10).failure.kind == "nondeterministic"
+    nonlinear, arrays, _ = WRONG["nonlinear"]
+    assert check(nonlinear, *arrays, nondet_tol=1e-10).failure.kind == "nonlinear"
+
+
+def test_the_repeat_and_the_scaled_backward_share_a_graph_only_where_both_pass():
+    assert check(sin_op(correct_sin), X).backward_calls == 2  # the first, the shared one
+    for kind in ("nondeterministic", "nonlinear"):
+        op, arrays, settings = WRONG[kind]
+        result = check(op, *arrays, **settings)
+        # they ran apart (two more backward calls) to say which of the two it is
+        assert result.failure.kind == kind and result.backward_calls >= 3

@@ -34,7 +34,7 @@ from gradcheck.checking.compare import (
 )
 from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
-from gradcheck.checking.structure import Evidence, Stage, first_failure
+from gradcheck.checking.structure import Evidence, Stage, first_failure, repeated_and_scaled
 from gradcheck.checking.target import Target, resolve_target, user_frame
 from gradcheck.checking.vocabulary import MODES, Kind, Mode, Skip, Verdict
 from gradcheck.errors import (
@@ -676,17 +676,28 @@ class _Run:
         self.walk(Stage.GRADIENTS, e)
         e.returned, e.foreign = self.returned_dtypes(e, creator), self.tgt.foreign
         self.walk(Stage.RETURNED, e)
+        # The repeat and the scaled backward share one fresh graph where they pass: the
+        # same output again, and backward(-2v) == -2·backward(v) within the repeat's
+        # rounding, say that the op is deterministic and its backward linear in v (a
+        # forward and a backward fewer per example). Where not, they run apart, to say
+        # which it is.
         repeat = self.forward()
         e.output, e.output_again = np.array(out.data), np.array(repeat.output.data)
-        e.again = self.backward(repeat, e.v.copy())
-        self.walk(Stage.REPEAT, e)
+        e.scaled = self.backward(repeat, -2 * e.v)
+        shared = repeated_and_scaled(e)
+        if not shared:
+            repeat = self.forward()
+            e.output_again = np.array(repeat.output.data)
+            e.again = self.backward(repeat, e.v.copy())
+            self.walk(Stage.REPEAT, e)
         # After the fresh-graph repeat: a backward that differs every time is
         # nondeterministic, one that differs only on the same graph is not reentrant.
         e.reentered = self.backward_again(creator, e.v_given)
         if e.reentered:
             self.walk(Stage.REENTRANT, e)
-        e.scaled = self.backward(self.forward(), -2 * e.v)
-        self.walk(Stage.SCALED, e)
+        if not shared:
+            e.scaled = self.backward(self.forward(), -2 * e.v)
+            self.walk(Stage.SCALED, e)
         return e.v, e.grads
 
     def evaluator(self, v: np.ndarray) -> Evaluator:

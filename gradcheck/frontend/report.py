@@ -58,7 +58,7 @@ def format_result(result: CheckResult) -> str:
     >>> print(format_result(mg.check(lambda x: x * x, np.array([1.0, 2.0]))))
     gradcheck: ...<lambda> passed (max abs err ..., max rel err ..., error ratio ...)
     seed: 0; settings: mode=full ...
-    8 forward and 3 backward calls in ... s
+    7 forward and 2 backward calls in ... s
     """
     lines: list[str] = []
     f = result.failure
