@@ -140,7 +140,9 @@ def check(
         Use the complex step instead of central differences (ops analytic in their
         inputs only; kinks are then not detected).
     directions : int
-        Random directions in fast mode.
+        Random directions in fast mode, at most: half of them first, the rest only
+        when one of those fails or agrees less than clearly (its difference above a
+        quarter of the allowed one, :data:`~gradcheck.checking.compare.CLEAR_AGREEMENT`).
     group_size : int, optional
         Fast mode: instead of ``directions`` directions over all of an input's
         elements, one random direction over each group of at most this many, the
