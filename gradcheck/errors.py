@@ -33,6 +33,7 @@ __all__ = [
     "GradcheckError",
     "InvalidGradient",
     "InvalidBackprop",
+    "DisconnectedView",
     "UnsupportedDtype",
     "SkipGradient",
     "LoadError",
@@ -76,6 +77,13 @@ class InvalidGradient(GradcheckError):
 class InvalidBackprop(GradcheckError):
     """Backpropagation was started through a graph that was already cleared, or from a
     non-scalar tensor of a graph that only supports backprop from a scalar."""
+
+    exit_code = 2
+
+
+class DisconnectedView(GradcheckError):
+    """A view's op was asked to replay (``Tensor._replay_op``) after the graph that
+    made the view was cleared: there is no op left to replay."""
 
     exit_code = 2
 

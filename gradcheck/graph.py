@@ -152,7 +152,9 @@ class BackpropGraph(Collection["Operation"]):
         return any(op is mine for mine in self)
 
 
-def _tensors_in_order(root: Tensor) -> tuple[list[Tensor], list[Tensor]]:
+def _tensors_in_order(
+    root: Tensor, viewed: list[tuple[Tensor, Operation | None]]
+) -> tuple[list[Tensor], list[Tensor]]:
     """The non-constant tensors with a creator that lead to ``root`` (itself
     included), each after every tensor computed from it (reverse topological order
     of creation); and the other inputs met on the way (with repeats): the leaves
@@ -170,14 +172,22 @@ def _tensors_in_order(root: Tensor) -> tuple[list[Tensor], list[Tensor]]:
     callgrind). Every collected tensor leaves the graph in this backprop
     (:func:`backpropagate` drops its creator), so the mark is never seen again;
     should the collection itself be interrupted, the marks are undone.
+
+    The tensors met that are in a view relation (``_views``, rare) are added to
+    ``viewed`` with their creators, and an op's inputs written in place after it ran
+    are resolved to their earlier values (see :func:`resolved`).
     """
     tensors = [root]
     ends: list[Tensor] = []
+    if root._views is not None:
+        viewed.append((root, root._creator))
     root._seq = -root._seq
     try:
         for tensor in tensors:  # grows while it is walked: a breadth-first collection
             # every tensor the walk holds was made by an op
             for var in tensor._creator.variables:  # type: ignore[union-attr]
+                if var._views is not None:  # (a view relation: rare)
+                    var = _viewed(tensor, var, viewed)
                 if var._creator is None:
                     if not var._constant:
                         ends.append(var)
@@ -192,6 +202,31 @@ def _tensors_in_order(root: Tensor) -> tuple[list[Tensor], list[Tensor]]:
         raise
     tensors.sort(key=_SEQ)  # (negated: newest first)
     return tensors, ends
+
+
+def _viewed(out: Tensor, var: Tensor, viewed: list[tuple[Tensor, Operation | None]]) -> Tensor:
+    """``var``, an input of the op that made ``out``, met by the collection: resolved
+    if it was written in place since, and noted in ``viewed`` if it is in a view
+    relation (with repeats)."""
+    if var._views.mutations is not None:  # type: ignore[union-attr]
+        var = resolved(out, out._creator, var)  # type: ignore[arg-type]
+        if var._views is None:
+            return var
+    viewed.append((var, var._creator))
+    return var
+
+
+def resolved(out: Tensor, op: Operation, var: Tensor) -> Tensor:
+    """The input ``var`` of ``op``, the op that made ``out``, as that op read it: ``var`` was
+    written in place (see :mod:`gradcheck._utils.views`), and an op made before a
+    write reads the placeholder of the value ``var`` had then. The op's ``variables``
+    are pointed at it, once and for all."""
+    seq = abs(out._seq)
+    for written_at, placeholder in var._views.mutations:  # type: ignore[union-attr]
+        if seq < written_at:
+            op.variables = tuple(placeholder if v is var else v for v in op.variables)
+            return placeholder
+    return var
 
 
 def _refcount_of_a_lone_local() -> int:
@@ -216,7 +251,8 @@ def backpropagate(root: Tensor) -> None:
     when the op did not keep it). If an op raises, the rest of the graph is
     cleared as well and the exception propagates; the gradients already stored stay.
     """
-    collected, ends = _tensors_in_order(root)
+    viewed: list[tuple[Tensor, Operation | None]] = []  # (in a view relation)
+    collected, ends = _tensors_in_order(root, viewed)
     tensors: list[Any] = collected  # entries become None as they leave the graph
     graph = BackpropGraph(tensors)
     try:
@@ -256,6 +292,19 @@ def backpropagate(root: Tensor) -> None:
             var._locks = None
             if var._creator is not None:
                 clear_graph(var)
+        if viewed:
+            _leaving_graph(viewed)
+
+
+def _leaving_graph(viewed: list[tuple[Tensor, Operation | None]]) -> None:
+    """The tensors in a view relation that left the graph (see
+    ``gradcheck._utils.views.leaving_graph``), once each, oldest first (a view's
+    parent before it)."""
+    from gradcheck._utils.views import leaving_graph
+
+    once = list({id(t): (t, op) for t, op in viewed}.values())
+    once.sort(key=lambda pair: abs(pair[0]._seq))
+    leaving_graph(once)
 
 
 def clear_graph(root: Tensor) -> None:
@@ -268,14 +317,23 @@ def clear_graph(root: Tensor) -> None:
     root._ops = 0
     root._locks = None
     stack = [root]
+    viewed: list[tuple[Tensor, Operation | None]] = []  # (in a view relation)
     while stack:
         tensor = stack.pop()
         op = tensor._creator
+        if tensor._views is not None:
+            viewed.append((tensor, op))
         if op is None:
             continue
         tensor._creator = None
         for var in op.variables:
+            if var._views is not None and var._views.mutations is not None:
+                var = resolved(tensor, op, var)
             var._ops = 0
             var._locks = None
             if var._creator is not None:
                 stack.append(var)
+            elif var._views is not None:
+                viewed.append((var, None))
+    if viewed:
+        _leaving_graph(viewed)

@@ -15,6 +15,7 @@ import numpy as np
 
 from gradcheck import graph as _graph
 from gradcheck._utils import lock_management as _lm
+from gradcheck._utils import views as _views
 from gradcheck.errors import InvalidBackprop, InvalidGradient
 from gradcheck.operation import Operation, is_invalid_gradient
 
@@ -68,6 +69,7 @@ class Tensor:
     """
 
     __slots__ = (
+        "__weakref__",
         "_constant",
         "_creator",
         "_data",
@@ -78,6 +80,7 @@ class Tensor:
         "_scalar_only",
         "_seq",
         "_shared",
+        "_views",
     )
     # `ndarray <op> Tensor` now dispatches through `__array_ufunc__`; the priority is
     # kept for array-likes that still consult it.
@@ -124,6 +127,9 @@ class Tensor:
         self._ops: int = 0
         self._scalar_only: bool = False
         self._seq: int = 0  # creation order of op outputs; 0 for leaves
+        # a view's base, its views, its writes (see gradcheck._utils.views); None for
+        # a tensor in no view relation
+        self._views: _views.ViewState | None = None
 
     # -- attributes ---------------------------------------------------------------
     @property
@@ -156,20 +162,33 @@ class Tensor:
 
     @property
     def base(self) -> Tensor | None:
-        """The tensor whose data this tensor's data is a view of (as NumPy's
+        """The tensor whose memory this tensor's data is a view of (as NumPy's
         ``ndarray.base``: ``x[...].base is x``, ``x[...][...].base is x``), or None.
 
-        Known while the graph that made the view exists: a tensor whose graph was
-        cleared reports None.
+        A view made from a Python number or list has no base (no tensor the user
+        holds owns its memory). A view stays one after its graph is cleared, until it
+        enters a new op.
+
+        Examples
+        --------
+        >>> import gradcheck as mg
+        >>> x = mg.arange(4.0)
+        >>> x[1:].base is x, x[1:][::2].base is x, (x + 1).base
+        (True, True, None)
         """
-        op = self._creator
-        if op is None or not op.can_return_view:
-            return None
-        parent = op.variables[0]
-        data = self._data
-        if data.base is None or not np.may_share_memory(data, parent._data):
-            return None
-        return parent.base if parent.base is not None else parent
+        vs = self._views
+        return None if vs is None else vs.base
+
+    @property
+    def _view_children(self) -> list[Tensor]:
+        """The tensors made from this one by a view op, while their graph lasts."""
+        return _views.children(self)
+
+    def _replay_op(self, *input_vars: Any) -> Tensor:
+        """The view op that made this tensor, applied again to ``input_vars`` (with
+        the same arguments); :class:`~gradcheck.errors.DisconnectedView` when this
+        tensor has no such op (any more)."""
+        return _views.replay_op(self, input_vars)
 
     @property
     def creator(self) -> Operation | None:
@@ -179,7 +198,13 @@ class Tensor:
 
     @property
     def shape(self) -> tuple[int, ...]:
+        """The tensor's shape. Setting it reshapes the tensor in place (a graph op, as
+        MyGrad does): views made from it before stay views of it."""
         return self._data.shape
+
+    @shape.setter
+    def shape(self, newshape: Any) -> None:
+        _views.reshape_in_place(self, newshape)
 
     @property
     def ndim(self) -> int:
@@ -247,11 +272,22 @@ class Tensor:
         op_args: Sequence[Any] | None = None,
         op_kwargs: dict[str, Any] | None = None,
         constant: bool | None = None,
+        out: Any = None,
     ) -> Tensor:
-        """MyGrad's name for :func:`execute_op` (``Tensor._op(Op, *inputs, ...)``)."""
-        return execute_op(
+        """MyGrad's name for :func:`execute_op` (``Tensor._op(Op, *inputs, ...)``).
+        With ``out=`` a tensor, the result is written into it in place (as
+        ``out[...] = result``), and ``out`` is returned."""
+        if isinstance(out, tuple) and len(out) == 1:
+            (out,) = out
+        if out is not None and not isinstance(out, Tensor):
+            raise TypeError(f"`out` must be a tensor, got {type(out).__name__}")
+        result = execute_op(
             Op, *input_vars, op_args=op_args or (), op_kwargs=op_kwargs, constant=constant
         )
+        if out is None:
+            return result
+        _views.assign(out, Ellipsis, result)
+        return out
 
     def item(self) -> Any:
         """The single element of a size-1 tensor, as a Python scalar."""
@@ -292,6 +328,8 @@ class Tensor:
         here, on first read, so that a gradient nobody reads costs nothing.)
         """
         grad = self._grad
+        if self._views is not None:  # a view's gradient is a view of its base's
+            return _views.grad_of(self, self._views)
         if self._shared:
             self._shared = False
             if grad is not None:
@@ -305,7 +343,7 @@ class Tensor:
 
     def null_grad(self) -> Tensor:
         """Set ``.grad`` to None; returns the tensor."""
-        self.grad = None
+        _views.null_grad(self)
         return self
 
     def clear_graph(self) -> None:
@@ -391,6 +429,8 @@ class Tensor:
             self.grad = np.ones(self._data.shape, dtype=dtype)
         if self._creator is not None:
             _graph.backpropagate(self)
+        elif self._views is not None:
+            _views.leaving_graph([(self, None)])
         self._ops = 0
         self._locks = None
 
@@ -427,6 +467,29 @@ class Tensor:
 
     def __rpow__(self, other: Any) -> Tensor:
         return execute_op(_arithmetic.Power, other, self)
+
+    # In-place arithmetic, as NumPy's on arrays: `x += y` writes x (and every view of
+    # its memory) and keeps the name bound to the same tensor; the graph keeps x's
+    # previous value for the ops that read it (see gradcheck._utils.views).
+    def __iadd__(self, other: Any) -> Tensor:
+        _views.augment(self, _arithmetic.Add, other, "add")
+        return self
+
+    def __isub__(self, other: Any) -> Tensor:
+        _views.augment(self, _arithmetic.Subtract, other, "subtract")
+        return self
+
+    def __imul__(self, other: Any) -> Tensor:
+        _views.augment(self, _arithmetic.Multiply, other, "multiply")
+        return self
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        _views.augment(self, _arithmetic.Divide, other, "divide")
+        return self
+
+    def __ipow__(self, other: Any) -> Tensor:
+        _views.augment(self, _arithmetic.Power, other, "power")
+        return self
 
     def __floordiv__(self, other: Any) -> np.ndarray:
         return _floor_divide(self, other)
@@ -470,7 +533,7 @@ class Tensor:
         >>> x, w.grad, y.grad
         (Tensor([1., 5., 5.]), array([2., 0., 0.]), array(20.))
         """
-        assign_in_place(self, index, value)
+        _views.assign(self, _plain_index(index), value)
 
     # Comparisons are not differentiable: they return plain arrays, as MyGrad's do.
     def __lt__(self, other: Any) -> np.ndarray:
@@ -576,6 +639,8 @@ class Tensor:
         return execute_op(_misc.Clip, self, a_min, a_max, constant=constant)
 
     def reshape(self, *newshape: Any, constant: bool | None = None) -> Tensor:
+        if not newshape:
+            raise TypeError("reshape() takes exactly 1 argument (0 given)")
         if len(newshape) == 1:
             newshape = newshape[0]
         return execute_op(_shape.Reshape, self, op_kwargs={"newshape": newshape}, constant=constant)
@@ -706,6 +771,7 @@ def _constant(data: np.ndarray, exposed: bool = False) -> Tensor:
     t._ops = 0
     t._scalar_only = False
     t._seq = 0
+    t._views = None
     return t
 
 
@@ -872,15 +938,22 @@ def execute_op(
     result._grad = None
     result._shared = False
     result._ops = 0
+    result._views = None
     all_constant = True
     if not _no_autodiff_depth():
         result._creator = op
         result._seq = next(_SEQUENCE)
         scalar_only = Op.scalar_only
         exposed = False
+        # a view op, and inputs in a view relation: bookkeeping off the common path
+        viewed = Op.can_return_view and out.base is not None
+        if viewed:
+            _views.keep_grads(tensors)
         for t in tensors:
             if t._exposed:
                 exposed = True
+            if t._views is not None:
+                viewed = True
             if not t._constant:
                 all_constant = False
                 t._ops += 1
@@ -888,6 +961,8 @@ def execute_op(
                 if t._scalar_only:
                     scalar_only = True
         result._scalar_only = scalar_only
+        if viewed:
+            _views.after_op(op, result, tensors, input_vars, op_args, op_kwargs, constant)
         # Memory guarding: lock the inputs' arrays that are out of the engine's hands
         # (see gradcheck._utils.lock_management); an output made while guarding is
         # off counts as handed out, so that it is never locked later on being read.
@@ -945,39 +1020,11 @@ def _import_interop() -> ModuleType:
 
 
 def assign_in_place(target: Tensor, index: Any, value: Any) -> None:
-    """``target[index] = value`` for ``Tensor.__setitem__`` (MyGrad semantics).
-
-    ``target``'s state (data, creator, gradient bookkeeping) moves to a new tensor
-    that stands for its previous value, and ``target`` takes the state of
-    ``gradcheck.set_item(previous, index, value)``, so that the user's reference is the output
-    of the new op. Ops in ``value``'s own graph that read ``target`` are pointed at
-    the previous value (``x[0] = x[1]`` reads the old ``x``); any other op built on
-    ``target`` before now sees a tensor with no consumers recorded, and backprop
-    through it raises InvalidBackprop instead of silently using the new values.
-    """
-    previous = Tensor.__new__(Tensor)
-    for name in Tensor.__slots__:
-        setattr(previous, name, getattr(target, name))
-    if isinstance(value, Tensor):
-        _redirect(value, target, previous)
-    out = execute_op(_indexing.SetItem, previous, value, op_kwargs={"index": _plain_index(index)})
-    for name in Tensor.__slots__:
-        setattr(target, name, getattr(out, name))
-
-
-def _redirect(root: Tensor, old: Tensor, new: Tensor) -> None:
-    """Replace ``old`` by ``new`` among the inputs of every op upstream of ``root``
-    (``root`` included) — iteratively, the graph may be deep."""
-    stack, seen = [root], set()
-    while stack:
-        tensor = stack.pop()
-        op = tensor._creator
-        if op is None or id(op) in seen:
-            continue
-        seen.add(id(op))
-        if any(v is old for v in op.variables):
-            op.variables = tuple(new if v is old else v for v in op.variables)
-        stack.extend(v for v in op.variables if v is not new)
+    """``target[index] = value`` for ``Tensor.__setitem__`` (MyGrad semantics): the
+    write reaches ``target``'s base and every view of it, and the ops that read
+    ``target`` (or those views) before still read their previous values; see
+    :mod:`gradcheck._utils.views`."""
+    _views.assign(target, _plain_index(index), value)
 
 
 def _plain_index(index: Any) -> Any:

@@ -184,14 +184,27 @@ def test_gradients_handed_on_by_add_and_sum_are_separate_arrays():
 @pytest.mark.parametrize("first", ["z", "x"])
 def test_changing_the_first_gradient_read_changes_no_other(first):
     # z's gradient was handed unchanged to x: whichever is read first, and then
-    # written, the other still reads the value backprop gave it.
+    # written, the other still reads the value backprop gave it. (Not a view: a
+    # view's gradient is a view of its base's, see test_a_views_gradient_is_a_view_of_its_bases)
     x = mg.Tensor([1.0, 2.0])
-    z = mg.reshape(x, (2, 1))
+    z = x + 0.0
     w = z * 3.0
     w.backward()
     a, b = (z, x) if first == "z" else (x, z)
     a.grad[...] = -1.0
     np.testing.assert_array_equal(b.grad.ravel(), [3.0, 3.0])
+
+
+def test_a_views_gradient_is_a_view_of_its_bases():
+    # MyGrad's semantics: a view's gradient shares memory with its base's gradient as
+    # its data does with the base's data
+    x = mg.Tensor([1.0, 2.0])
+    z = mg.reshape(x, (2, 1))
+    (z * 3.0).backward()
+    assert z.base is x
+    assert z.grad.base is x.grad
+    z.grad[...] = -1.0
+    np.testing.assert_array_equal(x.grad, [-1.0, -1.0])
 
 
 def test_a_users_op_gets_its_own_gradient_even_behind_add():
@@ -238,7 +251,8 @@ def test_every_gradient_read_after_backprop_is_its_own_array(graph, order):
         return
     tensors = [t for t in _graph_tensors(out) if not t.constant]
     out.backward()
-    tensors = [t for t in tensors if t._grad is not None]
+    # (a view's gradient is a view of its base's: the two share memory on purpose)
+    tensors = [t for t in tensors if t._grad is not None and t.base is None]
     expected = {id(t): np.array(t._grad) for t in tensors}  # a snapshot, not a read
     order.shuffle(tensors)  # the order of reading must not matter
     for k, t in enumerate(tensors):

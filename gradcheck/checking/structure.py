@@ -166,7 +166,10 @@ def mutated_input(e: Evidence) -> Failure | None:
 def mutated_upstream(e: Evidence) -> Failure | None:
     # The engine hands the ops the output's `.grad` (its own copy of v): a change
     # made in place shows there.
-    given = getattr(e.graph.output, "grad", None)
+    # (a gradcheck tensor's own `_grad`: the `.grad` of a view is the view of its
+    # base's gradient, not the gradient backprop started from)
+    out = e.graph.output
+    given = out._grad if hasattr(out, "_grad") else getattr(out, "grad", None)
     if _equal(e.v, e.v_given) and (given is None or _equal(given, e.v_given)):
         return None
     return Failure(

@@ -22,7 +22,6 @@ from gradcheck.ops._rules.indexing import (  # noqa: F401 (re-exported)
 from gradcheck.tensor_base import (  # noqa: F401
     Tensor,
     _plain_index,
-    _redirect,
     assign_in_place,
     execute_op,
 )

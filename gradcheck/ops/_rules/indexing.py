@@ -79,8 +79,39 @@ class SetItem(Operation):
         won = ids[self.index] == serial
         db = np.where(won, grad[self.index], 0)
         if b.ndim > db.ndim:  # b had extra leading 1s, which assignment drops
-            return db.reshape(b.shape)
+            extra = b.ndim - db.ndim
+            return reduce_broadcast(db, b.shape[extra:]).reshape(b.shape)
         return reduce_broadcast(db, b.shape)
+
+
+class UnView(Operation):
+    """The base of a view after an in-place op wrote the view: its previous value
+    everywhere outside the view, the view's new value inside.
+
+    ``out = data`` (the new base array, computed by the caller); the gradient reaches
+    the previous base outside the view (zero inside it) and the written view inside
+    it. ``path`` is the sequence of view ops from the base to the view: each is
+    replayed on the gradient (as a view of it) to find the view's part.
+    """
+
+    def __call__(self, previous: Tensor, written: Tensor, *, data: Any, path: Any) -> np.ndarray:
+        self.variables = (previous, written)
+        self.path = path
+        return data
+
+    def _view_of(self, grad: np.ndarray) -> np.ndarray:
+        for replay in self.path:
+            grad = replay(grad)
+        return grad
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        if index == 1:
+            return np.array(self._view_of(grad), copy=True)
+        outside = np.array(grad, copy=True)
+        view = self._view_of(outside)
+        view.flags.writeable = True
+        view[...] = 0
+        return outside
 
 
 class Diagonal(Operation):

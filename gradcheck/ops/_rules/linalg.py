@@ -57,6 +57,8 @@ class MatMul(Operation):
 
 
 class EinSum(Operation):
+    can_return_view = True  # (a diagonal of one operand, "ii->i", is a view of it)
+
     def __call__(self, *tensors: Tensor, labels: Sequence[str], output: str) -> np.ndarray:
         self.variables = tensors
         self.labels, self.output = list(labels), output
