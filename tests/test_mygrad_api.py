@@ -213,3 +213,32 @@ def test_like_creators_infer_constant_from_their_model() -> None:
         assert make(np.zeros(2), constant=False).constant is False
     assert mg.full_like(np.zeros(2), 3.0).constant is True
     assert mg.tensor(1.0, ndmin=2).shape == (1, 1)
+
+
+def test_argmax_argmin_any_functions_take_tensors_and_arrays() -> None:
+    a = np.array([[1.0, 5.0], [7.0, 0.0]])
+    for x in (a, mg.Tensor(a)):
+        np.testing.assert_array_equal(mg.argmax(x, axis=0), [1, 0])
+        assert mg.argmin(x) == 3
+        np.testing.assert_array_equal(mg.any(x, axis=1, keepdims=True), [[True], [True]])
+        assert not isinstance(mg.argmax(x), mg.Tensor)
+    assert mg.any is not any and "any" in mg.__all__
+
+
+def test_save_and_load_round_trip_data_and_gradient(tmp_path: object) -> None:
+    import pathlib
+
+    path = pathlib.Path(str(tmp_path)) / "t.npz"
+    x = mg.Tensor([1.0, 2.0], dtype=np.float32)
+    (x * x).backward()
+    mg.save(path, x)
+    y = mg.load(path)
+    assert y.dtype == np.float32 and y.creator is None
+    np.testing.assert_array_equal(y.data, x.data)
+    np.testing.assert_array_equal(y.grad, [2.0, 4.0])
+    mg.save(str(path), mg.arange(3))  # (no gradient, an integer tensor)
+    z = mg.load(str(path))
+    assert z.grad is None and z.constant
+    np.testing.assert_array_equal(z.data, [0, 1, 2])
+    with pytest.raises(TypeError):
+        mg.save(path, np.ones(2))  # type: ignore[arg-type]
