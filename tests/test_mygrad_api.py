@@ -215,6 +215,63 @@ def test_like_creators_infer_constant_from_their_model() -> None:
     assert mg.tensor(1.0, ndmin=2).shape == (1, 1)
 
 
+def test_contains_and_index_and_scalar_conversions_as_the_array() -> None:
+    t = mg.Tensor([[0, 1, 2], [3, 4, 5]])
+    assert 4 in t and [3, 4, 5] in t and 9 not in t and mg.Tensor(0) in t
+    assert [10, 20, 30][mg.tensor(2)] == 30
+    assert range(5)[mg.Tensor(np.int8(1))] == 1
+    with pytest.raises(TypeError):
+        [1, 2][mg.Tensor(1.0)]  # (a float is no index, as for NumPy)
+    assert float(mg.Tensor([[2]])) == 2.0 and int(mg.Tensor([[3.7]])) == 3
+    for convert in (float, int):
+        with pytest.raises(TypeError):
+            convert(mg.Tensor([1.0, 2.0]))
+
+
+def test_creator_can_be_given_as_mygrad_does() -> None:
+    op = Multiply()
+    t = mg.Tensor([1.0], _creator=op)
+    assert t.creator is op and t.base is None and not t.constant
+
+
+def test_complex_tensors_only_without_a_graph() -> None:
+    for constant in (None, True, False):
+        with pytest.raises(TypeError):
+            mg.Tensor(1j, constant=constant)
+    with mg.no_autodiff:
+        assert mg.Tensor([1j]).dtype.kind == "c"
+
+
+def test_null_gradients_is_deprecated_and_nulls_the_graphs_gradients() -> None:
+    x = mg.Tensor([1.0, 2.0])
+    x.backward()
+    with pytest.warns(FutureWarning):
+        x.null_gradients()
+    assert x.grad is None
+    y = x * 2
+    y.grad = np.ones(2)
+    with pytest.warns(FutureWarning):
+        y.null_gradients(clear_graph=False)
+    assert y.grad is None and y.creator is not None
+
+
+@pytest.mark.parametrize("power", [1, 2, 1.0, 2.0, np.array(2), np.array(1.0)])
+def test_square_and_positive_for_powers_1_and_2(power: object) -> None:
+    from gradcheck.ops.arithmetic import Positive, Square
+
+    op = Positive if power == 1 else Square
+    x = mg.Tensor([-1.5, 0.0, 3.0])
+    y = x**power
+    assert isinstance(y.creator, op)
+    np.testing.assert_array_equal(y.data, x.data**power)
+    y.backward()
+    np.testing.assert_array_equal(x.grad, power * x.data ** (power - 1))
+    ints = mg.arange(3) ** power  # NumPy's dtype: int ** 2.0 is float64
+    assert isinstance(ints.creator, op) and ints.dtype == (np.arange(3) ** power).dtype
+    f32 = mg.Tensor([1.0, 2.0], dtype=np.float32) ** power
+    assert f32.dtype == (np.ones(2, np.float32) ** power).dtype
+
+
 def test_argmax_argmin_any_functions_take_tensors_and_arrays() -> None:
     a = np.array([[1.0, 5.0], [7.0, 0.0]])
     for x in (a, mg.Tensor(a)):
