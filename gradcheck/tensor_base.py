@@ -374,6 +374,7 @@ class Tensor:
 
         Afterwards the graph is cleared (see :meth:`clear_graph`); the gradients stay.
         A constant tensor computes no gradient (as in MyGrad): its graph is cleared.
+        Under :data:`~gradcheck.no_autodiff` backward does nothing (as in MyGrad).
 
         Raises
         ------
@@ -396,6 +397,8 @@ class Tensor:
         >>> f.grad, w.grad, y.grad, x.grad
         (array(1.), array(2.), array(4.), array(6.))
         """
+        if _no_autodiff_depth():
+            return  # (no graph is tracked: nothing to do, as in MyGrad)
         if self._constant:
             _graph.clear_graph(self)
             return
@@ -723,7 +726,20 @@ def tensor(
     >>> import gradcheck as mg
     >>> mg.tensor([1, 2, 3]).constant
     True
+
+    With ``copy=False``, a tensor that already has the dtype and ``constant`` asked
+    for is returned itself (as MyGrad does; with leading axes added, as a view of it,
+    for a larger ``ndmin``).
     """
+    if (
+        not copy
+        and isinstance(x, Tensor)
+        and (constant is None or x._constant is constant)
+        and (dtype is None or x._data.dtype == np.dtype(dtype))
+    ):
+        if ndmin > x.ndim:
+            return x[(None,) * (ndmin - x.ndim)]
+        return x
     return Tensor(x, dtype=dtype, constant=constant, copy=copy, ndmin=ndmin)
 
 
@@ -961,6 +977,8 @@ def execute_op(
                 t._grad = None
                 if t._scalar_only:
                     scalar_only = True
+            elif t._grad is not None:  # (a constant given a .grad by hand: MyGrad nulls it)
+                t._grad = None
         result._scalar_only = scalar_only
         # Memory guarding: lock the inputs' arrays that are out of the engine's hands
         # (see gradcheck._utils.lock_management); an output made while guarding is

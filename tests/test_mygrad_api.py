@@ -299,3 +299,21 @@ def test_save_and_load_round_trip_data_and_gradient(tmp_path: object) -> None:
     np.testing.assert_array_equal(z.data, [0, 1, 2])
     with pytest.raises(TypeError):
         mg.save(path, np.ones(2))  # type: ignore[arg-type]
+
+
+def test_tensor_without_copy_returns_a_matching_tensor_itself() -> None:
+    t = mg.Tensor([1.0, 2.0])
+    assert mg.tensor(t, copy=False) is t
+    assert mg.tensor(t, copy=False, constant=False, dtype=np.float64) is t
+    assert mg.tensor(t) is not t  # (a copy by default)
+    assert mg.tensor(t, copy=False, dtype=np.float32) is not t
+    assert mg.tensor(t, copy=False, constant=True) is not t
+    view = mg.tensor(t, copy=False, ndmin=3)
+    assert view.shape == (1, 1, 2) and view.base is t
+
+
+def test_using_a_constant_in_an_op_nulls_a_gradient_set_on_it() -> None:
+    c = mg.Tensor([1.0], constant=True)
+    c.grad = np.ones(1)
+    _ = c * 2
+    assert c.grad is None
