@@ -312,6 +312,25 @@ def test_tensor_without_copy_returns_a_matching_tensor_itself() -> None:
     assert view.shape == (1, 1, 2) and view.base is t
 
 
+def test_like_creators_of_a_tensor_with_a_gradient_in_an_integer_dtype() -> None:
+    x = mg.Tensor([1.0, 2.0])
+    for make in (mg.zeros_like, mg.ones_like, mg.empty_like):
+        made = make(x, dtype=np.int16)
+        assert made.dtype == np.int16 and made.constant
+        assert make(x).constant is False
+
+
+def test_concatenate_and_stack_take_a_dtype() -> None:
+    x = mg.Tensor([1.0, 2.0])
+    for join in (mg.concatenate, mg.stack):
+        y = join([x, x], dtype="float32")
+        assert y.dtype == np.float32
+        (y * y).sum().backward()
+        assert x.grad.dtype == np.float64
+        np.testing.assert_array_equal(x.grad, [4.0, 8.0])
+    assert np.concatenate([x, x], dtype=np.float16).dtype == np.float16
+
+
 def test_using_a_constant_in_an_op_nulls_a_gradient_set_on_it() -> None:
     c = mg.Tensor([1.0], constant=True)
     c.grad = np.ones(1)
