@@ -34,6 +34,11 @@ _EXPORTS: dict[str, str] = {
     "BroadcastableOp": "gradcheck.operation",
     "Operation": "gradcheck.operation",
     "is_invalid_gradient": "gradcheck.operation",
+    "any": "gradcheck.ops.nondifferentiable",
+    "argmax": "gradcheck.ops.nondifferentiable",
+    "argmin": "gradcheck.ops.nondifferentiable",
+    "load": "gradcheck._io",
+    "save": "gradcheck._io",
     "Tensor": "gradcheck.tensor_base",
     "asarray": "gradcheck.tensor_base",
     "astensor": "gradcheck.tensor_base",
@@ -106,6 +111,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # static type checkers and IDEs see the eager imports
     from gradcheck import linalg, nnet, random
+    from gradcheck._io import load, save
     from gradcheck._utils.lock_management import (
         mem_guard_active,
         mem_guard_off,
@@ -120,6 +126,7 @@ if TYPE_CHECKING:  # static type checkers and IDEs see the eager imports
     from gradcheck.graph import no_autodiff
     from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient
     from gradcheck.ops import *
+    from gradcheck.ops.nondifferentiable import any, argmax, argmin
     from gradcheck.search.description import describe
     from gradcheck.search.verifier import VerifyResult, verify
     from gradcheck.tensor_base import Tensor, asarray, astensor, execute_op, tensor

@@ -74,6 +74,13 @@ class InvalidGradient(GradcheckError):
     exit_code = 1
 
 
+class InvalidBackwardGradient(InvalidGradient, TypeError, ValueError):
+    """The gradient passed to ``Tensor.backward`` cannot be that tensor's: it is not a
+    real number or an array-like of them, or its shape does not broadcast to the
+    tensor's. Also a ``TypeError`` and a ``ValueError``, the errors MyGrad raises
+    there (NumPy's, converting such a gradient)."""
+
+
 class InvalidBackprop(GradcheckError):
     """Backpropagation was started through a graph that was already cleared, or from a
     non-scalar tensor of a graph that only supports backprop from a scalar."""

@@ -16,7 +16,7 @@ import numpy as np
 from gradcheck import graph as _graph
 from gradcheck._utils import lock_management as _lm
 from gradcheck._utils import views as _views
-from gradcheck.errors import InvalidBackprop, InvalidGradient
+from gradcheck.errors import InvalidBackprop, InvalidBackwardGradient
 from gradcheck.operation import Operation, is_invalid_gradient
 
 # The rules the operators and methods apply (below this module: they import nothing
@@ -50,8 +50,9 @@ class Tensor:
     constant : bool, optional
         A constant never receives a gradient. Defaults to False for floating-point
         data and True for everything else; integer and boolean tensors are always
-        constant (``constant=False`` for them raises ``ValueError``). When ``x`` is a
-        ``Tensor``, its own ``constant`` is the default.
+        constant (``constant=False`` for them raises ``ValueError``). The default
+        depends on the dtype alone, also when ``x`` is a ``Tensor`` (as in MyGrad;
+        :func:`astensor` keeps a tensor's own ``constant``).
     copy : bool, default True
         Copy the data. With ``copy=False`` the tensor may share memory with ``x``.
     ndmin : int, default 0
@@ -94,18 +95,18 @@ class Tensor:
         constant: bool | None = None,
         copy: bool = True,
         ndmin: int = 0,
+        _creator: Operation | None = None,
     ) -> None:
         if constant is not None and type(constant) is not bool:
             raise TypeError(f"`constant` must be a bool or None, got {constant!r}")
         if isinstance(x, Tensor):
-            if constant is None:
-                constant = x._constant
             x = x.data if not copy else x._data  # (shared: handed out)
         data = np.array(x, dtype=dtype, copy=True if copy else None, ndmin=ndmin)
         kind = data.dtype.kind
-        if kind not in "biufc":
+        if kind not in "biuf" and (kind != "c" or not _no_autodiff_depth()):
+            # (complex data only under no_autodiff, where no graph is built: as MyGrad)
             raise TypeError(
-                f"Tensor data must be numeric; got an array of dtype {data.dtype} "
+                f"Tensor data must be real numeric; got an array of dtype {data.dtype} "
                 f"from {type(x).__name__}"
             )
         if kind != "f":
@@ -122,7 +123,8 @@ class Tensor:
         self._locks: _lm._Locks | None = None
         self._grad: np.ndarray | None = None
         self._shared: bool = False  # see `grad`
-        self._creator: Operation | None = None
+        # (MyGrad's internal parameter: the op that produced the data)
+        self._creator: Operation | None = _creator
         self._constant: bool = bool(constant)
         self._ops: int = 0
         self._scalar_only: bool = False
@@ -301,14 +303,27 @@ class Tensor:
     def __len__(self) -> int:
         return len(self._data)
 
+    def __contains__(self, item: Any) -> bool:
+        """``item in tensor``, as for the tensor's array."""
+        return self._data.__contains__(_data(item))
+
     def __iter__(self) -> Iterator[Tensor]:
         return (self[i] for i in range(len(self)))
 
     def __float__(self) -> float:
-        return float(self._data)
+        if self._data.size > 1:
+            raise TypeError("only a tensor of size 1 converts to a Python scalar")
+        return float(self._data.item())
 
     def __int__(self) -> int:
-        return int(self._data)
+        if self._data.size > 1:
+            raise TypeError("only a tensor of size 1 converts to a Python scalar")
+        return int(self._data.item())
+
+    def __index__(self) -> int:
+        """The tensor as an index (``[1, 2][mg.tensor(0)]``), as its array allows:
+        an integer tensor of one element."""
+        return self._data.__index__()
 
     def __bool__(self) -> bool:
         return bool(self._data)
@@ -346,6 +361,31 @@ class Tensor:
         _views.null_grad(self)
         return self
 
+    def null_gradients(self, clear_graph: bool = True) -> None:
+        """Deprecated (as in MyGrad, with a ``FutureWarning``): set ``.grad`` to None
+        for this tensor and every tensor upstream of it, and with ``clear_graph``
+        clear the graph too. Backprop clears the graph, and using a tensor in a new op
+        nulls its gradient; :meth:`null_grad` nulls one tensor's."""
+        import warnings
+
+        warnings.warn(
+            "`tensor.null_gradients()` is deprecated: a tensor's gradient is nulled when "
+            "it is used in a new graph; `tensor.null_grad()` nulls one tensor's.",
+            FutureWarning,
+            stacklevel=2,
+        )
+        stack, seen = [self], set()
+        while stack:
+            tensor = stack.pop()
+            if id(tensor) in seen:
+                continue
+            seen.add(id(tensor))
+            tensor.grad = None
+            if tensor._creator is not None:
+                stack.extend(tensor._creator.variables)
+        if clear_graph:
+            _graph.clear_graph(self)
+
     def clear_graph(self) -> None:
         """Remove this tensor, and every tensor upstream of it, from the graph.
 
@@ -372,12 +412,14 @@ class Tensor:
 
         Afterwards the graph is cleared (see :meth:`clear_graph`); the gradients stay.
         A constant tensor computes no gradient (as in MyGrad): its graph is cleared.
+        Under :data:`~gradcheck.no_autodiff` backward does nothing (as in MyGrad).
 
         Raises
         ------
-        InvalidGradient
-            ``grad`` is not a real number or numeric array, or does not broadcast to
-            this tensor's shape.
+        InvalidBackwardGradient
+            ``grad`` is not a real number or an array-like of them, or does not
+            broadcast to this tensor's shape (an :class:`InvalidGradient`, and a
+            ``TypeError`` and ``ValueError`` as in MyGrad).
         InvalidBackprop
             No ``grad`` was given, this tensor is not a scalar, and an op in its graph
             only supports backprop from a scalar; or the graph was already cleared.
@@ -393,13 +435,17 @@ class Tensor:
         >>> f.grad, w.grad, y.grad, x.grad
         (array(1.), array(2.), array(4.), array(6.))
         """
+        if _no_autodiff_depth():
+            return  # (no graph is tracked: nothing to do, as in MyGrad)
         if self._constant:
             _graph.clear_graph(self)
             return
         if grad is not None:
             grad = grad._data if isinstance(grad, Tensor) else grad
+            if not isinstance(grad, np.ndarray) and isinstance(grad, (list, tuple)):
+                grad = _array_like_gradient(grad)  # (an array-like: as in MyGrad)
             if is_invalid_gradient(grad):
-                raise InvalidGradient(
+                raise InvalidBackwardGradient(
                     "An invalid gradient-value was passed to "
                     f"\n\t`{type(self).__name__}.backward(<gradient>)`"
                     "\nGradients are expected to be real-valued scalars or "
@@ -412,7 +458,7 @@ class Tensor:
                 try:
                     grad = np.broadcast_to(grad, self._data.shape).copy()
                 except ValueError:
-                    raise InvalidGradient(
+                    raise InvalidBackwardGradient(
                         f"`Tensor.backward(grad)` got a gradient of shape {grad.shape} "
                         f"for a tensor of shape {self._data.shape}; pass a gradient that "
                         f"broadcasts to the tensor's shape"
@@ -463,6 +509,12 @@ class Tensor:
         return execute_op(_arithmetic.Divide, other, self)
 
     def __pow__(self, other: Any) -> Tensor:
+        # x ** 1 and x ** 2 (a scalar exponent) are Positive and Square, as in MyGrad:
+        # the same values and derivatives as Power's, without a power.
+        kind = type(other)
+        if kind is int or kind is float or (kind is np.ndarray and other.ndim == 0):
+            if other == 1 or other == 2:
+                return _special_power(self, other)
         return execute_op(_arithmetic.Power, self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
@@ -680,6 +732,28 @@ def _data(x: Any) -> Any:
     return x._data if isinstance(x, Tensor) else x
 
 
+def _special_power(x: Tensor, p: Any) -> Tensor:
+    """``x ** p`` for a scalar ``p`` equal to 1 or 2: Positive or Square, in NumPy's
+    result dtype (``int_tensor ** 2.0`` is float64, as ``np.power`` makes it)."""
+    Op = _arithmetic.Positive if p == 1 else _arithmetic.Square
+    data = x._data
+    dtype = np.result_type(data, p)
+    if dtype == data.dtype:
+        return execute_op(Op, x)
+    if x._constant:  # (an integer tensor: the cast input needs no gradient)
+        return execute_op(Op, data.astype(dtype))
+    return execute_op(_arithmetic.Power, x, p)
+
+
+def _array_like_gradient(grad: list | tuple) -> Any:
+    """A list or tuple given to ``backward`` as an array, or itself when it is not
+    one NumPy can make (ragged; then it is reported as the invalid gradient it is)."""
+    try:
+        return np.asarray(grad)
+    except (TypeError, ValueError):
+        return grad
+
+
 def _floor_divide(a: Any, b: Any) -> np.ndarray:
     """``a // b``: an array, as in MyGrad (floor division has no gradient), and only
     for constants: a tensor that takes a gradient raises ValueError."""
@@ -717,7 +791,20 @@ def tensor(
     >>> import gradcheck as mg
     >>> mg.tensor([1, 2, 3]).constant
     True
+
+    With ``copy=False``, a tensor that already has the dtype and ``constant`` asked
+    for is returned itself (as MyGrad does; with leading axes added, as a view of it,
+    for a larger ``ndmin``).
     """
+    if (
+        not copy
+        and isinstance(x, Tensor)
+        and (constant is None or x._constant is constant)
+        and (dtype is None or x._data.dtype == np.dtype(dtype))
+    ):
+        if ndmin > x.ndim:
+            return x[(None,) * (ndmin - x.ndim)]
+        return x
     return Tensor(x, dtype=dtype, constant=constant, copy=copy, ndmin=ndmin)
 
 
@@ -739,7 +826,8 @@ def asarray(a: Any, dtype: Any = None, order: Any = None) -> np.ndarray:
 
 def astensor(x: Any, dtype: Any = None, *, constant: bool | None = None) -> Tensor:
     """Return ``x`` itself when it is already a tensor of that dtype and constant-ness,
-    otherwise a tensor that shares memory with ``x`` where it can.
+    otherwise a tensor that shares memory with ``x`` where it can. By default a
+    constant tensor gives a constant.
 
     Examples
     --------
@@ -754,6 +842,8 @@ def astensor(x: Any, dtype: Any = None, *, constant: bool | None = None) -> Tens
         and (constant is None or constant == x._constant)
     ):
         return x
+    if constant is None and isinstance(x, Tensor) and x._constant:
+        constant = True  # (a constant stays one; a non-constant cast to ints cannot)
     return Tensor(x, dtype=dtype, constant=constant, copy=False)
 
 
@@ -960,6 +1050,8 @@ def execute_op(
                 t._grad = None
                 if t._scalar_only:
                     scalar_only = True
+            elif t._grad is not None:  # (a constant given a .grad by hand: MyGrad nulls it)
+                t._grad = None
         result._scalar_only = scalar_only
         if viewed:
             _views.after_op(op, result, tensors, input_vars, op_args, op_kwargs, constant)

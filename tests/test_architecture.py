@@ -34,6 +34,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gradcheck.ufuncs",
             # memory guarding and the tracking switch, at MyGrad's paths
             "gradcheck._utils",
+            # a tensor's data and gradient in a file (mygrad.save/load, MyGrad's path)
+            "gradcheck._io",
             # NumPy's names that MyGrad re-exports, and type aliases
             "gradcheck._dtype_mirrors",
             "gradcheck.constants",

@@ -482,3 +482,15 @@ def test_a_square_backpropagates_like_a_product_of_two_tensors(shape):
     (a * b + mg.sin(a)).backward(g)
     np.testing.assert_allclose(x.grad, a.grad + b.grad, rtol=1e-15)
     np.testing.assert_allclose(x.grad, 2 * data * g + np.cos(data) * g, rtol=1e-15)
+
+
+def test_backward_under_no_autodiff_does_nothing():
+    x = mg.Tensor([1.0, 2.0])
+    with mg.no_autodiff:
+        y = x * 2
+        y.backward()
+        x.backward()
+    assert y.grad is None and x.grad is None and y.creator is None
+    z = x * 2  # tracked again
+    z.backward()
+    np.testing.assert_array_equal(x.grad, [2.0, 2.0])

@@ -213,3 +213,126 @@ def test_like_creators_infer_constant_from_their_model() -> None:
         assert make(np.zeros(2), constant=False).constant is False
     assert mg.full_like(np.zeros(2), 3.0).constant is True
     assert mg.tensor(1.0, ndmin=2).shape == (1, 1)
+
+
+def test_contains_and_index_and_scalar_conversions_as_the_array() -> None:
+    t = mg.Tensor([[0, 1, 2], [3, 4, 5]])
+    assert 4 in t and [3, 4, 5] in t and 9 not in t and mg.Tensor(0) in t
+    assert [10, 20, 30][mg.tensor(2)] == 30
+    assert range(5)[mg.Tensor(np.int8(1))] == 1
+    with pytest.raises(TypeError):
+        [1, 2][mg.Tensor(1.0)]  # (a float is no index, as for NumPy)
+    assert float(mg.Tensor([[2]])) == 2.0 and int(mg.Tensor([[3.7]])) == 3
+    for convert in (float, int):
+        with pytest.raises(TypeError):
+            convert(mg.Tensor([1.0, 2.0]))
+
+
+def test_creator_can_be_given_as_mygrad_does() -> None:
+    op = Multiply()
+    t = mg.Tensor([1.0], _creator=op)
+    assert t.creator is op and t.base is None and not t.constant
+
+
+def test_complex_tensors_only_without_a_graph() -> None:
+    for constant in (None, True, False):
+        with pytest.raises(TypeError):
+            mg.Tensor(1j, constant=constant)
+    with mg.no_autodiff:
+        assert mg.Tensor([1j]).dtype.kind == "c"
+
+
+def test_null_gradients_is_deprecated_and_nulls_the_graphs_gradients() -> None:
+    x = mg.Tensor([1.0, 2.0])
+    x.backward()
+    with pytest.warns(FutureWarning):
+        x.null_gradients()
+    assert x.grad is None
+    y = x * 2
+    y.grad = np.ones(2)
+    with pytest.warns(FutureWarning):
+        y.null_gradients(clear_graph=False)
+    assert y.grad is None and y.creator is not None
+
+
+@pytest.mark.parametrize("power", [1, 2, 1.0, 2.0, np.array(2), np.array(1.0)])
+def test_square_and_positive_for_powers_1_and_2(power: object) -> None:
+    from gradcheck.ops.arithmetic import Positive, Square
+
+    op = Positive if power == 1 else Square
+    x = mg.Tensor([-1.5, 0.0, 3.0])
+    y = x**power
+    assert isinstance(y.creator, op)
+    np.testing.assert_array_equal(y.data, x.data**power)
+    y.backward()
+    np.testing.assert_array_equal(x.grad, power * x.data ** (power - 1))
+    ints = mg.arange(3) ** power  # NumPy's dtype: int ** 2.0 is float64
+    assert isinstance(ints.creator, op) and ints.dtype == (np.arange(3) ** power).dtype
+    f32 = mg.Tensor([1.0, 2.0], dtype=np.float32) ** power
+    assert f32.dtype == (np.ones(2, np.float32) ** power).dtype
+
+
+def test_argmax_argmin_any_functions_take_tensors_and_arrays() -> None:
+    a = np.array([[1.0, 5.0], [7.0, 0.0]])
+    for x in (a, mg.Tensor(a)):
+        np.testing.assert_array_equal(mg.argmax(x, axis=0), [1, 0])
+        assert mg.argmin(x) == 3
+        np.testing.assert_array_equal(mg.any(x, axis=1, keepdims=True), [[True], [True]])
+        assert not isinstance(mg.argmax(x), mg.Tensor)
+    assert mg.any is not any and "any" in mg.__all__
+
+
+def test_save_and_load_round_trip_data_and_gradient(tmp_path: object) -> None:
+    import pathlib
+
+    path = pathlib.Path(str(tmp_path)) / "t.npz"
+    x = mg.Tensor([1.0, 2.0], dtype=np.float32)
+    (x * x).backward()
+    mg.save(path, x)
+    y = mg.load(path)
+    assert y.dtype == np.float32 and y.creator is None
+    np.testing.assert_array_equal(y.data, x.data)
+    np.testing.assert_array_equal(y.grad, [2.0, 4.0])
+    mg.save(str(path), mg.arange(3))  # (no gradient, an integer tensor)
+    z = mg.load(str(path))
+    assert z.grad is None and z.constant
+    np.testing.assert_array_equal(z.data, [0, 1, 2])
+    with pytest.raises(TypeError):
+        mg.save(path, np.ones(2))  # type: ignore[arg-type]
+
+
+def test_tensor_without_copy_returns_a_matching_tensor_itself() -> None:
+    t = mg.Tensor([1.0, 2.0])
+    assert mg.tensor(t, copy=False) is t
+    assert mg.tensor(t, copy=False, constant=False, dtype=np.float64) is t
+    assert mg.tensor(t) is not t  # (a copy by default)
+    assert mg.tensor(t, copy=False, dtype=np.float32) is not t
+    assert mg.tensor(t, copy=False, constant=True) is not t
+    view = mg.tensor(t, copy=False, ndmin=3)
+    assert view.shape == (1, 1, 2) and view.base is t
+
+
+def test_like_creators_of_a_tensor_with_a_gradient_in_an_integer_dtype() -> None:
+    x = mg.Tensor([1.0, 2.0])
+    for make in (mg.zeros_like, mg.ones_like, mg.empty_like):
+        made = make(x, dtype=np.int16)
+        assert made.dtype == np.int16 and made.constant
+        assert make(x).constant is False
+
+
+def test_concatenate_and_stack_take_a_dtype() -> None:
+    x = mg.Tensor([1.0, 2.0])
+    for join in (mg.concatenate, mg.stack):
+        y = join([x, x], dtype="float32")
+        assert y.dtype == np.float32
+        (y * y).sum().backward()
+        assert x.grad.dtype == np.float64
+        np.testing.assert_array_equal(x.grad, [4.0, 8.0])
+    assert np.concatenate([x, x], dtype=np.float16).dtype == np.float16
+
+
+def test_using_a_constant_in_an_op_nulls_a_gradient_set_on_it() -> None:
+    c = mg.Tensor([1.0], constant=True)
+    c.grad = np.ones(1)
+    _ = c * 2
+    assert c.grad is None

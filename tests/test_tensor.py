@@ -44,10 +44,14 @@ def test_copy_semantics():
     assert not np.shares_memory(mg.tensor(a).data, a)
 
 
-def test_a_tensor_of_a_tensor_keeps_its_constant_flag():
+def test_a_tensor_of_a_tensor_takes_its_constant_flag_from_the_dtype():
+    # (as MyGrad's Tensor: the default depends on the dtype alone; astensor keeps it)
     c = mg.Tensor([1.0], constant=True)
-    assert mg.Tensor(c).constant
-    assert not mg.Tensor(c, constant=False).constant
+    assert not mg.Tensor(c).constant
+    assert mg.Tensor(c, constant=True).constant
+    assert mg.Tensor(mg.Tensor([1, 2]), dtype=float).constant is False
+    assert mg.astensor(c).constant and mg.astensor(c, dtype=np.float32).constant
+    assert mg.astensor(mg.Tensor([1.0]), dtype=np.int8).constant
 
 
 def test_astensor_returns_the_same_tensor_when_it_can():
@@ -112,11 +116,13 @@ def test_backward_of_a_constant_clears_its_graph():
         z.backward()  # y's graph was cleared
 
 
-@pytest.mark.parametrize("bad", [object(), "x", [1.0], np.array(["a"])])
+@pytest.mark.parametrize("bad", [object(), "x", 1j, [[1.0], [1.0, 2.0]], np.array(["a"])])
 def test_backward_validates_the_given_gradient(bad):
     x = mg.Tensor([1.0])
+    # (an InvalidGradient, and the TypeError/ValueError MyGrad raises there)
     with pytest.raises(InvalidGradient) as info:
         (x * 1).backward(bad)
+    assert isinstance(info.value, TypeError) and isinstance(info.value, ValueError)
     msg = str(info.value)
     assert "An invalid gradient-value was passed to" in msg
     assert "`Tensor.backward(<gradient>)`" in msg
@@ -133,6 +139,17 @@ def test_backward_rejects_a_gradient_of_an_incompatible_shape():
     x = mg.Tensor([1.0, 2.0])
     with pytest.raises(InvalidGradient, match=r"shape \(3,\).*shape \(2,\)"):
         (x * 3).backward(np.ones(3))
+    with pytest.raises(ValueError):
+        (x * 3).backward(np.ones((2, 2)))  # (broadcasts, but not to the tensor's shape)
+
+
+def test_backward_takes_an_array_like_gradient():
+    x = mg.Tensor([1.0, 2.0])
+    (x * 3).backward([2.0, 1.0])
+    np.testing.assert_array_equal(x.grad, [6.0, 3.0])
+    (x * 3).backward((1,))  # integers: cast to the tensor's dtype, broadcast
+    assert x.grad.dtype == np.float64
+    np.testing.assert_array_equal(x.grad, [3.0, 3.0])
 
 
 def test_default_seed_is_ones_of_the_tensor_shape():

@@ -8,6 +8,7 @@ right one (1 and ``scale``), hard_tanh gives 0 at its bounds.
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,17 @@ __all__ = [
     "softmax",
     "tanh",
 ]
+
+
+def _real_parameter(name: str, value: Any) -> float:
+    """A scalar parameter (``alpha``, ``slope``, a bound) as a Python number: a
+    one-element array or tensor gives its item; anything but a real number raises
+    TypeError (as in MyGrad). The parameter is not differentiated."""
+    if isinstance(value, (np.ndarray, Tensor)):
+        value = value.item()
+    if not isinstance(value, Real):
+        raise TypeError(f"`{name}` must be a real-valued scalar, got {value!r} ({type(value)})")
+    return value  # type: ignore[return-value]
 
 
 class ReLU(Operation):
@@ -66,7 +78,9 @@ class LeakyReLU(Operation):
 
 def leaky_relu(x: Any, slope: float, *, constant: bool | None = None) -> Tensor:
     """``x`` where ``x > 0``, else ``slope * x``. Kink policy: the derivative at 0 is
-    ``slope`` (the left derivative, as for :func:`relu`).
+    ``slope`` (the left derivative, as for :func:`relu`). ``slope`` is a real scalar
+    (a one-element array or tensor gives its item; it is not differentiated); anything
+    else raises TypeError.
 
     Examples
     --------
@@ -75,6 +89,7 @@ def leaky_relu(x: Any, slope: float, *, constant: bool | None = None) -> Tensor:
     >>> leaky_relu(mg.Tensor([-2.0, 3.0]), 0.1)
     Tensor([-0.2,  3. ])
     """
+    slope = _real_parameter("slope", slope)
     return execute_op(LeakyReLU, x, op_kwargs={"slope": slope}, constant=constant)
 
 
@@ -92,7 +107,9 @@ class ELU(Operation):
 
 def elu(x: Any, alpha: float, *, constant: bool | None = None) -> Tensor:
     """Exponential linear unit: ``x`` for ``x >= 0``, ``alpha * (exp(x) - 1)`` below.
-    Kink policy (for ``alpha != 1``): the derivative at 0 is 1.
+    Kink policy (for ``alpha != 1``): the derivative at 0 is 1. ``alpha`` is a real
+    scalar (a one-element array or tensor gives its item; it is not differentiated);
+    anything else raises TypeError.
 
     Examples
     --------
@@ -101,11 +118,13 @@ def elu(x: Any, alpha: float, *, constant: bool | None = None) -> Tensor:
     >>> elu(mg.Tensor([0.0, 2.0]), alpha=0.5)
     Tensor([0., 2.])
     """
+    alpha = _real_parameter("alpha", alpha)
     return execute_op(ELU, x, op_kwargs={"alpha": alpha}, constant=constant)
 
 
-_SELU_ALPHA = 1.6732632423543772848170429916717
-_SELU_SCALE = 1.0507009873554804934193349852946
+# (MyGrad's names, in gradcheck.nnet.activations.selu there)
+_ALPHA = 1.6732632423543772848170429916717
+_SCALE = 1.0507009873554804934193349852946
 
 
 def selu(x: Any, *, constant: bool | None = None) -> Tensor:
@@ -119,7 +138,7 @@ def selu(x: Any, *, constant: bool | None = None) -> Tensor:
     >>> selu(mg.Tensor([1.0]))
     Tensor([1.05070099])
     """
-    return execute_op(ELU, x, op_kwargs={"alpha": _SELU_ALPHA}, constant=constant) * _SELU_SCALE
+    return execute_op(ELU, x, op_kwargs={"alpha": _ALPHA}, constant=constant) * _SCALE
 
 
 class Sigmoid(Operation):
@@ -173,7 +192,9 @@ class HardTanh(Operation):
     def __call__(self, x: Tensor, *, lower_bound: float, upper_bound: float) -> np.ndarray:
         self.variables = (x,)
         self.bounds = (lower_bound, upper_bound)
-        return np.clip(x._data, lower_bound, upper_bound)
+        # min, then max (as MyGrad): for lower_bound > upper_bound, lower_bound
+        # everywhere (np.clip would give upper_bound)
+        return np.maximum(np.minimum(x._data, upper_bound), lower_bound)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         x = self.variables[0]._data
@@ -184,8 +205,10 @@ class HardTanh(Operation):
 def hard_tanh(
     x: Any, *, lower_bound: float = -1, upper_bound: float = 1, constant: bool | None = None
 ) -> Tensor:
-    """``x`` clipped to ``[lower_bound, upper_bound]``. Kink policy: the derivative is
-    0 at the bounds (1 strictly inside).
+    """``x`` clipped to ``[lower_bound, upper_bound]``, that is
+    ``maximum(minimum(x, upper_bound), lower_bound)``. Kink policy: the derivative is
+    0 at the bounds (1 strictly inside). The bounds are real scalars (a one-element
+    array or tensor gives its item); anything else raises TypeError.
 
     Examples
     --------
@@ -194,6 +217,8 @@ def hard_tanh(
     >>> hard_tanh(mg.Tensor([-3.0, 0.5, 3.0]))
     Tensor([-1. ,  0.5,  1. ])
     """
+    lower_bound = _real_parameter("lower_bound", lower_bound)
+    upper_bound = _real_parameter("upper_bound", upper_bound)
     return execute_op(
         HardTanh,
         x,
@@ -203,8 +228,13 @@ def hard_tanh(
 
 
 def _shifted(x: np.ndarray, axis: Any) -> np.ndarray:
-    """``x`` minus its maximum over ``axis``: exp of it cannot overflow, and softmax
-    and logsoftmax are unchanged by the shift."""
+    """``x`` (integers and bools as float64, as in MyGrad) minus its maximum over
+    ``axis``: exp of it cannot overflow, and softmax and logsoftmax are unchanged by
+    the shift. An empty ``x`` gives an empty array of its dtype (no maximum to take)."""
+    if x.dtype.kind in "biu":
+        x = x.astype(np.float64)
+    if x.size == 0:
+        return np.ones_like(x)  # (softmax of nothing: in x's own dtype, byte order too)
     return x - np.max(x, axis=axis, keepdims=True)
 
 
@@ -212,8 +242,12 @@ class Softmax(Operation):
     def __call__(self, x: Tensor, axis: Any = -1) -> np.ndarray:
         self.variables = (x,)
         self.axis = axis
-        e = np.exp(_shifted(x._data, axis))
-        self.out = e / np.sum(e, axis=axis, keepdims=True)
+        z = _shifted(x._data, axis)
+        if z.size == 0:
+            self.out = z
+        else:
+            e = np.exp(z)
+            self.out = e / np.sum(e, axis=axis, keepdims=True)
         return self.out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
@@ -240,7 +274,7 @@ class LogSoftmax(Operation):
         self.variables = (x,)
         self.axis = axis
         z = _shifted(x._data, axis)
-        self.out = z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True))
+        self.out = z - np.log(np.sum(np.exp(z), axis=axis, keepdims=True)) if z.size else z
         return self.out
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
@@ -274,14 +308,20 @@ def glu(x: Any, axis: int = -1, *, constant: bool | None = None) -> Tensor:
     """
     from gradcheck.ops.indexing import get_item
 
+    if isinstance(axis, (np.ndarray, Tensor)):
+        axis = axis.item()
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise TypeError(f"`axis` must be an integer-valued scalar, got {axis!r} ({type(axis)})")
     shape = np.shape(x._data if isinstance(x, Tensor) else x)
-    axis = axis % len(shape)
+    axis = int(axis) % len(shape)
     half = shape[axis] // 2
     if shape[axis] % 2:
         raise ValueError(f"glu: axis {axis} has odd length {shape[axis]}; it must split in two")
     first = get_item(x, (slice(None),) * axis + (slice(None, half),))
     second = get_item(x, (slice(None),) * axis + (slice(half, None),))
     out = first * sigmoid(second)
-    if constant:
-        return Tensor(out, constant=True)
+    if constant is not None and out.constant is not constant:
+        # (a composition: its last op's output takes the requested constant-ness; a
+        # non-constant output of constant inputs is a leaf, it has no graph to feed)
+        return Tensor(out, constant=constant)
     return out

@@ -9,11 +9,12 @@ their gradients come from the ops' rules.
 
 from __future__ import annotations
 
+from numbers import Real
 from typing import Any
 
 import numpy as np
 
-from gradcheck.nnet.activations import logsoftmax, relu
+from gradcheck.nnet.activations import logsoftmax
 from gradcheck.operation import Operation
 from gradcheck.ops.exp_log import exp, log
 from gradcheck.ops.indexing import get_item
@@ -31,9 +32,13 @@ __all__ = [
 
 
 def _labels(y_true: Any, n: int) -> np.ndarray:
+    """The class labels as an integer array of shape ``(n,)``: labels of another
+    dtype raise TypeError, of another shape ValueError (as in MyGrad)."""
     y = np.asarray(y_true._data if isinstance(y_true, Tensor) else y_true)
-    if y.ndim != 1 or y.shape[0] != n or y.dtype.kind not in "iu":
-        raise ValueError(f"targets must be {n} integer class labels, one per sample; got {y!r}")
+    if y.dtype.kind not in "iu":
+        raise TypeError(f"targets must be integer class labels; got an array of dtype {y.dtype}")
+    if y.ndim != 1 or y.shape[0] != n:
+        raise ValueError(f"targets must be {n} class labels, one per sample; got shape {y.shape}")
     return y
 
 
@@ -98,6 +103,9 @@ def negative_log_likelihood(
     picked = get_item(x, (np.arange(len(y)), y))
     if weights is not None:
         w = np.asarray(weights._data if isinstance(weights, Tensor) else weights)
+        n_classes = np.shape(x._data if isinstance(x, Tensor) else x)[1]
+        if w.shape != (n_classes,):
+            raise ValueError(f"weights must have shape ({n_classes},), got {w.shape}")
         picked = picked * w[y]
     return -mean(picked, constant=constant)
 
@@ -138,12 +146,32 @@ def multiclass_hinge(
     )
 
 
+class MarginRanking(Operation):
+    def __call__(self, x1: Tensor, x2: Tensor, *, y: np.ndarray, margin: float) -> np.ndarray:
+        self.variables = (x1, x2)
+        self.y = y
+        m = margin - y * (x1._data - x2._data)
+        self.active = m > 0  # NOTE: a margin of exactly 0 is inactive (kink policy)
+        self.size = m.size
+        return np.asarray(np.mean(np.where(self.active, m, 0)))
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        x = self.variables[index]._data
+        sign = -self.y if index == 0 else self.y
+        d = np.where(self.active, sign, 0).astype(x.dtype, copy=False)
+        return grad * d / self.size
+
+
 def margin_ranking_loss(
     x1: Any, x2: Any, y: Any, margin: float, *, constant: bool | None = None
 ) -> Tensor:
     """``mean(max(0, margin - y * (x1 - x2)))``, for ``y`` in {-1, 1} saying which of
     ``x1``, ``x2`` should rank higher. Kink policy: at a margin of exactly 0 the
     gradient is 0 (that of :func:`~gradcheck.nnet.activations.relu`).
+
+    ``x1`` and ``x2`` are floats of one shape, ``(N,)`` or ``(N, D)``; ``y`` is a
+    scalar or shape ``(N,)`` (one label per row), ``margin`` a non-negative number
+    (as in MyGrad). Otherwise ValueError (TypeError for non-float ``x1``, ``x2``).
 
     Examples
     --------
@@ -152,8 +180,67 @@ def margin_ranking_loss(
     >>> margin_ranking_loss(mg.Tensor([1.0, 2.0]), mg.Tensor([2.0, 1.0]), [1, -1], 0.5)
     Tensor(1.5)
     """
-    y = np.asarray(y._data if isinstance(y, Tensor) else y)
-    return mean(relu(margin - y * (x1 - x2)), constant=constant)
+    a = np.asarray(x1._data if isinstance(x1, Tensor) else x1)
+    b = np.asarray(x2._data if isinstance(x2, Tensor) else x2)
+    if not 0 < a.ndim < 3:
+        raise ValueError(f"x1 must have shape (N,) or (N, D); got shape {a.shape}")
+    if a.shape != b.shape:
+        raise ValueError(f"x1 and x2 must have the same shape; got {a.shape} and {b.shape}")
+    if a.dtype.kind != "f" or b.dtype.kind != "f":
+        raise TypeError(f"x1 and x2 must hold floats; got {a.dtype} and {b.dtype}")
+    if not isinstance(margin, Real) or margin < 0:
+        raise ValueError(f"margin must be a non-negative number; got {margin!r}")
+    labels = np.asarray(y._data if isinstance(y, Tensor) else y)
+    if labels.size == 1:
+        labels = labels.reshape(())
+    if labels.ndim and not (labels.ndim == 1 and len(labels) == len(a)):
+        raise ValueError(f"y must be a scalar or have shape ({len(a)},); got {labels.shape}")
+    if labels.ndim and a.ndim == 2:
+        labels = labels[:, None]  # one label per row
+    return execute_op(
+        MarginRanking,
+        x1,
+        x2,
+        op_kwargs={"y": labels, "margin": float(margin)},
+        constant=constant,
+    )
+
+
+class FocalLoss(Operation):
+    """``-alpha * clip(1 - p, 0, 1)**gamma * log_p`` elementwise, with ``p`` and its
+    log as two inputs (so that a caller can supply an accurate log-probability)."""
+
+    def __call__(self, p: Tensor, log_p: Tensor, *, alpha: float, gamma: float) -> np.ndarray:
+        self.variables = (p, log_p)
+        self.alpha, self.gamma = alpha, gamma
+        self.c = np.clip(1 - p._data, 0, 1)
+        self.cg = self.c**gamma  # (0**0 is 1: gamma = 0 is the cross-entropy)
+        return -alpha * self.cg * log_p._data
+
+    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
+        if index == 1:
+            return grad * (-self.alpha * self.cg)
+        # d/dp: -alpha * gamma * c**(gamma - 1) * dc/dp * log_p, with dc/dp = -1 where
+        # the clip is inactive (0 < c < 1) and 0 where it holds c at 0 or 1. At c = 0
+        # (p = 1) the limit is taken: c**(gamma - 1) * log(p) ~ -c**gamma -> 0 for
+        # gamma > 0, and gamma = 0 makes the term 0 anyway.
+        c = self.c
+        inside = (c > 0) & (c < 1)
+        c_pow = np.divide(self.cg, c, out=np.zeros_like(c), where=inside)  # c**(gamma-1)
+        log_p = self.variables[1]._data
+        return grad * (self.alpha * self.gamma * c_pow * log_p)
+
+
+def _focal(p: Any, log_p: Any, alpha: float, gamma: Any, constant: bool | None) -> Tensor:
+    if not isinstance(gamma, Real) or gamma < 0:
+        raise ValueError(f"gamma must be a non-negative number; got {gamma!r}")
+    return execute_op(
+        FocalLoss,
+        p,
+        log_p,
+        op_kwargs={"alpha": float(alpha), "gamma": float(gamma)},
+        constant=constant,
+    )
 
 
 def focal_loss(
@@ -166,7 +253,12 @@ def focal_loss(
 ) -> Tensor:
     """Focal loss (Lin et al., 2017) per sample: ``-alpha * (1 - p)**gamma * log(p)``
     with ``p = class_probs[i, targets[i]]``; shape ``(N,)``. ``gamma = 0`` gives the
-    cross-entropy of each sample.
+    cross-entropy of each sample; ``gamma`` must be a non-negative number
+    (ValueError otherwise).
+
+    The probabilities are expected in ``(0, 1]``; as in MyGrad, ``1 - p`` is clipped
+    to ``[0, 1]``, so that a ``p`` above 1 gives a loss of 0 for ``gamma > 0`` (and a
+    gradient of 0 there). At ``p = 1`` the gradient is the limit, 0 for ``gamma > 0``.
 
     Examples
     --------
@@ -178,16 +270,6 @@ def focal_loss(
     y = _labels(targets, _rows(class_probs))
     p = get_item(class_probs, (np.arange(len(y)), y))
     return _focal(p, log(p), alpha, gamma, constant)
-
-
-def _focal(p: Tensor, log_p: Tensor, alpha: float, gamma: float, constant: bool | None) -> Tensor:
-    """``-alpha * (1 - p)**gamma * log_p``, given ``p`` and its log."""
-    loss = -alpha * log_p
-    if gamma:
-        loss = loss * (1 - p) ** gamma
-    if constant:
-        return Tensor(loss, constant=True)
-    return loss
 
 
 def softmax_focal_loss(

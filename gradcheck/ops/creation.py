@@ -47,10 +47,11 @@ def _plain(x: Any) -> Any:
 def _like_constant(other: Any, constant: bool | None) -> bool | None:
     """The ``constant`` of a ``*_like(other)`` tensor: as given, else inferred from
     ``other`` as MyGrad does: a tensor that takes a gradient gives one that does
-    too, anything else (an array, a constant) a constant."""
+    too if its dtype allows (None: the dtype decides), anything else (an array, a
+    constant) a constant."""
     if constant is not None:
         return constant
-    return not (isinstance(other, Tensor) and not other._constant)
+    return None if isinstance(other, Tensor) and not other._constant else True
 
 
 def _like(maker: Any, other: Any, dtype: Any, shape: Shape | None, *fill: Any) -> np.ndarray:

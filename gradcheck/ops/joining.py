@@ -19,10 +19,15 @@ __all__ = ["concatenate", "stack"]
 
 
 def concatenate(
-    tensors: Sequence[Any], axis: int | None = 0, *, constant: bool | None = None
+    tensors: Sequence[Any],
+    axis: int | None = 0,
+    *,
+    dtype: Any = None,
+    constant: bool | None = None,
 ) -> Tensor:
     """Join a sequence of tensors along an existing axis (of the flattened inputs when
-    ``axis`` is None).
+    ``axis`` is None); ``dtype``: the result's, as in :func:`numpy.concatenate` (each
+    input's gradient has that input's dtype).
 
     Examples
     --------
@@ -30,11 +35,15 @@ def concatenate(
     >>> mg.concatenate([mg.Tensor([1.0]), mg.Tensor([2.0, 3.0])])
     Tensor([1., 2., 3.])
     """
-    return execute_op(Concatenate, *tensors, op_kwargs={"axis": axis}, constant=constant)
+    kwargs = {"axis": axis} if dtype is None else {"axis": axis, "dtype": dtype}
+    return execute_op(Concatenate, *tensors, op_kwargs=kwargs, constant=constant)
 
 
-def stack(tensors: Sequence[Any], axis: int = 0, *, constant: bool | None = None) -> Tensor:
-    """Join a sequence of tensors of one shape along a new axis.
+def stack(
+    tensors: Sequence[Any], axis: int = 0, *, dtype: Any = None, constant: bool | None = None
+) -> Tensor:
+    """Join a sequence of tensors of one shape along a new axis; ``dtype``: the
+    result's, as in :func:`numpy.stack`.
 
     Examples
     --------
@@ -43,4 +52,5 @@ def stack(tensors: Sequence[Any], axis: int = 0, *, constant: bool | None = None
     Tensor([[1., 3.],
             [2., 4.]])
     """
-    return execute_op(Stack, *tensors, op_kwargs={"axis": axis}, constant=constant)
+    kwargs = {"axis": axis} if dtype is None else {"axis": axis, "dtype": dtype}
+    return execute_op(Stack, *tensors, op_kwargs=kwargs, constant=constant)

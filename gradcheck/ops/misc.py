@@ -203,7 +203,8 @@ def clip(a: Any, a_min: Any, a_max: Any, *, constant: bool | None = None) -> Ten
     ----------
     a : array_like
     a_min, a_max : array_like or None
-        The bounds (one of them may be None: no bound on that side). Where
+        The bounds (None: no bound on that side; both None: nothing is cut, as in
+        NumPy 2). Where
         ``a_min > a_max`` the result is ``a_max``, as in NumPy.
     constant : bool, optional
         Make the result a constant.

@@ -113,8 +113,15 @@ def _atleast(n: int, tensors: tuple[Any, ...], constant: bool | None) -> Tensor 
     out = []
     for a in tensors:
         newshape = func(np.empty(_shape_of(a), dtype=np.bool_)).shape
-        if isinstance(a, Tensor) and newshape == a.shape and constant is None:
-            out.append(a)  # already has enough dimensions: returned as is, as NumPy does
+        if (
+            isinstance(a, Tensor)
+            and newshape == a.shape
+            # (a non-float tensor is constant whatever is asked)
+            and (constant is None or a.constant is constant or a.dtype.kind != "f")
+        ):
+            # already has enough dimensions, and the constant asked for: returned as
+            # is, as NumPy and MyGrad do
+            out.append(a)
         else:
             out.append(execute_op(Reshape, a, op_kwargs={"newshape": newshape}, constant=constant))
     return out[0] if len(out) == 1 else out

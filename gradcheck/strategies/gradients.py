@@ -79,8 +79,10 @@ def invalid_gradients() -> st.SearchStrategy[Any]:
     """Strategy for values that are not gradients.
 
     Every value drawn makes :func:`gradcheck.is_invalid_gradient` return True, and so
-    makes ``Tensor.backward(value)`` and an ``Operation.backward`` whose
-    ``backward_var`` returns it raise :class:`gradcheck.InvalidGradient`: ``None``;
+    makes an ``Operation.backward`` whose ``backward_var`` returns it raise
+    :class:`gradcheck.InvalidGradient`, and so does ``Tensor.backward(value)`` for all
+    but ``None`` and the lists and tuples of numbers (array-likes, which it takes as
+    the arrays they make, as MyGrad does): ``None``;
     booleans and complex numbers (Python and NumPy); strings and bytes; lists, tuples,
     sets and dicts of numbers; ``Fraction`` and ``Decimal``; arbitrary objects; and
     arrays of object, boolean, complex, string, bytes and datetime dtypes.

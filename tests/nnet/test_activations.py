@@ -127,3 +127,72 @@ def test_sigmoid_saturates_without_overflow():
     with np.errstate(all="raise"):
         out = A.sigmoid(np.array([-1000.0, 1000.0])).data
     np.testing.assert_array_equal(out, [0.0, 1.0])
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda v: A.elu(2.0, alpha=v),
+        lambda v: A.leaky_relu(2.0, slope=v),
+        lambda v: A.hard_tanh(2.0, lower_bound=v),
+        lambda v: A.hard_tanh(2.0, upper_bound=v),
+    ],
+)
+@pytest.mark.parametrize("bad", [None, 1j, "1", [1.0, 2.0]])
+def test_scalar_parameters_must_be_real_numbers(call, bad):
+    with pytest.raises(TypeError):
+        call(bad)
+
+
+@pytest.mark.parametrize("wrap", [float, np.array, mg.Tensor])
+def test_scalar_parameters_may_be_arrays_or_tensors_and_get_no_gradient(wrap):
+    x = mg.Tensor([-1.0, 2.0])
+    alpha = wrap(0.5)
+    y = A.elu(x, alpha) + A.leaky_relu(x, wrap(0.1))
+    assert type(y.creator.variables[0].creator.alpha) is float
+    y.backward()
+    np.testing.assert_allclose(x.grad, [0.5 * np.exp(-1.0) + 0.1, 2.0])
+    if isinstance(alpha, mg.Tensor):
+        assert alpha.grad is None
+
+
+def test_hard_tanh_with_crossed_bounds_is_the_lower_bound():
+    # max(min(x, upper), lower), as MyGrad: lower > upper gives lower everywhere
+    x = mg.Tensor([-5.0, 0.0, 5.0])
+    y = A.hard_tanh(x, lower_bound=2.0, upper_bound=-1.0)
+    np.testing.assert_array_equal(y.data, [2.0, 2.0, 2.0])
+    y.backward()
+    np.testing.assert_array_equal(x.grad, [0.0, 0.0, 0.0])
+
+
+def test_glu_axis_must_be_an_integer():
+    for bad in (None, 1j, 1.0):
+        with pytest.raises(TypeError):
+            A.glu(np.ones((2, 2)), axis=bad)
+    x = np.array([[1.0, 2.0], [0.0, 0.0]])
+    for axis in (np.array(0), mg.Tensor(0), np.int64(0)):
+        np.testing.assert_allclose(A.glu(x, axis=axis).data, [[0.5, 1.0]])
+
+
+@pytest.mark.parametrize("f", [A.softmax, A.logsoftmax])
+def test_softmax_of_integers_is_float64_and_of_nothing_is_empty(f):
+    ints = np.array([[1, 3], [2, 2]], dtype=np.int8)
+    out = f(ints)
+    assert out.dtype == np.float64
+    np.testing.assert_allclose(out.data, f(ints.astype(np.float64)).data)
+    for dtype in (np.float16, np.dtype(">f4"), np.int16):
+        empty = np.zeros((0, 3), dtype=dtype)
+        out = f(empty, axis=0)
+        assert out.shape == (0, 3)
+        assert out.dtype == (empty.dtype if empty.dtype.kind == "f" else np.float64)
+
+
+def test_compositions_take_the_requested_constant():
+    from gradcheck.nnet.layers import batchnorm
+
+    x = np.array([[1.0, 2.0], [3.0, 5.0]])
+    assert A.glu(x, constant=False).constant is False
+    assert A.glu(mg.Tensor(x), constant=True).constant is True
+    assert batchnorm(x, eps=1e-5, constant=False).constant is False
+    assert batchnorm(mg.Tensor(x), eps=1e-5, constant=True).constant is True
+    assert batchnorm(mg.Tensor(x), eps=1e-5).constant is False

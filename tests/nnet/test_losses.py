@@ -146,8 +146,11 @@ def test_losses_agree_with_mygrad():
 
 
 def test_losses_validate_labels():
-    with pytest.raises(ValueError, match="labels"):
+    # (non-integer labels: TypeError, as in MyGrad; a wrong shape: ValueError)
+    with pytest.raises(TypeError, match="labels"):
         L.softmax_crossentropy(np.zeros((2, 3)), [0.5, 1.0])
+    with pytest.raises(TypeError, match="labels"):
+        L.multiclass_hinge(np.zeros((2, 3)), np.zeros(2, dtype=bool))
     with pytest.raises(ValueError, match="shape"):
         L.softmax_crossentropy(np.zeros(3), [0])
 
@@ -157,3 +160,76 @@ def test_margin_ranking_kink_policy():
     L.margin_ranking_loss(x1, x2, np.array([1]), 0.5).backward()  # margin exactly 0
     np.testing.assert_array_equal(x1.grad, [0.0])
     np.testing.assert_array_equal(x2.grad, [0.0])
+
+
+def test_focal_loss_clips_one_minus_p_and_takes_the_limit_at_p_equal_1():
+    # p > 1 (scores that are not probabilities): (1 - p) is clipped to 0, so the loss
+    # and its gradient are 0 for gamma > 0; at p = 1 the gradient is the limit, 0.
+    x = mg.Tensor([[3.0, 0.5], [1.0, 0.2]])
+    loss = L.focal_loss(x, [0, 0], alpha=1.5, gamma=2.0)
+    np.testing.assert_array_equal(loss.data, [0.0, 0.0])
+    loss.backward()
+    np.testing.assert_array_equal(x.grad, np.zeros((2, 2)))
+    # gamma = 0: the cross-entropy, -alpha log p, whatever p is
+    x = mg.Tensor([[3.0, 0.5]])
+    L.focal_loss(x, [0], alpha=2.0, gamma=0.0).backward()
+    np.testing.assert_allclose(x.grad, [[-2.0 / 3.0, 0.0]])
+    # a single class: softmax gives p = 1 exactly; the gradient is 0, not nan
+    for gamma in (1e-300, 0.5, 1.0, 3.0):
+        s = mg.Tensor([[0.3], [-2.0]])
+        with np.errstate(all="raise"):
+            L.softmax_focal_loss(s, [0, 0], alpha=-1.2, gamma=gamma).backward()
+        np.testing.assert_array_equal(s.grad, np.zeros((2, 1)))
+
+
+@pytest.mark.parametrize("gamma", [0.3, 1.0, 2.5])
+def test_focal_loss_gradient_inside_the_unit_interval(gamma):
+    probs = np.array([[0.2, 0.7], [0.55, 0.1], [0.9, 0.05]])
+    check_gradients(lambda t: L.focal_loss(t, [1, 0, 0], alpha=0.7, gamma=gamma), probs)
+
+
+@pytest.mark.parametrize("gamma", [-1.0, -1e-300, [1.0], "2", None])
+def test_focal_loss_gamma_must_be_a_non_negative_number(gamma):
+    with pytest.raises(ValueError, match="gamma"):
+        L.focal_loss(np.array([[1.0]]), np.array([0]), gamma=gamma)
+    with pytest.raises(ValueError, match="gamma"):
+        L.softmax_focal_loss(np.array([[1.0]]), np.array([0]), gamma=gamma)
+
+
+def test_margin_ranking_loss_on_rows_takes_one_label_per_row():
+    x1 = mg.Tensor([[1.0, 2.0], [0.0, 5.0]])
+    x2 = mg.Tensor([[0.2, 3.0], [1.0, 1.0]])
+    y = np.array([1, -1])
+    expected = np.mean(np.maximum(0, 0.5 - y[:, None] * (x1.data - x2.data)))
+    loss = L.margin_ranking_loss(x1, x2, y, 0.5)
+    np.testing.assert_allclose(loss.data, expected)
+    check_gradients(lambda a, b: L.margin_ranking_loss(a, b, y, 0.5), x1.data, x2.data)
+    # a size-1 label is a scalar label
+    np.testing.assert_allclose(
+        L.margin_ranking_loss(x1, x2, mg.Tensor([1]), 0.5).data,
+        np.mean(np.maximum(0, 0.5 - (x1.data - x2.data))),
+    )
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"x1": np.ones((3, 4, 1)), "x2": np.ones((3, 4, 1))}, ValueError),
+        ({"x1": np.ones(()), "x2": np.ones(())}, ValueError),
+        ({"x2": np.ones((3, 5))}, ValueError),
+        ({"x1": np.ones((3, 4), dtype=int)}, TypeError),
+        ({"margin": -1}, ValueError),
+        ({"margin": None}, ValueError),
+        ({"y": np.ones((3, 4))}, ValueError),
+        ({"y": np.ones(5)}, ValueError),
+    ],
+)
+def test_margin_ranking_loss_validates_its_inputs(kwargs, error):
+    args = {"x1": np.ones((3, 4)), "x2": np.ones((3, 4)), "y": 1, "margin": 0.5, **kwargs}
+    with pytest.raises(error):
+        L.margin_ranking_loss(**args)
+
+
+def test_negative_log_likelihood_weights_are_one_per_class():
+    with pytest.raises(ValueError, match="weights"):
+        L.negative_log_likelihood(np.zeros((2, 2)), [0, 1], weights=np.ones(1))

@@ -64,9 +64,14 @@ def test_clip_with_one_bound(x, bound):
         check_gradients(lambda t: mg.clip(t, lo, hi), x)
 
 
-def test_clip_needs_a_bound():
-    with pytest.raises(ValueError, match="a_min and a_max"):
-        mg.clip(mg.Tensor([1.0]), None, None)
+def test_clip_without_bounds_cuts_nothing():
+    # (as NumPy 2's np.clip(x, None, None), which MyGrad's tests mirror)
+    x = mg.Tensor([-1e300, 1.0, 2.0])
+    y = mg.clip(x, None, None)
+    np.testing.assert_array_equal(y.data, np.clip(x.data, None, None))
+    y.backward()
+    np.testing.assert_array_equal(x.grad, [1.0, 1.0, 1.0])
+    np.testing.assert_array_equal(mg.clip(np.arange(3), None, None).data, [0, 1, 2])
 
 
 @given(shapes=broadcastable_triples, data=st.data())

@@ -162,3 +162,17 @@ def test_repeated_copies_accumulate_gradient():
     x = mg.Tensor([1.0, 2.0])
     mg.repeat(x, [2, 0]).sum().backward()
     np.testing.assert_array_equal(x.grad, [2.0, 0.0])
+
+
+@pytest.mark.parametrize("op", [mg.atleast_1d, mg.atleast_2d, mg.atleast_3d])
+def test_atleast_returns_a_tensor_that_has_the_dimensions_and_constant_as_is(op):
+    t = mg.Tensor(np.ones((2, 2, 2)))
+    assert op(t) is t and op(t, constant=False) is t
+    assert op(t, constant=True) is not t and op(t, constant=True).constant
+    c = mg.Tensor(np.ones((1, 1, 1)), constant=True)
+    assert op(c, constant=True) is c
+    i = mg.Tensor(np.ones((1, 1, 1), dtype=int))
+    assert op(i, constant=False) is i  # (an integer tensor is constant anyway)
+    first = op(1.0, np.ones(3), constant=True)
+    again = op(*first, constant=True)
+    assert all(a is b for a, b in zip(first, again))

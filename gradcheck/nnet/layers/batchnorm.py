@@ -47,8 +47,10 @@ def batchnorm(
         out = out * _reshaped(gamma, per_channel)
     if beta is not None:
         out = out + _reshaped(beta, per_channel)
-    if constant:
-        return Tensor(out, constant=True)
+    if constant is not None and out.constant is not constant:
+        # (a composition: its last op's output takes the requested constant-ness; a
+        # non-constant output of constant inputs is a leaf, it has no graph to feed)
+        return Tensor(out, constant=constant)
     return out
 
 

@@ -18,11 +18,11 @@ if TYPE_CHECKING:
 
 
 class Concatenate(Operation):
-    def __call__(self, *tensors: Tensor, axis: int | None = 0) -> np.ndarray:
+    def __call__(self, *tensors: Tensor, axis: int | None = 0, dtype: Any = None) -> np.ndarray:
         self.variables = tensors
         self.axis = axis
         arrays = [t._data for t in tensors]
-        out = np.concatenate(arrays, axis=axis)
+        out = np.concatenate(arrays, axis=axis, dtype=dtype)
         # Where each input's part of the output starts (along the axis, or in the
         # flattened output): found once here, so that the backward of n inputs takes
         # time linear in n (summing the lengths before each input, per input, took
@@ -44,10 +44,10 @@ class Concatenate(Operation):
 
 
 class Stack(Operation):
-    def __call__(self, *tensors: Tensor, axis: int = 0) -> np.ndarray:
+    def __call__(self, *tensors: Tensor, axis: int = 0, dtype: Any = None) -> np.ndarray:
         self.variables = tensors
         self.axis = axis
-        return np.stack([t._data for t in tensors], axis=axis)
+        return np.stack([t._data for t in tensors], axis=axis, dtype=dtype)
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         """The input's slice of ``grad``, a view: ``np.take`` copied, and first made

@@ -103,9 +103,8 @@ class Where(BroadcastableOp):
 def _bounds(dtype: np.dtype, a_min: Any, a_max: Any) -> tuple[Any, Any]:
     """``clip``'s bounds for an array of ``dtype``: a missing one (None) is a constant
     one that never cuts: infinite (a Python float, which keeps the float dtype of the
-    array), or the dtype's extreme for integers."""
-    if a_min is None and a_max is None:
-        raise ValueError("clip: one of a_min and a_max must be given (not both None)")
+    array), or the dtype's extreme for integers. With both None nothing is cut, as
+    in NumPy 2."""
     lowest, highest = (-np.inf, np.inf)
     if dtype.kind in "iu":
         lowest, highest = (np.iinfo(dtype).min, np.iinfo(dtype).max)
