@@ -69,20 +69,9 @@ class Tensor:
     array([2., 4.])
     """
 
-    __slots__ = (
-        "__weakref__",
-        "_constant",
-        "_creator",
-        "_data",
-        "_exposed",
-        "_grad",
-        "_locks",
-        "_ops",
-        "_scalar_only",
-        "_seq",
-        "_shared",
-        "_views",
-    )
+    # The graph state (gradcheck._utils.views.STATE, what an in-place write's
+    # placeholder copies) and the view relations.
+    __slots__ = ("__weakref__", *_views.STATE, "_views")
     # `ndarray <op> Tensor` now dispatches through `__array_ufunc__`; the priority is
     # kept for array-likes that still consult it.
     __array_priority__ = 15.0
