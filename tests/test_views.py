@@ -291,3 +291,17 @@ def test_replay_op_applies_the_same_view_op():
     np.testing.assert_array_equal(replayed.data, [[10.0, 20.0], [40.0, 50.0]])
     with pytest.raises(DisconnectedView):
         a._replay_op(b)
+
+
+@pytest.mark.parametrize("where", [True, np.array([True, False, True])])
+def test_a_ufunc_with_out_one_of_its_inputs_backpropagates_through_the_old_value(where):
+    # out=x where x is an input: x's gradient paths read x before the write (it was
+    # the written value, silently: y.grad 2·x·y instead of 2·x)
+    ox = mg.Tensor([1.0, 2.0, 3.0])
+    x = +ox
+    y = -x.copy()
+    out = mg.multiply(x, y, where=where, out=x)
+    (2 * out).backward()
+    mask = np.broadcast_to(where, (3,))
+    np.testing.assert_allclose(y.grad, 2 * np.array([1.0, 2.0, 3.0]) * mask)
+    np.testing.assert_allclose(ox.grad, np.where(mask, -2 * np.array([1.0, 2.0, 3.0]), 2.0))

@@ -265,6 +265,10 @@ class UfuncCall(BroadcastableOp):
         mask = self.mask
         if index == self.nin:  # out's previous value: what the mask kept
             return np.where(mask, 0, grad)  # type: ignore[arg-type]  # (an input only with a mask)
+        # The rule reads its inputs through its own variables: point them where this
+        # op's are (backprop points an input written in place since, `out=` one of
+        # the inputs, at the value it had when this op read it).
+        self.rule.variables = self.variables[: self.nin]
         backed = np.asarray(self.rule.backward_var(grad, index))
         if mask is not None:
             backed = backed * mask
