@@ -11,8 +11,9 @@
    100 examples, against one slow-mode (full Jacobian) ``torch.autograd.gradcheck`` of
    x * torch.tanh(x) on one 40×50 input; alternating, ``--verify-rounds`` each; the
    verify's own seconds (its ``seconds``: the search, Hypothesis and the checks) and
-   a fresh ``python -m gradcheck verify`` process's wall time (start-up included),
-   each with its CPU time (``time.process_time``; the fresh process's from
+   a fresh ``python -m gradcheck verify`` process's wall time (start-up included)
+   against the torch check in a fresh ``python -c`` process (``import torch``
+   included), each with its CPU time (``time.process_time``; the fresh process's from
    ``getrusage`` of the children): on a loaded machine the wall time is mostly the
    wait for a core, and the CPU time says what each costs.
    Then the same verify of a twin whose gradient is wrong by a factor (1 + 1e-6) at
@@ -217,17 +218,40 @@ def verify_side_by_side(rounds: int, seeds: int, folder: Path) -> list[str]:
         cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
         return time.perf_counter() - start, cpu
 
+    def torch_process() -> tuple[float, float]:
+        # the same check as a fresh process runs it: Python, `import torch` and the call
+        code = (
+            "import numpy as np, torch\n"
+            "torch.set_num_threads(1)\n"
+            "x = torch.tensor(np.random.default_rng(0).uniform(-3, 3, (40, 50)), "
+            "requires_grad=True)\n"
+            "assert torch.autograd.gradcheck(lambda t: t * torch.tanh(t), (x,))\n"
+        )
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+        return time.perf_counter() - start, cpu
+
     ours(100)  # imports Hypothesis and the strategies once, outside the timing
-    rows: dict[str, list[tuple[float, float]]] = {"torch": [], "verify": [], "cli": []}
+    rows: dict[str, list[tuple[float, float]]] = {
+        "torch": [],
+        "verify": [],
+        "torch_process": [],
+        "cli": [],
+    }
     for r in range(rounds):
         rows["verify"].append(ours(r))
         rows["torch"].append(torch_slow())
         rows["cli"].append(cli(r))
+        rows["torch_process"].append(torch_process())
     wall = {k: statistics.median(w for w, _ in v) for k, v in rows.items()}
     cpu = {k: statistics.median(c for _, c in v) for k, v in rows.items()}
     names = {
         "torch": "torch.autograd.gradcheck, slow mode, one input",
         "verify": "gradcheck.verify, 100 examples (its seconds)",
+        "torch_process": "the torch check in a fresh python process",
         "cli": "python -m gradcheck verify, fresh process",
     }
     lines = [
@@ -238,6 +262,9 @@ def verify_side_by_side(rounds: int, seeds: int, folder: Path) -> list[str]:
             f"{wall[k] / wall['torch']:9.2f}x {cpu[k] / cpu['torch']:8.2f}x"
             for k in rows
         ),
+        f"fresh processes, gradcheck verify / the torch check: "
+        f"{wall['cli'] / wall['torch_process']:.2f}x wall, "
+        f"{cpu['cli'] / cpu['torch_process']:.2f}x CPU",
     ]
     caught = 0
     for seed in range(seeds):

@@ -555,10 +555,10 @@ _DRAWN_AS = {"complex128": "float64", "complex64": "float32", "bfloat16": "float
 def _with_imaginary_parts(strategy: Any, dtype: str, domain: Any) -> Any:
     """Each float array ``strategy`` draws made complex, with an imaginary part drawn
     from the same interval as its real part (the input's domain)."""
-    import hypothesis.extra.numpy as hnp
     from hypothesis import strategies as st
 
-    from gradcheck.strategies._floats import interval_floats
+    from gradcheck.strategies._floats import interval_floats, representable_intervals
+    from gradcheck.strategies.inputs import draw_array
 
     real = np.dtype(_DRAWN_AS[dtype])
 
@@ -573,7 +573,8 @@ def _with_imaginary_parts(strategy: Any, dtype: str, domain: Any) -> Any:
         for i, a in enumerate(arrays):
             if a.dtype == real:
                 lo, hi = bounds(i)
-                im = data(hnp.arrays(real, a.shape, elements=interval_floats(real, lo, hi)))
+                spread = representable_intervals(real, lo, hi)
+                im = draw_array(data, real, a.shape, interval_floats(real, lo, hi), spread)
                 arrays[i] = (a + 1j * im).astype(dtype)
         return tuple(arrays)
 

@@ -23,6 +23,8 @@ __all__ = [
     "DEFAULT_BOUND",
     "allowed_intervals",
     "interval_floats",
+    "representable_intervals",
+    "uniform_in",
     "reach_floats",
     "reach_values",
 ]
@@ -108,6 +110,44 @@ def interval_floats(
             f"avoid={list(avoid)}; widen the domain or lower the margin"
         )
     return st.one_of(branches)
+
+
+def representable_intervals(
+    dtype: np.dtype,
+    lo: float = -math.inf,
+    hi: float = math.inf,
+    *,
+    avoid: Sequence[float] = (),
+    margin: float = 0.0,
+) -> list[tuple[float, float]]:
+    """The intervals :func:`interval_floats` draws from, their ends values of
+    ``dtype``: what :func:`uniform_in` spreads values over."""
+    out = []
+    for a, b in allowed_intervals(lo, hi, avoid, margin):
+        a, b = _inward(a, dtype, b), _inward(b, dtype, a)
+        if a <= b:
+            out.append((a, b))
+    return out
+
+
+def uniform_in(
+    rng: np.random.Generator, intervals: Sequence[tuple[float, float]], n: int, dtype: np.dtype
+) -> np.ndarray:
+    """``n`` values of ``dtype`` spread uniformly over ``intervals`` (each taking its
+    share by width; all alike when every one is a single point), normal or 0 as
+    :func:`interval_floats`'s are: the bulk of a large array, drawn at NumPy's speed."""
+    lows = np.array([a for a, _ in intervals], dtype=np.float64)
+    highs = np.array([b for _, b in intervals], dtype=np.float64)
+    widths = highs - lows
+    weights = widths / widths.sum() if widths.sum() > 0 else np.full(len(widths), 1 / len(widths))
+    which = rng.choice(len(intervals), size=n, p=weights)
+    values = lows[which] + rng.random(n) * widths[which]
+    low, high = lows[which].astype(dtype), highs[which].astype(dtype)
+    out: np.ndarray = np.clip(values.astype(dtype), low, high)
+    # No subnormals, as interval_floats: one lies next to 0, which its interval then
+    # holds (an interval's ends are normal or 0), so 0 instead.
+    out[(out != 0) & (np.abs(out) < np.finfo(dtype).tiny)] = 0
+    return out
 
 
 def default_elements(dtype: np.dtype) -> st.SearchStrategy[object]:

@@ -18,8 +18,10 @@ from gradcheck.strategies._floats import (
     REACH,
     interval_floats,
     reach_values,
+    representable_intervals,
     spaced_values,
     special_values,
+    uniform_in,
 )
 from gradcheck.strategies._validation import (
     check_bool,
@@ -184,7 +186,11 @@ def op_inputs(
         ones (ignored when ``shapes`` is given).
 
     Values are finite, normal floats of moderate magnitude (unless ``reach``);
-    shrinking goes towards small shapes and simple values.
+    shrinking goes towards small shapes and simple values. An array of more than
+    :data:`SPARSE_LIMIT` (128) elements costs a few draws whatever its size: one drawn
+    value or values NumPy spreads over the domain from a drawn seed, and up to
+    :data:`SPARSE_MAX` (32) elements drawn one by one; it shrinks to the one value
+    where the failure allows, else keeps its spread (not element by element).
 
     Examples
     --------
@@ -227,9 +233,25 @@ def op_inputs(
         else [None] * arity
     )
 
+    # What the bulk of a large array spreads over: per_input's intervals (None where
+    # the values come from the caller's strategy, or are integers or booleans).
+    spreads: list[Any] = (
+        [
+            representable_intervals(
+                dtype,
+                lo,
+                hi,
+                avoid=(*avoid, *(b for b in (lo, hi) if np.isfinite(b))),
+                margin=margin,
+            )
+            for lo, hi in domains
+        ]
+        if elements is None
+        else [None] * arity
+    )
     dtypes = [dtype] * arity
     for i, (kind, el) in discrete.items():
-        dtypes[i], per_input[i], extras[i] = kind, el, None
+        dtypes[i], per_input[i], extras[i], spreads[i] = kind, el, None, None
     floats = [i for i in range(arity) if i not in discrete]
     # Unique across all float inputs (a tie between two inputs is a kink of an
     # elementwise maximum too). With one domain for all, every value is drawn at a
@@ -265,6 +287,7 @@ def op_inputs(
         domains,
         avoid,
         extras,
+        spreads,
     )
     return _draw_inputs(spec, unique)
 
@@ -399,6 +422,9 @@ class _Draws:
     avoid: Sequence[float] = ()
     #: per input, the reach's values (:func:`reach_values`) a few elements take, or None
     extras: Sequence[Any] = ()
+    #: per input, the intervals a large array's bulk spreads over
+    #: (:func:`~gradcheck.strategies._floats.representable_intervals`), or None
+    spreads: Sequence[Any] = ()
 
 
 #: Relative gaps of a near-tie, as powers of ten: below the usual margin, from just
@@ -415,8 +441,8 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
     per_input, dtypes, floats, grid = spec.per_input, spec.dtypes, spec.floats, spec.grid
     if not unique:
         drawn = [
-            draw(hnp.arrays(dt, shape, elements=el))
-            for shape, el, dt in zip(input_shapes, per_input, dtypes)
+            draw_array(draw, dt, shape, el, spread)
+            for shape, el, dt, spread in zip(input_shapes, per_input, dtypes, spec.spreads)
         ]
         for i, extra in enumerate(spec.extras):
             if extra is not None and drawn[i].size:
@@ -447,6 +473,57 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
         arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i], unique=True))
     assume(_min_gap([arrays[i] for i in floats]) >= spec.margin)
     return tuple(arrays)
+
+
+#: Arrays of more elements than this are drawn as a bulk plus a few drawn elements
+#: (:func:`_large_array`); smaller ones element by element, as
+#: :func:`hypothesis.extra.numpy.arrays` does. (The search's large inputs,
+#: ``LARGE_SIZE`` in :mod:`gradcheck.search.verifier`, are no larger than this.)
+SPARSE_LIMIT = 128
+#: The most elements of a large array drawn one by one.
+SPARSE_MAX = 32
+#: A large array's bulk is constant when a draw of ``integers(0, BULK_KINDS - 1)`` is 0,
+#: random otherwise. Hypothesis favours the simplest choice (0, where shrinking goes):
+#: in a search about half the large arrays drawn have a constant bulk.
+BULK_KINDS = 256
+
+
+def draw_array(
+    draw: st.DrawFn, dtype: Any, shape: tuple[int, ...], elements: Any, spread: Any
+) -> np.ndarray:
+    """An array of ``shape`` with values from ``elements``: element by element up to
+    :data:`SPARSE_LIMIT` elements, or where ``spread`` (the elements' intervals) is
+    None; else :func:`_large_array`."""
+    size = int(np.prod(shape))
+    if spread is None or size <= SPARSE_LIMIT:
+        return draw(hnp.arrays(dtype, shape, elements=elements))
+    return _large_array(draw, dtype, shape, elements, spread)
+
+
+def _large_array(
+    draw: st.DrawFn, dtype: Any, shape: tuple[int, ...], elements: Any, spread: Any
+) -> np.ndarray:
+    """An array of more than :data:`SPARSE_LIMIT` elements at the cost of a few draws.
+
+    :func:`hypothesis.extra.numpy.arrays` draws a fill value, then elements one by one,
+    as many as Hypothesis likes: about sqrt(size) on average, but whole runs of 100
+    examples with 270 each at 2,000 elements (drawing them cost three times the
+    checks), and arrays mostly of one value otherwise. Here the bulk is either one
+    drawn value (about half the arrays, and what shrinking goes to; see
+    :data:`BULK_KINDS`) or values NumPy spreads uniformly over the elements' intervals
+    from a drawn seed (every element different); then up to :data:`SPARSE_MAX`
+    elements are drawn one by one at drawn positions (the special values Hypothesis's
+    floats favour, and what shrinking simplifies)."""
+    size = int(np.prod(shape))
+    fill = draw(elements, label="fill")
+    if draw(st.integers(0, BULK_KINDS - 1), label="bulk") == 0:
+        flat = np.full(size, fill, dtype=dtype)
+    else:
+        seed = draw(st.integers(0, 2**32 - 1), label="bulk seed")
+        flat = uniform_in(np.random.default_rng(seed), spread, size, np.dtype(dtype))
+    for _ in range(draw(st.integers(0, SPARSE_MAX), label="drawn elements")):
+        flat[draw(st.integers(0, size - 1))] = draw(elements)
+    return flat.reshape(shape)
 
 
 #: The most elements of one input that take the reach's values in one example.

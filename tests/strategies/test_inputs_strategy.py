@@ -137,3 +137,40 @@ def test_half_precision_values_respect_domain_and_avoid(xs):
     (x,) = xs
     assert x.dtype == np.float16 and _well_conditioned(x)
     assert ((np.abs(x) >= 0.1) & (np.abs(x) <= 0.9)).all()
+
+
+# -- arrays of more than SPARSE_LIMIT elements: a bulk and a few drawn elements ------------
+@given(op_inputs(2, shapes=["20,10", "300"], domain=(0.0, 2.0), avoid=[1.0], margin=0.05))
+def test_large_arrays_respect_the_domain_and_the_avoided_points(xs):
+    for x in xs:
+        assert _well_conditioned(x) and x.dtype == np.float64
+        assert ((x >= 0.05) & (x <= 1.95) & (np.abs(x - 1.0) >= 0.05)).all()
+
+
+@given(op_inputs(1, shapes=["500"], dtype=np.float16, domain=(-1, 1), avoid=[0.0], margin=0.1))
+def test_large_half_precision_arrays_respect_domain_and_avoid(xs):
+    (x,) = xs
+    assert x.dtype == np.float16 and _well_conditioned(x)
+    assert ((np.abs(x) >= 0.1) & (np.abs(x) <= 0.9)).all()
+
+
+def test_large_arrays_reach_every_element_different_and_shrink_to_one_value():
+    (x,) = find(op_inputs(1, shapes=["300"]), lambda xs: np.unique(xs[0]).size == 300)
+    assert x.shape == (300,) and _well_conditioned(x)
+    (x,) = find(op_inputs(1, shapes=["300"]), lambda xs: True)
+    assert (x == 0).all()
+    # a value only a drawn element takes (the domain's edge): that element alone
+    (x,) = find(op_inputs(1, shapes=["300"]), lambda xs: (xs[0] == 10.0).any())
+    assert np.count_nonzero(x) == 1 and x.max() == 10.0
+
+
+@settings(max_examples=20)
+@given(op_inputs(1, shapes=["16,16"], domain=(-3, 3), reach=True))
+def test_large_arrays_still_take_the_reach_values(xs):
+    (x,) = xs
+    assert x.shape == (16, 16) and np.isfinite(x).all() and (np.abs(x) <= 3).all()
+
+
+def test_large_arrays_take_the_reach_values_somewhere():
+    (x,) = find(op_inputs(1, shapes=["300"], reach=True), lambda xs: np.abs(xs[0]).max() > 100)
+    assert np.count_nonzero(np.abs(x) > 10) <= 4
