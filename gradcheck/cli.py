@@ -704,20 +704,23 @@ def verify_command(
     from gradcheck.frontend.config import is_regression_factor
     from gradcheck.frontend.runner import StopOnSignals, WorkerSetup
 
-    overrides = _settings_from_options(ctx)
-    if regression_factor is not None and not is_regression_factor(regression_factor):
-        raise click.BadParameter(
-            f"must be a number >= 1, got {regression_factor:g}", param_hint="'--regression-factor'"
-        )
-    # Checked before anything runs: a typo in a path must not cost the whole run.
-    outputs = _outputs(save_baseline, junit_xml, verbose)
     setup = WorkerSetup(
         cwd=os.getcwd(),
         stdout_to_stderr=output_format.document,
         hypothesis_home=_hypothesis_home(),
     )
     # SIGINT and SIGTERM stop the run, which still prints and writes what finished.
+    # The first worker starts now (Python, NumPy, Hypothesis: most of a small run's
+    # time), while the options and the targets are read here; a usage error stops it.
     with StopOnSignals() as signals, _Runner(jobs, setup) as run:
+        overrides = _settings_from_options(ctx)
+        if regression_factor is not None and not is_regression_factor(regression_factor):
+            raise click.BadParameter(
+                f"must be a number >= 1, got {regression_factor:g}",
+                param_hint="'--regression-factor'",
+            )
+        # Checked before anything runs: a typo in a path must not cost the whole run.
+        outputs = _outputs(save_baseline, junit_xml, verbose)
         config, baseline = _inputs(config_path, baseline_path, verbose)
         run_seed = _run_seed(seed, baseline, config)
         run.shown = _progress(output_format, quiet, color_choice)
