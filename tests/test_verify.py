@@ -181,7 +181,7 @@ def test_every_example_not_differentiable_is_inconclusive(monkeypatch) -> None:
     monkeypatch.setattr(
         verify_module,
         "_check",
-        lambda tgt, arrays, options, seed: CheckResult("not differentiable", "op"),
+        lambda tgt, arrays, options, seed, **kw: CheckResult("not differentiable", "op"),
     )
     result = verify(Square, max_examples=5, seed=0)
     assert (result.passed, result.verdict, result.examples) == (False, "inconclusive", 0)

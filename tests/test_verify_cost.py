@@ -47,3 +47,29 @@ def test_verify_finds_a_relative_1e_6_error_in_one_of_2000_elements(monkeypatch)
     assert report.failure.worst[0].index == (30, 0)  # flat 1500
     assert report.failure.mismatched == 1
     assert ("fast", SCREEN_GROUP_SIZE) in seen
+
+
+class _WrongAbove(XTanh):
+    """Wrong by a relative 1e-4 wherever x > 5: every element of some inputs."""
+
+    def backward_var(self, grad, index, **kwargs):
+        import numpy as np
+
+        g = np.array(super().backward_var(grad, index), dtype=np.float64)
+        return np.where(self.variables[0].data > 5, g * (1 + 1e-4), g)
+
+
+def test_shrinking_a_large_example_takes_the_screens_failure(monkeypatch) -> None:
+    """While shrinking, a screen's failure at located elements is the step's verdict
+    (full mode refining every wrong element of 2000 costs seconds per step); the
+    shrunk example is then checked in full mode for the report."""
+    seen = _modes_used(monkeypatch)
+    result = verify(_WrongAbove, shapes=["40,50"], max_examples=50, seed=0)
+    assert result.verdict == "failed" and result.shrink_steps > 0
+    report = result.failure
+    assert report.settings["mode"] == "full" and report.failure.kind == "mismatch"
+    assert all(
+        report.inputs[0].reshape(-1)[e.index[0] * 50 + e.index[1]] > 5 for e in report.failure.worst
+    )
+    # full mode: the first failure and the report; the shrinking steps: screens alone
+    assert seen.count(("full", None)) <= 2 < result.shrink_steps

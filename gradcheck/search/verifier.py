@@ -598,7 +598,21 @@ SCREEN_ABOVE = 256
 SCREEN_GROUP_SIZE = 128
 
 
-def _check(tgt: Any, arrays: Sequence[Any], options: dict[str, Any], check_seed: int) -> Any:
+def _check(
+    tgt: Any,
+    arrays: Sequence[Any],
+    options: dict[str, Any],
+    check_seed: int,
+    *,
+    shrinking: bool = False,
+) -> Any:
+    """The check of one example. In mode "auto", an example of more than
+    :data:`SCREEN_ABOVE` elements is screened first; while ``shrinking``, a screen that
+    fails with elements located and judged (as full mode judges them) is the
+    example's failure (:func:`screened_failure`): the shrinker only needs to know
+    that the example still fails, and full mode refining every wrong element of a
+    large input costs seconds per step; the shrunk example is checked in full mode
+    for the report (:func:`_in_full`)."""
     from gradcheck.checking.checker import FULL_MODE_MAX_SIZE, check
 
     def run(**mode: Any) -> Any:
@@ -624,9 +638,46 @@ def _check(tgt: Any, arrays: Sequence[Any], options: dict[str, Any], check_seed:
         size = sum(np.size(a) for i, a in enumerate(arrays) if i not in const)
         if SCREEN_ABOVE < size <= FULL_MODE_MAX_SIZE:
             screened = run(mode=Mode.FAST, group_size=SCREEN_GROUP_SIZE)
-            if screened.verdict == Verdict.PASSED:
+            if screened.verdict == Verdict.PASSED or (shrinking and screened_failure(screened)):
                 return screened
     return run(mode=options["mode"])
+
+
+def _same_example(a: Any, b: Any) -> bool:
+    return (
+        a.seed == b.seed
+        and len(a.inputs) == len(b.inputs)
+        and all(
+            np.shape(x) == np.shape(y) and np.array_equal(x, y, equal_nan=True)
+            for x, y in zip(a.inputs, b.inputs)
+        )
+    )
+
+
+def screened_failure(result: Any) -> bool:
+    """Whether ``result`` is a screen's (fast mode's) failure at elements it located
+    and judged one by one: what a shrinking search takes as the example's failure."""
+    failure = result.failure
+    return bool(
+        result.verdict == Verdict.FAILED
+        and result.settings.get("mode") == Mode.FAST
+        and failure is not None
+        and failure.kind == Kind.MISMATCH
+        and failure.worst
+    )
+
+
+def _in_full(search: _Search, failure: Any) -> Any:
+    """The shrunk failure as the report shows it: where a screen found it (mode
+    "auto", while shrinking), the same example checked in full mode; should that not
+    fail, the search's first failure (which full mode confirmed)."""
+    if search.options["mode"] != Mode.AUTO or not screened_failure(failure):
+        return failure
+    first = search.first_failure
+    if first is not None and _same_example(first, failure):
+        return first  # (nothing shrank: that one was checked in full already)
+    full = _check(search.tgt, failure.inputs, search.options, failure.seed)
+    return full if full.verdict == Verdict.FAILED else search.first_failure
 
 
 def constant_inputs(options: Mapping[str, Any]) -> list[int]:
@@ -682,7 +733,7 @@ class _Search:
         if self.on_example is not None:
             self.on_example(arrays, check_seed)
         try:
-            result = _check(self.tgt, arrays, self.options, check_seed)
+            result = _check(self.tgt, arrays, self.options, check_seed, shrinking=not searching)
         except GradcheckError as exc:
             self.fatal = exc
             raise
@@ -818,7 +869,7 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
     try:
         test()
     except _ExampleFailed as exc:  # the final replay of the shrunk example
-        return exc.result, Verdict.FAILED, ""
+        return _in_full(search, exc.result), Verdict.FAILED, ""
     except Unsatisfiable:
         return None, Verdict.INCONCLUSIVE, _unsatisfied(search.skipped, drawn=False)
     except Flaky:
