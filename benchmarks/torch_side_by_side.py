@@ -262,6 +262,8 @@ def verify_side_by_side(rounds: int, seeds: int, folder: Path) -> list[str]:
             f"{wall[k] / wall['torch']:9.2f}x {cpu[k] / cpu['torch']:8.2f}x"
             for k in rows
         ),
+        "verify / torch per round (seed r against the torch check timed after it): "
+        + ", ".join(f"{v / t:.2f}x" for (v, _), (t, _) in zip(rows["verify"], rows["torch"])),
         f"fresh processes, gradcheck verify / the torch check: "
         f"{wall['cli'] / wall['torch_process']:.2f}x wall, "
         f"{cpu['cli'] / cpu['torch_process']:.2f}x CPU",
