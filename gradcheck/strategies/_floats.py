@@ -24,7 +24,7 @@ __all__ = [
     "allowed_intervals",
     "interval_floats",
     "representable_intervals",
-    "uniform_in",
+    "spread_around",
     "reach_floats",
     "reach_values",
 ]
@@ -121,7 +121,7 @@ def representable_intervals(
     margin: float = 0.0,
 ) -> list[tuple[float, float]]:
     """The intervals :func:`interval_floats` draws from, their ends values of
-    ``dtype``: what :func:`uniform_in` spreads values over."""
+    ``dtype``: where :func:`spread_around` keeps values."""
     out = []
     for a, b in allowed_intervals(lo, hi, avoid, margin):
         a, b = _inward(a, dtype, b), _inward(b, dtype, a)
@@ -130,23 +130,26 @@ def representable_intervals(
     return out
 
 
-def uniform_in(
-    rng: np.random.Generator, intervals: Sequence[tuple[float, float]], n: int, dtype: np.dtype
+def spread_around(
+    rng: np.random.Generator,
+    center: float,
+    half_width: float,
+    intervals: Sequence[tuple[float, float]],
+    n: int,
+    dtype: np.dtype,
 ) -> np.ndarray:
-    """``n`` values of ``dtype`` spread uniformly over ``intervals`` (each taking its
-    share by width; all alike when every one is a single point), normal or 0 as
-    :func:`interval_floats`'s are: the bulk of a large array, drawn at NumPy's speed."""
-    lows = np.array([a for a, _ in intervals], dtype=np.float64)
-    highs = np.array([b for _, b in intervals], dtype=np.float64)
-    widths = highs - lows
-    weights = widths / widths.sum() if widths.sum() > 0 else np.full(len(widths), 1 / len(widths))
-    which = rng.choice(len(intervals), size=n, p=weights)
-    values = lows[which] + rng.random(n) * widths[which]
-    low, high = lows[which].astype(dtype), highs[which].astype(dtype)
-    out: np.ndarray = np.clip(values.astype(dtype), low, high)
-    # No subnormals, as interval_floats: one lies next to 0, which its interval then
-    # holds (an interval's ends are normal or 0), so 0 instead.
-    out[(out != 0) & (np.abs(out) < np.finfo(dtype).tiny)] = 0
+    """``n`` values of ``dtype`` drawn uniformly from ``center +- half_width``; those
+    that fall outside ``intervals`` (or are subnormal, which :func:`interval_floats`
+    never draws) are ``center`` instead, which must lie in them: the bulk of a large
+    array, made at NumPy's speed, that stays where its center is (on the side of 0
+    an op is defined on, say) unless the spread is wide."""
+    values = (center + half_width * rng.uniform(-1.0, 1.0, n)).astype(dtype)
+    wide = values.astype(np.float64)
+    inside = np.zeros(n, dtype=bool)
+    for a, b in intervals:
+        inside |= (wide >= a) & (wide <= b)
+    inside &= (values == 0) | (np.abs(wide) >= np.finfo(dtype).tiny)
+    out: np.ndarray = np.where(inside, values, dtype.type(center))
     return out
 
 

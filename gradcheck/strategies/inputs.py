@@ -21,7 +21,7 @@ from gradcheck.strategies._floats import (
     representable_intervals,
     spaced_values,
     special_values,
-    uniform_in,
+    spread_around,
 )
 from gradcheck.strategies._validation import (
     check_bool,
@@ -187,10 +187,10 @@ def op_inputs(
 
     Values are finite, normal floats of moderate magnitude (unless ``reach``);
     shrinking goes towards small shapes and simple values. An array of more than
-    :data:`SPARSE_LIMIT` (128) elements costs a few draws whatever its size: one drawn
-    value or values NumPy spreads over the domain from a drawn seed, and up to
-    :data:`SPARSE_MAX` (32) elements drawn one by one; it shrinks to the one value
-    where the failure allows, else keeps its spread (not element by element).
+    :data:`SPARSE_LIMIT` (128) elements costs a few draws whatever its size: a drawn
+    value that NumPy spreads the bulk around by a drawn width, and up to
+    :data:`SPARSE_MAX` (32) elements drawn one by one; shrinking narrows the spread
+    (to one value where the failure allows), not element by element.
 
     Examples
     --------
@@ -480,12 +480,14 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
 #: :func:`hypothesis.extra.numpy.arrays` does. (The search's large inputs,
 #: ``LARGE_SIZE`` in :mod:`gradcheck.search.verifier`, are no larger than this.)
 SPARSE_LIMIT = 128
-#: The most elements of a large array drawn one by one.
+#: The most elements of a large array drawn one by one (about 5 on average: a
+#: Hypothesis list's).
 SPARSE_MAX = 32
-#: A large array's bulk is constant when a draw of ``integers(0, BULK_KINDS - 1)`` is 0,
-#: random otherwise. Hypothesis favours the simplest choice (0, where shrinking goes):
-#: in a search about half the large arrays drawn have a constant bulk.
-BULK_KINDS = 256
+#: A large array's bulk spreads around its drawn value by ``span * 2**(level -
+#: SPREAD_LEVELS)`` on either side, ``level`` drawn from 0 (no spread: one value, what
+#: shrinking goes to) to SPREAD_LEVELS (across the whole domain); ``span`` is the
+#: width of the domain (20 for the default +-10).
+SPREAD_LEVELS = 8
 
 
 def draw_array(
@@ -508,21 +510,28 @@ def _large_array(
     :func:`hypothesis.extra.numpy.arrays` draws a fill value, then elements one by one,
     as many as Hypothesis likes: about sqrt(size) on average, but whole runs of 100
     examples with 270 each at 2,000 elements (drawing them cost three times the
-    checks), and arrays mostly of one value otherwise. Here the bulk is either one
-    drawn value (about half the arrays, and what shrinking goes to; see
-    :data:`BULK_KINDS`) or values NumPy spreads uniformly over the elements' intervals
-    from a drawn seed (every element different); then up to :data:`SPARSE_MAX`
-    elements are drawn one by one at drawn positions (the special values Hypothesis's
-    floats favour, and what shrinking simplifies)."""
+    checks), and arrays mostly of one value otherwise. Here one value is drawn, and
+    NumPy spreads the bulk around it from a drawn seed, by a drawn width (see
+    :data:`SPREAD_LEVELS`): every element different unless the width is 0, and on the
+    value's side of an op's domain unless it is wide, so that an op defined for x > 0
+    only is checked as often as element-by-element arrays are. Then up to
+    :data:`SPARSE_MAX` elements are drawn one by one at drawn positions (the special
+    values Hypothesis's floats favour). Shrinking narrows the spread to 0, drops the
+    drawn elements and simplifies the value."""
     size = int(np.prod(shape))
-    fill = draw(elements, label="fill")
-    if draw(st.integers(0, BULK_KINDS - 1), label="bulk") == 0:
-        flat = np.full(size, fill, dtype=dtype)
+    dtype = np.dtype(dtype)
+    center = draw(elements, label="bulk value")
+    level = draw(st.integers(0, SPREAD_LEVELS), label="bulk spread")
+    if level == 0:
+        flat = np.full(size, center, dtype=dtype)
     else:
         seed = draw(st.integers(0, 2**32 - 1), label="bulk seed")
-        flat = uniform_in(np.random.default_rng(seed), spread, size, np.dtype(dtype))
-    for _ in range(draw(st.integers(0, SPARSE_MAX), label="drawn elements")):
-        flat[draw(st.integers(0, size - 1))] = draw(elements)
+        span = max(b for _, b in spread) - min(a for a, _ in spread)
+        half_width = span * 2.0 ** (level - SPREAD_LEVELS)
+        flat = spread_around(np.random.default_rng(seed), center, half_width, spread, size, dtype)
+    drawn = st.tuples(st.integers(0, size - 1), elements)
+    for index, value in draw(st.lists(drawn, max_size=SPARSE_MAX), label="drawn elements"):
+        flat[index] = value
     return flat.reshape(shape)
 
 

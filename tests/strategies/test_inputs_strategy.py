@@ -159,9 +159,34 @@ def test_large_arrays_reach_every_element_different_and_shrink_to_one_value():
     assert x.shape == (300,) and _well_conditioned(x)
     (x,) = find(op_inputs(1, shapes=["300"]), lambda xs: True)
     assert (x == 0).all()
+    # a failure that values above 5 show: the spread narrows to one such value
+    (x,) = find(op_inputs(1, shapes=["300"]), lambda xs: (xs[0] > 5).sum() > 20)
+    assert np.unique(x).size == 1 and x[0] > 5
     # a value only a drawn element takes (the domain's edge): that element alone
     (x,) = find(op_inputs(1, shapes=["300"]), lambda xs: (xs[0] == 10.0).any())
-    assert np.count_nonzero(x) == 1 and x.max() == 10.0
+    assert np.unique(x).size <= 2 and x.max() == 10.0
+
+
+def test_large_arrays_keep_to_the_side_of_an_undeclared_domain():
+    """An op defined for x > 0 only, its domain not declared: a spread bulk stays
+    near its drawn value, so that draws are all positive, spread ones among them (a
+    spread across the whole +-10 never is). Measured over 5 x 200 draws: 90 all
+    positive, 55 of them spread; element by element (hypothesis.extra.numpy.arrays)
+    31, none spread."""
+    from hypothesis import HealthCheck, given, settings
+
+    seen = {"positive": 0, "spread": 0}
+
+    @settings(max_examples=200, database=None, suppress_health_check=list(HealthCheck))
+    @given(op_inputs(1, shapes=["300"]))
+    def draws(xs):
+        (x,) = xs
+        if (x > 0).all():
+            seen["positive"] += 1
+            seen["spread"] += np.unique(x).size > 100
+
+    draws()
+    assert seen["spread"] >= 5 and seen["positive"] >= 10
 
 
 @settings(max_examples=20)
