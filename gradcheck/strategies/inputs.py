@@ -189,8 +189,9 @@ def op_inputs(
     shrinking goes towards small shapes and simple values. An array of more than
     :data:`SPARSE_LIMIT` (128) elements costs a few draws whatever its size: a drawn
     value that NumPy spreads the bulk around by a drawn width, and up to
-    :data:`SPARSE_MAX` (32) elements drawn one by one; shrinking narrows the spread
-    (to one value where the failure allows), not element by element.
+    :data:`SPARSE_MAX` (32) elements drawn one by one (with ``unique``, a seeded choice
+    among the values a margin apart); shrinking narrows the spread (to one value where
+    the failure allows), not element by element.
 
     Examples
     --------
@@ -453,14 +454,18 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
         arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i]))
     if grid is not None:
         sizes = [int(np.prod(input_shapes[i])) for i in floats]
-        assume(sum(sizes) <= grid.size)
-        position = st.integers(0, (spec.bulk or grid.size) - 1)
-        if 0 < spec.bulk < grid.size:  # the reach's values, one draw in four
-            position = st.one_of(
-                position, position, position, st.integers(spec.bulk, grid.size - 1)
-            )
-        positions = st.lists(position, min_size=sum(sizes), max_size=sum(sizes), unique=True)
-        flat = grid[np.array(draw(positions), dtype=np.intp)]
+        total = sum(sizes)
+        assume(total <= grid.size)
+        if total > SPARSE_LIMIT:
+            flat = grid[_large_positions(draw, spec, total)]
+        else:
+            position = st.integers(0, (spec.bulk or grid.size) - 1)
+            if 0 < spec.bulk < grid.size:  # the reach's values, one draw in four
+                position = st.one_of(
+                    position, position, position, st.integers(spec.bulk, grid.size - 1)
+                )
+            positions = st.lists(position, min_size=total, max_size=total, unique=True)
+            flat = grid[np.array(draw(positions), dtype=np.intp)]
         if spec.reach:
             flat = _near_tie(draw, spec, flat, spec.domains[floats[0]] if floats else None)
         pieces = np.split(flat, np.cumsum(sizes)[:-1])
@@ -533,6 +538,29 @@ def _large_array(
     for index, value in draw(st.lists(drawn, max_size=SPARSE_MAX), label="drawn elements"):
         flat[index] = value
     return flat.reshape(shape)
+
+
+def _large_positions(draw: st.DrawFn, spec: _Draws, total: int) -> np.ndarray:
+    """``total`` distinct positions in ``spec.grid`` (more than :data:`SPARSE_LIMIT`)
+    at the cost of a few draws, where drawing each (:func:`_draw_inputs`'s smaller
+    case) costs seconds per example: a random choice, from a drawn seed, among the
+    grid's well-conditioned values nearest 0, how far out drawn as a large array's
+    spread (:data:`SPREAD_LEVELS`; level 0, where shrinking goes: the ``total``
+    nearest); then up to :data:`REACH_ELEMENTS` of them moved to the reach's values."""
+    assert spec.grid is not None
+    pool = spec.bulk or spec.grid.size
+    level = draw(st.integers(0, SPREAD_LEVELS), label="bulk spread")
+    span = total + (pool - total) * (2**level - 1) // (2**SPREAD_LEVELS - 1)
+    seed = draw(st.integers(0, 2**32 - 1), label="bulk seed")
+    positions = np.random.default_rng(seed).choice(span, size=total, replace=False)
+    if 0 < spec.bulk < spec.grid.size:
+        moved = st.tuples(st.integers(0, total - 1), st.integers(spec.bulk, spec.grid.size - 1))
+        unique = (lambda m: m[0], lambda m: m[1])
+        for slot, extra in draw(
+            st.lists(moved, max_size=REACH_ELEMENTS, unique_by=unique), label="reach elements"
+        ):
+            positions[slot] = extra
+    return positions.astype(np.intp)
 
 
 #: The most elements of one input that take the reach's values in one example.

@@ -199,3 +199,23 @@ def test_large_arrays_still_take_the_reach_values(xs):
 def test_large_arrays_take_the_reach_values_somewhere():
     (x,) = find(op_inputs(1, shapes=["300"], reach=True), lambda xs: np.abs(xs[0]).max() > 100)
     assert np.count_nonzero(np.abs(x) > 10) <= 4
+
+
+@given(op_inputs(2, shapes=["20,10", "100"], unique=True, margin=1e-2, domain=(-5, 5)))
+def test_large_unique_draws_are_distinct_a_margin_apart_across_inputs(xs):
+    flat = np.sort(np.concatenate([x.ravel() for x in xs]))
+    assert flat.size == 300 and np.all(np.diff(flat) >= 1e-2)
+    assert (np.abs(flat) < 5).all()
+
+
+def test_large_unique_draws_spread_out_and_take_a_few_reach_values():
+    (x,) = find(op_inputs(1, shapes=["300"], unique=True), lambda xs: np.ptp(xs[0]) > 15)
+    assert np.unique(x).size == 300
+    (x,) = find(
+        op_inputs(1, shapes=["300"], unique=True, reach=True),
+        lambda xs: np.abs(xs[0]).max() > 100,
+    )
+    assert 1 <= np.count_nonzero(np.abs(x) > 10) <= 4
+    # shrinks to the values nearest 0
+    (x,) = find(op_inputs(1, shapes=["300"], unique=True), lambda xs: True)
+    assert np.abs(x).max() < 3.1
