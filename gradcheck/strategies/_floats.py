@@ -95,15 +95,10 @@ def interval_floats(
     Raises InvalidArgument when nothing is left to draw from.
     """
     width = cast("Literal[16, 32, 64]", dtype.itemsize * 8)  # a float dtype's bits
-    branches = []
-    for a, b in allowed_intervals(lo, hi, avoid, margin):
-        a, b = _inward(a, dtype, b), _inward(b, dtype, a)
-        if a <= b:
-            branches.append(
-                st.floats(
-                    a, b, allow_nan=False, allow_infinity=False, allow_subnormal=False, width=width
-                )
-            )
+    branches = [
+        st.floats(a, b, allow_nan=False, allow_infinity=False, allow_subnormal=False, width=width)
+        for a, b in representable_intervals(dtype, lo, hi, avoid=avoid, margin=margin)
+    ]
     if not branches:
         raise InvalidArgument(
             f"no {dtype} value lies in [{lo}, {hi}] at least margin={margin} away from "

@@ -224,7 +224,9 @@ def op_inputs(
         shape_strategy = _shape_strategy(
             shapes, broadcast, arity, (min_dims, max_dims), (min_side, max_side)
         )
-    per_input = _value_strategies(elements, dtype, domains, avoid, margin)
+    # per input, the element strategy, and the intervals a large array's bulk keeps
+    # to (None where the values come from the caller's strategy)
+    per_input, spreads = _value_strategies(elements, dtype, domains, avoid, margin)
     extras = (
         [
             reach_values(dtype, lo, hi, c, avoid=avoid, margin=margin)
@@ -234,22 +236,6 @@ def op_inputs(
         else [None] * arity
     )
 
-    # What the bulk of a large array spreads over: per_input's intervals (None where
-    # the values come from the caller's strategy, or are integers or booleans).
-    spreads: list[Any] = (
-        [
-            representable_intervals(
-                dtype,
-                lo,
-                hi,
-                avoid=(*avoid, *(b for b in (lo, hi) if np.isfinite(b))),
-                margin=margin,
-            )
-            for lo, hi in domains
-        ]
-        if elements is None
-        else [None] * arity
-    )
     dtypes = [dtype] * arity
     for i, (kind, el) in discrete.items():
         dtypes[i], per_input[i], extras[i], spreads[i] = kind, el, None, None
@@ -327,22 +313,23 @@ def _value_strategies(
     domains: Sequence[tuple[float, float]],
     avoid: Sequence[float],
     margin: float,
-) -> list[Any]:
-    """:func:`op_inputs`'s values: one element strategy per input."""
+) -> tuple[list[Any], list[Any]]:
+    """:func:`op_inputs`'s values: one element strategy per input, and the intervals
+    they are drawn from (:func:`representable_intervals`; None for ``elements``)."""
     if elements is not None:
         if not isinstance(elements, st.SearchStrategy):
             raise InvalidArgument(f"elements={elements!r} must be a strategy or None")
-        return [elements] * len(domains)
-    return [
-        interval_floats(
-            dtype,
-            lo,
-            hi,
-            avoid=(*avoid, *(b for b in (lo, hi) if np.isfinite(b))),
-            margin=margin,
-        )
-        for lo, hi in domains
+        return [elements] * len(domains), [None] * len(domains)
+    avoided = [(*avoid, *(b for b in (lo, hi) if np.isfinite(b))) for lo, hi in domains]
+    strategies = [
+        interval_floats(dtype, lo, hi, avoid=points, margin=margin)
+        for (lo, hi), points in zip(domains, avoided)
     ]
+    spreads = [
+        representable_intervals(dtype, lo, hi, avoid=points, margin=margin)
+        for (lo, hi), points in zip(domains, avoided)
+    ]
+    return strategies, spreads
 
 
 def _sized_shapes(
