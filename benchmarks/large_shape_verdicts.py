@@ -28,7 +28,7 @@ from typing import Any
 MUTANTS = ("sign_flip", "scale_1e-6", "zero_element", "reverse")
 
 
-def verdicts(rows: int, shape: str, examples: int) -> dict[str, list[str]]:
+def verdicts(rows: int, shape: str, examples: int, progress: bool) -> dict[str, list[str]]:
     from gradcheck import builtin_targets
     from gradcheck.checking.signature import op_signature
     from gradcheck.operation import Operation
@@ -44,8 +44,21 @@ def verdicts(rows: int, shape: str, examples: int) -> dict[str, list[str]]:
             continue
         settings = {k: v for k, v in row.settings.items() if k not in ("max_examples", "broadcast")}
 
-        def run(seed: int, op: Any = row.op, n: int = sig.arity, kw: Any = settings) -> str:
+        def run(
+            seed: int,
+            op: Any = row.op,
+            n: int = sig.arity,
+            kw: Any = settings,
+            name: str = row.name,
+        ) -> str:
+            start = time.perf_counter()
             found = verify(op, shapes=[shape] * n, max_examples=examples, seed=seed, **kw)
+            if progress:
+                print(
+                    f"{name} seed {seed}: {found.verdict} in {time.perf_counter() - start:.1f} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
             return str(found.verdict)
 
         out[row.name] = [run(0), run(1)]
@@ -67,10 +80,11 @@ def main() -> int:
     parser.add_argument("--shape", default="12,12")
     parser.add_argument("--examples", type=int, default=20)
     parser.add_argument("--json", help="write every verdict to this file")
+    parser.add_argument("--progress", action="store_true", help="each run's verdict, as it ends")
     args = parser.parse_args()
     warnings.filterwarnings("ignore")
     start = time.perf_counter()
-    found = verdicts(args.rows, args.shape, args.examples)
+    found = verdicts(args.rows, args.shape, args.examples, args.progress)
     seconds = time.perf_counter() - start
     counts: collections.Counter[tuple[str, str]] = collections.Counter()
     wrong = []
