@@ -535,7 +535,8 @@ def _large_positions(draw: st.DrawFn, spec: _Draws, total: int) -> np.ndarray:
     spread (:data:`SPREAD_LEVELS`; level 0, where shrinking goes: the ``total``
     nearest); then up to :data:`REACH_ELEMENTS` of them moved to the reach's values."""
     assert spec.grid is not None
-    pool = spec.bulk or spec.grid.size
+    # (more elements than well-conditioned values: some of the reach's are needed)
+    pool = max(spec.bulk or spec.grid.size, total)
     level = draw(st.integers(0, SPREAD_LEVELS), label="bulk spread")
     span = total + (pool - total) * (2**level - 1) // (2**SPREAD_LEVELS - 1)
     seed = draw(st.integers(0, 2**32 - 1), label="bulk seed")
@@ -543,10 +544,14 @@ def _large_positions(draw: st.DrawFn, spec: _Draws, total: int) -> np.ndarray:
     if 0 < spec.bulk < spec.grid.size:
         moved = st.tuples(st.integers(0, total - 1), st.integers(spec.bulk, spec.grid.size - 1))
         unique = (lambda m: m[0], lambda m: m[1])
+        taken = set(positions.tolist())
         for slot, extra in draw(
             st.lists(moved, max_size=REACH_ELEMENTS, unique_by=unique), label="reach elements"
         ):
-            positions[slot] = extra
+            if extra not in taken:  # (every value once)
+                taken.discard(int(positions[slot]))
+                positions[slot] = extra
+                taken.add(extra)
     return positions.astype(np.intp)
 
 

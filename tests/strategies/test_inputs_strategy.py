@@ -219,3 +219,22 @@ def test_large_unique_draws_spread_out_and_take_a_few_reach_values():
     # shrinks to the values nearest 0
     (x,) = find(op_inputs(1, shapes=["300"], unique=True), lambda xs: True)
     assert np.abs(x).max() < 3.1
+
+
+@pytest.mark.parametrize("extra", [0, 2])
+def test_large_unique_draws_of_nearly_every_grid_value(extra):
+    """More elements than the grid's well-conditioned values: the reach's make up the
+    rest, every value still once."""
+    from gradcheck.strategies._floats import spaced_values
+
+    bulk = spaced_values(np.dtype(np.float64), -2, 2, avoid=(-2, 2), margin=1e-2).size
+    strategy = op_inputs(1, shapes=[str(bulk + extra)], unique=True, domain=(-2, 2), reach=True)
+
+    @settings(max_examples=20, database=None)
+    @given(strategy)
+    def draws(xs):
+        (x,) = xs
+        assert x.size == bulk + extra and np.unique(x).size == x.size
+        assert ((x >= -2) & (x <= 2)).all()
+
+    draws()
