@@ -191,7 +191,7 @@ def test_large_arrays_keep_to_the_side_of_an_undeclared_domain():
 
 @settings(max_examples=20)
 @given(op_inputs(1, shapes=["16,16"], domain=(-3, 3), reach=True))
-def test_large_arrays_still_take_the_reach_values(xs):
+def test_large_arrays_with_the_reach_stay_in_a_bounded_domain(xs):
     (x,) = xs
     assert x.shape == (16, 16) and np.isfinite(x).all() and (np.abs(x) <= 3).all()
 
