@@ -277,7 +277,7 @@ class Tensor:
         )
         if out is None:
             return result
-        _views.assign(out, Ellipsis, result)
+        assign_in_place(out, Ellipsis, result)
         return out
 
     def item(self) -> Any:
@@ -574,7 +574,7 @@ class Tensor:
         >>> x, w.grad, y.grad
         (Tensor([1., 5., 5.]), array([2., 0., 0.]), array(20.))
         """
-        _views.assign(self, _plain_index(index), value)
+        assign_in_place(self, index, value)
 
     # Comparisons are not differentiable: they return plain arrays, as MyGrad's do.
     def __lt__(self, other: Any) -> np.ndarray:

@@ -145,7 +145,7 @@ def after_op(
         return
     t = tensors[index]
     parent = state_of(t)
-    vs = result._views = ViewState(parent.base if parent.base is not None else t)
+    result._views = ViewState(parent.base if parent.base is not None else t)
     parent.children.append(weakref.ref(result))
     op._replay = (index, tuple(op_args), op_kwargs, constant)  # type: ignore[attr-defined]
 
