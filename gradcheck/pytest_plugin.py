@@ -56,9 +56,12 @@ __all__ = ["GradcheckItem", "GradcheckFile"]
 
 #: Marker keywords, and where each goes: every one is a setting of gradcheck.check
 #: or gradcheck.verify.
-MARKER_KEYS = ("atol", "rtol", "mode", "dtype", "seed", "max_examples", "reference", "directions")
-CHECK_KEYS = ("atol", "rtol", "mode", "dtype", "seed", "reference", "directions")
-VERIFY_KEYS = ("atol", "rtol", "mode", "dtype", "seed", "max_examples")
+MARKER_KEYS = (
+    *("atol", "rtol", "mode", "dtype", "seed", "max_examples", "reference", "directions"),
+    "skip_on",
+)
+CHECK_KEYS = ("atol", "rtol", "mode", "dtype", "seed", "reference", "directions", "skip_on")
+VERIFY_KEYS = ("atol", "rtol", "mode", "dtype", "seed", "max_examples", "skip_on")
 #: Runs in a test suite must replay: without --gradcheck-seed, every fixture call and
 #: collected target uses this seed.
 DEFAULT_SEED = 0

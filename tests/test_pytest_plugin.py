@@ -495,3 +495,36 @@ def test_a_loaded_random_profile_draws_a_seed_per_call_unless_one_is_forced(prof
     assert found["marker"] == (7, 5)
     forced = profiles("--hypothesis-seed", "7", conftest='settings.load_profile("random")\n')
     assert forced["plain"] == (4, 7) and forced["again"] == (4, 7)
+
+
+def test_the_marker_names_domain_errors(sandbox):
+    sandbox.makepyfile(
+        test_skip_on="""
+        import numpy as np
+        import pytest
+
+        class Outside(Exception):
+            pass
+
+        def op(x):
+            if float(np.sum(x.data)) > 0.5:
+                raise Outside("outside")
+            return x * x
+
+        X = np.array([0.4, 0.3])
+
+        def test_unnamed_fails(gradcheck):
+            gradcheck(op, X)
+
+        @pytest.mark.gradcheck(skip_on=[Outside])
+        def test_named_skips(gradcheck):
+            gradcheck(op, X)
+
+        @pytest.mark.gradcheck(skip_on=Outside, max_examples=20)
+        def test_named_search_passes(gradcheck_verify):
+            assert gradcheck_verify(op).skipped
+        """
+    )
+    result = sandbox.runpytest(*PLUGIN)
+    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*test_unnamed_fails*"])

@@ -160,6 +160,10 @@ class _Placement:
         if not isinstance(t, torch.Tensor):
             return None
         t = t.detach()
+        if t._is_zerotensor():
+            # torch's all-zero gradient (torch.sgn of real inputs, a ZeroTensor),
+            # which has no buffer to read: zeros, as it means
+            t = torch.zeros(t.shape, dtype=t.dtype, device=t.device)
         if t.dtype == torch.bfloat16:
             t = t.float()
         if t.is_complex():
