@@ -59,3 +59,20 @@ def unit_ball_raises_value_error(x):
 @gradcheck.describe(skip_on=[OutsideUnitBall])
 def described_unit_ball_square(x):
     return unit_ball_square(x)
+
+
+class StorageOrderScale(gradcheck.Operation):
+    """x * 3, whose backward reads the upstream gradient in its memory order (right
+    only for a C-contiguous one)."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data * 3
+
+    def backward_var(self, grad, index, **kwargs):
+        return np.ravel(grad, order="K").reshape(grad.shape) * 3
+
+
+class Scale(StorageOrderScale):
+    def backward_var(self, grad, index, **kwargs):
+        return grad * 3

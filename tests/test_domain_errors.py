@@ -90,3 +90,10 @@ def test_config_key_skip_on(tmp_path, monkeypatch):
     ok = CliRunner().invoke(main, ["verify", "tests.domain_ops:unit_ball_square", "--seed", "0"])
     assert ok.exit_code == 0, ok.output
     assert "skipped: forward raised a domain error there" in ok.output
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_backward_that_assumes_a_c_ordered_upstream_gradient_fails(seed):
+    # (issue 34: a share of checks hands the backward a non-contiguous upstream gradient)
+    assert gradcheck.verify(ops.StorageOrderScale, seed=seed, max_examples=100).verdict == "failed"
+    assert gradcheck.verify(ops.Scale, seed=seed, max_examples=100).passed

@@ -32,6 +32,7 @@ from gradcheck.checking.compare import (
     compare_full,
     judge_full,
 )
+from gradcheck.checking.layout import strided, strided_for
 from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
 from gradcheck.checking.outside import exception_class, exception_name, is_domain_error
 from gradcheck.checking.outside import skip_on as skip_on_classes
@@ -395,9 +396,10 @@ def _check_one(
     if ad_mode == "fwd":
         tgt = tgt.derive(replace(tgt.variant or Variant(), forward=True))
     run = _Run(tgt, xs, params, const, np.random.default_rng(seed), settings)
-    result = run.execute(atol, rtol)
-    if result.failure is not None and run.outputs is not None:
-        result.failure = _name_the_output(result.failure, run, seed, atol, rtol)
+    with strided(strided_for(seed)):
+        result = run.execute(atol, rtol)
+        if result.failure is not None and run.outputs is not None:
+            result.failure = _name_the_output(result.failure, run, seed, atol, rtol)
     if result.failure is not None and (order == 2 or ad_mode == "fwd"):
         what = "the gradient of the backward (order 2)" if order == 2 else "forward mode (jvp)"
         if order == 2 and result.failure.input == len(xs) - 1:

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 import gradcheck
+from gradcheck.checking.layout import STRIDED, noncontiguous
 from gradcheck.checking.outputs import Outputs
 from gradcheck.checking.signature import OpSignature, arrange, arranged_class, op_signature
 from gradcheck.errors import NotATarget, SkipGradient, TargetRaised
@@ -204,6 +205,8 @@ class Target:
         wrapped the same way.
         """
         out = graph.output
+        if STRIDED.get():
+            v = noncontiguous(v)  # (gradcheck.checking.layout: a share of checks)
         if isinstance(out, Tensor) and not out.constant:
             try:
                 out.backward(v)

@@ -1,7 +1,8 @@
 """torch targets (issue 34): a LinAlgError is a domain error; a complex target whose
 forward raises at some shapes is searched like a real one; the re-runs with an input
 made a constant fit their upstream gradient to the outputs that take part; torch's
-ZeroTensor gradient is zeros."""
+ZeroTensor gradient is zeros; a backward that assumes a contiguous upstream gradient
+is caught (the upstream gradient's layout)."""
 
 from __future__ import annotations
 
@@ -61,3 +62,15 @@ def test_a_zero_tensor_gradient_is_zeros():
     for order in (1, 2):
         result = check(ops.sign, np.array([1.0, -2.0, 0.5]), order=order)
         assert result.verdict == "passed", result.failure
+
+
+@pytest.mark.parametrize("op", [ops.ViewsUpstream, ops.StridesUpstream])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_backward_that_assumes_a_contiguous_upstream_gradient_fails(op, seed):
+    result = gradcheck.verify(op, seed=seed, max_examples=100)
+    assert result.verdict == "failed"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_its_correct_twin_passes(seed):
+    assert gradcheck.verify(ops.ReshapesUpstream, seed=seed, max_examples=100).passed

@@ -33,3 +33,43 @@ def meshgrid_pair(x, y):
 def sign(x):
     """Its gradient for real inputs is torch's ZeroTensor."""
     return torch.sgn(x)
+
+
+class ViewsUpstream(torch.autograd.Function):
+    """x * 3, whose backward reads the upstream gradient as a flat view of its memory
+    (right only for a contiguous one)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        flat = grad.view(-1)
+        return (flat * 3).view(grad.shape)
+
+
+class StridesUpstream(torch.autograd.Function):
+    """x * 3, whose backward reads the upstream gradient's elements in its storage
+    order, as code that assumes contiguous strides does."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        raw = torch.as_strided(grad, grad.shape, torch.empty(grad.shape).stride())
+        return raw * 3
+
+
+class ReshapesUpstream(torch.autograd.Function):
+    """The correct twin: reshape copies where it must."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x * 3
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (grad.reshape(-1) * 3).reshape(grad.shape)

@@ -25,6 +25,7 @@ import numpy as np
 
 from gradcheck.checking.adapters import bridge_target, op_class_behind
 from gradcheck.checking.adapters.variants import Variant, forward_mode
+from gradcheck.checking.layout import STRIDED
 from gradcheck.checking.signature import arrange, op_signature
 from gradcheck.checking.target import FixedInput, qualname
 from gradcheck.errors import NotATarget
@@ -303,6 +304,28 @@ class _SecondOrder:
         return self.value_of(grads)
 
 
+def _noncontiguous(t: Any) -> Any:
+    """A copy of the tensor ``t`` that is not contiguous: in the transposed layout
+    where two axes are longer than 1, else every other element of a buffer twice as
+    long along its long axis (``t`` itself when it has one element or none)."""
+    import torch
+
+    if not isinstance(t, torch.Tensor) or t.numel() < 2:
+        return t
+    sizes = list(t.shape)
+    long = [d for d, n in enumerate(sizes) if n > 1]
+    if len(long) >= 2:
+        order = list(reversed(range(t.ndim)))
+        out = torch.empty(sizes[::-1], dtype=t.dtype, device=t.device).permute(order)
+    else:
+        sizes[long[0]] *= 2
+        buffer = torch.empty(sizes, dtype=t.dtype, device=t.device)
+        out = buffer[
+            tuple(slice(None, None, 2) if d == long[0] else slice(None) for d in range(t.ndim))
+        ]
+    return out.copy_(t)
+
+
 def _jvp(apply: Callable[..., Any], place: _Placement) -> Callable[..., list[Any]]:
     """The op's forward mode (torch.autograd.forward_ad) along a tangent of one input:
     each output's tangent (for :func:`~gradcheck.checking.adapters.variants.forward_mode`)."""
@@ -415,8 +438,12 @@ class _TorchOp:
             for o, g in zip(outs, upstream)
             if g is not None and isinstance(o, torch.Tensor) and o.requires_grad
         ]
+        if STRIDED.get():  # (a share of checks: gradcheck.checking.layout)
+            triples = [(o, _noncontiguous(g), given) for o, g, given in triples]
         pairs = [(o, g) for o, g, _ in triples]
         before = place.snapshot([g for _, g, _ in triples])
+        if before is None and STRIDED.get():
+            before = [g.detach().clone() for _, g, _ in triples]
         wanted = [i for i, t in enumerate(tensors) if t.requires_grad]
         grads: list[Any] = [None] * len(tensors)
         if not pairs or not wanted:
