@@ -79,6 +79,11 @@ def test_cli_skip_on_is_repeatable_and_replayed():
     assert "skipped: forward raised a domain error there" in ok.output
     bad = runner.invoke(main, [*args, "--skip-on", "a b"])
     assert bad.exit_code == 2 and "--skip-on" in bad.output and "Traceback" not in bad.output
+    missing = runner.invoke(main, [*args, "--skip-on", "no_such_module_here:Err"])
+    assert missing.exit_code == 2 and "cannot import 'no_such_module_here'" in missing.output
+    other = runner.invoke(main, [*args, "--skip-on", "ZeroDivisionError"])
+    assert other.exit_code == 1  # (another exception named: this op's stays a failure)
+    assert "--skip-on ZeroDivisionError --seed" in other.output  # the replay keeps it
 
 
 def test_config_key_skip_on(tmp_path, monkeypatch):

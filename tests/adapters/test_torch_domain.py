@@ -64,6 +64,12 @@ def test_a_zero_tensor_gradient_is_zeros():
         assert result.verdict == "passed", result.failure
 
 
+@pytest.mark.parametrize("order", [1, 2])
+def test_an_undefined_gradient_is_zeros(order):
+    result = check(ops.zeros_of, RNG.normal(size=(3, 2)), order=order)
+    assert result.verdict == "passed", result.failure
+
+
 @pytest.mark.parametrize("op", [ops.ViewsUpstream, ops.StridesUpstream])
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_backward_that_assumes_a_contiguous_upstream_gradient_fails(op, seed):

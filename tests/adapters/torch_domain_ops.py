@@ -30,6 +30,11 @@ def meshgrid_pair(x, y):
     return torch.meshgrid(x, y, indexing="ij")
 
 
+def zeros_of(x):
+    """Depends on no input: its gradient is undefined in torch (None), which means zero."""
+    return torch.zeros_like(x)
+
+
 def sign(x):
     """Its gradient for real inputs is torch's ZeroTensor."""
     return torch.sgn(x)

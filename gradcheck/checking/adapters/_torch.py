@@ -203,7 +203,11 @@ class _SecondOrder:
         self.op, self.place, self.differentiated = op, op.place, differentiated
 
     def upstream(self, vt: Any, outs: Sequence[Any], differentiable: Sequence[Any]) -> list[Any]:
-        """``v`` cut into the upstream gradient of each differentiable output."""
+        """``v`` cut into the upstream gradient of each differentiable output. An op
+        with one output has ``v`` of its shape whether or not it is differentiable
+        (one that depends on no input: its gradient is undefined, which means zero)."""
+        if len(outs) == 1:
+            return [vt.reshape(outs[0].shape) if differentiable else None]
         flat, start, upstream = vt.reshape(-1), 0, []
         for o in outs:
             if any(o is d for d in differentiable):
