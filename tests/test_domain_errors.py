@@ -102,3 +102,16 @@ def test_a_backward_that_assumes_a_c_ordered_upstream_gradient_fails(seed):
     # (issue 34: a share of checks hands the backward a non-contiguous upstream gradient)
     assert gradcheck.verify(ops.StorageOrderScale, seed=seed, max_examples=100).verdict == "failed"
     assert gradcheck.verify(ops.Scale, seed=seed, max_examples=100).passed
+
+
+def test_a_linalg_error_at_every_value_of_a_shape_is_the_shape_s():
+    # NumPy's inverse raises LinAlgError for a matrix that is not square, too: those
+    # shapes are learnt as shapes the op does not run at, the singular draws skipped.
+    result = gradcheck.verify(ops.Inverse, max_examples=40, seed=0)
+    assert result.verdict == "passed", result
+    assert result.skipped.get(Skip.SHAPE, 0) > 0
+    assert "must be square" in result.note
+    broken = gradcheck.verify(ops.never_runs, max_examples=10, seed=0)
+    assert broken.verdict == "failed"
+    assert broken.failure.failure.kind == "forward_error"
+    assert "never runs" in broken.failure.failure.message

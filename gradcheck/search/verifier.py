@@ -755,6 +755,8 @@ class _Search:
             if searching:
                 self.rejected += 1
                 reason = result.note or Skip.NOT_DIFFERENTIABLE
+                if self.domain.raises_at_shapes(arrays, result):
+                    reason = Skip.SHAPE
                 self.skipped[reason] = self.skipped.get(reason, 0) + 1
             reject()
         if self.domain.outside(arrays, result):
