@@ -691,8 +691,9 @@ def verify_command(
 ) -> None:
     """Check the gradients of TARGETs on generated inputs.
 
-    A TARGET is module:Name, path/to/file.py:Name, or a module or file (every
-    Operation subclass in it and every function marked with @gradcheck.describe).
+    A TARGET is module:Name, path/to/file.py:Name, or a module or file (every op
+    defined in it, of every kind module:Name takes, and every function marked with
+    @gradcheck.describe; -v says what it left out and why).
     The working directory is importable. Without a TARGET, the targets listed in
     [tool.gradcheck] of the project's pyproject.toml are checked, or, without any, the
     engine's own ops. Settings come from an op's @gradcheck.describe, overridden by

@@ -19,9 +19,10 @@ The one way to say so is the :func:`describe` decorator, which works the same on
 (or an argument given to :func:`gradcheck.verify`) overrides the declared value.
 
 On a function, ``describe`` is also the *marker* that makes it a target when a whole
-module is checked (``gradcheck verify mymodule``): every ``Operation`` subclass defined in
-the module is a target, but only the functions decorated with ``describe`` are (a module
-has many helper functions that are not ops). ``@gradcheck.describe`` with no arguments
+module is checked (``gradcheck verify mymodule``): every op class and op instance defined
+in the module is a target (:func:`gradcheck.frontend.discovery.discover`), but only the
+functions decorated with ``describe`` are (a module has many helper functions that are
+not ops). ``@gradcheck.describe`` with no arguments
 marks a function without describing anything.
 
 The description is stored on the object as ``__gradcheck__`` (a :class:`Description`);
