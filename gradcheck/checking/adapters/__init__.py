@@ -219,10 +219,14 @@ def missing_extra_hint(exc: BaseException) -> str:
 
     >>> missing_extra_hint(ModuleNotFoundError("No module named 'torch'", name="torch"))
     " (pip install torch (or, from a clone of gradcheck, pip install '.[torch]'))"
+    >>> missing_extra_hint(ImportError("cannot import name 'Op' from 'torch'", name="torch"))
+    ''
     """
     name = getattr(exc, "name", None) or ""
     top = name.split(".")[0]
-    if isinstance(exc, ImportError) and top in EXTRAS:
+    # Only a module that is missing: "cannot import name 'X' from 'mygrad'" is an
+    # ImportError naming an installed package, which installing again does not fix.
+    if isinstance(exc, ModuleNotFoundError) and top in EXTRAS:
         return f" ({_install_hint(top)})"
     return ""
 
