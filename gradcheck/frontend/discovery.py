@@ -31,7 +31,7 @@ from gradcheck.checking.adapters import (
     lacks_forward,
     op_class_behind,
 )
-from gradcheck.errors import GradcheckError, NotATarget
+from gradcheck.errors import GradcheckError, ModuleLoadError
 from gradcheck.operation import Operation
 from gradcheck.search.description import is_described
 
@@ -98,18 +98,18 @@ def discover(module: ModuleType) -> list[Found]:
         if isinstance(obj, ModuleType):
             found.append(Found(name, obj, f"the module {obj.__name__}, imported"))
             continue
-        behind = op_class_behind(obj)  # an alias of a Function's apply
-        home = _home(behind if behind is not None else obj)
-        if home is None and _is_candidate(obj):  # an instance: created here or imported?
-            bindings = bindings or _Bindings.of(module)
-            elsewhere = bindings.source_of(name, obj)
-        else:
-            elsewhere = None if home in (None, module.__name__) else home
-        if elsewhere is not None:
-            if callable(obj):
-                found.append(Found(name, obj, f"imported from {elsewhere}"))
-            continue
-        reason = _not_a_target(obj)
+        try:
+            behind = op_class_behind(obj)  # an alias of a Function's apply
+            home = _home(behind if behind is not None else obj)
+            candidate = _is_candidate(obj)
+            if home is None and candidate:  # an instance: created here or imported?
+                bindings = bindings or _Bindings.of(module)
+                elsewhere = bindings.source_of(name, obj)
+            else:
+                elsewhere = None if home in (None, module.__name__) else home
+            reason = f"imported from {elsewhere}" if elsewhere else _not_a_target(obj)
+        except Exception as exc:  # an object whose attributes raise: not an op of ours
+            candidate, reason = False, f"cannot be inspected ({type(exc).__name__}: {exc})"
         if reason is None and name.startswith("_"):
             reason = f"private (name it as {name!r} alone to check it)"
         if reason is None:
@@ -117,12 +117,12 @@ def discover(module: ModuleType) -> list[Found]:
             if key in seen:
                 reason = f"the same op as {seen[key]}"
             else:
-                reason = _unresolvable(obj)
+                reason = _unresolvable(obj, f"{module.__name__}:{name}")
                 if reason is None:
                     seen[key] = name
-        if reason is not None and name.startswith("_") and not _is_candidate(obj):
+        if name.startswith("_") and not candidate:
             continue  # a private helper: not worth a line
-        if reason is not None and not callable(obj):
+        if not callable(obj):
             continue  # data: numbers, arrays, tensors
         found.append(Found(name, obj, reason))
     return found
@@ -208,18 +208,24 @@ def _not_a_target(obj: Any) -> str | None:
     return "not an op"
 
 
-def _unresolvable(obj: Any) -> str | None:
+def _unresolvable(obj: Any, label: str) -> str | None:
     """Why ``resolve_target`` refuses an object that looks like a target (an
     ``nn.Module`` class whose constructor needs arguments), as the single
-    ``module:name`` form would; None when it resolves."""
+    ``module:name`` form would; None when it resolves.
+
+    Raises :class:`~gradcheck.errors.ModuleLoadError` when making it raised (an
+    ``nn.Module`` whose constructor fails): the module has an error, not a helper.
+    """
     from gradcheck.checking.target import resolve_target
 
     try:
         resolve_target(obj)
-    except NotATarget as exc:
+    except GradcheckError as exc:  # NotATarget; a missing framework
         return str(exc)
-    except GradcheckError as exc:  # a missing framework
-        return str(exc)
+    except Exception as exc:
+        text = str(exc).strip().splitlines()
+        why = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+        raise ModuleLoadError(f"{label} raised while it was made into a target: {why}") from exc
     return None
 
 

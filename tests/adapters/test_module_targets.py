@@ -251,3 +251,29 @@ def test_a_module_of_mygrad_ops_is_verified(user_dir: Path) -> None:
     assert "skipped mygrad_ops:FocalLoss: imported from mygrad.nnet.losses.focal_loss" in (
         result.output
     )
+
+
+def test_a_module_class_whose_constructor_raises_is_a_load_error(user_dir: Path) -> None:
+    pytest.importorskip("torch")
+    from gradcheck.errors import ModuleLoadError
+
+    write(
+        user_dir,
+        "broken_layers.py",
+        """
+        from torch import nn
+
+
+        class Broken(nn.Module):
+            def __init__(self):
+                super().__init__()
+                raise RuntimeError("no weights file")
+
+            def forward(self, x):
+                return x
+        """,
+    )
+    with pytest.raises(ModuleLoadError, match=r"broken_layers:Broken raised .*no weights file"):
+        load_targets("broken_layers")
+    out = CliRunner().invoke(main, ["list", "broken_layers"])
+    assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1, out.output
