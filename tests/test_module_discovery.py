@@ -133,3 +133,14 @@ def test_list_and_verify_say_what_they_skipped_with_v_only(user_dir: Path) -> No
     assert ran.exit_code == 0, ran.output
     assert "skipped ops_c:helper: a function without @gradcheck.describe" in ran.output
     assert "ops_c:Square" in ran.output and "ops_c:marked" in ran.output
+
+
+def test_list_v_with_json_keeps_stdout_one_document(user_dir: Path) -> None:
+    import json
+
+    write(user_dir, "ops_d.py", OPS)
+    result = CliRunner().invoke(main, ["list", "ops_d", "-v", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.stdout)
+    assert [t["target"] for t in doc["targets"]] == ["ops_d:Square", "ops_d:marked"]
+    assert "skipped ops_d:helper" in result.stderr
