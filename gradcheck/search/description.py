@@ -236,14 +236,16 @@ def describe(
     ----------
     shapes : sequence of str or tuple, optional
         One shape per input: ``"n,k"`` (named sizes are shared between inputs),
-        ``"3,4"``, ``""`` for a 0-d input.
+        ``"3,4"``, ``(3, "k")``, ``3`` (1-d), ``""`` or ``()`` for a 0-d input.
     domain : (lo, hi) or sequence of (lo, hi), optional
         Bounds with ``lo < hi`` (``None`` for no bound): one pair for every input or
-        one pair per input. A bound is open (values stay inside it) unless the domain
-        is written ``"[0:"`` (x >= 0: the bound itself is drawn too), ``"(0:1]"``,
-        ``"[-1:1]"``, or is an :class:`Interval` with ``closed=``.
+        one pair per input, where ``None`` is an input without bounds
+        (``[None, (0.0, 1.0)]``, as ``--domain : --domain 0:1``). A bound is open
+        (values stay inside it) unless the domain is written ``"[0:"`` (x >= 0: the
+        bound itself is drawn too), ``"(0:1]"``, ``"[-1:1]"``, or is an
+        :class:`Interval` with ``closed=``.
     dtype : str or numpy dtype, optional
-        A floating dtype.
+        A floating dtype (``"float32"``, ``np.float32``, ``torch.float32``).
     kwargs : mapping, optional
         Parameters passed to the op; a positional parameter without a default named
         here is not a tensor input (its value is passed in its place).
@@ -265,7 +267,8 @@ def describe(
     integers : mapping of int to (lo, hi), optional
         ``{i: (lo, hi)}``: tensor input ``i`` (counted among the tensor inputs, as for
         ``shapes``) is drawn as int64 in ``range(lo, hi)`` and is a constant (class
-        labels, indices).
+        labels, indices). Also one ``(lo, hi)`` or ``None`` per input:
+        ``[None, (0, 3)]``.
     booleans : sequence of int, optional
         Tensor inputs drawn as boolean masks (constants).
     constants : sequence of int, optional
