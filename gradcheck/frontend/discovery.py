@@ -102,11 +102,14 @@ def discover(module: ModuleType) -> list[Found]:
             behind = op_class_behind(obj)  # an alias of a Function's apply
             home = _home(behind if behind is not None else obj)
             candidate = _is_candidate(obj)
-            if home is None and candidate:  # an instance: created here or imported?
+            elsewhere = None if home in (None, module.__name__) else home
+            if candidate and not isinstance(obj, type) and behind is None:
+                # An instance (an nn.Module, a custom_vjp): where its module's code made
+                # it or imported it, which its __module__ need not say
+                # (`safe_log = jax.custom_jvp(jnp.log)` is jax.numpy's by __module__).
                 bindings = bindings or _Bindings.of(module)
-                elsewhere = bindings.source_of(name, obj)
-            else:
-                elsewhere = None if home in (None, module.__name__) else home
+                if bindings.read:
+                    elsewhere = bindings.source_of(name, obj)
             reason = f"imported from {elsewhere}" if elsewhere else _not_a_target(obj)
         except Exception as exc:  # an object whose attributes raise: not an op of ours
             candidate, reason = False, f"cannot be inspected ({type(exc).__name__}: {exc})"
@@ -237,13 +240,15 @@ class _Bindings:
     imported: dict[str, str]
     star: tuple[str, ...]
     aliases: dict[str, str]
+    #: False when the module has no source to read.
+    read: bool = True
 
     @classmethod
     def of(cls, module: ModuleType) -> _Bindings:
         try:
             tree = ast.parse(inspect.getsource(module))
         except (OSError, TypeError, SyntaxError, ValueError):
-            return cls({}, (), {})  # no source: what it holds counts as its own
+            return cls({}, (), {}, read=False)
         package = module.__package__ or ""
         imported: dict[str, str] = {}
         star: list[str] = []
