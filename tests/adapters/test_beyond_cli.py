@@ -48,6 +48,25 @@ def test_flags(target, flags, code, kind):
     assert (failure or {}).get("kind") == kind
 
 
+@pytest.mark.parametrize("seed", ["0", "1", "2"])
+def test_order_2_on_the_command_line_checks_order_1_first(seed):
+    args = ["verify", f"{OPS}:CubeWrongBelowZero", "--order", "2", "--format", "json"]
+    result = CliRunner().invoke(main, [*args, "--seed", seed])
+    assert result.exit_code == 1, result.output
+    failure = json.loads(result.stdout)["targets"][0]["failure"]
+    assert (failure["order"], failure["ad_mode"]) == (1, "rev")
+    assert failure["message"].startswith("the backward (order 1, reverse mode)")
+    twin = CliRunner().invoke(main, ["verify", f"{OPS}:Cube", "--order", "2", "--seed", seed])
+    assert twin.exit_code == 0, twin.output
+
+
+def test_describe_order_2_checks_order_1_first():
+    # (a subclass: describe() marks the class it is given)
+    described = gradcheck.describe(order=2)(type("Cube2", (ops.CubeWrongBelowZero,), {}))
+    result = gradcheck.verify(described, max_examples=20, seed=0)
+    assert result.verdict == "failed" and result.failure.failure.order == 1
+
+
 def test_a_bad_modes_value_is_a_usage_error():
     result = CliRunner().invoke(main, ["verify", f"{OPS}:ExpJvp", "--modes", "sideways"])
     assert result.exit_code == 2
