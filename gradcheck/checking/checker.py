@@ -15,6 +15,7 @@ rendered by :mod:`gradcheck.frontend.report` and the front ends.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -47,6 +48,7 @@ from gradcheck.tensor_base import Tensor
 
 __all__ = [
     "check",
+    "CHECK_SETTINGS",
     "numerical_gradient",
     "CheckUsageError",
     "DEFAULT_TOLERANCES",
@@ -150,7 +152,8 @@ def check(
         element's error then hides only below the tolerance of its group's sum, not
         of the whole input's (:func:`gradcheck.verify` screens large inputs so).
     order : {1, 2}
-        2: check the gradient of the backward (torch's ``gradgradcheck``): the
+        2: check order 1 (in every one of ``modes``), then, where it passed, the
+        gradient of the backward (torch's ``gradgradcheck``): the
         target ``(x..., v) -> backward(x, v)``, with an upstream gradient ``v`` drawn
         from the seed, whose gradient (the double backward) is compared with finite
         differences of the backward, with respect to the inputs and to ``v``.
@@ -158,7 +161,8 @@ def check(
     modes : sequence of {"rev", "fwd"}
         The derivatives compared with the finite differences: the backward (reverse
         mode) and the ``jvp`` (forward mode: each element of the gradient from the
-        ``jvp`` of its unit tangent). torch and JAX targets for ``"fwd"``.
+        ``jvp`` of its unit tangent). torch and JAX targets for ``"fwd"``. A failure
+        says which order and mode failed (``Failure.order``, ``Failure.ad_mode``).
     device : str, optional
         Run a torch target on this device (``"cuda"``); the float64 reference runs
         there too (on the CPU for a device without float64).
@@ -230,6 +234,16 @@ def check(
     result.seed = seed
     result.seconds = time.perf_counter() - start
     return result
+
+
+#: The settings :func:`check` takes: its keyword-only parameters but ``params`` (the
+#: op's own). Read off the signature, so that every front end that passes settings to
+#: it (the pytest plugin's ``gradcheck`` fixture and marker) takes each one.
+CHECK_SETTINGS: tuple[str, ...] = tuple(
+    name
+    for name, p in inspect.signature(check).parameters.items()
+    if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "params"
+)
 
 
 def _validate(
