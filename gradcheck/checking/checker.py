@@ -158,7 +158,7 @@ def check(
         from the seed, whose gradient (the double backward) is compared with finite
         differences of the backward, with respect to the inputs and to ``v``.
         torch and JAX targets.
-    modes : sequence of {"rev", "fwd"}
+    modes : sequence of {"rev", "fwd"}, or a string ``"rev,fwd"``
         The derivatives compared with the finite differences: the backward (reverse
         mode) and the ``jvp`` (forward mode: each element of the gradient from the
         ``jvp`` of its unit tangent). torch and JAX targets for ``"fwd"``. A failure
@@ -195,7 +195,8 @@ def check(
     start = time.perf_counter()
     tgt = resolve_target(target)
     all_params = _merge_params(tgt, params, op_params)
-    modes = tuple(modes)
+    # "rev,fwd" as describe(), the configuration file and the command line spell it
+    modes = tuple(m.strip() for m in modes.split(",")) if isinstance(modes, str) else tuple(modes)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
     if group_size is not None and not (
         isinstance(group_size, int) and not isinstance(group_size, bool) and group_size >= 1

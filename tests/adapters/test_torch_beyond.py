@@ -86,6 +86,13 @@ def test_order_2_checks_order_1_first(seed):
     assert check(ops.Cube, X, order=2, seed=seed).verdict == "passed"
 
 
+def test_modes_may_be_spelled_as_everywhere_else():
+    # "rev,fwd", as describe(), [tool.gradcheck] and the pytest marker take it
+    result = check(ops.ExpWrongJvpAboveOne, np.array([1.5, 2.0]), modes="rev, fwd")
+    assert result.verdict == "failed" and result.failure.ad_mode == "fwd"
+    assert result.settings["modes"] == ["rev", "fwd"]
+
+
 def test_forward_mode_checks_the_backward_too():
     # modes=("rev", "fwd") (--forward-mode) is the plain check and the jvp's: a wrong
     # backward fails in reverse mode, and says so
