@@ -15,6 +15,7 @@ import gradcheck  # noqa: E402
 from gradcheck.cli import main  # noqa: E402
 from gradcheck.errors import InvalidDescription  # noqa: E402
 from tests.adapters import torch_beyond_ops as ops  # noqa: E402
+from tests.test_schemas import errors  # noqa: E402
 
 OPS = "tests.adapters.torch_beyond_ops"
 
@@ -50,14 +51,18 @@ def test_flags(target, flags, code, kind):
 
 @pytest.mark.parametrize("seed", ["0", "1", "2"])
 def test_order_2_on_the_command_line_checks_order_1_first(seed):
-    args = ["verify", f"{OPS}:CubeWrongBelowZero", "--order", "2", "--format", "json"]
+    # the wrong op and its right twin in one run (one worker to start)
+    targets = [f"{OPS}:CubeWrongBelowZero", f"{OPS}:Cube"]
+    args = ["verify", *targets, "--order", "2", "--max-examples", "30", "--format", "json"]
     result = CliRunner().invoke(main, [*args, "--seed", seed])
     assert result.exit_code == 1, result.output
-    failure = json.loads(result.stdout)["targets"][0]["failure"]
+    document = json.loads(result.stdout)
+    assert errors("verify", document) == []
+    wrong, twin = document["targets"]
+    failure = wrong["failure"]
     assert (failure["order"], failure["ad_mode"]) == (1, "rev")
     assert failure["message"].startswith("the backward (order 1, reverse mode)")
-    twin = CliRunner().invoke(main, ["verify", f"{OPS}:Cube", "--order", "2", "--seed", seed])
-    assert twin.exit_code == 0, twin.output
+    assert twin["verdict"] == "passed", twin
 
 
 def test_describe_order_2_checks_order_1_first():
