@@ -255,13 +255,13 @@ class _Fixture:
             call=call,
         )
 
-    def _replay(self, target: str, seed: int) -> str:
+    def _replay(self, seed: int) -> str:
         """The command that runs the failing test again as it ran: its node ID, the
         session's settings and the seed (a fixture call's or marker's own settings
         are in the test)."""
         item = self._config.stash[_current_item]
-        if item is None:  # called outside a test's call phase
-            return f"gradcheck.check / gradcheck.verify of {target} with seed {seed}"
+        if item is None:  # called outside a test's call phase: no node ID to name
+            return f"call the fixture again with seed={seed}"
         return shlex.join(["pytest", item.nodeid, *_session_flags(self._config, seed)])
 
 
@@ -291,7 +291,7 @@ class CheckFixture(_Fixture):
         op_params = {k: v for k, v in keywords.items() if k not in check_keys}
         result = check(target, *arrays, **op_params, **self._settings(check_keys, given))
         if result.verdict == Verdict.FAILED:
-            replay = self._replay(result.target, result.seed)
+            replay = self._replay(result.seed)
             raise AssertionError(f"{report_text(result)}\nReplay: {replay}")
         if result.verdict != Verdict.PASSED:
             # A kink, an output that is not finite, nothing to compare: the example
@@ -312,7 +312,7 @@ class VerifyFixture(_Fixture):
         settings = self._settings(verify_keys, options, defaults=verify_defaults())
         result = verify(target, **settings)
         if not result.passed:
-            replay = self._replay(result.target, result.seed)
+            replay = self._replay(result.seed)
             raise AssertionError(format_verify_failure(result, replay))
         return result
 

@@ -124,7 +124,7 @@ def render_table(
         [] if quiet else [tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)]
     )
     for r in results:
-        if not r.passed:
+        if r.failure is not None or not r.passed:
             blocks.append(failure_block(r, replay(r), color=color))
     skipped = [f"{r.target}: {line}" for r in results for line in r.skip_lines]
     if skipped and not quiet:
