@@ -278,8 +278,8 @@ def describe(
         The fewest dimensions of a drawn shape, for ops that reject smaller ones
         (``min_dims=2`` for an op of matrices).
     order : {1, 2}, optional
-        2: also check the gradient of the backward (torch's ``gradgradcheck``), for
-        torch and JAX targets.
+        2: check order 1, then the gradient of the backward too (torch's
+        ``gradgradcheck``), for torch targets.
     modes : sequence of {"rev", "fwd"}, optional
         Check the backward (``"rev"``, the default), the ``jvp`` (``"fwd"``), or both.
     device : str, optional
