@@ -221,8 +221,11 @@ class RunItem:
     source: str | None = None
 
 
-def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[RunItem]:
-    """The targets a ``gradcheck verify`` run checks.
+def plan_run(
+    specs: Sequence[str], config: ProjectConfig | None = None, skipped: list[str] | None = None
+) -> list[RunItem]:
+    """The targets a ``gradcheck verify`` run checks (``skipped`` receives what the
+    modules named leave out, and why: :func:`gradcheck.frontend.loading.load_targets`).
 
     Named targets are loaded in order (all of them before any is checked, so that a
     typo fails fast). With none named, the targets of the project configuration run
@@ -240,12 +243,12 @@ def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[
         return [
             RunItem(t, config.options_for(entry), str(config.path))
             for entry in config.targets
-            for t in load_targets(entry.target)
+            for t in load_targets(entry.target, skipped=skipped)
         ]
     defaults = dict(config.defaults) if config is not None else {}
     items = []
     for spec in specs or [BUILTIN_TARGETS]:
-        for t in load_targets(spec):
+        for t in load_targets(spec, skipped=skipped if specs else None):
             entry = _entry_for(config, t.name) if config is not None else None
             settings = config.options_for(entry) if config and entry else dict(defaults)
             items.append(RunItem(t, settings, str(config.path) if config else None))
@@ -699,8 +702,9 @@ def verify_command(
 ) -> None:
     """Check the gradients of TARGETs on generated inputs.
 
-    A TARGET is module:Name, path/to/file.py:Name, or a module or file (every
-    Operation subclass in it and every function marked with @gradcheck.describe).
+    A TARGET is module:Name, path/to/file.py:Name, or a module or file (every op
+    defined in it, of every kind module:Name takes, and every function marked with
+    @gradcheck.describe; -v says what it left out and why).
     The working directory is importable. Without a TARGET, the targets listed in
     [tool.gradcheck] of the project's pyproject.toml are checked, or, without any, the
     engine's own ops. Settings come from an op's @gradcheck.describe, overridden by
@@ -740,10 +744,13 @@ def verify_command(
         # With JSON, stdout carries the document only: whatever the user's module
         # writes at import goes to stderr (and in its forward: see WorkerSetup).
         with stdout_to_stderr(output_format.document):
+            skipped: list[str] | None = [] if verbose else None
             try:
-                items = plan_run(targets, config)
+                items = plan_run(targets, config, skipped)
             except GradcheckError as exc:
                 _fail(str(exc), exc.exit_code, exc, verbose)
+        for line in skipped or ():
+            run.shown.note(f"skipped {line}")
         plan = [
             _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
             for item in items
@@ -1077,17 +1084,21 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors.")
 def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose: bool) -> None:
     """List the targets MODULEs offer (default: the built-in set), with their inputs,
-    parameters and declared settings."""
+    parameters and declared settings; with -v, also what each module leaves out and
+    why (on stderr)."""
     from gradcheck.frontend.loading import load_targets
 
     rows = []
+    skipped: list[str] | None = [] if verbose else None
     try:
         with stdout_to_stderr(output_format.document):  # the modules' own output
             for module_name in modules or (BUILTIN_TARGETS,):
-                for target in load_targets(module_name):
+                for target in load_targets(module_name, skipped=skipped):
                     rows.append(_target_row(target))
     except GradcheckError as exc:
         _fail(str(exc), exc.exit_code, exc, verbose)
+    for line in skipped or ():
+        click.echo(f"skipped {line}", err=True)
     lost = _emit(output_format.targets(rows))
     if lost is not None:
         _fail(str(lost), lost.exit_code, None, verbose)
@@ -1095,13 +1106,14 @@ def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose:
 
 def _target_row(target: LoadedTarget) -> dict[str, Any]:
     from gradcheck.checking.signature import op_signature
+    from gradcheck.frontend.discovery import target_kind
     from gradcheck.search.description import description_of
 
     sig = op_signature(target.obj)
     description = description_of(target.obj)
     return {
         "target": target.name,
-        "kind": "function" if not isinstance(target.obj, type) else "Operation",
+        "kind": target_kind(target.obj),
         "arity": sig.arity,
         "variadic": sig.variadic,
         "inputs": list(sig.input_names),
