@@ -23,6 +23,7 @@ settings, and the names of all planned targets.
 from __future__ import annotations
 
 import hashlib
+import heapq
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -109,12 +110,13 @@ def assign(
         return float(value)
 
     order = sorted(range(len(names)), key=lambda i: (-cost(names[i]), _stable_hash(names[i]), i))
-    loads = [0.0] * count
+    # The least-loaded shard (the lowest index among equals) at the top of a heap.
+    heap = [(0.0, shard) for shard in range(count)]
     parts: list[list[int]] = [[] for _ in range(count)]
     for i in order:
-        shard = min(range(count), key=lambda s: (loads[s], s))
-        loads[shard] += cost(names[i])
+        load, shard = heapq.heappop(heap)
         parts[shard].append(i)
+        heapq.heappush(heap, (load + cost(names[i]), shard))
     return [sorted(part) for part in parts]
 
 
