@@ -333,3 +333,45 @@ def test_the_documented_matrix_recipe_runs(project: Path) -> None:
     assert "4 passed (4 shards merged, seed 4242)" in out.stdout
     assert len(list(ET.parse(project / "gradcheck.xml").iter("testcase"))) == 4
     assert len(json.loads((project / "gradcheck-baseline.json").read_text())["targets"]) == 4
+
+
+def pytest_run(project: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    environ = {k: v for k, v in os.environ.items() if not k.startswith(("OPS_", "PYTEST_"))}
+    environ.update(PYTHONPATH=str(REPO), OPS_BREAK="1")
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--gradcheck",
+            "-p",
+            "no:cacheprovider",
+            "-q",
+            "-o",
+            "addopts=",
+            *args,
+        ],
+        cwd=project,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_collected_items_run_under_xdist_worksteal(project: Path) -> None:
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed")
+    out = pytest_run(project, "-p", "xdist", "-n", "2", "--dist", "worksteal")
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "1 failed, 3 passed" in out.stdout
+    assert "ops:Square" in out.stdout
+
+
+def test_collected_items_split_by_pytest_split(project: Path) -> None:
+    pytest.importorskip("pytest_split", reason="pytest-split is not installed")
+    seen = []
+    for group in ("1", "2"):
+        out = pytest_run(project, "--splits", "2", "--group", group, "-rA")
+        assert out.returncode in (0, 1), out.stdout + out.stderr
+        seen += re.findall(r"^(?:PASSED|FAILED) (\S+)", out.stdout, flags=re.M)
+    assert len(seen) == 4 and len(set(seen)) == 4
