@@ -625,6 +625,28 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     help="Also write a JUnit XML report (one testcase per target).",
 )
 @click.option(
+    "--seeds",
+    type=click.IntRange(min=1, max=100_000),
+    metavar="S",
+    help="Deep run: check each target with S seeds (seed, seed+1, ...), S times the "
+    "examples, as S jobs; one verdict per target, the shrunk failure of the first "
+    "failing seed [default: 1].",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="Where the jobs run: local worker processes (--jobs), or a Dask cluster "
+    "(pip install 'gradcheck[dask]'): --scheduler's, else a LocalCluster of --jobs "
+    "worker processes.",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="The Dask scheduler of --executor dask (tcp://host:8786).",
+)
+@click.option(
     "--shard",
     metavar="K/N",
     envvar="GRADCHECK_SHARD",
@@ -698,6 +720,9 @@ def verify_command(
     baseline_path: Path | None,
     regression_factor: float | None,
     junit_xml: Path | None,
+    seeds: int | None,
+    executor: str,
+    scheduler: str | None,
     shard: str | None,
     durations_path: Path | None,
     quiet: bool,
@@ -730,7 +755,9 @@ def verify_command(
     # SIGINT and SIGTERM stop the run, which still prints and writes what finished.
     # The first worker starts now (Python, NumPy, Hypothesis: most of a small run's
     # time), while the options and the targets are read here; a usage error stops it.
-    with StopOnSignals() as signals, _Runner(jobs, setup) as run:
+    if scheduler is not None and executor != "dask":
+        raise click.BadParameter("needs --executor dask", param_hint="'--scheduler'")
+    with StopOnSignals() as signals, _Runner(jobs, setup, executor, scheduler, verbose) as run:
         overrides = _settings_from_options(ctx)
         if regression_factor is not None and not is_regression_factor(regression_factor):
             raise click.BadParameter(
@@ -755,6 +782,8 @@ def verify_command(
             _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
             for item in items
         ]
+        if seeds is not None and seeds > 1:
+            items, plan = _with_seeds(items, plan, seeds)
         manifest = None
         if shard is not None:
             fixed_seed = (
@@ -772,6 +801,10 @@ def verify_command(
         run.shown.total = len(plan)
         results, stopped_by = _run_all(run, items, plan, overrides, verbose, signals)
         signals.acknowledge()  # from here on, what finished is written whatever comes
+        if seeds is not None and seeds > 1:
+            from gradcheck.frontend.deep import combine_seeds
+
+            results = combine_seeds(results, seeds)
         mine = [job.spec for job in plan]
         comparison = _compare(
             results, _shard_baseline(baseline, manifest, mine), regression_factor, config
@@ -933,6 +966,24 @@ def _write_outputs(
     return unwritten
 
 
+def _with_seeds(
+    items: list[RunItem], plan: list[Job], seeds: int
+) -> tuple[list[RunItem], list[Job]]:
+    """A deep run's jobs: each target's job once per seed (its seed, seed + 1, ...), the
+    seeds of one target next to each other (gradcheck.frontend.deep combines them)."""
+    from dataclasses import replace
+
+    from gradcheck.frontend.deep import seed_of
+
+    new_items, new_plan = [], []
+    for item, job in zip(items, plan):
+        base = int(job.settings.get("seed", 0))
+        for i in range(seeds):
+            new_items.append(item)
+            new_plan.append(replace(job, settings={**job.settings, "seed": seed_of(base, i)}))
+    return new_items, new_plan
+
+
 def _take_shard(
     text: str,
     durations_path: Path | None,
@@ -1053,11 +1104,25 @@ class _Runner:
     goes to ``shown``, the run's :class:`~gradcheck.frontend.progress.Progress`, once
     the command has made it (the targets known)."""
 
-    def __init__(self, jobs: int, setup: WorkerSetup) -> None:
+    def __init__(
+        self,
+        jobs: int,
+        setup: WorkerSetup,
+        executor: str = "local",
+        scheduler: str | None = None,
+        verbose: bool = False,
+    ) -> None:
         from gradcheck.frontend.runner import Run
 
         self.shown: Progress | None = None
-        self.run = Run(jobs, setup, progress=self._started, on_finished=self._finished)
+        self.verbose = verbose
+        self.run: Any
+        if executor == "dask":
+            from gradcheck.frontend.dask_executor import DaskRun
+
+            self.run = DaskRun(jobs, setup, scheduler, on_finished=self._finished)
+        else:
+            self.run = Run(jobs, setup, progress=self._started, on_finished=self._finished)
 
     def _started(self, index: int, job: Job) -> Any:
         shown = self.shown
@@ -1077,7 +1142,11 @@ class _Runner:
             self.shown.close()
 
     def __enter__(self) -> _Runner:
-        self.run.prestart()
+        try:
+            self.run.prestart()
+        except GradcheckError as exc:
+            self.run.close()
+            _fail(str(exc), exc.exit_code, exc, self.verbose)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -1109,7 +1178,7 @@ def _run_all(
     except Interrupted as stop:
         signals.acknowledge()
         runner.close_bars()
-        results.extend(outcome for _, outcome in runner.run.stop(stop.signum))  # type: ignore[misc]
+        results.extend(outcome for _, outcome in runner.run.stop(stop.signum))
         return results, stop.signum
     return results, None
 
