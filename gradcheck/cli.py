@@ -782,22 +782,23 @@ def verify_command(
             _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
             for item in items
         ]
-        if seeds is not None and seeds > 1:
-            items, plan = _with_seeds(items, plan, seeds)
         manifest = None
-        if shard is not None:
-            fixed_seed = (
+        if shard is not None:  # whole targets, each with all its seeds (--seeds)
+            fixed = (
                 seed is not None
                 or baseline is not None
-                or bool(config is not None and "seed" in config.defaults)
+                or "seed" in getattr(config, "defaults", {})
             )
             items, plan, manifest = _take_shard(
-                shard, durations_path, items, plan, baseline, fixed_seed, run_seed, verbose
+                shard, durations_path, items, plan, baseline, fixed, run_seed, seeds, verbose
             )
             run.shown.note(
                 f"shard {manifest['index']}/{manifest['count']}: {len(plan)} of "
                 f"{len(manifest['targets'])} targets"
             )
+        mine = [job.spec for job in plan]
+        if seeds is not None and seeds > 1:
+            items, plan = _with_seeds(items, plan, seeds)
         run.shown.total = len(plan)
         results, stopped_by = _run_all(run, items, plan, overrides, verbose, signals)
         signals.acknowledge()  # from here on, what finished is written whatever comes
@@ -805,7 +806,6 @@ def verify_command(
             from gradcheck.frontend.deep import combine_seeds
 
             results = combine_seeds(results, seeds)
-        mine = [job.spec for job in plan]
         comparison = _compare(
             results, _shard_baseline(baseline, manifest, mine), regression_factor, config
         )
@@ -992,6 +992,7 @@ def _take_shard(
     baseline: Any,
     fixed_seed: bool,
     run_seed: int,
+    seeds: int | None,
     verbose: bool,
 ) -> tuple[list[RunItem], list[Job], dict[str, Any]]:
     """This shard's part of the run (gradcheck.frontend.shards), and its manifest."""
@@ -1016,8 +1017,15 @@ def _take_shard(
         durations = durations_of(_read_durations(durations_path, verbose))
     names = [job.spec for job in plan]
     part = assign(names, shard.count, durations)[shard.index - 1]
-    digest = plan_digest([(job.spec, job.settings) for job in plan])
-    shown = manifest(shard, seed=run_seed, names=names, digest=digest, versions=current_versions())
+    digest = plan_digest([(job.spec, {**job.settings, "seeds": seeds or 1}) for job in plan])
+    shown = manifest(
+        shard,
+        seed=run_seed,
+        names=names,
+        digest=digest,
+        versions=current_versions(),
+        positions=part,
+    )
     return [items[i] for i in part], [plan[i] for i in part], shown
 
 

@@ -96,6 +96,7 @@ def _junit(path: str, text: str) -> ShardFile:
             "plan": raw["plan"],
             "versions": json.loads(raw["versions"]),
             "targets": json.loads(raw["targets"]),
+            "positions": json.loads(raw["positions"]),
         }
     except (KeyError, ValueError) as exc:
         raise MergeError(f"{path}: a damaged shard manifest ({exc})") from None
@@ -113,6 +114,10 @@ def _checked_manifest(path: str, manifest: dict[str, Any]) -> dict[str, Any]:
         and isinstance(manifest.get("versions"), dict)
         and isinstance(manifest.get("targets"), list)
         and all(isinstance(t, str) for t in manifest["targets"])
+        and isinstance(manifest.get("positions"), list)
+        and all(
+            isinstance(p, int) and 0 <= p < len(manifest["targets"]) for p in manifest["positions"]
+        )
     ):
         raise MergeError(f"{path}: a damaged shard manifest")
     return manifest
@@ -196,7 +201,7 @@ def merge_files(paths: Iterable[str | Path]) -> Merged:
             "no files to merge: name the shards' JSON reports, baselines or JUnit files"
         )
     _check_together(files)
-    manifest = {k: v for k, v in files[0].manifest.items() if k != "index"}
+    manifest = {k: v for k, v in files[0].manifest.items() if k not in ("index", "positions")}
     order = {name: i for i, name in enumerate(manifest["targets"])}
     merged = Merged(manifest)
     reports = _by_index(files, "report")
@@ -240,10 +245,23 @@ def _in_order(items: list[Any], order: dict[str, int], name: Any) -> list[Any]:
     return sorted(items, key=lambda item: order.get(name(item), len(order)))
 
 
+def _placed(files: Sequence[ShardFile], items: Any) -> list[Any]:
+    """The items of every shard (``items(file)``, in the shard's order) in the run's
+    order, by the positions its manifest records."""
+    placed: list[tuple[int, Any]] = []
+    for f in files:
+        own = list(items(f))
+        positions = f.manifest["positions"]
+        if len(own) != len(positions):
+            raise MergeError(
+                f"{f.path}: holds {len(own)} targets where its manifest places {len(positions)}"
+            )
+        placed += zip(positions, own)
+    return [item for _, item in sorted(placed, key=lambda pair: pair[0])]
+
+
 def _merge_reports(files: Sequence[ShardFile], order: dict[str, int]) -> dict[str, Any]:
-    targets = _in_order(
-        [t for f in files for t in f.document["targets"]], order, lambda t: t.get("target")
-    )
+    targets = _placed(files, lambda f: f.document["targets"])
     first = files[0].document
     document: dict[str, Any] = {
         "version": first["version"],
@@ -302,14 +320,7 @@ def _merge_baselines(files: Sequence[ShardFile], order: dict[str, int]) -> dict[
 def _merge_junit(
     files: Sequence[ShardFile], manifest: dict[str, Any], order: dict[str, int]
 ) -> tuple[bytes, int]:
-    from gradcheck.frontend.loading import split_spec
-
-    by_case = {}
-    for name in manifest["targets"]:
-        module, short = split_spec(name)
-        by_case[(module, short or name)] = order[name]
-    cases = [case for f in files for case in f.document.iter("testcase")]
-    cases.sort(key=lambda c: by_case.get((c.get("classname"), c.get("name")), len(order)))
+    cases = _placed(files, lambda f: f.document.iter("testcase"))
     suites = [s for f in files for s in f.document.iter("testsuite")]
     name = suites[0].get("name", "gradcheck") if suites else "gradcheck"
     failures = sum(int(s.get("failures", "0")) for s in suites)

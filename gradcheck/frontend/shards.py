@@ -171,11 +171,15 @@ def manifest(
     names: Sequence[str],
     digest: str,
     versions: Mapping[str, str],
+    positions: Sequence[int],
 ) -> dict[str, Any]:
-    """What a shard writes into its outputs for ``gradcheck merge``."""
+    """What a shard writes into its outputs for ``gradcheck merge``: ``positions`` are
+    the places of the shard's own targets in ``names`` (the run's order, which names
+    alone do not give where one target is planned twice)."""
     return {
         "index": shard.index,
         "count": shard.count,
+        "positions": list(positions),
         "seed": seed,
         "plan": digest,
         "versions": dict(versions),

@@ -263,3 +263,42 @@ def test_the_dask_executor_keeps_the_time_limits_and_stops_on_sigterm(project: P
     assert proc.returncode == 143
     verdicts = {t["target"]: t["verdict"] for t in json.loads(stdout)["targets"]}
     assert verdicts["deep_ops:Hangs"] == "not_run"
+
+
+def test_a_sharded_deep_run_merges_to_the_unsharded_one(project: Path) -> None:
+    targets = ["deep_ops:Double", "deep_ops:RareBug", "deep_ops:Double"]
+    common = [*targets, "--seed", "9", "--max-examples", "3", "--seeds", "4", "--format", "json"]
+    whole = run(project, *common)
+    for k in (1, 2):
+        part = run(project, *common, "--shard", f"{k}/2")
+        assert part.returncode in (0, 1), part.stderr
+        (project / f"r{k}.json").write_text(part.stdout)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    merged = subprocess.run(
+        [sys.executable, "-m", "gradcheck", "merge", "r1.json", "r2.json", "--format", "json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert merged.returncode == whole.returncode, merged.stderr
+
+    def key(out):
+        return [
+            (t["target"], t["verdict"], t["examples"], t["seed"])
+            for t in json.loads(out.stdout)["targets"]
+        ]
+
+    assert key(merged) == key(whole)
+    other = run(project, *common[:-4], "--seeds", "5", "--format", "json", "--shard", "2/2")
+    (project / "r2.json").write_text(other.stdout)
+    refused = subprocess.run(
+        [sys.executable, "-m", "gradcheck", "merge", "r1.json", "r2.json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2 and "not shards of one run" in refused.stderr
