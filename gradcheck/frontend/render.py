@@ -43,6 +43,10 @@ name, ``"SIGINT"`` or ``"SIGTERM"``); its targets that did not finish have the v
 "settings_changed": {target: [setting, ...]}, "error_ratios": {target: {"baseline":
 float, "now": float}}}`` (see :mod:`gradcheck.frontend.baseline` for the rule;
 ``settings_changed`` names, per target, the settings that differ from the baseline's).
+A shard of a run (``--shard K/N``) adds ``"shard"``: ``{"index": int, "count": int,
+"seed": int, "plan": str, "versions": {name: str}, "targets": [str], "positions": [int]}``
+(every target of the unsharded run, and the places of this shard's among them; see
+:mod:`gradcheck.frontend.shards`), which ``gradcheck merge`` reads.
 
 The JSON Schema of this document ships in the package: ``gradcheck.schemas.load("verify")``
 (``gradcheck/schemas/verify.schema.json``; tests validate real runs against it).
