@@ -85,7 +85,7 @@ def test_the_check_fixture_passes_and_fails_with_the_report(sandbox):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*AssertionError: gradcheck: *WrongSquare failed: mismatch (input 0)*",
+            "*AssertionError: gradcheck: *WrongSquare failed: mismatch (input x)*",
             "*Mismatched elements: 3 / 3*",
             "*Index*Analytic*Numeric*Abs err*Rel err*",
             # the command line's report: the input's values, and the replay (issue 34)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -227,8 +228,17 @@ def check(
     variant = Variant(device=device, bfloat16=bfloat16)
     if bfloat16:
         xs = [_bfloat16_values(x) for x in xs]
+    names = _input_names(tgt, all_params, len(xs), order)
     tgt, xs, const, parts = _as_variant(tgt, xs, const, variant, order, modes)
     result = _check_orders(tgt, xs, all_params, const, seed, settings, atol, rtol, order, modes)
+    if parts is not None:
+        # each complex input as its two real parts: x.real, x.imag
+        names = [
+            names[i] + (f".{part.split()[0][:4]}" if part and names[i] else "") for i, part in parts
+        ]
+    result.input_names = names
+    if result.failure is not None:
+        result.failure = replace(result.failure, message=_named(result.failure.message, names))
     if parts is not None:
         result = _complex_named(result, parts)
     _integers_refused(tgt, cast, result)
@@ -245,6 +255,31 @@ CHECK_SETTINGS: tuple[str, ...] = tuple(
     for name, p in inspect.signature(check).parameters.items()
     if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "params"
 )
+
+
+def _input_names(tgt: Target, params: Mapping[str, Any], n: int, order: int) -> list[str]:
+    """The names of a check's ``n`` inputs as the user named them: the forward's
+    parameters, then the parameters a module brings along (``linear.weight``), and
+    ``v`` for the upstream gradient that order 2 appends; "" where not known (the
+    extra inputs of a variadic op)."""
+    own = list(tgt.signature.given(params).input_names)
+    brought = [f.name for f in tgt.fixed]
+    count = n - len(brought)
+    names = own[:count] + [""] * (count - len(own)) + brought
+    return [*names, "v"] if order == 2 else names
+
+
+_INPUT_INDEX = re.compile(r"\binput (\d+)\b")
+
+
+def _named(message: str, names: Sequence[str]) -> str:
+    """``message`` with each ``input i`` named as the user named the input."""
+
+    def name(match: re.Match[str]) -> str:
+        i = int(match.group(1))
+        return f"input {names[i]}" if i < len(names) and names[i] else match.group(0)
+
+    return _INPUT_INDEX.sub(name, message)
 
 
 def _validate(
@@ -690,6 +725,7 @@ class _Run:
             settings=dict(self.settings),
             forward_calls=self.forward_calls,
             backward_calls=self.backward_calls,
+            upstream=None if self.v is None else self.v.copy(),
             **fields,
         )
 
