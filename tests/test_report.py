@@ -261,3 +261,41 @@ def test_the_command_line_prints_one_seed_and_what_str_gives(ops_dir):
     assert _timeless(block) in _timeless(out.stdout)
     assert "Replay: gradcheck verify report_ops:Affine --max-examples 20 --seed 7" in out.stdout
     assert "Replay: gradcheck.verify(report_ops.Affine, seed=7)" in str(result)
+
+
+def test_the_upstream_gradient_at_order_2_is_drawn_and_shrunk_like_the_inputs():
+    torch = pytest.importorskip("torch")
+
+    class WrongSecond(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x * x.detach()  # the second derivative misses half of 6x
+
+    result = verify(WrongSecond, order=2, max_examples=30, seed=1)
+    assert result.verdict == "failed"
+    failure = result.failure
+    assert failure.input_names == ["x", "v"]
+    x, v = failure.inputs
+    # v shrank as x did (to the simplest value that still fails), not a Gaussian draw
+    assert x.shape == v.shape == () and float(v) == 1.0
+    # ...and replays alone, given as the upstream gradient
+    again = gradcheck.check(WrongSecond, x, upstream=v, order=2, seed=failure.seed)
+    assert again.failure.worst == failure.failure.worst
+    assert "upstream=v, order=2" in str(result) or result.worst is failure
+
+
+def test_check_takes_the_upstream_gradient():
+    x = np.array([0.5, -1.0])
+    v = np.array([1.0, 0.0])
+    result = gradcheck.check(Affine, x, np.array([2.0, 3.0]), upstream=v, seed=3)
+    assert result.upstream.tolist() == v.tolist()
+    # only the first element's gradient is asked for: the second compares 0 with 0
+    assert [e.index for e in result.failure.worst] == [(0,)]
+    with pytest.raises(gradcheck.errors.CheckUsageError, match="upstream has the shape"):
+        gradcheck.check(Affine, x, x, upstream=np.ones(3))

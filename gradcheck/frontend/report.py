@@ -230,9 +230,12 @@ def target_text(result: Any, *, replay: str) -> str:
         )
         lines.append("  " + format_result(worst, seed=False).split("\n", 2)[1])
         lines.append("  " + inputs_text(worst).replace("\n", "\n  "))
+        inputs = "*inputs"
+        if worst.settings.get("order") == 2:
+            inputs = "*inputs[:-1], upstream=v, order=2"
         lines.append(
             f"  It replays with the run (Replay below), or alone in Python: "
-            f"gradcheck.check(<target>, *inputs, seed={worst.seed}) with the same settings"
+            f"gradcheck.check(<target>, {inputs}, seed={worst.seed}) with the same settings"
         )
     if result.note:
         lines.append(f"Note: {result.note}")

@@ -649,6 +649,7 @@ def _check(
     check_seed: int,
     *,
     shrinking: bool = False,
+    upstream: np.ndarray | None = None,
 ) -> Any:
     """The check of one example. In mode "auto", an example of more than
     :data:`SCREEN_ABOVE` elements is screened first; while ``shrinking``, a screen that
@@ -674,6 +675,7 @@ def _check(
             modes=options.get("modes", ("rev",)),
             device=options.get("device"),
             nondet_tol=options.get("nondet_tol", 0.0),
+            upstream=upstream,
             **mode,
         )
 
@@ -720,7 +722,10 @@ def _in_full(search: _Search, failure: Any) -> Any:
     first = search.first_failure
     if first is not None and _same_example(first, failure):
         return first  # (nothing shrank: that one was checked in full already)
-    full = _check(search.tgt, failure.inputs, search.options, failure.seed)
+    inputs, upstream = failure.inputs, None
+    if search.options.get("order", 1) == 2:  # (v, the last input, is the upstream)
+        inputs, upstream = inputs[:-1], inputs[-1]
+    full = _check(search.tgt, inputs, search.options, failure.seed, upstream=upstream)
     return full if full.verdict == Verdict.FAILED else search.first_failure
 
 
@@ -769,7 +774,7 @@ class _Search:
         # the run: it is re-raised after the search, which must not shrink it.
         self.fatal: GradcheckError | None = None
 
-    def example(self, arrays: Any, check_seed: int) -> None:
+    def example(self, arrays: Any, check_seed: int, data: Any = None) -> None:
         from hypothesis import reject
         from hypothesis import target as hypothesis_target
 
@@ -781,7 +786,15 @@ class _Search:
         if self.on_example is not None:
             self.on_example(arrays, check_seed)
         try:
-            result = _check(self.tgt, arrays, self.options, check_seed, shrinking=not searching)
+            upstream = self.upstream(arrays, data)
+            result = _check(
+                self.tgt,
+                arrays,
+                self.options,
+                check_seed,
+                shrinking=not searching,
+                upstream=upstream,
+            )
         except GradcheckError as exc:
             self.fatal = exc
             raise
@@ -822,6 +835,32 @@ class _Search:
         if math.isfinite(ratio):
             # Steer the search towards the inputs where the gradient is least accurate.
             hypothesis_target(ratio, label="error / tolerance")
+
+    def upstream(self, arrays: Any, data: Any) -> np.ndarray | None:
+        """At order 2, the upstream gradient ``v`` the checked backward takes, drawn
+        by Hypothesis (of the output's shape and dtype, from a forward call) so that it
+        shrinks with the inputs; None at order 1 (the check draws it from its seed),
+        and where the forward raises (the check reports that)."""
+        if self.options.get("order", 1) != 2 or data is None:
+            return None
+        from hypothesis import strategies as st
+        from hypothesis.extra import numpy as hnp
+
+        try:
+            graph = self.tgt.apply(
+                [np.asarray(a) for a in arrays],
+                dict(self.options.get("kwargs") or {}),
+                constants=constant_inputs(self.options),
+            )
+        except Exception:
+            return None
+        out = np.asarray(graph.output.data)  # (as the check joins several outputs)
+        if out.dtype.kind != "f":
+            return None
+        width = {2: 16, 4: 32}.get(out.dtype.itemsize, 64)
+        elements = st.floats(-2.0, 2.0, width=width, allow_subnormal=False)  # type: ignore[arg-type]
+        v: np.ndarray = data.draw(hnp.arrays(out.dtype, out.shape, elements=elements), label="v")
+        return v
 
     def keep_if_worst(self, result: Any, rel_err: float, ratio: float, searching: bool) -> None:
         """Keep ``result`` (a failing check) if its relative error is the largest of the
@@ -932,9 +971,9 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
         phases=(Phase.generate, Phase.target, Phase.shrink),
     )
     @hypothesis_seed(seed)
-    @given(arrays=strategy, check_seed=st.integers(0, 2**32 - 1))
-    def test(arrays: Any, check_seed: int) -> None:
-        search.example(arrays, check_seed)
+    @given(arrays=strategy, check_seed=st.integers(0, 2**32 - 1), data=st.data())
+    def test(arrays: Any, check_seed: int, data: Any) -> None:
+        search.example(arrays, check_seed, data)
 
     try:
         test()
