@@ -299,3 +299,12 @@ def test_check_takes_the_upstream_gradient():
     assert [e.index for e in result.failure.worst] == [(0,)]
     with pytest.raises(gradcheck.errors.CheckUsageError, match="upstream has the shape"):
         gradcheck.check(Affine, x, x, upstream=np.ones(3))
+
+
+def test_the_ops_own_exception_text_is_not_renamed():
+    def raises(x, y):
+        raise ValueError("input 0 must be positive")
+
+    result = gradcheck.check(raises, np.array([1.0]), np.array([2.0]))
+    assert result.failure.kind == "forward_error"
+    assert "ValueError: input 0 must be positive" in result.failure.message

@@ -247,7 +247,7 @@ def check(
         ]
     result.input_names = names
     if result.failure is not None:
-        result.failure = replace(result.failure, message=_named(result.failure.message, names))
+        result.failure = _named_failure(result.failure, names)
     if parts is not None:
         result = _complex_named(result, parts)
     _integers_refused(tgt, cast, result)
@@ -279,6 +279,15 @@ def _input_names(tgt: Target, params: Mapping[str, Any], n: int, order: int) -> 
 
 
 _INPUT_INDEX = re.compile(r"\binput (\d+)\b")
+
+
+def _named_failure(failure: Failure, names: Sequence[str]) -> Failure:
+    """``failure`` with its message's ``input i`` named; the text of an exception the
+    op raised, and the frame, stay the op's own words."""
+    message = failure.message
+    own = [t for t in (failure.exception, failure.frame) if t and t in message]
+    cut = min((message.index(t) for t in own), default=len(message))
+    return replace(failure, message=_named(message[:cut], names) + message[cut:])
 
 
 def _named(message: str, names: Sequence[str]) -> str:
