@@ -70,7 +70,7 @@ def _label(result: CheckResult, i: int) -> str:
 
 def _products_line(result: CheckResult) -> str:
     """What the analytic and numeric columns are."""
-    order2 = result.settings.get("order") == 2
+    order2 = _failed_at_order_2(result)
     what = "of the backward (x, v) -> vᵀJ" if order2 else ""
     u = "u" if order2 else "v"
     return (
@@ -146,6 +146,12 @@ def format_result(result: CheckResult, *, seed: bool = True) -> str:
     return "\n".join(lines)
 
 
+def _failed_at_order_2(result: CheckResult) -> bool:
+    """Whether the failing check is the gradient of the backward, whose inputs end
+    with ``v`` (an order-2 check fails at order 1 first where the backward is wrong)."""
+    return result.failure is not None and result.failure.order == 2
+
+
 def _named_only(result: CheckResult, i: int) -> str:
     name = result.input_name(i)
     return "" if name.startswith("input ") else f"{name} "
@@ -165,7 +171,7 @@ def inputs_text(result: CheckResult) -> str:
         lines.append(f"{name} ({a.dtype}{list(a.shape)}):\n  {_array(a)}")
     if result.upstream is not None and result.failure is not None:
         u = result.upstream
-        which = "u" if result.settings.get("order") == 2 else "v"
+        which = "u" if _failed_at_order_2(result) else "v"
         lines.append(f"{which}, the upstream gradient ({u.dtype}{list(u.shape)}):\n  {_array(u)}")
     return "\n".join(lines)
 
@@ -231,8 +237,10 @@ def target_text(result: Any, *, replay: str) -> str:
         lines.append("  " + format_result(worst, seed=False).split("\n", 2)[1])
         lines.append("  " + inputs_text(worst).replace("\n", "\n  "))
         inputs = "*inputs"
-        if worst.settings.get("order") == 2:
+        if _failed_at_order_2(worst):
             inputs = "*inputs[:-1], upstream=v, order=2"
+        elif worst.settings.get("order") == 2:  # (order 1 failed first, with that v)
+            inputs = "*inputs, upstream=v, order=2"
         lines.append(
             f"  It replays with the run (Replay below), or alone in Python: "
             f"gradcheck.check(<target>, {inputs}, seed={worst.seed}) with the same settings"

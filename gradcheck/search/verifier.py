@@ -723,8 +723,9 @@ def _in_full(search: _Search, failure: Any) -> Any:
     if first is not None and _same_example(first, failure):
         return first  # (nothing shrank: that one was checked in full already)
     inputs, upstream = failure.inputs, None
-    if search.options.get("order", 1) == 2:  # (v, the last input, is the upstream)
-        inputs, upstream = inputs[:-1], inputs[-1]
+    if search.options.get("order", 1) == 2:  # the search's v: the last input at order 2
+        order2 = failure.failure.order == 2
+        inputs, upstream = (inputs[:-1], inputs[-1]) if order2 else (inputs, failure.upstream)
     full = _check(search.tgt, inputs, search.options, failure.seed, upstream=upstream)
     return full if full.verdict == Verdict.FAILED else search.first_failure
 
