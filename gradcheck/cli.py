@@ -638,6 +638,44 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     help="Also write a JUnit XML report (one testcase per target).",
 )
 @click.option(
+    "--seeds",
+    type=click.IntRange(min=1, max=100_000),
+    metavar="S",
+    help="Deep run: check each target with S seeds (seed, seed+1, ...), S times the "
+    "examples, as S jobs; one verdict per target, the shrunk failure of the first "
+    "failing seed [default: 1].",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="Where the jobs run: local worker processes (--jobs), or a Dask cluster "
+    "(pip install 'gradcheck[dask]'): --scheduler's, else a LocalCluster of --jobs "
+    "worker processes.",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="The Dask scheduler of --executor dask (tcp://host:8786).",
+)
+@click.option(
+    "--shard",
+    metavar="K/N",
+    envvar="GRADCHECK_SHARD",
+    help="Check only part K of N of the run (a CI matrix job; env GRADCHECK_SHARD), "
+    "balanced by recorded durations; needs a fixed seed. Combine the parts' outputs "
+    "with gradcheck merge.",
+)
+@click.option(
+    "--durations",
+    "durations_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Balance --shard by the seconds each target took in FILE (a JSON report or a "
+    "baseline) [default: the --baseline file's].",
+)
+@click.option(
     "-q",
     "--quiet",
     is_flag=True,
@@ -696,6 +734,11 @@ def verify_command(
     baseline_path: Path | None,
     regression_factor: float | None,
     junit_xml: Path | None,
+    seeds: int | None,
+    executor: str,
+    scheduler: str | None,
+    shard: str | None,
+    durations_path: Path | None,
     quiet: bool,
     color_choice: str,
     verbose: bool,
@@ -727,7 +770,9 @@ def verify_command(
     # SIGINT and SIGTERM stop the run, which still prints and writes what finished.
     # The first worker starts now (Python, NumPy, Hypothesis: most of a small run's
     # time), while the options and the targets are read here; a usage error stops it.
-    with StopOnSignals() as signals, _Runner(jobs, setup) as run:
+    if scheduler is not None and executor != "dask":
+        raise click.BadParameter("needs --executor dask", param_hint="'--scheduler'")
+    with StopOnSignals() as signals, _Runner(jobs, setup, executor, scheduler, verbose) as run:
         overrides = _settings_from_options(ctx)
         if regression_factor is not None and not is_regression_factor(regression_factor):
             raise click.BadParameter(
@@ -755,11 +800,34 @@ def verify_command(
             _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
             for item in items
         ]
+        manifest = None
+        if shard is not None:  # whole targets, each with all its seeds (--seeds)
+            fixed = (
+                seed is not None
+                or baseline is not None
+                or "seed" in getattr(config, "defaults", {})
+            )
+            items, plan, manifest = _take_shard(
+                shard, durations_path, items, plan, baseline, fixed, run_seed, seeds, verbose
+            )
+            run.shown.note(
+                f"shard {manifest['index']}/{manifest['count']}: {len(plan)} of "
+                f"{len(manifest['targets'])} targets"
+            )
+        mine = [job.spec for job in plan]
+        if seeds is not None and seeds > 1:
+            items, plan = _with_seeds(items, plan, seeds)
         run.shown.total = len(plan)
         results, stopped_by = _run_all(run, items, plan, overrides, verbose, signals)
         signals.acknowledge()  # from here on, what finished is written whatever comes
-        comparison = _compare(results, baseline, regression_factor, config)
-        unwritten = _write_outputs(outputs, results, run_seed, comparison)
+        if seeds is not None and seeds > 1:
+            from gradcheck.frontend.deep import combine_seeds
+
+            results = combine_seeds(results, seeds)
+        comparison = _compare(
+            results, _shard_baseline(baseline, manifest, mine), regression_factor, config
+        )
+        unwritten = _write_outputs(outputs, results, run_seed, comparison, manifest)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             _annotate(items, results, comparison, to_stderr=output_format.document)
         color = output_format.color and wants_color(color_choice, sys.stdout)
@@ -771,6 +839,7 @@ def verify_command(
             color,
             signal.Signals(stopped_by).name if stopped_by else None,
             quiet=quiet,
+            shard=manifest,
         )
         run.close_bars()
         text = output_format.run(report)
@@ -879,7 +948,11 @@ def _outputs(save_baseline: Path | None, junit_xml: Path | None, verbose: bool) 
 
 
 def _write_outputs(
-    outputs: dict[str, Any], results: list[VerifyResult], seed: int, comparison: Any
+    outputs: dict[str, Any],
+    results: list[VerifyResult],
+    seed: int,
+    comparison: Any,
+    shard: dict[str, Any] | None = None,
 ) -> list[OutputError]:
     """Write the baseline (the targets that finished) and the JUnit report (all of
     them), each atomically; the errors of those that could not be written."""
@@ -888,7 +961,7 @@ def _write_outputs(
 
     contents = {
         "baseline": lambda: baseline_text(
-            [r for r in results if r.verdict != Verdict.NOT_RUN], seed=seed
+            [r for r in results if r.verdict != Verdict.NOT_RUN], seed=seed, shard=shard
         ).encode("utf-8"),
         "JUnit report": lambda: (
             junit_xml(
@@ -897,6 +970,7 @@ def _write_outputs(
                 regressions={r.target: r.reason for r in comparison.regressions}
                 if comparison
                 else {},
+                shard=shard,
             )
             + b"\n"
         ),
@@ -908,6 +982,100 @@ def _write_outputs(
         except OutputError as exc:
             unwritten.append(exc)
     return unwritten
+
+
+def _with_seeds(
+    items: list[RunItem], plan: list[Job], seeds: int
+) -> tuple[list[RunItem], list[Job]]:
+    """A deep run's jobs: each target's job once per seed (its seed, seed + 1, ...), the
+    seeds of one target next to each other (gradcheck.frontend.deep combines them)."""
+    from dataclasses import replace
+
+    from gradcheck.frontend.deep import seed_of
+
+    new_items, new_plan = [], []
+    for item, job in zip(items, plan):
+        base = int(job.settings.get("seed", 0))
+        for i in range(seeds):
+            new_items.append(item)
+            new_plan.append(replace(job, settings={**job.settings, "seed": seed_of(base, i)}))
+    return new_items, new_plan
+
+
+def _take_shard(
+    text: str,
+    durations_path: Path | None,
+    items: list[RunItem],
+    plan: list[Job],
+    baseline: Any,
+    fixed_seed: bool,
+    run_seed: int,
+    seeds: int | None,
+    verbose: bool,
+) -> tuple[list[RunItem], list[Job], dict[str, Any]]:
+    """This shard's part of the run (gradcheck.frontend.shards), and its manifest."""
+    from gradcheck.frontend.baseline import current_versions
+    from gradcheck.frontend.shards import assign, durations_of, manifest, parse_shard, plan_digest
+
+    try:
+        shard = parse_shard(text)
+    except ValueError as exc:
+        message = str(exc).removeprefix(f"--shard {text}: ")
+        raise click.BadParameter(message, param_hint="'--shard'") from None
+    if not fixed_seed:
+        _fail(
+            "--shard needs the same seed in every shard: give --seed N (in a CI matrix, "
+            "one number for all its jobs, such as the workflow's run id)",
+            2,
+            None,
+            verbose,
+        )
+    durations = durations_of(baseline) if baseline is not None else {}
+    if durations_path is not None:
+        durations = durations_of(_read_durations(durations_path, verbose))
+    names = [job.spec for job in plan]
+    part = assign(names, shard.count, durations)[shard.index - 1]
+    digest = plan_digest([(job.spec, {**job.settings, "seeds": seeds or 1}) for job in plan])
+    shown = manifest(
+        shard,
+        seed=run_seed,
+        names=names,
+        digest=digest,
+        versions=current_versions(),
+        positions=part,
+    )
+    return [items[i] for i in part], [plan[i] for i in part], shown
+
+
+def _read_durations(path: Path, verbose: bool) -> Any:
+    import json
+
+    from gradcheck.frontend.files import read_text
+
+    try:
+        return json.loads(
+            read_text(path, what="durations file", limit=256 << 20, error=OutputError)
+        )
+    except OutputError as exc:
+        _fail(str(exc), 2, exc, verbose)
+    except (ValueError, RecursionError) as exc:
+        _fail(f"{path}: not a JSON report or baseline ({exc})", 2, exc, verbose)
+
+
+def _shard_baseline(baseline: Any, manifest: dict[str, Any] | None, mine: list[str]) -> Any:
+    """The baseline a shard compares with: its own targets, and those of the baseline
+    that no shard runs (vanished, reported alike by every shard); not the targets of
+    the other shards, which are not vanished."""
+    if baseline is None or manifest is None:
+        return baseline
+    planned = set(manifest["targets"])
+    own = set(mine)
+    targets = {
+        name: entry
+        for name, entry in baseline["targets"].items()
+        if name not in planned or name in own
+    }
+    return {**baseline, "targets": targets}
 
 
 def _run_seed(seed: int | None, baseline: Any, config: ProjectConfig | None) -> int:
@@ -962,11 +1130,25 @@ class _Runner:
     goes to ``shown``, the run's :class:`~gradcheck.frontend.progress.Progress`, once
     the command has made it (the targets known)."""
 
-    def __init__(self, jobs: int, setup: WorkerSetup) -> None:
+    def __init__(
+        self,
+        jobs: int,
+        setup: WorkerSetup,
+        executor: str = "local",
+        scheduler: str | None = None,
+        verbose: bool = False,
+    ) -> None:
         from gradcheck.frontend.runner import Run
 
         self.shown: Progress | None = None
-        self.run = Run(jobs, setup, progress=self._started, on_finished=self._finished)
+        self.verbose = verbose
+        self.run: Any
+        if executor == "dask":
+            from gradcheck.frontend.dask_executor import DaskRun
+
+            self.run = DaskRun(jobs, setup, scheduler, on_finished=self._finished)
+        else:
+            self.run = Run(jobs, setup, progress=self._started, on_finished=self._finished)
 
     def _started(self, index: int, job: Job) -> Any:
         shown = self.shown
@@ -986,7 +1168,11 @@ class _Runner:
             self.shown.close()
 
     def __enter__(self) -> _Runner:
-        self.run.prestart()
+        try:
+            self.run.prestart()
+        except GradcheckError as exc:
+            self.run.close()
+            _fail(str(exc), exc.exit_code, exc, self.verbose)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -1018,7 +1204,7 @@ def _run_all(
     except Interrupted as stop:
         signals.acknowledge()
         runner.close_bars()
-        results.extend(outcome for _, outcome in runner.run.stop(stop.signum))  # type: ignore[misc]
+        results.extend(outcome for _, outcome in runner.run.stop(stop.signum))
         return results, stop.signum
     return results, None
 
@@ -1076,6 +1262,105 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
         if flag is not None:
             return f"{item.target.name}: {exc} (set it with {flag})"
     return f"{item.target.name}: {exc}"
+
+
+@main.command("merge")
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.option(
+    "--json",
+    "json_path",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the merged JSON report (from the shards' --format json reports).",
+)
+@click.option(
+    "--junit-xml",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the merged JUnit report (from the shards' --junit-xml files).",
+)
+@click.option(
+    "--save-baseline",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the merged baseline (from the shards' --save-baseline files).",
+)
+@_format_option
+@click.option("-q", "--quiet", is_flag=True, help="No table: only what did not pass.")
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors.")
+def merge_command(
+    files: tuple[str, ...],
+    json_path: Path | None,
+    junit_xml: Path | None,
+    save_baseline: Path | None,
+    output_format: OutputFormat,
+    quiet: bool,
+    verbose: bool,
+) -> None:
+    """Merge the outputs of the shards of one run (gradcheck verify --shard K/N): their
+    JSON reports, JUnit files and baselines (each kind recognised by its content), into
+    one of each, the targets in the unsharded run's order.
+
+    Shards of different runs (another configuration, seed or versions), a shard given
+    twice and a missing shard are refused. Exit status: the unsharded run's (0 all
+    passed, 1 a target failed or regressed against the baseline), 2 for files that
+    cannot be merged.
+    """
+    from gradcheck.frontend.merge import merge_files, render_merged
+
+    wanted = {"JSON report": json_path, "JUnit report": junit_xml, "baseline": save_baseline}
+    try:
+        outputs = {
+            what: OutputFile(path, what=what, error=OutputError)
+            for what, path in wanted.items()
+            if path is not None
+        }
+        merged = merge_files(files)
+    except GradcheckError as exc:
+        _fail(str(exc), exc.exit_code, exc, verbose)
+    documents = {
+        "JSON report": (merged.report, "--format json reports"),
+        "JUnit report": (merged.junit, "--junit-xml files"),
+        "baseline": (merged.baseline, "--save-baseline files"),
+    }
+    for what in outputs:
+        if documents[what][0] is None:
+            _fail(
+                f"cannot write the merged {what}: no shard's {documents[what][1]} given",
+                2,
+                None,
+                verbose,
+            )
+    if output_format.document and merged.report is None:
+        _fail("--format json needs the shards' JSON reports (--format json)", 2, None, verbose)
+    problems = []
+    for what, out in outputs.items():
+        document = documents[what][0]
+        data = (
+            document
+            if isinstance(document, bytes)
+            else _json_text(document, sort_keys=what == "baseline")  # as --save-baseline
+        )
+        try:
+            out.write(data)
+        except OutputError as exc:
+            problems.append(exc)
+    text = (
+        _json_text(merged.report).decode()
+        if output_format.document
+        else render_merged(merged, quiet=quiet)
+    )
+    lost = _emit(text.rstrip("\n"))
+    for problem in [*problems, *([lost] if lost else [])]:
+        click.echo(f"Error: {problem}", err=True)
+    if problems or lost:
+        sys.exit(OutputError.exit_code)
+    sys.exit(merged.exit_code)
+
+
+def _json_text(document: Any, sort_keys: bool = False) -> bytes:
+    text = json.dumps(document, indent=2, allow_nan=False, sort_keys=sort_keys)
+    return (text + "\n").encode("utf-8")
 
 
 @main.command("list")

@@ -47,6 +47,7 @@ __all__ = [
     "MissingExtra",
     "ConfigError",
     "BaselineError",
+    "MergeError",
     "OutputError",
     "GradcheckFailure",
     "InternalError",
@@ -201,6 +202,13 @@ class ConfigError(GradcheckError):
 
 class BaselineError(GradcheckError):
     """A baseline file cannot be read or is not a gradcheck baseline."""
+
+    exit_code = 2
+
+
+class MergeError(GradcheckError):
+    """Files ``gradcheck merge`` cannot merge: not a shard's output, shards of
+    different runs, a shard given twice or missing."""
 
     exit_code = 2
 

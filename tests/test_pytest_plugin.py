@@ -85,11 +85,11 @@ def test_the_check_fixture_passes_and_fails_with_the_report(sandbox):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*AssertionError: gradcheck: *WrongSquare failed: mismatch (input 0)*",
+            "*AssertionError: gradcheck: *WrongSquare failed: mismatch (input x)*",
             "*Mismatched elements: 3 / 3*",
             "*Index*Analytic*Numeric*Abs err*Rel err*",
             # the command line's report: the input's values, and the replay (issue 34)
-            "*input 0 (float64[[]3[]]):",  # ([[] is a literal [ to fnmatch)
+            "*x (float64[[]3[]]):",  # ([[] is a literal [ to fnmatch)
             "*[[] 1., -2.,  3.[]]",
             "*Replay: pytest test_ops.py::test_wrong --gradcheck-seed 0",
         ]
@@ -145,7 +145,7 @@ def test_the_verify_fixture_passes_and_fails_with_the_shrunk_report(sandbox):
         [
             "*gradcheck: *WrongSquare failed after * example(s) (seed 0)*",
             "*mismatch*",
-            "*input 0 (float64*):",
+            "*x (float64*):",
             "*Replay: pytest test_search.py::test_wrong --gradcheck-seed 0",
         ]
     )
@@ -558,6 +558,7 @@ SETTING_SAMPLES = {
     "device": "cpu",
     "nondet_tol": 1e-12,
     "skip_on": ("ZeroDivisionError",),
+    "upstream": (1.0, -2.0, 0.5),
     "shapes": ("3", "3"),
     "domain": (-1.0, 1.0),
     "kwargs": {"scale": 2.0},
@@ -682,5 +683,5 @@ def test_a_collected_target_fails_with_the_command_lines_report(sandbox):
     start = "gradcheck: myops.WrongSquare failed"
     ours = _block(result.stdout.str(), start)
     assert ours == _block(cli.output, start)
-    assert "input 0 (float64" in ours
+    assert "x (float64" in ours
     assert ours.endswith("Replay: gradcheck verify myops:WrongSquare --seed 0")

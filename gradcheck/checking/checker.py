@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -111,6 +112,7 @@ def check(
     device: str | None = None,
     nondet_tol: float = 0.0,
     skip_on: Any = (),
+    upstream: Any = None,
     **op_params: Any,
 ) -> CheckResult:
     """Check the gradient of ``target`` at ``arrays``.
@@ -174,6 +176,12 @@ def check(
         How far a second backward on the same graph (and one on a fresh graph, beyond
         its rounding) may differ: 0 (the same bits on the same graph) unless the op
         is documented nondeterministic (torch's ``nondet_tol``).
+    upstream : array_like, optional
+        The upstream gradient ``v`` the backward takes, of the output's shape: at
+        order 1 the one analytic and numeric are products with, at order 2 the
+        input ``v`` of the checked backward (whose own upstream gradient is then
+        drawn from the seed). Default: drawn from the seed. :func:`gradcheck.verify`
+        draws it at order 2, so that it shrinks like the other inputs.
     skip_on : exception class, str, or a sequence of them
         Exceptions that say the input is outside the op's domain (a class,
         ``"module:Name"`` or a builtin's name): a forward that raises one at the
@@ -240,8 +248,19 @@ def check(
     variant = Variant(device=device, bfloat16=bfloat16)
     if bfloat16:
         xs = [_bfloat16_values(x) for x in xs]
+    names = _input_names(tgt, all_params, len(xs), order)
     tgt, xs, const, parts = _as_variant(tgt, xs, const, variant, order, modes)
-    result = _check_orders(tgt, xs, all_params, const, seed, settings, atol, rtol, order, modes)
+    result = _check_orders(
+        tgt, xs, all_params, const, seed, settings, atol, rtol, order, modes, upstream
+    )
+    if parts is not None:
+        # each complex input as its two real parts: x.real, x.imag
+        names = [
+            names[i] + (f".{part.split()[0][:4]}" if part and names[i] else "") for i, part in parts
+        ]
+    result.input_names = names
+    if result.failure is not None:
+        result.failure = _named_failure(result.failure, names)
     if parts is not None:
         result = _complex_named(result, parts)
     _integers_refused(tgt, cast, result)
@@ -258,6 +277,40 @@ CHECK_SETTINGS: tuple[str, ...] = tuple(
     for name, p in inspect.signature(check).parameters.items()
     if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "params"
 )
+
+
+def _input_names(tgt: Target, params: Mapping[str, Any], n: int, order: int) -> list[str]:
+    """The names of a check's ``n`` inputs as the user named them: the forward's
+    parameters, then the parameters a module brings along (``linear.weight``), and
+    ``v`` for the upstream gradient that order 2 appends; "" where not known (the
+    extra inputs of a variadic op)."""
+    own = list(tgt.signature.given(params).input_names)
+    brought = [f.name for f in tgt.fixed]
+    count = n - len(brought)
+    names = own[:count] + [""] * (count - len(own)) + brought
+    return [*names, "v"] if order == 2 else names
+
+
+_INPUT_INDEX = re.compile(r"\binput (\d+)\b")
+
+
+def _named_failure(failure: Failure, names: Sequence[str]) -> Failure:
+    """``failure`` with its message's ``input i`` named; the text of an exception the
+    op raised, and the frame, stay the op's own words."""
+    message = failure.message
+    own = [t for t in (failure.exception, failure.frame) if t and t in message]
+    cut = min((message.index(t) for t in own), default=len(message))
+    return replace(failure, message=_named(message[:cut], names) + message[cut:])
+
+
+def _named(message: str, names: Sequence[str]) -> str:
+    """``message`` with each ``input i`` named as the user named the input."""
+
+    def name(match: re.Match[str]) -> str:
+        i = int(match.group(1))
+        return f"input {names[i]}" if i < len(names) and names[i] else match.group(0)
+
+    return _INPUT_INDEX.sub(name, message)
 
 
 def _validate(
@@ -389,6 +442,7 @@ def _check_orders(
     rtol: float | None,
     order: int,
     modes: Sequence[str],
+    upstream: Any = None,
 ) -> CheckResult:
     """Every order up to ``order``, each in every one of ``modes``: a stronger setting
     checks what the plain one does, and more. Order 2 runs only where order 1 passed:
@@ -408,7 +462,9 @@ def _check_orders(
     results: list[CheckResult] = []
     for k in range(1, order + 1):
         for ad_mode in modes:
-            result = _check_one(tgt, xs, params, const, seed, settings, atol, rtol, k, ad_mode)
+            result = _check_one(
+                tgt, xs, params, const, seed, settings, atol, rtol, k, ad_mode, upstream
+            )
             result.failure = _say_where(result.failure, k, ad_mode, order, modes, len(xs))
             results.append(result)
             if result.verdict == Verdict.FAILED:
@@ -462,9 +518,10 @@ def _check_one(
     rtol: float | None,
     order: int,
     ad_mode: str,
+    upstream: Any = None,
 ) -> CheckResult:
     """One check of ``tgt`` (already derived for the device, dtype, complex inputs) at
-    ``order`` in ``ad_mode``."""
+    ``order`` in ``ad_mode``, with the upstream gradient ``upstream`` (None: drawn)."""
     variant = tgt.variant or Variant()
     if order == 2:
         free = tuple(i for i, x in enumerate(xs) if i not in const and x.dtype.kind == "f")
@@ -474,17 +531,34 @@ def _check_one(
             graph = None  # the first-order check says what the forward raised
         if graph is not None:
             out = graph.output
-            v = np.random.default_rng([seed, 2]).standard_normal(out.shape).astype(out.dtype)
+            if upstream is None:
+                v = np.random.default_rng([seed, 2]).standard_normal(out.shape)
+            else:
+                v = _fitted(upstream, out.shape)
+            v = v.astype(out.dtype)
             tgt = tgt.derive(replace(variant, order=2, differentiated=free))
             xs = [*xs, v]
     if ad_mode == "fwd":
         tgt = tgt.derive(replace(tgt.variant or Variant(), forward=True))
     run = _Run(tgt, xs, params, const, np.random.default_rng(seed), settings)
+    if upstream is not None and order == 1:
+        run.v_given = _fitted(upstream, None)
     with strided(strided_for(seed)):
         result = run.execute(atol, rtol)
         if result.failure is not None and run.outputs is not None:
             result.failure = _name_the_output(result.failure, run, seed, atol, rtol)
     return result
+
+
+def _fitted(upstream: Any, shape: tuple[int, ...] | None) -> np.ndarray:
+    """``upstream`` as a float array, of ``shape`` where that is known."""
+    v = np.array(upstream.data if isinstance(upstream, Tensor) else upstream, dtype=np.float64)
+    if shape is not None and v.shape != tuple(shape):
+        raise CheckUsageError(
+            f"upstream has the shape {v.shape}, but the output's is {tuple(shape)}; give "
+            f"one value per element of the output"
+        )
+    return v
 
 
 def _bfloat16_values(x: np.ndarray) -> np.ndarray:
@@ -712,6 +786,7 @@ class _Run:
             settings=dict(self.settings),
             forward_calls=self.forward_calls,
             backward_calls=self.backward_calls,
+            upstream=None if self.v is None else self.v.copy(),
             **fields,
         )
 
@@ -762,8 +837,8 @@ class _Run:
         if all(i in self.const or x.size == 0 for i, x in enumerate(self.xs)):
             raise _Inconclusive(Skip.NOTHING)
         e.v = self.rng.standard_normal(out.shape).astype(out.dtype)
-        if self.v_given is not None:  # (one output's upstream gradient alone)
-            e.v = self.v_given.astype(out.dtype)
+        if self.v_given is not None:  # (given, or one output's upstream gradient alone)
+            e.v = _fitted(self.v_given, out.shape).astype(out.dtype)
         self.v = e.v.copy()
         e.v_given = e.v.copy()
         creator = getattr(out, "creator", None)  # (the backward frees the graph)

@@ -47,6 +47,10 @@ class Skip:
     #: the gradient is beyond the dtype's range (a float32 exp near 88.7, where v·e**x
     #: overflows): right or wrong, it cannot be compared
     OVERFLOW = "gradient overflows the dtype there"
+    #: the forward raised at a point a finite-difference step away from the drawn
+    #: input, which lies within a step of a bound of the declared domain: the steps
+    #: left the domain
+    RAISED_NEAR = "the forward raised near the drawn input"
     #: no non-constant float input, or only empty ones
     NOTHING = "nothing to compare"
     #: the forward raised at these shapes whatever the values (a search learns it)

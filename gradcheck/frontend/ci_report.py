@@ -19,6 +19,7 @@ measures or decides anything.
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import re
 import xml.etree.ElementTree as ET
@@ -75,6 +76,7 @@ def junit_xml(
     seed: int,
     regressions: Mapping[str, str] | None = None,
     suite_name: str = "gradcheck",
+    shard: Mapping[str, Any] | None = None,
 ) -> bytes:
     """A JUnit XML document (UTF-8 bytes) with one testcase per target.
 
@@ -100,6 +102,9 @@ def junit_xml(
     )
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", name="seed", value=str(seed))
+    for key, value in (shard or {}).items():  # a shard's manifest, for gradcheck merge
+        text = value if isinstance(value, str) else json.dumps(value)
+        ET.SubElement(properties, "property", name=f"gradcheck.shard.{key}", value=text)
     for r in results:
         module, name = split_spec(r.target)
         case = ET.SubElement(

@@ -120,8 +120,10 @@ class VerifyResult:
         The check of the shrunk failing example (its ``inputs`` are the shrunk
         inputs).
     max_abs_error, max_rel_error : float
-        The largest absolute and relative gradient errors seen (over the passing
-        examples, or of the failing example); ``nan`` when none was measured.
+        The largest absolute and relative gradient errors seen (over every example
+        checked, the failing ones and those met while shrinking included); ``nan``
+        when none was measured. A relative error is the error over the gradient's
+        scale, the one the tolerance uses (:attr:`CheckResult.max_rel_error`).
     error_ratio : float
         The largest error relative to its tolerance (< 1 passes); ``nan`` when none was
         measured.
@@ -137,8 +139,18 @@ class VerifyResult:
         Where the search found the failure, when its input is one of the search's
         reaches: ``"at a large input (66 elements)"``, ``"at the domain bound 0"``,
         ``"just inside the domain bound 1"``, ``"at a large magnitude (|x| = 23.5)"``,
-        ``"at a near-tie (two values 3.1e-05 apart)"``; empty for an ordinary input
-        (or no failure).
+        ``"at a near-tie (two values 3.1e-05 apart)"``; else which example of the
+        search first failed (``"at example 4 of 100, then shrunk in 12 steps"``);
+        empty when nothing failed.
+    worst : CheckResult or None
+        Of the failing examples the search saw (while searching and while shrinking),
+        the one with the largest relative gradient error: shrinking keeps an input
+        that fails, not the size of the error, so a gross bug can shrink to an
+        example where it is small. None when no failing example compared gradients.
+    worst_example : str
+        Which example ``worst`` was: ``"example 4 of the search"``, ``"shrink step
+        7"``. The run's seed replays it (the run goes the same way), and so does
+        ``gradcheck.check(target, *worst.inputs, seed=worst.seed)`` with the settings.
     """
 
     target: str
@@ -157,6 +169,14 @@ class VerifyResult:
     note: str = ""
     skipped: dict[str, int] = field(default_factory=dict)
     found: str = ""
+    worst: CheckResult | None = None
+    worst_example: str = ""
+
+    def __str__(self) -> str:
+        """The report the command line prints for this target (:func:`gradcheck.report`)."""
+        from gradcheck.frontend.report import report
+
+        return report(self)
 
     @property
     def skip_lines(self) -> list[str]:
@@ -187,6 +207,9 @@ class VerifyResult:
                 "shrink_steps": self.shrink_steps,
                 "note": self.note or None,
                 "found": self.found or None,
+                "worst_seen": None
+                if self.worst is None
+                else {"example": self.worst_example, **_failure_dict(self.worst)},
             }
         )
         return document
@@ -635,6 +658,7 @@ def _check(
     check_seed: int,
     *,
     shrinking: bool = False,
+    upstream: np.ndarray | None = None,
 ) -> Any:
     """The check of one example. In mode "auto", an example of more than
     :data:`SCREEN_ABOVE` elements is screened first; while ``shrinking``, a screen that
@@ -661,6 +685,7 @@ def _check(
             device=options.get("device"),
             nondet_tol=options.get("nondet_tol", 0.0),
             skip_on=options.get("skip_on") or (),
+            upstream=upstream,
             **mode,
         )
 
@@ -707,7 +732,11 @@ def _in_full(search: _Search, failure: Any) -> Any:
     first = search.first_failure
     if first is not None and _same_example(first, failure):
         return first  # (nothing shrank: that one was checked in full already)
-    full = _check(search.tgt, failure.inputs, search.options, failure.seed)
+    inputs, upstream = failure.inputs, None
+    if search.options.get("order", 1) == 2:  # the search's v: the last input at order 2
+        order2 = failure.failure.order == 2
+        inputs, upstream = (inputs[:-1], inputs[-1]) if order2 else (inputs, failure.upstream)
+    full = _check(search.tgt, inputs, search.options, failure.seed, upstream=upstream)
     return full if full.verdict == Verdict.FAILED else search.first_failure
 
 
@@ -745,6 +774,10 @@ class _Search:
         self.skipped: dict[str, int] = {}
         self.max_abs = self.max_rel = self.max_ratio = math.nan
         self.first_failure: Any = None
+        #: the failing check with the largest relative error seen, and which it was
+        self.worst: Any = None
+        self.worst_example = ""
+        self.failed_at = 0  # the search's example that failed first
         #: whether the examples now are the large-input search's
         self.large = False
         self.domain = ShapeDomain(tgt, options, constant_inputs(options))
@@ -752,7 +785,7 @@ class _Search:
         # the run: it is re-raised after the search, which must not shrink it.
         self.fatal: GradcheckError | None = None
 
-    def example(self, arrays: Any, check_seed: int) -> None:
+    def example(self, arrays: Any, check_seed: int, data: Any = None) -> None:
         from hypothesis import reject
         from hypothesis import target as hypothesis_target
 
@@ -764,7 +797,15 @@ class _Search:
         if self.on_example is not None:
             self.on_example(arrays, check_seed)
         try:
-            result = _check(self.tgt, arrays, self.options, check_seed, shrinking=not searching)
+            upstream = self.upstream(arrays, data)
+            result = _check(
+                self.tgt,
+                arrays,
+                self.options,
+                check_seed,
+                shrinking=not searching,
+                upstream=upstream,
+            )
         except GradcheckError as exc:
             self.fatal = exc
             raise
@@ -788,23 +829,71 @@ class _Search:
         if stepped_out_of_domain(arrays, result, self.options):
             if searching:
                 self.rejected += 1
-                self.skipped[Skip.UNDEFINED] = self.skipped.get(Skip.UNDEFINED, 0) + 1
+                self.skipped[Skip.RAISED_NEAR] = self.skipped.get(Skip.RAISED_NEAR, 0) + 1
             reject()
         if searching:
             self.examples += 1
             if self.progress is not None:
                 self.progress(self.examples, self.options["max_examples"])
-        if not result.passed:
-            if searching:
-                self.first_failure = result
-            raise _ExampleFailed(result)
         abs_err, rel_err, ratio = _errors(result)
         self.max_abs = _nanmax(self.max_abs, abs_err)
         self.max_rel = _nanmax(self.max_rel, rel_err)
         self.max_ratio = _nanmax(self.max_ratio, ratio)
+        if not result.passed:
+            if searching:
+                self.first_failure = result
+                self.failed_at = self.examples
+            self.keep_if_worst(result, rel_err, ratio, searching)
+            raise _ExampleFailed(result)
         if math.isfinite(ratio):
             # Steer the search towards the inputs where the gradient is least accurate.
             hypothesis_target(ratio, label="error / tolerance")
+
+    def upstream(self, arrays: Any, data: Any) -> np.ndarray | None:
+        """At order 2, the upstream gradient ``v`` the checked backward takes, drawn
+        by Hypothesis (of the output's shape and dtype, from a forward call) so that it
+        shrinks with the inputs; None at order 1 (the check draws it from its seed),
+        and where the forward raises (the check reports that)."""
+        if self.options.get("order", 1) != 2 or data is None:
+            return None
+        from hypothesis import strategies as st
+        from hypothesis.extra import numpy as hnp
+
+        try:
+            graph = self.tgt.apply(
+                [np.asarray(a) for a in arrays],
+                dict(self.options.get("kwargs") or {}),
+                constants=constant_inputs(self.options),
+            )
+        except Exception:
+            return None
+        out = np.asarray(graph.output.data)  # (as the check joins several outputs)
+        if out.dtype.kind != "f":
+            return None
+        width = {2: 16, 4: 32}.get(out.dtype.itemsize, 64)
+        elements = st.floats(-2.0, 2.0, width=width, allow_subnormal=False)  # type: ignore[arg-type]
+        v: np.ndarray = data.draw(hnp.arrays(out.dtype, out.shape, elements=elements), label="v")
+        return v
+
+    def keep_if_worst(self, result: Any, rel_err: float, ratio: float, searching: bool) -> None:
+        """Keep ``result`` (a failing check) if its relative error is the largest of the
+        failures seen so far (the error ratio breaks ties)."""
+        if math.isnan(rel_err):
+            return
+        if self.worst is not None:
+            _, best_rel, best_ratio = _errors(self.worst)
+            if (rel_err, _nan_low(ratio)) <= (best_rel, _nan_low(best_ratio)):
+                return
+        self.worst = result
+        self.worst_example = (
+            f"example {self.examples} of the search"
+            if searching
+            else f"shrink step {self.shrink_steps}"
+        )
+
+
+def _nan_low(x: float) -> float:
+    return -math.inf if math.isnan(x) else x
 
 
 #: How far finite differences step, as a multiple of cbrt(eps) * max(1, |x|): the
@@ -895,9 +984,9 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
         phases=(Phase.generate, Phase.target, Phase.shrink),
     )
     @hypothesis_seed(seed)
-    @given(arrays=strategy, check_seed=st.integers(0, 2**32 - 1))
-    def test(arrays: Any, check_seed: int) -> None:
-        search.example(arrays, check_seed)
+    @given(arrays=strategy, check_seed=st.integers(0, 2**32 - 1), data=st.data())
+    def test(arrays: Any, check_seed: int, data: Any) -> None:
+        search.example(arrays, check_seed, data)
 
     try:
         test()
@@ -934,10 +1023,18 @@ def _result(
         failure, verdict, note = search.domain.first, Verdict.FAILED, ""
     if search.domain.rejected:
         note = "; ".join(n for n in (note, search.domain.note()) if n)
+    # The worst seen, over every example (a failure shrinks to a small input, where
+    # the bug may be small; the size of the bug is what the search saw).
+    abs_err, rel_err, ratio = search.max_abs, search.max_rel, search.max_ratio
     if failure is not None:
-        abs_err, rel_err, ratio = _errors(failure)
+        abs_err, rel_err, ratio = (
+            _nanmax(a, b) for a, b in zip((abs_err, rel_err, ratio), _errors(failure))
+        )
+    worst = search.worst if failure is not None else None
+    if worst is not None and _errors(failure)[1] >= _errors(worst)[1]:
+        worst, worst_example = failure, "the reported example"
     else:
-        abs_err, rel_err, ratio = search.max_abs, search.max_rel, search.max_ratio
+        worst_example = search.worst_example if worst is not None else ""
     return VerifyResult(
         target=name,
         passed=verdict == Verdict.PASSED,
@@ -954,8 +1051,21 @@ def _result(
         shrink_steps=search.shrink_steps,
         note=note,
         skipped=dict(search.skipped),
-        found="" if failure is None else found_at(failure.inputs, options, search.large),
+        found=_found(search, failure, options),
+        worst=worst,
+        worst_example=worst_example,
     )
+
+
+def _found(search: _Search, failure: Any, options: Mapping[str, Any]) -> str:
+    """Where the search found a failure (:attr:`VerifyResult.found`)."""
+    if failure is None:
+        return ""
+    reach = found_at(failure.inputs, options, search.large)
+    if reach or not search.failed_at:
+        return reach
+    shrunk = f", then shrunk in {search.shrink_steps} steps" if search.shrink_steps else ""
+    return f"at example {search.failed_at} of {options['max_examples']}{shrunk}"
 
 
 def found_at(inputs: Sequence[Any], options: Mapping[str, Any], large: bool) -> str:
@@ -1010,6 +1120,7 @@ def _unsatisfied(skipped: Mapping[str, int], *, drawn: bool = True) -> str:
         Skip.NOT_DIFFERENTIABLE: "narrow the domain, or declare the kinks with avoid",
         Skip.UNDEFINED: "declare the domain where the op is defined",
         Skip.DOMAIN_ERROR: "declare the domain where the op is defined",
+        Skip.RAISED_NEAR: "keep the declared domain a step inside where the op raises",
         Skip.OVERFLOW: "declare a domain where the gradient fits the dtype",
         Skip.NOTHING: "give shapes with at least one element",
         Skip.SHAPE: "the shapes are below",
