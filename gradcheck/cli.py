@@ -8,8 +8,9 @@ exit codes, and does no math.
 
 Exit status: 0 every target passed; 1 a gradient check failed (or was inconclusive);
 2 a usage or load error, reported as one line on stderr saying which option or target
-and why (``--verbose`` adds the traceback); 101 an internal error, a bug of gradcheck's
-own, reported with its traceback and a request to report it (ruff's convention).
+and why (``--verbose`` adds the traceback); 5 the run checked nothing (as pytest); 101
+an internal error, a bug of gradcheck's own, reported with its traceback and a request
+to report it (ruff's convention); 130 and 143 the run was stopped by SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import signal
 import sys
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -43,10 +44,12 @@ from gradcheck.defaults import (
     RATIO_FLOOR,
 )
 from gradcheck.errors import (
+    EmptyModule,
     GradcheckError,
     InternalError,
     Interrupted,
     InvalidDescription,
+    NothingToCheck,
     OutputError,
     RemoteError,
 )
@@ -198,8 +201,9 @@ def main(ctx: click.Context) -> None:
     gradient with finite differences and checks everything else a backward can get
     wrong; a failure is shrunk to the smallest input that still fails.
 
-    Exit status: 0 all passed, 1 a check failed, 2 a usage or load error, 101 a bug in
-    gradcheck (please report it).
+    Exit status: 0 all passed, 1 a check failed, 2 a usage or load error, 5 nothing
+    was checked, 101 a bug in gradcheck (please report it), 130/143 stopped by
+    SIGINT/SIGTERM.
     """
     if ctx.invoked_subcommand is None:  # a usage error, as for click's no_args_is_help
         click.echo(ctx.get_help(), err=True)
@@ -220,7 +224,11 @@ class RunItem:
     source: str | None = None
 
 
-def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[RunItem]:
+def plan_run(
+    specs: Sequence[str],
+    config: ProjectConfig | None = None,
+    note: Callable[[str], None] | None = None,
+) -> list[RunItem]:
     """The targets a ``gradcheck verify`` run checks.
 
     Named targets are loaded in order (all of them before any is checked, so that a
@@ -231,24 +239,44 @@ def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[
     A named target also takes the configuration's defaults, and the settings of an
     entry naming it (or its module), so that the replay command printed for a target
     of the configuration checks it the same way.
+
+    A module that offers no target adds nothing (``note`` is told, when given); a run
+    left with nothing to check raises :class:`~gradcheck.errors.NothingToCheck` (exit
+    status 5), as does a configuration whose ``targets`` list is empty.
     """
+    items: list[RunItem] = []
+    empty: list[str] = []
+    if not specs and config is not None and (config.targets or config.lists_targets):
+        _make_project_importable(config)
+        for listed in config.targets:
+            for t in _targets_of(listed.target, empty):
+                items.append(RunItem(t, config.options_for(listed), str(config.path)))
+        if not config.targets:
+            empty.append(f"{config.path}: [tool.gradcheck] targets lists no target")
+    else:
+        defaults = dict(config.defaults) if config is not None else {}
+        for spec in specs or [BUILTIN_TARGETS]:
+            for t in _targets_of(spec, empty):
+                entry = _entry_for(config, t.name) if config is not None else None
+                settings = config.options_for(entry) if config and entry else dict(defaults)
+                items.append(RunItem(t, settings, str(config.path) if config else None))
+    if not items:
+        raise NothingToCheck(f"nothing to check: {'; '.join(empty)}")
+    for message in empty:
+        if note is not None:
+            note(message)
+    return items
+
+
+def _targets_of(spec: str, empty: list[str]) -> list[LoadedTarget]:
+    # A module without a target adds its message to `empty` (plan_run decides).
     from gradcheck.frontend.loading import load_targets
 
-    if not specs and config is not None and config.targets:
-        _make_project_importable(config)
-        return [
-            RunItem(t, config.options_for(entry), str(config.path))
-            for entry in config.targets
-            for t in load_targets(entry.target)
-        ]
-    defaults = dict(config.defaults) if config is not None else {}
-    items = []
-    for spec in specs or [BUILTIN_TARGETS]:
-        for t in load_targets(spec):
-            entry = _entry_for(config, t.name) if config is not None else None
-            settings = config.options_for(entry) if config and entry else dict(defaults)
-            items.append(RunItem(t, settings, str(config.path) if config else None))
-    return items
+    try:
+        return load_targets(spec)
+    except EmptyModule as exc:
+        empty.append(str(exc))
+        return []
 
 
 def _entry_for(config: ProjectConfig, name: str) -> TargetConfig | None:
@@ -699,7 +727,8 @@ def verify_command(
     --junit-xml for the CI's test report; with GITHUB_ACTIONS=true, failures are also
     printed as GitHub annotations. Exit status: 0 all passed, 1 a check failed or
     regressed against the baseline, 2 a usage, load, configuration or baseline error,
-    101 a bug in gradcheck (please report it).
+    5 nothing was checked (no target selected), 101 a bug in gradcheck (please report
+    it), 130/143 stopped by SIGINT/SIGTERM (what finished is still written).
     """
     from gradcheck.frontend.config import is_regression_factor
     from gradcheck.frontend.runner import StopOnSignals, WorkerSetup
@@ -730,7 +759,7 @@ def verify_command(
         # writes at import goes to stderr (and in its forward: see WorkerSetup).
         with stdout_to_stderr(output_format.document):
             try:
-                items = plan_run(targets, config)
+                items = plan_run(targets, config, run.shown.note)
             except GradcheckError as exc:
                 _fail(str(exc), exc.exit_code, exc, verbose)
         plan = [
@@ -763,6 +792,8 @@ def verify_command(
         ctx.exit(128 + stopped_by)  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
     if unwritten or lost:
         ctx.exit(OutputError.exit_code)
+    if not results:  # whatever selected nothing: never a pass
+        ctx.exit(NothingToCheck.exit_code)
     passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
     ctx.exit(0 if passed else 1)
 

@@ -124,6 +124,9 @@ class ProjectConfig:
     defaults: dict[str, Any] = field(default_factory=dict)
     targets: tuple[TargetConfig, ...] = ()
     regression_factor: float = DEFAULT_REGRESSION_FACTOR
+    #: Whether the table has a ``targets`` key (``targets = []`` lists none: a run of
+    #: the configuration then checks nothing, rather than the engine's own ops).
+    lists_targets: bool = False
 
     def options_for(self, entry: TargetConfig) -> dict[str, Any]:
         """The defaults overlaid with the entry's own settings."""
@@ -242,7 +245,7 @@ def _parse(file: Path, table: Any, where: str) -> ProjectConfig:
             )
         options = _options(file, place, {k: v for k, v in entry.items() if k != "target"})
         targets.append(TargetConfig(name.strip(), options))
-    return ProjectConfig(file, defaults, tuple(targets), float(factor))
+    return ProjectConfig(file, defaults, tuple(targets), float(factor), "targets" in table)
 
 
 def _reject_unknown(file: Path, where: str, table: dict[str, Any], known: tuple[str, ...]) -> None:

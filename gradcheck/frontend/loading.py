@@ -37,7 +37,7 @@ from types import ModuleType
 from typing import Any
 
 from gradcheck.checking.adapters import framework_of, missing_extra_hint
-from gradcheck.errors import ModuleLoadError, NotATarget, TargetNotFound
+from gradcheck.errors import EmptyModule, ModuleLoadError, NotATarget, TargetNotFound
 from gradcheck.operation import Operation
 from gradcheck.search.description import is_described
 from gradcheck.search.verifier import LoadedTarget, is_ctrl_c
@@ -221,7 +221,7 @@ def load_targets(spec: str) -> list[LoadedTarget]:
     if name is None:
         targets = module_targets(module)
         if not targets:
-            raise TargetNotFound(
+            raise EmptyModule(
                 f"module '{module_name}' offers no target: it defines no Operation "
                 f"subclass and no function marked with @gradcheck.describe"
             )
