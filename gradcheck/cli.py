@@ -773,11 +773,17 @@ def verify_command(
         unwritten = _write_outputs(outputs, results, run_seed, comparison)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             _annotate(items, results, comparison, to_stderr=output_format.document)
+
+        def replay(result: VerifyResult) -> str:
+            return _replay_command(ctx, result.target, result.seed)
+
+        if os.environ.get("GITHUB_STEP_SUMMARY"):
+            unwritten += _step_summary(results, run_seed, comparison, replay)
         color = output_format.color and wants_color(color_choice, sys.stdout)
         report = RunReport(
             results,
             run_seed,
-            lambda result: _replay_command(ctx, result.target, result.seed),
+            replay,
             comparison,
             color,
             signal.Signals(stopped_by).name if stopped_by else None,
@@ -1066,6 +1072,27 @@ def _annotate(
     )
     for line in lines:
         click.echo(line, err=to_stderr)
+
+
+def _step_summary(
+    results: list[VerifyResult],
+    seed: int,
+    comparison: Any,
+    replay: Callable[[VerifyResult], str],
+) -> list[OutputError]:
+    """Append the run's Markdown summary to $GITHUB_STEP_SUMMARY (GitHub shows it on
+    the job's page); the error, if it cannot be written."""
+    from gradcheck.frontend.ci_report import job_summary
+
+    path = os.environ["GITHUB_STEP_SUMMARY"]
+    regressions = {r.target: r.reason for r in comparison.regressions} if comparison else {}
+    text = job_summary(results, seed=seed, replay=replay, regressions=regressions)
+    try:
+        with open(path, "a", encoding="utf-8") as summary:
+            summary.write(text + "\n")
+    except OSError as exc:
+        return [OutputError(f"GITHUB_STEP_SUMMARY {path}: cannot append the job summary: {exc}")]
+    return []
 
 
 def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[str, Any]) -> str:
