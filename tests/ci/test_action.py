@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -33,30 +34,33 @@ def action() -> dict:
     return yaml.safe_load((ROOT / "action.yml").read_text())
 
 
-def substituted(text: str, inputs: dict[str, str]) -> str:
+def substituted(text: str, inputs: dict[str, str], action_path: Path = ROOT) -> str:
     # GitHub's expressions that the steps use: the inputs and the action's path
     def value(match: re.Match[str]) -> str:
         name = match.group(1).strip()
         if name == "github.action_path":
-            return str(ROOT)
+            return str(action_path)
         assert name.startswith("inputs."), name
         return inputs[name.removeprefix("inputs.")]
 
     return re.sub(r"\$\{\{(.*?)\}\}", value, text)
 
 
-def run_action(workspace: Path, python: str, **given: str) -> tuple[int, dict[str, str], str]:
+def run_action(
+    workspace: Path, python: tuple[str, Path], **given: str
+) -> tuple[int, dict[str, str], str]:
     """Run every step as the runner would; the exit status of the first failing step
     (or 0), the outputs the steps wrote, and everything they printed."""
     spec = action()
     inputs = {name: str(i.get("default", "")) for name, i in spec["inputs"].items()}
-    inputs.update(python=python, **given)
+    interpreter, action_path = python
+    inputs.update(python=interpreter, **given)
     github = workspace / "_github"
     github.mkdir(exist_ok=True)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "PYTEST_"))}
     env.update(
         GITHUB_ACTIONS="true",
-        GITHUB_ACTION_PATH=str(ROOT),
+        GITHUB_ACTION_PATH=str(action_path),
         GITHUB_WORKSPACE=str(workspace),
         GITHUB_STEP_SUMMARY=str(github / "summary.md"),
         GITHUB_OUTPUT=str(github / "output"),
@@ -65,10 +69,13 @@ def run_action(workspace: Path, python: str, **given: str) -> tuple[int, dict[st
     printed = []
     for step in spec["runs"]["steps"]:
         assert step["shell"] == "bash"
-        step_env = {**env, **{k: substituted(str(v), inputs) for k, v in step["env"].items()}}
-        cwd = workspace / substituted(step.get("working-directory", "."), inputs)
+        step_env = {
+            **env,
+            **{k: substituted(str(v), inputs, action_path) for k, v in step["env"].items()},
+        }
+        cwd = workspace / substituted(step.get("working-directory", "."), inputs, action_path)
         script = github / "step.sh"
-        script.write_text(substituted(step["run"], inputs))
+        script.write_text(substituted(step["run"], inputs, action_path))
         out = subprocess.run(
             ["bash", "--noprofile", "--norc", "-eo", "pipefail", str(script)],
             cwd=cwd,
@@ -86,16 +93,26 @@ def run_action(workspace: Path, python: str, **given: str) -> tuple[int, dict[st
 
 
 @pytest.fixture(scope="module")
-def python(tmp_path_factory) -> str:
-    """A fresh venv that sees this environment's packages but not its gradcheck: the
-    action's install step puts gradcheck there."""
-    venv = tmp_path_factory.mktemp("action") / "venv"
+def python(tmp_path_factory) -> tuple[str, Path]:
+    """A fresh venv that sees this environment's packages but not its gradcheck (the
+    action's install step puts gradcheck there), and the action's checkout: a copy of
+    this one's files, as GitHub checks out the action's repository (pip builds in it)."""
+    folder = tmp_path_factory.mktemp("action")
+    checkout = folder / "action"
+    shutil.copytree(
+        ROOT,
+        checkout,
+        ignore=shutil.ignore_patterns(
+            ".git", ".venv", ".*_cache", "build", "dist", "*.egg-info", "__pycache__"
+        ),
+    )
+    venv = folder / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
     site = next((venv / "lib").glob("python3*/site-packages"))
     (site / "base.pth").write_text(
         "\n".join(p for p in sys.path if p.endswith("site-packages")) + "\n"
     )
-    return str(venv / "bin" / "python")
+    return str(venv / "bin" / "python"), checkout
 
 
 def test_the_action_is_composite_and_its_output_is_the_verify_steps():
@@ -117,7 +134,7 @@ def test_the_steps_install_from_the_action_path_and_verify(tmp_path, python):
     assert status == 1, printed
     assert outputs == {"exit-code": "1"}
     where = subprocess.run(
-        [python, "-c", "import gradcheck; print(gradcheck.__file__)"],
+        [python[0], "-c", "import gradcheck; print(gradcheck.__file__)"],
         cwd=tmp_path,
         capture_output=True,
         text=True,
