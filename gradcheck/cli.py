@@ -653,6 +653,15 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     help="Also write a JUnit XML report (one testcase per target).",
 )
 @click.option(
+    "--html",
+    "html_path",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write an HTML report: one self-contained file with every target and, per "
+    "failure, its report, charts, shrunk input and replay command [default: html in "
+    "the config, else none].",
+)
+@click.option(
     "-q",
     "--quiet",
     is_flag=True,
@@ -710,6 +719,7 @@ def verify_command(
     baseline_path: Path | None,
     regression_factor: float | None,
     junit_xml: Path | None,
+    html_path: Path | None,
     quiet: bool,
     color_choice: str,
     verbose: bool,
@@ -749,8 +759,10 @@ def verify_command(
                 param_hint="'--regression-factor'",
             )
         # Checked before anything runs: a typo in a path must not cost the whole run.
-        outputs = _outputs(save_baseline, junit_xml, verbose)
+        outputs = _outputs(save_baseline, junit_xml, verbose, html_path)
         config, baseline = _inputs(config_path, baseline_path, verbose)
+        if html_path is None and config is not None and config.html is not None:
+            outputs.update(_outputs(None, None, verbose, config.html))
         run_seed = _run_seed(seed, baseline, config)
         run.shown = _progress(output_format, quiet, color_choice)
         if config is not None:
@@ -770,13 +782,14 @@ def verify_command(
         results, stopped_by = _run_all(run, items, plan, overrides, verbose, signals)
         signals.acknowledge()  # from here on, what finished is written whatever comes
         comparison = _compare(results, baseline, regression_factor, config)
-        unwritten = _write_outputs(outputs, results, run_seed, comparison)
-        if os.environ.get("GITHUB_ACTIONS") == "true":
-            _annotate(items, results, comparison, to_stderr=output_format.document)
 
         def replay(result: VerifyResult) -> str:
             return _replay_command(ctx, result.target, result.seed)
 
+        objects = {item.target.name: item.target.obj for item in items}
+        unwritten = _write_outputs(outputs, results, run_seed, comparison, replay, objects)
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            _annotate(items, results, comparison, to_stderr=output_format.document)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
             unwritten += _step_summary(results, run_seed, comparison, replay)
         color = output_format.color and wants_color(color_choice, sys.stdout)
@@ -883,10 +896,12 @@ def _emit(text: str, color: bool | None = None) -> OutputError | None:
     return None
 
 
-def _outputs(save_baseline: Path | None, junit_xml: Path | None, verbose: bool) -> dict[str, Any]:
+def _outputs(
+    save_baseline: Path | None, junit_xml: Path | None, verbose: bool, html: Path | None = None
+) -> dict[str, Any]:
     """The files to write, each checked now (its folder created, a file creatable in
     it) and resolved against the working directory of the start."""
-    wanted = {"baseline": save_baseline, "JUnit report": junit_xml}
+    wanted = {"baseline": save_baseline, "JUnit report": junit_xml, "HTML report": html}
     try:
         return {
             what: OutputFile(path, what=what, error=OutputError)
@@ -898,13 +913,21 @@ def _outputs(save_baseline: Path | None, junit_xml: Path | None, verbose: bool) 
 
 
 def _write_outputs(
-    outputs: dict[str, Any], results: list[VerifyResult], seed: int, comparison: Any
+    outputs: dict[str, Any],
+    results: list[VerifyResult],
+    seed: int,
+    comparison: Any,
+    replay: Callable[[VerifyResult], str],
+    objects: dict[str, Any],
 ) -> list[OutputError]:
-    """Write the baseline (the targets that finished) and the JUnit report (all of
-    them), each atomically; the errors of those that could not be written."""
+    """Write the baseline (the targets that finished), the JUnit report and the HTML
+    report (all of them), each atomically; the errors of those that could not be
+    written."""
     from gradcheck.frontend.baseline import baseline_text
     from gradcheck.frontend.ci_report import junit_xml
+    from gradcheck.frontend.html_report import html_report
 
+    regressions = {r.target: r.reason for r in comparison.regressions} if comparison else {}
     contents = {
         "baseline": lambda: baseline_text(
             [r for r in results if r.verdict != Verdict.NOT_RUN], seed=seed
@@ -919,6 +942,9 @@ def _write_outputs(
             )
             + b"\n"
         ),
+        "HTML report": lambda: html_report(
+            results, seed=seed, replay=replay, objects=objects, regressions=regressions
+        ).encode("utf-8"),
     }
     unwritten = []
     for what, out in outputs.items():
