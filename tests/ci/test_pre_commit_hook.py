@@ -68,6 +68,9 @@ def test_the_hook_fails_on_a_wrong_op_with_the_report_and_passes_once_fixed(tmp_
     git(project, "init", "-q")
     (project / "ops.py").write_text(OPS.format(factor=2))  # d(x³)/dx is 3x², not 2x²
     (project / "pyproject.toml").write_text(CONFIG)
+    # as in any project: importing ops.py writes bytecode, which pre-commit would take
+    # for a file the hook modified if it were committed with the sources
+    (project / ".gitignore").write_text("__pycache__/\n")
     git(project, "add", "-A")
     out = try_repo(project, tmp_path / "pre-commit-home")
     assert out.returncode == 1, out.stdout + out.stderr
