@@ -226,3 +226,36 @@ def test_the_steps_that_cross_a_singular_set_are_refined_down():
         result = check(LogAbsDet, a, seed=seed)
         assert result.verdict != "failed" and (0, (1, 1)) not in result.kinks, result
         assert check(LogAbsDetWrong, a, seed=seed).verdict == "failed"
+
+
+# -- the rounding floor covers cancellation (item 9) ----------------------------------
+def _torch_cross_entropy(offset):
+    """A torch cross-entropy (label 0) with its own backward, softmax - onehot, plus
+    ``offset`` (0 for the correct op)."""
+    torch = pytest.importorskip("torch")
+
+    class CrossEntropy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.nn.functional.cross_entropy(x, torch.tensor([0]))
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            onehot = torch.zeros_like(x)
+            onehot[0, 0] = 1
+            return g * (torch.softmax(x, dim=1) - onehot + offset)
+
+    return CrossEntropy
+
+
+@pytest.mark.parametrize("logit", [25.0, 30.0])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_cross_entropy_at_a_large_logit_is_no_false_alarm(logit, seed):
+    # log(1 + e**-30) is 1e-13 made of a sum of 1 + 1e-13: it moves only when the sum
+    # crosses an ulp of 1, and the true gradients (1e-13, 4e-14) are below what any
+    # step resolves; torch runs in no wider dtype that would measure it
+    x = np.array([[logit, 0.0, -1.0]])
+    assert check(_torch_cross_entropy(0.0), x, seed=seed).verdict != "failed"
+    assert check(_torch_cross_entropy(1e-8), x, seed=seed).verdict == "failed"

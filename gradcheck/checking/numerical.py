@@ -253,6 +253,9 @@ class Evaluator:
         self._real_out = out0.dtype.kind in "biuf"
         self._fwd: Callable[[], np.ndarray] | None = None  # made by `refine` when needed
         self._sizes: np.ndarray | None = None  # made by `refine` when needed
+        #: The smallest quantum in which ``s`` moved at this point, once one showed
+        #: (see :meth:`_LevelScores.quantize_noise`).
+        self.quantum: float | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
 
     def rounding_sizes(self) -> np.ndarray:
@@ -528,11 +531,11 @@ class Evaluator:
         levels.powers = np.arange(len(multipliers)) - base_index
         ladder = base_index + _LOWEST  # the first level of the base ladder
         self._run_levels(i, along, h0, multipliers[ladder:], ladder, levels)
-        levels.quantize_noise()
+        self._quantize(levels)
         est = _combine(levels, self.eps, jump_threshold, base_index)
         if ladder > 0 and (est.kink or est.low_order or not est.error <= jump_threshold):
             self._run_levels(i, along, h0, multipliers[:ladder], 0, levels)
-            levels.quantize_noise()
+            self._quantize(levels)
             est = _combine(levels, self.eps, jump_threshold, base_index)
         if not est.kink and _blows_up_below(levels, est):
             # The value comes from steps that reach across a singular set (log|det| of
@@ -545,11 +548,18 @@ class Evaluator:
             self._run_levels(
                 i, along, h0, LEVEL_RATIO ** np.arange(lowest, lowest + SINGULAR_LEVELS), 0, levels
             )
-            levels.quantize_noise()
+            self._quantize(levels)
             est = _combine(levels, self.eps, jump_threshold, base_index)
             if _blows_up_below(levels, est):
                 est.kink = est.unbounded = True
         return est
+
+    def _quantize(self, levels: _LevelScores) -> None:
+        """:meth:`_LevelScores.quantize_noise`, with the smallest quantum this point's
+        outputs showed so far (kept for the elements refined next)."""
+        found = levels.quantize_noise(self.quantum)
+        if found is not None and found > 0:
+            self.quantum = found if self.quantum is None else min(self.quantum, found)
 
     def _run_levels(
         self,
@@ -742,27 +752,32 @@ class _LevelScores:
         #: Levels at which no output moved at all (the step was absorbed somewhere).
         self.still = np.zeros(n, dtype=bool)
 
-    def quantize_noise(self) -> None:
+    def quantize_noise(self, known: float | None = None) -> float | None:
         """Where some level's outputs did not move at all and a level of a larger step
         did, ``s`` moves in quanta (its forward's intermediates round far coarser than
         its outputs: a cross-entropy at a logit of 30 is log(1 + 1e-13), which moves
         only when the sum crosses an ulp of 1), and no level resolves a change below
         the smallest one seen: each level's noise is at least that quantum over 2h.
         Where the forward runs in a wider dtype its rounding measure shows this too;
-        this needs no such dtype (torch and JAX targets in float64)."""
+        this needs no such dtype (torch and JAX targets in float64).
+
+        Where no level moved at all, the quantum ``known`` from another element of the
+        same point (the outputs' quanta are the point's) applies. Returns the quantum
+        found here, or None."""
         done = np.isfinite(self.d) & np.isfinite(self.jump)
         still, moving = done & self.still, done & ~self.still
-        if not still.any() or not moving.any():
-            return
-        if not self.hs[still].min() < self.hs[moving].max():
-            return
-        with np.errstate(all="ignore"):
-            # s(x ± h) - s(x) = ±h·D + h·J/2
-            up = self.hs * (self.d + self.jump / 2)
-            down = self.hs * (self.jump / 2 - self.d)
-            change = np.maximum(np.abs(up), np.abs(down))
-        quantum = float(change[moving].min())
-        self.floor = np.where(done, quantum / (2 * self.hs), 0.0)
+        quantum = None
+        if still.any() and moving.any() and self.hs[still].min() < self.hs[moving].max():
+            with np.errstate(all="ignore"):
+                # s(x ± h) - s(x) = ±h·D + h·J/2
+                up = self.hs * (self.d + self.jump / 2)
+                down = self.hs * (self.jump / 2 - self.d)
+                change = np.maximum(np.abs(up), np.abs(down))
+            quantum = float(change[moving].min())
+            self.floor = np.where(done, quantum / (2 * self.hs), 0.0)
+        elif known is not None and still.any() and not moving.any():
+            self.floor = np.where(done, known / (2 * self.hs), 0.0)
+        return quantum
 
     def below(self, more: int) -> _LevelScores:
         """These levels, scored, with ``more`` levels of smaller steps before them,
