@@ -259,3 +259,34 @@ def test_a_cross_entropy_at_a_large_logit_is_no_false_alarm(logit, seed):
     x = np.array([[logit, 0.0, -1.0]])
     assert check(_torch_cross_entropy(0.0), x, seed=seed).verdict != "failed"
     assert check(_torch_cross_entropy(1e-8), x, seed=seed).verdict == "failed"
+
+
+def _torch_half_tanh():
+    """tanh(3x) computed in float16 whatever the input's dtype, with its backward."""
+    torch = pytest.importorskip("torch")
+
+    class HalfTanh(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.tanh(x.half() * 3)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            t = torch.tanh(x.half() * 3)
+            return (g.half() * 3 * (1 - t * t)).to(x.dtype)
+
+    return HalfTanh
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_float16_forward_is_not_called_not_differentiable_where_smooth(seed):
+    # Evaluated in float16 (the op computes in it whatever it is given), the smallest
+    # steps are noise and the largest (2, 8) see tanh saturate: J shrinks like 1/h
+    # there, which is no singularity at x where smaller steps converged
+    op = _torch_half_tanh()
+    for draw in range(4):
+        x = np.random.default_rng(10 * seed + draw).uniform(-2, 2, 5).astype(np.float16)
+        result = check(op, x, seed=seed)
+        assert result.verdict == "passed", result

@@ -955,7 +955,11 @@ def _trend(values: list[float]) -> str | None:
 
 
 def _kink_signature(
-    signal: list[float], seen: list[float], f: _Finite, jump_threshold: float
+    signal: list[float],
+    seen: list[float],
+    f: _Finite,
+    jump_threshold: float,
+    upto: int | None = None,
 ) -> str | None:
     """Going up from the smallest step, the first windows of :data:`KINK_WINDOW`
     neighbouring levels where ``signal`` stands out of the modelled rounding noise
@@ -968,6 +972,11 @@ def _kink_signature(
     the signal is within the noise while D is well above it (the one-sided quotients
     agree there; arccot at -6e-8, whose larger steps straddle its jump at 0).
 
+    With ``upto``, no window starting above that level decides: the Richardson
+    values converged there, and larger steps only straddle the function's scale
+    (tanh(3x) in float16, whose smallest steps are noise and whose steps of 2 and 8
+    see it saturate: J shrinks like 1/h there).
+
     Returns the trend that marks the kink (:data:`STEADY` or :data:`SHRINKING`), or
     None."""
     k, span = f.k, KINK_WINDOW - 1
@@ -977,6 +986,8 @@ def _kink_signature(
     smooth_below = False
     for a in range(len(signal) - span):
         end = a + KINK_WINDOW
+        if upto is not None and a > upto:
+            break
         if k[a + span] != k[a] + span:
             continue
         if not any(above[a:end]) and all(measured[a:end]):
@@ -997,7 +1008,7 @@ def _kink_signature(
 KINK, UNBOUNDED = "kink", "unbounded"
 
 
-def _is_kink(f: _Finite, jump_threshold: float) -> str | None:
+def _is_kink(f: _Finite, jump_threshold: float, upto: int | None = None) -> str | None:
     """Whether ``s`` is not differentiable at x. A kink is a property of the limit
     h -> 0, so its signature is looked for at the smallest steps that show anything
     (:func:`_kink_signature`), never at larger ones alone:
@@ -1022,10 +1033,10 @@ def _is_kink(f: _Finite, jump_threshold: float) -> str | None:
     :data:`UNBOUNDED` for the others (no finite derivative), None where smooth.
     """
     D, H = f.D, f.H
-    jump = _kink_signature(f.J, f.J, f, jump_threshold)
+    jump = _kink_signature(f.J, f.J, f, jump_threshold, upto)
     if jump is not None:
         return KINK if jump == STEADY else UNBOUNDED
-    if _kink_signature(D, [D[b] * H[b] for b in range(len(D))], f, jump_threshold):
+    if _kink_signature(D, [D[b] * H[b] for b in range(len(D))], f, jump_threshold, upto):
         return UNBOUNDED
     return None
 
@@ -1049,9 +1060,10 @@ def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index
     # Where no two neighbouring estimates agree, the steps never reached the scale the
     # function varies on (log|x| at x = 1e-15: every D is ~x/h², 16 times the next):
     # not differentiable *here*, numerically, which is never a failure.
-    found = _is_kink(f, jump_threshold)
+    converged = _converged(rich, [f.N[a] for a in pairs])
+    found = _is_kink(f, jump_threshold, pairs[best] if converged and len(rich) > 1 else None)
     low_order = False
-    if not _converged(rich, [f.N[a] for a in pairs]):
+    if not converged:
         found = UNBOUNDED
         rho = _convergence_ratio(f, f.N)
         if rho is not None:
