@@ -341,6 +341,8 @@ def format_verify_failure(result: Any) -> str:
     )
     if result.skip_lines:
         headline += "; " + "; ".join(result.skip_lines)
+    if result.shapes:
+        headline += f"; {result.shapes}"
     lines = [headline]
     if result.note:
         lines.append(result.note)

@@ -129,6 +129,7 @@ def render_table(
             verdict = r.verdict.replace("_", " ")
             blocks.append(f"{r.target}: {verdict}: {r.note}\nReplay: {replay(r)}")
     skipped = [f"{r.target}: {line}" for r in results for line in r.skip_lines]
+    skipped += [f"{r.target}: {r.shapes}" for r in results if r.shapes]
     if skipped and not quiet:
         blocks.append("\n".join(skipped))
     summary = _summary(results, seed)
