@@ -522,7 +522,8 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
 @click.option(
     "--broadcast/--no-broadcast",
     default=None,
-    help="Draw broadcastable shapes instead of equal ones.",
+    help="Broadcast shapes in every example, or in none (default: in a quarter of "
+    "the examples of an op of several inputs, unless the op rejects them).",
 )
 @click.option(
     "--avoid",

@@ -130,9 +130,9 @@ def junit_xml(
             reason = _xml_text(f"regression against the baseline: {regressions[r.target]}")
             failure = ET.SubElement(case, "failure", message=reason, type="regression")
             failure.text = reason
-        if r.skip_lines:
+        if r.skip_lines or r.shapes:
             out = ET.SubElement(case, "system-out")
-            out.text = "\n".join(r.skip_lines)
+            out.text = "\n".join([*r.skip_lines, *([r.shapes] if r.shapes else [])])
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
