@@ -102,6 +102,7 @@ def _element_chart(obj: Any, check: Any, constants: Sequence[int]) -> tuple[str,
         params=check.params,
         seed=check.seed,
         constants=constants,
+        upstream=getattr(check, "upstream", None),
     )
     if analytic.size != numeric.size:
         raise ValueError(
@@ -114,15 +115,20 @@ def _element_chart(obj: Any, check: Any, constants: Sequence[int]) -> tuple[str,
             Series("analytic (backward)", index, analytic[:shown], "#1f77b4", "both"),
             Series("numeric (finite differences)", index, numeric[:shown], "#ff7f0e", dash="4 2"),
         ],
-        title=f"Gradient of input {failing}, element by element",
+        title=f"Gradient of {_named(check, failing)}, element by element",
         xlabel="element (flat index)"
         + (f", the first {shown} of {analytic.size}" if shown < analytic.size else ""),
         ylabel="d<v, f>/dx",
     )
     worst = int(np.argmax(np.abs(analytic - numeric))) if analytic.size else 0
+    which = (
+        "the check's upstream gradient v (in the report)"
+        if getattr(check, "upstream", None) is not None
+        else f"an upstream gradient v drawn with seed {check.seed}"
+    )
     caption = (
-        f"Input {failing} at the shrunk example, upstream gradient v drawn with seed "
-        f"{check.seed}; the largest difference is at flat index {worst}."
+        f"{_named(check, failing)} at the shrunk example, {which}; the largest difference "
+        f"is at flat index {worst}."
     )
     return svg, caption
 
@@ -143,33 +149,27 @@ def _charts(check: Any, obj: Any) -> str:
     return f'<div class="charts">{"".join(figures)}</div>'
 
 
-def _inputs_text(check: Any) -> str:
-    lines = []
-    for i, a in enumerate(check.inputs):
-        text = np.array2string(np.asarray(a), precision=17, threshold=1000, separator=", ")
-        lines.append(f"input {i} ({a.dtype}{list(a.shape)}):\n  " + text.replace("\n", "\n  "))
-    if check.params:
-        lines.append(f"params: {check.params!r}")
-    return "\n".join(lines)
+def _named(check: Any, index: int) -> str:
+    """Input ``index`` of a check as the report names it (``input x``)."""
+    name = check.input_name(index) if hasattr(check, "input_name") else f"input {index}"
+    return name if name.startswith("input ") else f"input {name}"
 
 
 def _section(r: VerifyResult, obj: Any, replay: str) -> str:
-    from gradcheck.frontend.report import format_result
+    from gradcheck.frontend.report import inputs_text, target_text
 
     kind = "failure" if r.failure else "not-passed"
     head = f'<section class="target {kind}" id="{_anchor(r.target)}">'
     parts = [head, f"<h2>{escape(r.target)}: {_verdict(r)}</h2>"]
     if r.failure is not None:
-        text = format_result(r.failure)
-        if r.found:
-            text += f"\nFound {r.found}."
-        if r.note:
-            text += f"\nNote: {r.note}"
+        # The command line's block (named inputs, v, where it was found, the largest
+        # error seen), its replay line apart (below).
+        text = target_text(r, replay=replay).rsplit("\nReplay: ", 1)[0]
         parts.append(f'<pre class="report">{escape(text)}</pre>')
         if obj is not None and r.failure.inputs:
             parts.append(_charts(r.failure, obj))
         parts.append("<h3>Shrunk input</h3>")
-        parts.append(f'<pre class="input">{escape(_inputs_text(r.failure))}</pre>')
+        parts.append(f'<pre class="input">{escape(inputs_text(r.failure))}</pre>')
     else:
         parts.append(f'<pre class="report">{escape(r.note or r.verdict)}</pre>')
     parts.append("<h3>Replay</h3>")

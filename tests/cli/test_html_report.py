@@ -95,7 +95,9 @@ def test_three_failures_give_three_sections_with_their_charts(report: Path) -> N
         assert "element by element" in section
         (replay,) = re.findall(r'<pre class="replay"><code>(.*?)</code>', section)
         assert replay.startswith(f"gradcheck verify {name} ") and "--seed" in replay
-        assert "input 0 (float64[3, 4])" in section  # the shrunk input, in full
+        arg = {"html_ops:Mul": "b"}.get(name, "x")  # the input whose gradient is wrong
+        assert f"mismatch (input {arg})" in section
+        assert f"{arg} (float64[3, 4])" in section  # the shrunk input, in full, by name
     # nothing loads from anywhere: no script, no link, no source but inline data
     assert "<script" not in page and "<link" not in page and "src=" not in page
     assert set(re.findall(r"https?://[^\s\"'<]+", page)) == {"http://www.w3.org/2000/svg"}
