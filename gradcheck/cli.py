@@ -8,8 +8,9 @@ exit codes, and does no math.
 
 Exit status: 0 every target passed; 1 a gradient check failed (or was inconclusive);
 2 a usage or load error, reported as one line on stderr saying which option or target
-and why (``--verbose`` adds the traceback); 101 an internal error, a bug of gradcheck's
-own, reported with its traceback and a request to report it (ruff's convention).
+and why (``--verbose`` adds the traceback); 5 the run checked nothing (as pytest); 101
+an internal error, a bug of gradcheck's own, reported with its traceback and a request
+to report it (ruff's convention); 130 and 143 the run was stopped by SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import signal
 import sys
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -43,10 +44,12 @@ from gradcheck.defaults import (
     RATIO_FLOOR,
 )
 from gradcheck.errors import (
+    EmptyModule,
     GradcheckError,
     InternalError,
     Interrupted,
     InvalidDescription,
+    NothingToCheck,
     OutputError,
     RemoteError,
 )
@@ -199,8 +202,9 @@ def main(ctx: click.Context) -> None:
     gradient with finite differences and checks everything else a backward can get
     wrong; a failure is shrunk to the smallest input that still fails.
 
-    Exit status: 0 all passed, 1 a check failed, 2 a usage or load error, 101 a bug in
-    gradcheck (please report it).
+    Exit status: 0 all passed, 1 a check failed, 2 a usage or load error, 5 nothing
+    was checked, 101 a bug in gradcheck (please report it), 130/143 stopped by
+    SIGINT/SIGTERM.
     """
     if ctx.invoked_subcommand is None:  # a usage error, as for click's no_args_is_help
         click.echo(ctx.get_help(), err=True)
@@ -222,7 +226,10 @@ class RunItem:
 
 
 def plan_run(
-    specs: Sequence[str], config: ProjectConfig | None = None, skipped: list[str] | None = None
+    specs: Sequence[str],
+    config: ProjectConfig | None = None,
+    note: Callable[[str], None] | None = None,
+    skipped: list[str] | None = None,
 ) -> list[RunItem]:
     """The targets a ``gradcheck verify`` run checks (``skipped`` receives what the
     modules named leave out, and why: :func:`gradcheck.frontend.loading.load_targets`).
@@ -235,24 +242,44 @@ def plan_run(
     A named target also takes the configuration's defaults, and the settings of an
     entry naming it (or its module), so that the replay command printed for a target
     of the configuration checks it the same way.
+
+    A module that offers no target adds nothing (``note`` is told, when given); a run
+    left with nothing to check raises :class:`~gradcheck.errors.NothingToCheck` (exit
+    status 5), as does a configuration whose ``targets`` list is empty.
     """
+    items: list[RunItem] = []
+    empty: list[str] = []
+    if not specs and config is not None and (config.targets or config.lists_targets):
+        _make_project_importable(config)
+        for listed in config.targets:
+            for t in _targets_of(listed.target, empty, skipped):
+                items.append(RunItem(t, config.options_for(listed), str(config.path)))
+        if not config.targets:
+            empty.append(f"{config.path}: [tool.gradcheck] targets lists no target")
+    else:
+        defaults = dict(config.defaults) if config is not None else {}
+        for spec in specs or [BUILTIN_TARGETS]:
+            for t in _targets_of(spec, empty, skipped if specs else None):
+                entry = _entry_for(config, t.name) if config is not None else None
+                settings = config.options_for(entry) if config and entry else dict(defaults)
+                items.append(RunItem(t, settings, str(config.path) if config else None))
+    if not items:
+        raise NothingToCheck(f"nothing to check: {'; '.join(empty)}")
+    for message in empty:
+        if note is not None:
+            note(message)
+    return items
+
+
+def _targets_of(spec: str, empty: list[str], skipped: list[str] | None) -> list[LoadedTarget]:
+    # A module without a target adds its message to `empty` (plan_run decides).
     from gradcheck.frontend.loading import load_targets
 
-    if not specs and config is not None and config.targets:
-        _make_project_importable(config)
-        return [
-            RunItem(t, config.options_for(entry), str(config.path))
-            for entry in config.targets
-            for t in load_targets(entry.target, skipped=skipped)
-        ]
-    defaults = dict(config.defaults) if config is not None else {}
-    items = []
-    for spec in specs or [BUILTIN_TARGETS]:
-        for t in load_targets(spec, skipped=skipped if specs else None):
-            entry = _entry_for(config, t.name) if config is not None else None
-            settings = config.options_for(entry) if config and entry else dict(defaults)
-            items.append(RunItem(t, settings, str(config.path) if config else None))
-    return items
+    try:
+        return load_targets(spec, skipped=skipped)
+    except EmptyModule as exc:
+        empty.append(str(exc))
+        return []
 
 
 def _entry_for(config: ProjectConfig, name: str) -> TargetConfig | None:
@@ -497,7 +524,8 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
 @click.option(
     "--broadcast/--no-broadcast",
     default=None,
-    help="Draw broadcastable shapes instead of equal ones.",
+    help="Broadcast shapes in every example, or in none (default: in a quarter of "
+    "the examples of an op of several inputs, unless the op rejects them).",
 )
 @click.option(
     "--avoid",
@@ -676,6 +704,15 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     "baseline) [default: the --baseline file's].",
 )
 @click.option(
+    "--html",
+    "html_path",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write an HTML report: one self-contained file with every target and, per "
+    "failure, its report, charts, shrunk input and replay command [default: html in "
+    "the config, else none].",
+)
+@click.option(
     "-q",
     "--quiet",
     is_flag=True,
@@ -739,6 +776,7 @@ def verify_command(
     scheduler: str | None,
     shard: str | None,
     durations_path: Path | None,
+    html_path: Path | None,
     quiet: bool,
     color_choice: str,
     verbose: bool,
@@ -757,7 +795,8 @@ def verify_command(
     --junit-xml for the CI's test report; with GITHUB_ACTIONS=true, failures are also
     printed as GitHub annotations. Exit status: 0 all passed, 1 a check failed or
     regressed against the baseline, 2 a usage, load, configuration or baseline error,
-    101 a bug in gradcheck (please report it).
+    5 nothing was checked (no target selected), 101 a bug in gradcheck (please report
+    it), 130/143 stopped by SIGINT/SIGTERM (what finished is still written).
     """
     from gradcheck.frontend.config import is_regression_factor
     from gradcheck.frontend.runner import StopOnSignals, WorkerSetup
@@ -780,8 +819,10 @@ def verify_command(
                 param_hint="'--regression-factor'",
             )
         # Checked before anything runs: a typo in a path must not cost the whole run.
-        outputs = _outputs(save_baseline, junit_xml, verbose)
+        outputs = _outputs(save_baseline, junit_xml, verbose, html_path)
         config, baseline = _inputs(config_path, baseline_path, verbose)
+        if html_path is None and config is not None and config.html is not None:
+            outputs.update(_outputs(None, None, verbose, config.html))
         run_seed = _run_seed(seed, baseline, config)
         run.shown = _progress(output_format, quiet, color_choice)
         if config is not None:
@@ -791,7 +832,7 @@ def verify_command(
         with stdout_to_stderr(output_format.document):
             skipped: list[str] | None = [] if verbose else None
             try:
-                items = plan_run(targets, config, skipped)
+                items = plan_run(targets, config, run.shown.note, skipped)
             except GradcheckError as exc:
                 _fail(str(exc), exc.exit_code, exc, verbose)
         for line in skipped or ():
@@ -827,14 +868,23 @@ def verify_command(
         comparison = _compare(
             results, _shard_baseline(baseline, manifest, mine), regression_factor, config
         )
-        unwritten = _write_outputs(outputs, results, run_seed, comparison, manifest)
+
+        def replay(result: VerifyResult) -> str:
+            return _replay_command(ctx, result.target, result.seed)
+
+        objects = {item.target.name: item.target.obj for item in items}
+        unwritten = _write_outputs(
+            outputs, results, run_seed, comparison, replay, objects, manifest
+        )
         if os.environ.get("GITHUB_ACTIONS") == "true":
             _annotate(items, results, comparison, to_stderr=output_format.document)
+        if os.environ.get("GITHUB_STEP_SUMMARY"):
+            unwritten += _step_summary(results, run_seed, comparison, replay)
         color = output_format.color and wants_color(color_choice, sys.stdout)
         report = RunReport(
             results,
             run_seed,
-            lambda result: _replay_command(ctx, result.target, result.seed),
+            replay,
             comparison,
             color,
             signal.Signals(stopped_by).name if stopped_by else None,
@@ -850,6 +900,9 @@ def verify_command(
         ctx.exit(128 + stopped_by)  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
     if unwritten or lost:
         ctx.exit(OutputError.exit_code)
+    if not results and manifest is None:  # whatever selected nothing: never a pass
+        # (a shard may be empty when there are more shards than targets: its merge is not)
+        ctx.exit(NothingToCheck.exit_code)
     passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
     ctx.exit(0 if passed else 1)
 
@@ -933,10 +986,12 @@ def _emit(text: str, color: bool | None = None) -> OutputError | None:
     return None
 
 
-def _outputs(save_baseline: Path | None, junit_xml: Path | None, verbose: bool) -> dict[str, Any]:
+def _outputs(
+    save_baseline: Path | None, junit_xml: Path | None, verbose: bool, html: Path | None = None
+) -> dict[str, Any]:
     """The files to write, each checked now (its folder created, a file creatable in
     it) and resolved against the working directory of the start."""
-    wanted = {"baseline": save_baseline, "JUnit report": junit_xml}
+    wanted = {"baseline": save_baseline, "JUnit report": junit_xml, "HTML report": html}
     try:
         return {
             what: OutputFile(path, what=what, error=OutputError)
@@ -952,13 +1007,18 @@ def _write_outputs(
     results: list[VerifyResult],
     seed: int,
     comparison: Any,
+    replay: Callable[[VerifyResult], str],
+    objects: dict[str, Any],
     shard: dict[str, Any] | None = None,
 ) -> list[OutputError]:
-    """Write the baseline (the targets that finished) and the JUnit report (all of
-    them), each atomically; the errors of those that could not be written."""
+    """Write the baseline (the targets that finished), the JUnit report and the HTML
+    report (all of them), each atomically; the errors of those that could not be
+    written."""
     from gradcheck.frontend.baseline import baseline_text
     from gradcheck.frontend.ci_report import junit_xml
+    from gradcheck.frontend.html_report import html_report
 
+    regressions = {r.target: r.reason for r in comparison.regressions} if comparison else {}
     contents = {
         "baseline": lambda: baseline_text(
             [r for r in results if r.verdict != Verdict.NOT_RUN], seed=seed, shard=shard
@@ -974,6 +1034,9 @@ def _write_outputs(
             )
             + b"\n"
         ),
+        "HTML report": lambda: html_report(
+            results, seed=seed, replay=replay, objects=objects, regressions=regressions
+        ).encode("utf-8"),
     }
     unwritten = []
     for what, out in outputs.items():
@@ -1241,6 +1304,27 @@ def _annotate(
         click.echo(line, err=to_stderr)
 
 
+def _step_summary(
+    results: list[VerifyResult],
+    seed: int,
+    comparison: Any,
+    replay: Callable[[VerifyResult], str],
+) -> list[OutputError]:
+    """Append the run's Markdown summary to $GITHUB_STEP_SUMMARY (GitHub shows it on
+    the job's page); the error, if it cannot be written."""
+    from gradcheck.frontend.ci_report import job_summary
+
+    path = os.environ["GITHUB_STEP_SUMMARY"]
+    regressions = {r.target: r.reason for r in comparison.regressions} if comparison else {}
+    text = job_summary(results, seed=seed, replay=replay, regressions=regressions)
+    try:
+        with open(path, "a", encoding="utf-8") as summary:
+            summary.write(text + "\n")
+    except OSError as exc:
+        return [OutputError(f"GITHUB_STEP_SUMMARY {path}: cannot append the job summary: {exc}")]
+    return []
+
+
 def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[str, Any]) -> str:
     """Name the option that set the bad value, or say it came from the op's own
     description."""
@@ -1355,6 +1439,8 @@ def merge_command(
         click.echo(f"Error: {problem}", err=True)
     if problems or lost:
         sys.exit(OutputError.exit_code)
+    if not merged.rows and merged.junit is None:  # the merged run checked nothing
+        sys.exit(NothingToCheck.exit_code)
     sys.exit(merged.exit_code)
 
 

@@ -84,6 +84,14 @@ FULL_MODE_MAX_SIZE = 4096
 #: rounding (see ``_Run.rounding_jitter``), and the most ulps an element moves.
 ROUNDING_SAMPLES = 6
 ROUNDING_MOVE_ULPS = 4
+#: Factors of the upstream gradient whose backwards measure a backward's own rounding
+#: where the linearity check needs it (see ``_Run.backward_rounding``): just above 1
+#: (every intermediate rounds anew), and 2 (a norm of ``v`` doubles, as with -2v)...
+BACKWARD_ROUNDING_FACTORS = (1.0 + 3.0 * 2.0**-24, 1.0 + 5.0 * 2.0**-21, 2.0)
+#: ... and what they show counts as rounding up to this many sqrt(eps) of the
+#: gradient's scale (1.5e-8 in float64); more is no rounding but a backward not linear
+#: in ``v``.
+BACKWARD_ROUNDING_CAP = 1.0
 #: A non-finite gradient is probed by finite differences at this many of its
 #: non-finite elements at most (see ``_Run.no_finite_derivative``).
 NONFINITE_ELEMENTS_PROBED = 16
@@ -877,8 +885,42 @@ class _Run:
             self.walk(Stage.REENTRANT, e)
         if not shared:
             e.scaled = self.backward(self.forward(), -2 * e.v)
+            if first_failure(Stage.SCALED, e) is not None:
+                # Deterministic (the repeat passed): measure the backward's rounding.
+                e.backward_rounding = self.backward_rounding(e.v, e.grads)
             self.walk(Stage.SCALED, e)
         return e.v, e.grads
+
+    def backward_rounding(self, v: np.ndarray, grads: list[Any]) -> list[float]:
+        """Per input, the most ``backward(c·v) / c`` differs from its gradient over the
+        factors :data:`BACKWARD_ROUNDING_FACTORS`, where that is rounding: at most
+        :data:`BACKWARD_ROUNDING_CAP` of the gradient's scale (else 0).
+
+        A linear backward gives ``c·backward(v)`` up to its rounding, which a fixed
+        number of ulps does not bound: a factor just above 1 makes every intermediate
+        round anew (log|v| + x with |x| = 200 rounds at 3e-14, where a move of ``v`` by
+        a few ulps leaves it as it was), and 2 takes the path ``-2v`` takes where the
+        backward scales by a norm of ``v`` (matrix_exp: the number of squarings). A
+        backward that is not linear in ``v`` moves by the gradient's own size, far above
+        any rounding, and is allowed nothing."""
+        moved_by = [0.0] * len(grads)
+        for c in BACKWARD_ROUNDING_FACTORS:
+            scaled = (v.astype(np.float64) * c).astype(v.dtype)
+            again = self.backward(self.forward(), scaled)
+            for i, (g0, g1) in enumerate(zip(grads, again)):
+                if g0 is None or g1 is None or np.shape(g0) != np.shape(g1):
+                    continue
+                g0, g1 = np.asarray(g0, np.float64), np.asarray(g1, np.float64)
+                with np.errstate(all="ignore"):
+                    d = np.abs(g1 / c - g0)
+                moved_by[i] = max(moved_by[i], float(np.max(np.where(np.isfinite(d), d, np.inf))))
+        for i, g in enumerate(grads):
+            if g is not None and np.asarray(g).dtype.kind == "f":
+                info = np.finfo(np.asarray(g).dtype)
+                scale = float(np.max(np.abs(np.asarray(g, np.float64)), initial=0.0))
+                if not moved_by[i] <= BACKWARD_ROUNDING_CAP * float(info.eps) ** 0.5 * scale:
+                    moved_by[i] = 0.0
+        return moved_by
 
     def evaluator(self, v: np.ndarray) -> Evaluator:
         """Finite differences of ``<v, f>`` around this example. Once the output at the

@@ -141,6 +141,7 @@ def render_table(
         if r.failure is not None or not r.passed:
             blocks.append(failure_block(r, replay(r), color=color))
     skipped = [f"{r.target}: {line}" for r in results for line in r.skip_lines]
+    skipped += [f"{r.target}: {r.shapes}" for r in results if r.shapes]
     if skipped and not quiet:
         blocks.append("\n".join(skipped))
     summary = _summary(results, seed)

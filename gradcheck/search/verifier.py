@@ -66,7 +66,8 @@ DEFAULTS: dict[str, Any] = {
     "dtype": "float64",
     "max_examples": 100,
     "mode": Mode.AUTO,
-    "broadcast": False,
+    # no "broadcast": unset, a share of the examples of an op of several inputs
+    # broadcast (BROADCAST_SHARE below)
 }
 
 
@@ -151,6 +152,11 @@ class VerifyResult:
         Which example ``worst`` was: ``"example 4 of the search"``, ``"shrink step
         7"``. The run's seed replays it (the run goes the same way), and so does
         ``gradcheck.check(target, *worst.inputs, seed=worst.seed)`` with the settings.
+    shapes : str
+        For an op of several inputs whose shapes were drawn, whether they broadcast:
+        ``"inputs drawn with broadcasting: 23 of 100 examples"``, or why every input
+        had the same shape (the op rejected broadcast shapes, broadcasting was turned
+        off, none was drawn); empty otherwise.
     """
 
     target: str
@@ -169,6 +175,7 @@ class VerifyResult:
     note: str = ""
     skipped: dict[str, int] = field(default_factory=dict)
     found: str = ""
+    shapes: str = ""
     worst: CheckResult | None = None
     worst_example: str = ""
 
@@ -210,6 +217,7 @@ class VerifyResult:
                 "worst_seen": None
                 if self.worst is None
                 else {"example": self.worst_example, **_failure_dict(self.worst)},
+                "shapes": self.shapes or None,
             }
         )
         return document
@@ -279,7 +287,11 @@ def verify(
     atol, rtol : float, optional
         Tolerances of each check.
     broadcast : bool, optional
-        Draw broadcastable shapes instead of equal ones (when ``shapes`` is not given).
+        Draw broadcastable shapes for every example (``True``) or none (``False``),
+        when ``shapes`` is not given. Default: for an op of several inputs, one example
+        in four has broadcast shapes; where the op rejects them (its forward raises at
+        them whatever the values), the search learns it and draws equal shapes only.
+        :attr:`VerifyResult.shapes` says which.
     avoid : sequence of float, optional
         Points where the op is not differentiable; values keep a margin from them.
     unique : bool, optional
@@ -562,9 +574,52 @@ def large_examples(options: Mapping[str, Any]) -> int:
     return int(options["max_examples"]) // LARGE_SHARE
 
 
-def inputs_strategy(obj: Any, options: dict[str, Any], *, large: bool = False) -> Any:
+#: The share of a search's examples drawn with broadcast shapes (by default, for an
+#: op of several inputs whose shapes are drawn): ``max_examples // BROADCAST_SHARE``.
+BROADCAST_SHARE = 4
+
+
+def broadcast_examples(options: Mapping[str, Any], arity: int) -> int:
+    """How many of the examples the broadcast search takes: none when the shapes are
+    given, the op has one input, or ``broadcast`` is set (then every example, or none,
+    broadcasts)."""
+    if options.get("shapes") is not None or arity < 2 or options.get("broadcast") is not None:
+        return 0
+    return int(options["max_examples"]) // BROADCAST_SHARE
+
+
+#: The most examples at each shape of :func:`size_one_shapes` (a tenth of the
+#: search's examples in all).
+SIZE_ONE_EXAMPLES = 3
+
+
+def size_one_shapes(options: Mapping[str, Any], seed: int) -> tuple[list[tuple[int, ...]], int]:
+    """The shapes a search checks besides those Hypothesis draws (which repeats a few
+    shapes many times, and may never draw one with a size-1 axis), and how many
+    examples at each: when shapes are drawn, one shape of ``max(3, min_dims)``
+    dimensions per axis, that axis of size 1 and the others 2 to 4 (from ``seed``),
+    where a reduction or a broadcast inside the op meets a size-1 axis that is not
+    its last; up to :data:`SIZE_ONE_EXAMPLES` examples at each, a tenth of
+    ``max_examples`` in all (none below 30 examples)."""
+    ndim = max(3, int(options.get("min_dims") or 0))
+    each = min(SIZE_ONE_EXAMPLES, int(options["max_examples"]) // (LARGE_SHARE * ndim))
+    if options.get("shapes") is not None or each < 1:
+        return [], 0
+    rng = np.random.default_rng(seed)
+    shapes = []
+    for axis in range(ndim):
+        sides = [int(n) for n in rng.integers(2, 5, size=ndim)]
+        sides[axis] = 1
+        shapes.append(tuple(sides))
+    return shapes, each
+
+
+def inputs_strategy(
+    obj: Any, options: dict[str, Any], *, large: bool = False, broadcast: bool = False
+) -> Any:
     """The search's inputs for ``obj``: with ``large``, shapes of :data:`LARGE_SIZE`
-    elements."""
+    elements; with ``broadcast`` (or the ``broadcast`` setting), shapes that
+    broadcast against each other."""
     from hypothesis.errors import InvalidArgument
 
     from gradcheck.strategies import op_inputs
@@ -581,7 +636,7 @@ def inputs_strategy(obj: Any, options: dict[str, Any], *, large: bool = False) -
             shapes=shapes,
             domain=options.get("domain"),
             dtype=drawn,
-            broadcast=options["broadcast"],
+            broadcast=broadcast or bool(options.get("broadcast")),
             avoid=options.get("avoid"),
             unique=bool(options.get("unique", False)),
             integers=options.get("integers"),
@@ -589,6 +644,7 @@ def inputs_strategy(obj: Any, options: dict[str, Any], *, large: bool = False) -
             min_dims=options.get("min_dims", 0),
             max_dims=max(3, options.get("min_dims", 0)),
             reach=True,
+            reduces=_reduces(obj, kwargs),
             total_size=LARGE_SIZE if large else None,
         )
     except InvalidArgument as exc:
@@ -597,6 +653,20 @@ def inputs_strategy(obj: Any, options: dict[str, Any], *, large: bool = False) -
     if dtype in ("complex128", "complex64"):
         return _with_imaginary_parts(strategy, dtype, options.get("domain"))
     return strategy
+
+
+#: Parameter names that say an op reduces over an axis (NumPy's, torch's, JAX's).
+_AXIS_PARAMETERS = frozenset({"axis", "axes", "dim", "dims", "keepdims", "keepdim"})
+
+
+def _reduces(obj: Any, kwargs: Mapping[str, Any]) -> bool:
+    """Whether the op takes an axis to reduce over (a parameter or a given keyword
+    argument of that name): a 0-d input shows little of such an op."""
+    try:
+        names = set(op_signature(obj).parameters)
+    except TypeError:
+        names = set()
+    return bool(_AXIS_PARAMETERS & (names | set(kwargs)))
 
 
 #: The real dtype the search draws a dtype in that is not a real NumPy float: complex
@@ -763,6 +833,12 @@ def _nanmax(a: float, b: float) -> float:
     return max(a, b)
 
 
+class _Rejected(BaseException):
+    """Ends a search whose every draw the op is known to reject: broadcast shapes of
+    an op that takes equal shapes only, or the one shape of a search of fixed shapes
+    (a BaseException: Hypothesis lets it through rather than shrinking it)."""
+
+
 class _Search:
     """The body of the Hypothesis test, and what it has seen: each example's check,
     counted, rejected where the op is not differentiable, raised where it fails."""
@@ -781,6 +857,11 @@ class _Search:
         #: whether the examples now are the large-input search's
         self.large = False
         self.domain = ShapeDomain(tgt, options, constant_inputs(options))
+        #: examples checked (while searching) whose inputs' shapes differ
+        self.broadcast_examples = 0
+        self.arity = 1
+        #: whether the examples now are a search of fixed shapes
+        self.fixed = False
         # A usage error met while checking (the op rejects its parameters...) ends
         # the run: it is re-raised after the search, which must not shrink it.
         self.fatal: GradcheckError | None = None
@@ -791,6 +872,12 @@ class _Search:
 
         if self.fatal is not None:
             raise self.fatal
+        key = tuple(np.shape(a) for a in arrays)
+        broadcast = len(set(key)) > 1
+        if broadcast and self.domain.refuses_broadcast:
+            raise _Rejected  # learnt: the op takes equal shapes only
+        if self.fixed and key in self.domain.rejected:
+            raise _Rejected
         searching = self.first_failure is None
         if not searching:
             self.shrink_steps += 1
@@ -833,6 +920,7 @@ class _Search:
             reject()
         if searching:
             self.examples += 1
+            self.broadcast_examples += broadcast
             if self.progress is not None:
                 self.progress(self.examples, self.options["max_examples"])
         abs_err, rel_err, ratio = _errors(result)
@@ -951,10 +1039,36 @@ def _run(
     from gradcheck.checking.target import resolve_target
 
     search = _Search(resolve_target(obj), options, progress, on_example)
+    search.arity = op_signature(obj).given(options.get("kwargs") or {}).arity
     start = time.perf_counter()
     n_large = large_examples(options)
-    outcome = _phase(search, inputs_strategy(obj, options), options["max_examples"] - n_large, seed)
+    n_broadcast = broadcast_examples(options, search.arity)
+    fixed_shapes, each = size_one_shapes(options, seed)
+    n_main = options["max_examples"] - n_large - n_broadcast - each * len(fixed_shapes)
+    outcome = _phase(search, inputs_strategy(obj, options), n_main, seed)
     failure, verdict, note = outcome
+    for k, shape in enumerate(fixed_shapes):
+        if verdict != Verdict.PASSED or search.fatal is not None:
+            break
+        search.fixed = True
+        fixed = {**options, "shapes": (shape,) * search.arity}
+        outcome = _phase(search, inputs_strategy(obj, fixed), each, seed + 4 + k)
+        search.fixed = False
+        if outcome[1] != Verdict.INCONCLUSIVE:  # (the op does not take the shape)
+            failure, verdict, note = outcome
+    if n_broadcast and verdict == Verdict.PASSED and search.fatal is None:
+        # A search of its own, so that its share does not depend on which shapes
+        # Hypothesis happens to repeat; ended early where the op rejects them.
+        strategy = inputs_strategy(obj, options, broadcast=True)
+        before = search.examples
+        outcome = _phase(search, strategy, n_broadcast, seed + 2)
+        if outcome[1] != Verdict.INCONCLUSIVE:
+            failure, verdict, note = outcome
+        elif search.domain.refuses_broadcast:  # the rest of its share in equal shapes
+            left = n_broadcast - (search.examples - before)
+            outcome = _phase(search, inputs_strategy(obj, options), left, seed + 3)
+            if outcome[1] != Verdict.INCONCLUSIVE:
+                failure, verdict, note = outcome
     if n_large and verdict == Verdict.PASSED and search.fatal is None:
         search.large = True
         outcome = _phase(search, inputs_strategy(obj, options, large=True), n_large, seed + 1)
@@ -994,6 +1108,14 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
         return _in_full(search, exc.result), Verdict.FAILED, ""
     except Unsatisfiable:
         return None, Verdict.INCONCLUSIVE, _unsatisfied(search.skipped, drawn=False)
+    except _Rejected:
+        if search.fixed:
+            return None, Verdict.INCONCLUSIVE, ""
+        note = (
+            f"the op rejects broadcast shapes ({search.domain.broadcast_error()}): draw "
+            f"equal ones (no --broadcast, describe(broadcast=False))"
+        )
+        return None, Verdict.INCONCLUSIVE, note
     except Flaky:
         note = "the failure did not repeat when the same input was checked again"
         return search.first_failure, Verdict.FAILED, note
@@ -1020,7 +1142,8 @@ def _result(
         verdict, note = Verdict.INCONCLUSIVE, _unsatisfied(search.skipped)
     if search.domain.nowhere and failure is None:
         # no shape ran: the forward's error is the failure, not a domain to learn
-        failure, verdict, note = search.domain.first, Verdict.FAILED, ""
+        failure, verdict = search.domain.first, Verdict.FAILED
+        note = note if search.domain.refuses_broadcast else ""  # (--broadcast: the hint)
     if search.domain.rejected:
         note = "; ".join(n for n in (note, search.domain.note()) if n)
     # The worst seen, over every example (a failure shrinks to a small input, where
@@ -1054,6 +1177,7 @@ def _result(
         found=_found(search, failure, options),
         worst=worst,
         worst_example=worst_example,
+        shapes=_shapes_line(search, options),
     )
 
 
@@ -1066,6 +1190,25 @@ def _found(search: _Search, failure: Any, options: Mapping[str, Any]) -> str:
         return reach
     shrunk = f", then shrunk in {search.shrink_steps} steps" if search.shrink_steps else ""
     return f"at example {search.failed_at} of {options['max_examples']}{shrunk}"
+
+
+def _shapes_line(search: _Search, options: Mapping[str, Any]) -> str:
+    """:attr:`VerifyResult.shapes`: for an op of several inputs whose shapes were
+    drawn, how many examples broadcast, or why none did."""
+    if options.get("shapes") is not None or search.arity < 2:
+        return ""
+    n, total = search.broadcast_examples, search.examples
+    of = f"{total} example{'s' * (total != 1)}"
+    if n:
+        return f"inputs drawn with broadcasting: {n} of {of}"
+    if search.domain.refuses_broadcast:
+        return (
+            f"broadcast shapes: rejected by the op ({search.domain.broadcast_error()}); "
+            f"every input had the same shape in the {of} checked"
+        )
+    if options.get("broadcast") is False:
+        return f"every input had the same shape in the {of} checked: broadcasting is off"
+    return f"every input had the same shape in the {of} checked: no broadcast shapes were drawn"
 
 
 def found_at(inputs: Sequence[Any], options: Mapping[str, Any], large: bool) -> str:
