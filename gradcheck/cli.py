@@ -105,6 +105,7 @@ _FLAGS = {
     "forward_mode": "--forward-mode",
     "device": "--device",
     "nondet_tol": "--nondet-tol",
+    "skip_on": "--skip-on",
     "timeout": "--timeout",
     "example_timeout": "--example-timeout",
 }
@@ -437,6 +438,7 @@ def _settings_from_options(ctx: click.Context) -> dict[str, Any]:
         integers=_parse_integers(raw["integers"]),
         boolean=raw["boolean"] or None,
         forward_mode=("rev", "fwd") if raw["forward_mode"] else ("rev",),
+        skip_on=raw["skip_on"] or None,
     )
     out = {}
     for option in _FLAGS:
@@ -595,6 +597,14 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     help="How far a second backward on the same graph may differ (torch's nondet_tol) "
     "[default: 0, the same bits].",
 )
+@click.option(
+    "--skip-on",
+    multiple=True,
+    metavar="EXCEPTION",
+    help="An exception that says an input is outside the op's domain: module:Name, or a "
+    "builtin's name (ZeroDivisionError); repeatable. Examples where the forward raises "
+    "one are skipped and counted, as NumPy's and torch's LinAlgError always are.",
+)
 @_format_option
 @click.option(
     "--config",
@@ -751,6 +761,7 @@ def verify_command(
     forward_mode: bool | None,
     device: str | None,
     nondet_tol: float | None,
+    skip_on: tuple[str, ...],
     timeout: float | None,
     example_timeout: float | None,
     output_format: OutputFormat,

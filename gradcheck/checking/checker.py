@@ -34,7 +34,10 @@ from gradcheck.checking.compare import (
     compare_full,
     judge_full,
 )
+from gradcheck.checking.layout import strided, strided_for
 from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
+from gradcheck.checking.outside import exception_class, exception_name, is_domain_error
+from gradcheck.checking.outside import skip_on as skip_on_classes
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.structure import Evidence, Stage, first_failure, repeated_and_scaled
 from gradcheck.checking.target import Target, resolve_target, user_frame
@@ -116,6 +119,7 @@ def check(
     modes: Sequence[str] = ("rev",),
     device: str | None = None,
     nondet_tol: float = 0.0,
+    skip_on: Any = (),
     upstream: Any = None,
     **op_params: Any,
 ) -> CheckResult:
@@ -186,6 +190,13 @@ def check(
         input ``v`` of the checked backward (whose own upstream gradient is then
         drawn from the seed). Default: drawn from the seed. :func:`gradcheck.verify`
         draws it at order 2, so that it shrinks like the other inputs.
+    skip_on : exception class, str, or a sequence of them
+        Exceptions that say the input is outside the op's domain (a class,
+        ``"module:Name"`` or a builtin's name): a forward that raises one at the
+        example skips it (verdict inconclusive, like an output that is not finite),
+        and a finite-difference step where it raises one is not used. NumPy's and
+        torch's ``LinAlgError`` (a singular matrix) always are
+        (:mod:`gradcheck.checking.outside`); any other exception is a failure.
     **op_params
         The op's keyword parameters (convenience for ``params=``).
 
@@ -214,6 +225,7 @@ def check(
     # "rev,fwd" as describe(), the configuration file and the command line spell it
     modes = tuple(m.strip() for m in modes.split(",")) if isinstance(modes, str) else tuple(modes)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
+    named = skip_on_classes(skip_on)
     if group_size is not None and not (
         isinstance(group_size, int) and not isinstance(group_size, bool) and group_size >= 1
     ):
@@ -239,6 +251,7 @@ def check(
         device=device,
         nondet_tol=nondet_tol,
         group_size=group_size,
+        skip_on=[exception_name(c) for c in named],
     )
     variant = Variant(device=device, bfloat16=bfloat16)
     if bfloat16:
@@ -422,6 +435,7 @@ _PLAIN: dict[str, Any] = {
     "device": None,
     "nondet_tol": 0.0,
     "group_size": None,
+    "skip_on": [],
 }
 
 
@@ -537,9 +551,10 @@ def _check_one(
     run = _Run(tgt, xs, params, const, np.random.default_rng(seed), settings)
     if upstream is not None and order == 1:
         run.v_given = _fitted(upstream, None)
-    result = run.execute(atol, rtol)
-    if result.failure is not None and run.outputs is not None:
-        result.failure = _name_the_output(result.failure, run, seed, atol, rtol)
+    with strided(strided_for(seed)):
+        result = run.execute(atol, rtol)
+        if result.failure is not None and run.outputs is not None:
+            result.failure = _name_the_output(result.failure, run, seed, atol, rtol)
     return result
 
 
@@ -755,6 +770,13 @@ class _Run:
         #: The upstream gradient: drawn from the seed, unless given here.
         self.v: np.ndarray | None = None
         self.v_given: np.ndarray | None = None
+        #: The exceptions besides LinAlgError that say an input is outside the domain.
+        self.skip_on = tuple(exception_class(n) for n in settings.get("skip_on", ()))
+
+    def outside(self, exc: BaseException) -> bool:
+        """Whether ``exc`` (what the op raised) says the input is outside its domain
+        (:mod:`gradcheck.checking.outside`)."""
+        return is_domain_error(exc, self.skip_on)
 
     def precision(self, x: np.ndarray) -> Any:
         """The dtype whose tolerances an input's gradient gets: its own, or bfloat16
@@ -794,6 +816,8 @@ class _Run:
         try:
             return self.tgt.apply(self.xs, self.params, constants=sorted(self.const))
         except TargetRaised as exc:
+            if self.outside(exc.exception):
+                raise _Inconclusive(Skip.DOMAIN_ERROR) from None
             raise _Fail(_raised(Kind.FORWARD_ERROR, exc)) from None
 
     def backward(self, graph: Any, v: np.ndarray) -> list[Any]:
@@ -899,15 +923,42 @@ class _Run:
         return moved_by
 
     def evaluator(self, v: np.ndarray) -> Evaluator:
-        """Finite differences of ``<v, f>`` around this example."""
-        return Evaluator(
-            self.tgt.forward,
-            self.xs,
-            self.params,
-            v,
-            reference=self.settings["reference"],
-            bind=self.tgt.bind,
+        """Finite differences of ``<v, f>`` around this example. Once the output at the
+        example is known, a forward that raises a domain error at a perturbed point
+        (a step that crossed into the set where the op is not defined: a singular
+        matrix) gives outputs that are not finite there, which the numerics leave out
+        as they do an output that is not finite; the example's own forward raising one
+        is the caller's to classify."""
+        tgt, outside, shape = self.tgt, self.outside, np.shape(v)
+        armed = False
+
+        def nowhere(exc: Exception) -> np.ndarray:
+            if armed and outside(exc):
+                return np.full(shape, np.nan)
+            raise exc
+
+        def forward(arrays: Any, params: Any) -> Any:
+            try:
+                return tgt.forward(arrays, params)
+            except Exception as exc:
+                return nowhere(exc)
+
+        def bind(arrays: Any, params: Any) -> Any:
+            call = tgt.bind(arrays, params)
+
+            def bound() -> Any:  # (the inner loop of the finite differences)
+                try:
+                    return call()
+                except Exception as exc:
+                    return nowhere(exc)
+
+            return bound
+
+        ev = Evaluator(
+            forward, self.xs, self.params, v, reference=self.settings["reference"], bind=bind
         )
+        armed = True
+        return ev
 
     def overflows(self, i: int, gradient: Any, v: np.ndarray) -> bool:
         """Whether input ``i``'s gradient is not finite only because it is beyond its
@@ -979,8 +1030,16 @@ class _Run:
             self.forward_calls += 1
             self.backward_calls += 1
             try:
-                _, again = self.tgt.run(self.xs, self.params, v, constants=sorted({*self.const, i}))
+                _, again = self.tgt.run(
+                    self.xs,
+                    self.params,
+                    v,
+                    constants=sorted({*self.const, i}),
+                    outputs=self.outputs,
+                )
             except TargetRaised as exc:
+                if exc.phase == "forward" and self.outside(exc.exception):
+                    raise _Inconclusive(Skip.DOMAIN_ERROR) from None
                 kind = Kind.BACKWARD_ERROR if exc.phase == "backward" else Kind.FORWARD_ERROR
                 failure = _raised(kind, exc)
                 message = f"with input {i} a constant (it needs no gradient), {failure.message}"
@@ -1064,7 +1123,9 @@ class _Run:
         for _ in range(ROUNDING_SAMPLES):
             moved = [_few_ulps(x, rng, 0.0 if every else None) for x in self.xs]
             try:
-                _, again = self.tgt.run(moved, self.params, v, constants=sorted(self.const))
+                _, again = self.tgt.run(
+                    moved, self.params, v, constants=sorted(self.const), outputs=self.outputs
+                )
             except Exception:
                 continue
             finally:
@@ -1097,7 +1158,11 @@ class _Run:
         wide = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in self.xs]
         try:
             out, grads = self.tgt.run(
-                wide, self.params, v.astype(np.float64), constants=sorted(self.const)
+                wide,
+                self.params,
+                v.astype(np.float64),
+                constants=sorted(self.const),
+                outputs=self.outputs,
             )
         except Exception:
             return comparison
@@ -1156,6 +1221,8 @@ class _Run:
         try:
             ev = self.evaluator(v)
         except Exception as exc:
+            if self.outside(exc):
+                raise _Inconclusive(Skip.DOMAIN_ERROR) from None
             raise _Fail(_raised(Kind.FORWARD_ERROR, TargetRaised("forward", exc))) from None
         v_max = float(np.max(np.abs(v), initial=0.0))
         jitter = self.rounding_jitter(v, grads)
@@ -1202,6 +1269,8 @@ class _Run:
         except ComplexStepUnsupported as exc:
             raise CheckUsageError(str(exc)) from None
         except Exception as exc:
+            if self.outside(exc):
+                raise _Inconclusive(Skip.DOMAIN_ERROR) from None
             raise _Fail(
                 _raised(Kind.FORWARD_ERROR, TargetRaised("forward at a perturbed input", exc))
             ) from None

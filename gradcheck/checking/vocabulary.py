@@ -41,6 +41,9 @@ class Skip:
     NOT_DIFFERENTIABLE = "not differentiable there"
     #: the output has inf or nan: the example is outside the op's domain
     UNDEFINED = "output not finite there"
+    #: the forward raised a domain error (a singular matrix's LinAlgError, or an
+    #: exception named with ``skip_on``): the example is outside the op's domain
+    DOMAIN_ERROR = "forward raised a domain error there"
     #: the gradient is beyond the dtype's range (a float32 exp near 88.7, where v·e**x
     #: overflows): right or wrong, it cannot be compared
     OVERFLOW = "gradient overflows the dtype there"

@@ -53,6 +53,7 @@ from gradcheck.search.description import (
     normalize_order,
     normalize_seed,
     normalize_shapes,
+    normalize_skip_on,
     normalize_tolerance,
 )
 from gradcheck.search.precedence import layered
@@ -320,6 +321,7 @@ _NORMALIZERS: dict[str, Callable[[Any], Any]] = {
     "modes": normalize_modes,
     "device": normalize_device,
     "nondet-tol": normalize_nondet_tol,
+    "skip-on": normalize_skip_on,
     "timeout": normalize_seconds,
     "example-timeout": normalize_seconds,
 }

@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.vocabulary import Kind
+from gradcheck.checking.result import Failure
+from gradcheck.checking.vocabulary import Kind, Skip, Verdict
 from gradcheck.errors import TargetRaised
 
 __all__ = ["ShapeDomain", "RETRIES"]
@@ -72,11 +74,7 @@ class ShapeDomain:
             return False
         for attempt in range(RETRIES):
             try:
-                self.tgt.apply(
-                    self._values(arrays, attempt),
-                    self.options.get("kwargs"),
-                    constants=self.constants,
-                )
+                self._apply(self._values(arrays, attempt))
             except TargetRaised:
                 continue
             self._ran(key)
@@ -84,6 +82,47 @@ class ShapeDomain:
         self.rejected[key] = failure.exception or failure.message.splitlines()[0]
         if self.first is None:
             self.first = result
+        return True
+
+    def _apply(self, values: list[np.ndarray]) -> None:
+        """The op's forward at ``values``, as the check runs it: complex inputs as
+        their real and imaginary parts, through the target of the complex op."""
+        tgt, constants = self.tgt, self.constants
+        if any(v.dtype.kind == "c" for v in values):
+            from gradcheck.checking.adapters.variants import Variant
+            from gradcheck.checking.checker import _complex_as_real
+
+            tgt, values, const, _ = _complex_as_real(tgt, values, set(constants), Variant())
+            constants = sorted(const)
+        tgt.apply(values, self.options.get("kwargs"), constants=constants)
+
+    def raises_at_shapes(self, arrays: Sequence[np.ndarray], result: Any) -> bool:
+        """True when ``result`` was skipped for a domain error (a LinAlgError...) that the
+        forward raises at the shapes of ``arrays`` whatever the values: the shapes are
+        outside the op's domain, not the values (NumPy's inverse of a matrix that is
+        not square raises LinAlgError too), and are learnt as :meth:`outside` learns
+        them."""
+        if result.note != Skip.DOMAIN_ERROR:
+            return False
+        key = tuple(np.shape(a) for a in arrays)
+        if key in self.rejected:
+            return True
+        if key in self._runs:
+            return False
+        raised: BaseException | None = None
+        for attempt in range(RETRIES):
+            try:
+                self._apply(self._values(arrays, attempt))
+            except TargetRaised as exc:
+                raised = exc.exception
+                continue
+            self._ran(key)
+            return False
+        text = f"{type(raised).__name__}: {raised}"
+        self.rejected[key] = text
+        if self.first is None:  # (reported should the op run at no shape)
+            failure = Failure(Kind.FORWARD_ERROR, f"the forward raised {text}", exception=text)
+            self.first = replace(result, verdict=Verdict.FAILED, failure=failure, note="")
         return True
 
     def _ran(self, key: Shapes) -> None:

@@ -45,6 +45,7 @@ from gradcheck.search.description import (
     normalize_nondet_tol,
     normalize_order,
     normalize_shapes,
+    normalize_skip_on,
     normalize_tolerance,
 )
 from gradcheck.search.domain import ShapeDomain
@@ -254,6 +255,7 @@ def verify(
     modes: Sequence[str] | None = None,
     device: str | None = None,
     nondet_tol: float | None = None,
+    skip_on: Any = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
@@ -306,6 +308,11 @@ def verify(
         As for :func:`gradcheck.check`: the gradient of the backward too (``order=2``),
         forward mode (``modes=("rev", "fwd")``), a torch device, the tolerance of
         repeated backwards.
+    skip_on : exception class or str, or a sequence of them, optional
+        Exceptions that say an input is outside the op's domain (``"module:Name"`` or
+        a builtin's name): examples where the forward raises one are skipped and
+        counted ("forward raised a domain error there"), as NumPy's and torch's
+        ``LinAlgError`` always are.
     name : str, optional
         The name to report (default: from the target).
     progress : callable, optional
@@ -361,6 +368,7 @@ def verify(
         modes=modes,
         device=device,
         nondet_tol=nondet_tol,
+        skip_on=skip_on,
     )
     if seed is None:
         seed = secrets.randbits(32)
@@ -411,6 +419,7 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("modes", normalize_modes),
         ("device", normalize_device),
         ("nondet_tol", normalize_nondet_tol),
+        ("skip_on", normalize_skip_on),
     ):
         if options.get(key) is not None:
             try:
@@ -745,6 +754,7 @@ def _check(
             modes=options.get("modes", ("rev",)),
             device=options.get("device"),
             nondet_tol=options.get("nondet_tol", 0.0),
+            skip_on=options.get("skip_on") or (),
             upstream=upstream,
             **mode,
         )
@@ -894,6 +904,8 @@ class _Search:
             if searching:
                 self.rejected += 1
                 reason = result.note or Skip.NOT_DIFFERENTIABLE
+                if self.domain.raises_at_shapes(arrays, result):
+                    reason = Skip.SHAPE
                 self.skipped[reason] = self.skipped.get(reason, 0) + 1
             reject()
         if self.domain.outside(arrays, result):
@@ -1250,6 +1262,7 @@ def _unsatisfied(skipped: Mapping[str, int], *, drawn: bool = True) -> str:
     advice = {
         Skip.NOT_DIFFERENTIABLE: "narrow the domain, or declare the kinks with avoid",
         Skip.UNDEFINED: "declare the domain where the op is defined",
+        Skip.DOMAIN_ERROR: "declare the domain where the op is defined",
         Skip.RAISED_NEAR: "keep the declared domain a step inside where the op raises",
         Skip.OVERFLOW: "declare a domain where the gradient fits the dtype",
         Skip.NOTHING: "give shapes with at least one element",
