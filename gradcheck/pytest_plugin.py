@@ -239,9 +239,15 @@ class CheckFixture(_Fixture):
     def __call__(self, target: Any, *arrays: Any, **params: Any) -> Any:
         __tracebackhide__ = True
         from gradcheck.checking.checker import check
+        from gradcheck.errors import WorkerDied
         from gradcheck.frontend.report import format_result
+        from gradcheck.frontend.runner import in_child_process
 
-        result = check(target, *arrays, params=params, **self._settings(CHECK_KEYS, {}))
+        settings = self._settings(CHECK_KEYS, {})
+        try:  # in a process of its own: the op's os._exit or crash fails this test only
+            result = in_child_process(check, target, *arrays, params=params, **settings)
+        except WorkerDied as exc:
+            raise AssertionError(f"gradcheck: {exc}") from None
         if result.verdict == Verdict.FAILED:
             raise AssertionError(format_result(result))
         if result.verdict != Verdict.PASSED:
@@ -257,10 +263,15 @@ class VerifyFixture(_Fixture):
 
     def __call__(self, target: Any, **options: Any) -> Any:
         __tracebackhide__ = True
+        from gradcheck.errors import WorkerDied
+        from gradcheck.frontend.runner import in_child_process
         from gradcheck.search.verifier import verify
 
         settings = self._settings(VERIFY_KEYS, options, defaults=verify_defaults())
-        result = verify(target, **settings)
+        try:  # in a process of its own: the op's os._exit or crash fails this test only
+            result = in_child_process(verify, target, **settings)
+        except WorkerDied as exc:
+            raise AssertionError(f"gradcheck: {exc}") from None
         if not result.passed:
             raise AssertionError(format_verify_failure(result))
         return result
@@ -430,6 +441,14 @@ def _importable(folder: Path) -> None:
         sys.path.insert(0, str(folder))
 
 
+def _load_and_verify(spec: str, options: dict[str, Any]) -> Any:
+    from gradcheck.frontend.loading import load_targets
+    from gradcheck.search.verifier import verify
+
+    (target,) = load_targets(spec)
+    return verify(target.obj, name=target.name, **options)
+
+
 class GradcheckItem(pytest.Item):
     """One target of ``[tool.gradcheck]``, checked with :func:`gradcheck.verify`."""
 
@@ -456,8 +475,7 @@ class GradcheckItem(pytest.Item):
     def runtest(self) -> None:
         from gradcheck.errors import GradcheckError
         from gradcheck.frontend.config import RUN_LIMITS
-        from gradcheck.frontend.loading import load_targets
-        from gradcheck.search.verifier import verify
+        from gradcheck.frontend.runner import in_child_process
 
         if self.problem is not None:
             raise GradcheckFailure(self.problem)
@@ -468,9 +486,8 @@ class GradcheckItem(pytest.Item):
             project={k: v for k, v in self.options.items() if k not in RUN_LIMITS},
             options=self.config.stash[_session_settings],
         )
-        try:
-            (target,) = load_targets(self.name)
-            result = verify(target.obj, name=target.name, **options)
+        try:  # in a process of its own: the op's os._exit or crash fails this item only
+            result = in_child_process(_load_and_verify, self.name, options)
         except GradcheckError as exc:
             raise GradcheckFailure(f"gradcheck: {self.name}: {exc}") from None
         if not result.passed:
