@@ -32,7 +32,8 @@ Each target's seed is fixed before any job starts, so a run checks the same exam
 whatever ``--jobs`` is, and results come back in the order of the jobs.
 
 The coordinator sends the zygote ``("load", function, args)`` (answered ``("loaded",
-result)`` or ``("load_error", exception, traceback)``), ``("job", index, job)``
+result)`` or ``("load_error", exception, traceback)``), ``("warm",)`` before the jobs
+of a run of several (:func:`_warm_up`), ``("job", index, job)``
 followed by one end of a new pipe (answered ``("forked", index, pid)``; ``("exit",
 index, exit_code)`` when that process has ended), or ``None`` to let it go. Over its
 pipe, a job's process sends ``("started", index, settings)`` (the effective settings),
@@ -236,6 +237,8 @@ def _zygote_main(conn: Connection, setup: WorkerSetup) -> None:
                     return
                 if message[0] == "load":
                     _zygote_load(conn, message[1], message[2])
+                elif message[0] == "warm":
+                    _warm_up()
                 else:
                     _zygote_fork(conn, message[1], message[2], setup, children)
             _zygote_reap(conn, children)
@@ -244,6 +247,26 @@ def _zygote_main(conn: Connection, setup: WorkerSetup) -> None:
     finally:
         for pid in children:
             _kill_group(pid)
+
+
+def _warm_up() -> None:
+    """One small search here, so that what Hypothesis and the checker build on first
+    use (modules imported lazily, strategies, caches: about 0.2 s) is built once and
+    inherited by every job's process, not built again for each target; then the heap
+    is frozen (gc.freeze), so that the children's collections do not copy its pages.
+    (A run of one target does without: it would pay the same once, plus the warm-up.)"""
+    import gc
+
+    import gradcheck.builtin_targets as builtin
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            target = getattr(builtin, "multiply")  # noqa: B009 - made by globals().update
+            verify(LoadedTarget("warm-up", target), max_examples=3, seed=0)
+    except Exception:  # only a warm-up: a job meets any real problem again
+        pass
+    gc.freeze()
 
 
 def _zygote_load(conn: Connection, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
@@ -702,6 +725,11 @@ class Run:
         """Check ``jobs``; their outcomes in order."""
         self.jobs = list(jobs)
         self._pending = deque(range(len(self.jobs)))
+        if len(self.jobs) > 1:
+            try:
+                self._ready_zygote().conn.send(("warm",))
+            except OSError:
+                pass  # the zygote is gone: the first job meets it
         while self._next < len(self.jobs):
             if self._next in self._finished:
                 index = self._next
