@@ -256,8 +256,11 @@ class RunItem:
     source: str | None = None
 
 
-def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[RunItem]:
-    """The targets a ``gradcheck verify`` run checks.
+def plan_run(
+    specs: Sequence[str], config: ProjectConfig | None = None, skipped: list[str] | None = None
+) -> list[RunItem]:
+    """The targets a ``gradcheck verify`` run checks (``skipped`` receives what the
+    modules named leave out, and why: :func:`gradcheck.frontend.loading.load_targets`).
 
     Named targets are loaded in order (all of them before any is checked, so that a
     typo fails fast). With none named, the targets of the project configuration run
@@ -275,27 +278,32 @@ def plan_run(specs: Sequence[str], config: ProjectConfig | None = None) -> list[
         return [
             RunItem(t, config.options_for(entry), str(config.path))
             for entry in config.targets
-            for t in load_targets(entry.target)
+            for t in load_targets(entry.target, skipped=skipped)
         ]
     defaults = dict(config.defaults) if config is not None else {}
     items = []
     for spec in specs or [BUILTIN_TARGETS]:
-        for t in load_targets(spec):
+        for t in load_targets(spec, skipped=skipped if specs else None):
             entry = _entry_for(config, t.name) if config is not None else None
             settings = config.options_for(entry) if config and entry else dict(defaults)
             items.append(RunItem(t, settings, str(config.path) if config else None))
     return items
 
 
-def listed_plan(specs: Sequence[str], config: ProjectConfig | None = None) -> list[RunItem]:
+def listed_plan(
+    specs: Sequence[str], config: ProjectConfig | None = None, verbose: bool = False
+) -> tuple[list[RunItem], list[str] | None]:
     """:func:`plan_run` as the command receives it from the worker that imported the
-    targets: each target as a :class:`~gradcheck.frontend.runner.ListedTarget`."""
+    targets: each target as a :class:`~gradcheck.frontend.runner.ListedTarget`; and,
+    when ``verbose``, what the modules leave out."""
     from gradcheck.frontend.runner import listed
 
-    return [
+    skipped: list[str] | None = [] if verbose else None
+    items = [
         RunItem(listed(item.target), item.settings, item.source)  # type: ignore[arg-type]
-        for item in plan_run(specs, config)
+        for item in plan_run(specs, config, skipped)
     ]
+    return items, skipped
 
 
 def _entry_for(config: ProjectConfig, name: str) -> TargetConfig | None:
@@ -762,8 +770,9 @@ def verify_command(
 ) -> None:
     """Check the gradients of TARGETs on generated inputs.
 
-    A TARGET is module:Name, path/to/file.py:Name, or a module or file (every
-    Operation subclass in it and every function marked with @gradcheck.describe).
+    A TARGET is module:Name, path/to/file.py:Name, or a module or file (every op
+    defined in it, of every kind module:Name takes, and every function marked with
+    @gradcheck.describe; -v says what it left out and why).
     The working directory is importable. Without a TARGET, the targets listed in
     [tool.gradcheck] of the project's pyproject.toml are checked, or, without any, the
     engine's own ops. Settings come from an op's @gradcheck.describe, overridden by
@@ -807,9 +816,13 @@ def verify_command(
         # (the workers' stdout is stderr).
         try:
             what = " ".join(targets) or "the configured targets"
-            items = run.run.load(listed_plan, targets, config, what=printable(what))
+            items, skipped = run.run.load(
+                listed_plan, targets, config, verbose, what=printable(what)
+            )
         except GradcheckError as exc:
             _fail(str(exc), exc.exit_code, exc, verbose)
+        for line in skipped or ():
+            run.shown.note(f"skipped {line}")
         plan = [
             _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose, jobs)
             for item in items
@@ -1197,41 +1210,50 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
 @click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors.")
 def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose: bool) -> None:
     """List the targets MODULEs offer (default: the built-in set), with their inputs,
-    parameters and declared settings."""
+    parameters and declared settings; with -v, also what each module leaves out and
+    why (on stderr)."""
     from gradcheck.frontend.runner import Run, WorkerSetup
 
     # The modules are imported in a worker process (their output goes to stderr).
     setup = WorkerSetup(cwd=_working_directory(verbose), stdout_to_stderr=True)
     run = Run(1, setup)
     try:
-        rows = run.load(
-            target_rows, modules or (BUILTIN_TARGETS,), what=printable(" ".join(modules))
+        rows, skipped = run.load(
+            target_rows, modules or (BUILTIN_TARGETS,), verbose, what=printable(" ".join(modules))
         )
     except GradcheckError as exc:
         _fail(str(exc), exc.exit_code, exc, verbose)
     finally:
         run.close()
+    for line in skipped or ():
+        click.echo(f"skipped {line}", err=True)
     lost = _emit(output_format.targets(rows))
     if lost is not None:
         _fail(str(lost), lost.exit_code, None, verbose)
 
 
-def target_rows(modules: Sequence[str]) -> list[dict[str, Any]]:
-    """The rows of ``gradcheck list`` (run in the worker that imports the modules)."""
+def target_rows(
+    modules: Sequence[str], verbose: bool = False
+) -> tuple[list[dict[str, Any]], list[str] | None]:
+    """The rows of ``gradcheck list`` (run in the worker that imports the modules),
+    and, when ``verbose``, what the modules leave out."""
     from gradcheck.frontend.loading import load_targets
 
-    return [_target_row(t) for module in modules for t in load_targets(module)]
+    skipped: list[str] | None = [] if verbose else None
+    rows = [_target_row(t) for module in modules for t in load_targets(module, skipped=skipped)]
+    return rows, skipped
 
 
 def _target_row(target: LoadedTarget) -> dict[str, Any]:
     from gradcheck.checking.signature import op_signature
+    from gradcheck.frontend.discovery import target_kind
     from gradcheck.search.description import description_of
 
     sig = op_signature(target.obj)
     description = description_of(target.obj)
     return {
         "target": target.name,
-        "kind": "function" if not isinstance(target.obj, type) else "Operation",
+        "kind": target_kind(target.obj),
         "arity": sig.arity,
         "variadic": sig.variadic,
         "inputs": list(sig.input_names),

@@ -10,12 +10,20 @@ collected target runs.
 
 Fixtures (session-scoped and stateless, so they work inside ``@given`` tests):
 
-``gradcheck(target, *arrays, **params)``
-    Check one example (:func:`gradcheck.check`); on failure raise ``AssertionError``
-    with the same report as the command line. Returns the :class:`CheckResult`.
+``gradcheck(target, *arrays, **settings_and_params)``
+    Check one example (:func:`gradcheck.check`, which takes the same keywords: its
+    settings, ``order=2``, ``mode="fast"``..., and the op's parameters, ``axis=0``;
+    ``params={...}`` for a parameter named like a setting); on failure raise
+    ``AssertionError`` with the command line's report: the inputs' values and the
+    command that replays it. Returns the :class:`CheckResult`.
 ``gradcheck_verify(target, **options)``
     Run the generated-input search (:func:`gradcheck.verify`) and fail with the shrunk
-    example's report. Returns the :class:`VerifyResult`.
+    example's report, as the command line prints it. Returns the :class:`VerifyResult`.
+
+The marker ``@pytest.mark.gradcheck(...)`` takes every setting of either function
+(:data:`gradcheck.checking.checker.CHECK_SETTINGS`,
+:data:`gradcheck.search.verifier.VERIFY_SETTINGS`: read off their signatures), and each
+fixture takes those of its function.
 
 Settings come, weakest first, from the run's Hypothesis profile (``gradcheck_verify``
 only, below), the ini keys (``gradcheck_seed``, ``gradcheck_max_examples``,
@@ -41,6 +49,7 @@ from __future__ import annotations
 
 import re
 import secrets
+import shlex
 import zlib
 from collections.abc import Iterator
 from pathlib import Path
@@ -54,11 +63,6 @@ from gradcheck.search.precedence import layered
 
 __all__ = ["GradcheckItem", "GradcheckFile"]
 
-#: Marker keywords, and where each goes: every one is a setting of gradcheck.check
-#: or gradcheck.verify.
-MARKER_KEYS = ("atol", "rtol", "mode", "dtype", "seed", "max_examples", "reference", "directions")
-CHECK_KEYS = ("atol", "rtol", "mode", "dtype", "seed", "reference", "directions")
-VERIFY_KEYS = ("atol", "rtol", "mode", "dtype", "seed", "max_examples")
 #: Runs in a test suite must replay: without --gradcheck-seed, every fixture call and
 #: collected target uses this seed.
 DEFAULT_SEED = 0
@@ -125,7 +129,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers",
         "gradcheck(**settings): settings for the gradcheck fixtures in this test "
-        f"({', '.join(MARKER_KEYS)})",
+        "(the keywords of gradcheck.check and gradcheck.verify: mode, order, rtol...)",
     )
     # Only what the user set: a file's own settings ([tool.gradcheck]) give way to
     # these, and to nothing else.
@@ -161,6 +165,23 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
         item.config.stash[_current_item] = None
 
 
+def setting_keys() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The settings of :func:`gradcheck.check` and of :func:`gradcheck.verify`, read off
+    their signatures (imported here, when a fixture or a marker is used, not when the
+    plugin loads)."""
+    from gradcheck.checking.checker import CHECK_SETTINGS
+    from gradcheck.search.verifier import VERIFY_SETTINGS
+
+    return CHECK_SETTINGS, VERIFY_SETTINGS
+
+
+def marker_keys() -> tuple[str, ...]:
+    """What ``@pytest.mark.gradcheck(...)`` takes: every setting of either fixture's
+    function (each fixture takes those of its own)."""
+    check_keys, verify_keys = setting_keys()
+    return tuple(dict.fromkeys((*check_keys, *verify_keys)))
+
+
 def _marker_problem(item: pytest.Item) -> str | None:
     """What is wrong with the item's ``@pytest.mark.gradcheck(...)`` markers, if
     anything (checked at collection: a typo fails there, in one line)."""
@@ -168,13 +189,16 @@ def _marker_problem(item: pytest.Item) -> str | None:
         if marker.args:
             return (
                 f"{item.nodeid}: @pytest.mark.gradcheck takes keyword settings only "
-                f"({', '.join(MARKER_KEYS)}), got positional {marker.args!r}"
+                f"({', '.join(marker_keys())}), got positional {marker.args!r}"
             )
-        unknown = sorted(set(marker.kwargs) - set(MARKER_KEYS))
+        if not marker.kwargs:
+            continue
+        known = marker_keys()
+        unknown = sorted(set(marker.kwargs) - set(known))
         if unknown:
             return (
                 f"{item.nodeid}: @pytest.mark.gradcheck got unknown setting(s) "
-                f"{', '.join(unknown)}; known: {', '.join(MARKER_KEYS)}"
+                f"{', '.join(unknown)}; known: {', '.join(known)}"
             )
     return None
 
@@ -231,25 +255,50 @@ class _Fixture:
             call=call,
         )
 
+    def _replay(self, seed: int) -> str:
+        """The command that runs the failing test again as it ran: its node ID, the
+        session's settings and the seed (a fixture call's or marker's own settings
+        are in the test)."""
+        item = self._config.stash[_current_item]
+        if item is None:  # called outside a test's call phase: no node ID to name
+            return f"call the fixture again with seed={seed}"
+        return shlex.join(["pytest", item.nodeid, *_session_flags(self._config, seed)])
+
+
+def _session_flags(config: pytest.Config, seed: int) -> list[str]:
+    """The session's gradcheck settings (ini keys, options) as options of ``pytest``,
+    and ``seed`` as ``--gradcheck-seed``."""
+    session = config.stash[_session_settings]
+    words = []
+    for key in ("mode", "max_examples"):
+        if session.get(key) is not None:
+            words.extend([f"--gradcheck-{key.replace('_', '-')}", str(session[key])])
+    return [*words, "--gradcheck-seed", str(seed)]
+
 
 class CheckFixture(_Fixture):
-    """``gradcheck(target, *arrays, **params)``: check one example; see the module
-    docstring."""
+    """``gradcheck(target, *arrays, **settings_and_params)``: check one example; see
+    the module docstring."""
 
-    def __call__(self, target: Any, *arrays: Any, **params: Any) -> Any:
+    def __call__(self, target: Any, *arrays: Any, **keywords: Any) -> Any:
         __tracebackhide__ = True
         from gradcheck.checking.checker import check
         from gradcheck.errors import WorkerDied
-        from gradcheck.frontend.report import format_result
+        from gradcheck.frontend.render import report_text
         from gradcheck.frontend.runner import in_child_process
 
-        settings = self._settings(CHECK_KEYS, {})
+        # check() tells its settings from the op's parameters: the same keywords here
+        check_keys, _ = setting_keys()
+        given = {k: v for k, v in keywords.items() if k in check_keys}
+        op_params = {k: v for k, v in keywords.items() if k not in check_keys}
+        settings = self._settings(check_keys, given)
         try:  # in a process of its own: the op's os._exit or crash fails this test only
-            result = in_child_process(check, target, *arrays, params=params, **settings)
+            result = in_child_process(check, target, *arrays, **op_params, **settings)
         except WorkerDied as exc:
             raise AssertionError(f"gradcheck: {exc}") from None
         if result.verdict == Verdict.FAILED:
-            raise AssertionError(format_result(result))
+            replay = self._replay(result.seed)
+            raise AssertionError(f"{report_text(result)}\nReplay: {replay}")
         if result.verdict != Verdict.PASSED:
             # A kink, an output that is not finite, nothing to compare: the example
             # says nothing about the gradient, and a test must not pass on it.
@@ -267,13 +316,15 @@ class VerifyFixture(_Fixture):
         from gradcheck.frontend.runner import in_child_process
         from gradcheck.search.verifier import verify
 
-        settings = self._settings(VERIFY_KEYS, options, defaults=verify_defaults())
+        _, verify_keys = setting_keys()
+        settings = self._settings(verify_keys, options, defaults=verify_defaults())
         try:  # in a process of its own: the op's os._exit or crash fails this test only
             result = in_child_process(verify, target, **settings)
         except WorkerDied as exc:
             raise AssertionError(f"gradcheck: {exc}") from None
         if not result.passed:
-            raise AssertionError(format_verify_failure(result))
+            replay = self._replay(result.seed)
+            raise AssertionError(format_verify_failure(result, replay))
         return result
 
 
@@ -341,10 +392,12 @@ def gradcheck_verify(pytestconfig: pytest.Config) -> VerifyFixture:
     return VerifyFixture(pytestconfig)
 
 
-def format_verify_failure(result: Any) -> str:
-    """The report of a failed (or inconclusive) search: a headline, then the shrunk
-    example's report."""
-    from gradcheck.frontend.report import format_result
+def format_verify_failure(result: Any, replay: str) -> str:
+    """The report of a failed (or inconclusive) search: a headline, then the block the
+    command line prints for it (:func:`gradcheck.frontend.render.failure_block`: the
+    shrunk example's report, its inputs' values, where it was found) ending with
+    ``replay``, the command that runs it again."""
+    from gradcheck.frontend.render import failure_block
 
     headline = (
         f"gradcheck: {result.target} {result.verdict} after {result.examples} example(s)"
@@ -352,12 +405,7 @@ def format_verify_failure(result: Any) -> str:
     )
     if result.skip_lines:
         headline += "; " + "; ".join(result.skip_lines)
-    lines = [headline]
-    if result.note:
-        lines.append(result.note)
-    if result.failure is not None:
-        lines.append(format_result(result.failure))
-    return "\n".join(lines)
+    return f"{headline}\n{failure_block(result, replay)}"
 
 
 # -- collected targets ---------------------------------------------------------------
@@ -491,7 +539,19 @@ class GradcheckItem(pytest.Item):
         except GradcheckError as exc:
             raise GradcheckFailure(f"gradcheck: {self.name}: {exc}") from None
         if not result.passed:
-            raise GradcheckFailure(format_verify_failure(result))
+            raise GradcheckFailure(format_verify_failure(result, self.replay(result.seed)))
+
+    def replay(self, seed: int) -> str:
+        """The ``gradcheck verify`` command that runs this target as it ran here: the
+        same file's settings, the session's (``--gradcheck-mode``...) as its options."""
+        words = ["gradcheck", "verify", self.name]
+        session = self.config.stash[_session_settings]
+        for key in ("mode", "max_examples"):
+            if session.get(key) is not None:
+                words.extend([f"--{key.replace('_', '-')}", str(session[key])])
+        if self.path != Path.cwd() / "pyproject.toml":
+            words.extend(["--config", str(self.path)])
+        return shlex.join([*words, "--seed", str(seed)])
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, GradcheckFailure):

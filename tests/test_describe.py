@@ -60,3 +60,41 @@ def test_open_domain_bounds() -> None:
 def test_bad_values_raise_naming_the_argument(kwargs: dict, words: str) -> None:
     with pytest.raises(InvalidDescription, match=words):
         describe(**kwargs)
+
+
+def test_none_is_no_bound_for_one_input_as_colon_is_on_the_command_line() -> None:
+    import math
+
+    import numpy as np
+
+    import gradcheck
+
+    @describe(domain=[None, (0.0, 1.0)])
+    def f(x, p):
+        return x * gradcheck.log(p)
+
+    inf = math.inf
+    assert description_of(f).domain == ((-inf, inf), (0.0, 1.0))
+
+    def domain(value: object) -> object:
+        return description_of(describe(domain=value)(lambda x: x)).domain
+
+    assert domain([(0, 1), None]) == ((0, 1), (-inf, inf))
+    assert domain([None]) == (-inf, inf)
+    assert domain((None, 1)) == (-inf, 1.0)  # one pair, one bound open
+    seen: list[np.ndarray] = []
+    result = gradcheck.verify(
+        f, max_examples=20, seed=0, on_example=lambda a, _: seen.append(np.array(a[1]))
+    )
+    assert result.passed, result
+    assert seen and all(((p > 0) & (p < 1)).all() for p in seen)
+    with pytest.raises(InvalidDescription, match="domain of input 1"):
+        describe(domain=[None, (1.0, 0.0)])
+
+
+def test_per_input_settings_take_their_natural_spellings() -> None:
+    d = describe(shapes=[3, "n"], integers=[None, (0, 3)])(lambda x, y: x)
+    assert description_of(d).shapes == ((3,), "n")
+    assert description_of(d).integers == {1: (0, 3)}
+    torch = pytest.importorskip("torch")
+    assert description_of(describe(dtype=torch.float32)(lambda x: x)).dtype == "float32"

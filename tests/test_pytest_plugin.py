@@ -88,6 +88,10 @@ def test_the_check_fixture_passes_and_fails_with_the_report(sandbox):
             "*AssertionError: gradcheck: *WrongSquare failed: mismatch (input 0)*",
             "*Mismatched elements: 3 / 3*",
             "*Index*Analytic*Numeric*Abs err*Rel err*",
+            # the command line's report: the input's values, and the replay (issue 34)
+            "*input 0 (float64[[]3[]]):",  # ([[] is a literal [ to fnmatch)
+            "*[[] 1., -2.,  3.[]]",
+            "*Replay: pytest test_ops.py::test_wrong --gradcheck-seed 0",
         ]
     )
     # the helper's own frames are hidden: the traceback ends in the user's test
@@ -138,7 +142,12 @@ def test_the_verify_fixture_passes_and_fails_with_the_shrunk_report(sandbox):
     result = sandbox.runpytest(*PLUGIN)
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
-        ["*gradcheck: *WrongSquare failed after * example(s) (seed 0)*", "*mismatch*"]
+        [
+            "*gradcheck: *WrongSquare failed after * example(s) (seed 0)*",
+            "*mismatch*",
+            "*input 0 (float64*):",
+            "*Replay: pytest test_search.py::test_wrong --gradcheck-seed 0",
+        ]
     )
 
 
@@ -495,3 +504,149 @@ def test_a_loaded_random_profile_draws_a_seed_per_call_unless_one_is_forced(prof
     assert found["marker"] == (7, 5)
     forced = profiles("--hypothesis-seed", "7", conftest='settings.load_profile("random")\n')
     assert forced["plain"] == (4, 7) and forced["again"] == (4, 7)
+
+
+# -- one path for settings, one report (issue 34) -------------------------------------
+#: A value of every setting the marker takes (test_settings_paths.py checks that they
+#: are check's and verify's keywords): a new setting fails here until it has one.
+SETTING_SAMPLES = {
+    "constants": (1,),
+    "seed": 3,
+    "mode": "full",
+    "atol": 1e-9,
+    "rtol": 1e-6,
+    "dtype": "float32",
+    "reference": "native",
+    "complex_step": True,
+    "directions": 6,
+    "group_size": 8,
+    "order": 2,
+    "modes": ("rev", "fwd"),
+    "device": "cpu",
+    "nondet_tol": 1e-12,
+    "shapes": ("3", "3"),
+    "domain": (-1.0, 1.0),
+    "kwargs": {"scale": 2.0},
+    "max_examples": 5,
+    "broadcast": True,
+    "avoid": (0.0,),
+    "unique": True,
+    "integers": {1: (0, 3)},
+    "booleans": (1,),
+    "min_dims": 1,
+}
+
+RECORDER = """
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+import gradcheck.checking.checker as checker
+import gradcheck.search.verifier as verifier
+from myops import Square
+
+SEEN = {}
+X = np.ones(3)
+
+
+@pytest.fixture(autouse=True)
+def record(monkeypatch):
+    # what reaches gradcheck.check and gradcheck.verify, as they were called
+    def fake_check(target, *arrays, **keywords):
+        SEEN["check"] = keywords
+        return SimpleNamespace(verdict="passed")
+
+    def fake_verify(target, **keywords):
+        SEEN["verify"] = keywords
+        return SimpleNamespace(passed=True)
+
+    SEEN.clear()
+    monkeypatch.setattr(checker, "check", fake_check)
+    monkeypatch.setattr(verifier, "verify", fake_verify)
+
+
+def test_op_parameters_still_reach_the_op(gradcheck):
+    gradcheck(Square, X, scale=2.0, params={"mode": "op's own"})
+    assert SEEN["check"]["scale"] == 2.0 and SEEN["check"]["params"] == {"mode": "op's own"}
+    assert SEEN["check"]["seed"] == 0 and "mode" not in SEEN["check"]
+"""
+
+
+def test_every_setting_reaches_the_fixtures(sandbox):
+    from gradcheck.checking.checker import CHECK_SETTINGS
+    from gradcheck.pytest_plugin import marker_keys
+    from gradcheck.search.verifier import VERIFY_SETTINGS
+
+    assert set(SETTING_SAMPLES) == set(marker_keys())
+    tests = [RECORDER]
+    for key, value in SETTING_SAMPLES.items():
+        checks = []
+        if key in CHECK_SETTINGS:
+            checks.append(("gradcheck(Square, X, **given)", "check"))
+        if key in VERIFY_SETTINGS:
+            checks.append(("gradcheck_verify(Square, **given)", "verify"))
+        body = "".join(
+            f"    {call}\n    assert SEEN[{where!r}][{key!r}] == {value!r}, SEEN\n"
+            for call, where in checks
+        )
+        tests.append(
+            f"@pytest.mark.gradcheck({key}={value!r})\n"
+            f"def test_marker_{key}(gradcheck, gradcheck_verify):\n    given = {{}}\n{body}\n\n"
+            f"def test_call_{key}(gradcheck, gradcheck_verify):\n"
+            f"    given = {{{key!r}: {value!r}}}\n{body}\n"
+        )
+    sandbox.makepyfile(test_settings="\n\n".join(tests))
+    result = sandbox.runpytest(*PLUGIN, "--strict-markers")
+    result.assert_outcomes(passed=2 * len(SETTING_SAMPLES) + 1)
+
+
+def test_order_2_in_the_marker_and_the_call_reaches_the_check(sandbox):
+    # gradcheck's own ops have no double backward: order 2 reaches check(), which
+    # says so (it was refused by the marker, and handed to the op's forward by the call)
+    sandbox.makepyfile(
+        test_order="""
+        import numpy as np
+        import pytest
+        from myops import Square
+
+        @pytest.mark.gradcheck(order=2)
+        def test_marker(gradcheck):
+            gradcheck(Square, np.array([1.0]))
+
+        def test_call(gradcheck):
+            gradcheck(Square, np.array([1.0]), order=2)
+        """
+    )
+    result = sandbox.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=2)
+    assert result.stdout.str().count("checking its order 2 needs a torch or JAX target") == 2
+    assert "forward_error" not in result.stdout.str()
+
+
+def _block(text: str, start: str) -> str:
+    """The lines of a report from the one that starts with ``start`` to its Replay
+    line, with pytest's ``E   `` prefix and the measured seconds taken out."""
+    import re
+
+    lines = [re.sub(r"^E\s{7}", "", line) for line in text.splitlines()]
+    first = next(i for i, line in enumerate(lines) if line.startswith(start))
+    last = next(i for i in range(first, len(lines)) if lines[i].startswith("Replay: "))
+    return re.sub(r"calls in [0-9.]+ s", "calls in _ s", "\n".join(lines[first : last + 1]))
+
+
+def test_a_collected_target_fails_with_the_command_lines_report(sandbox):
+    from click.testing import CliRunner
+
+    from gradcheck.cli import main
+
+    sandbox.makefile(".toml", pyproject=PYPROJECT)
+    result = sandbox.runpytest(*PLUGIN, "--gradcheck", "-k", "WrongSquare")
+    result.assert_outcomes(failed=1)
+    cli = CliRunner().invoke(main, ["verify", "myops:WrongSquare", "--seed", "0"])
+    assert cli.exit_code == 1, cli.output
+    start = "gradcheck: myops.WrongSquare failed"
+    ours = _block(result.stdout.str(), start)
+    assert ours == _block(cli.output, start)
+    assert "input 0 (float64" in ours
+    assert ours.endswith("Replay: gradcheck verify myops:WrongSquare --seed 0")

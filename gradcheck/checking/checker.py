@@ -15,6 +15,7 @@ rendered by :mod:`gradcheck.frontend.report` and the front ends.
 from __future__ import annotations
 
 import functools
+import inspect
 import math
 import time
 from collections.abc import Mapping, Sequence
@@ -48,6 +49,7 @@ from gradcheck.tensor_base import Tensor
 
 __all__ = [
     "check",
+    "CHECK_SETTINGS",
     "numerical_gradient",
     "CheckUsageError",
     "DEFAULT_TOLERANCES",
@@ -151,15 +153,17 @@ def check(
         element's error then hides only below the tolerance of its group's sum, not
         of the whole input's (:func:`gradcheck.verify` screens large inputs so).
     order : {1, 2}
-        2: check the gradient of the backward (torch's ``gradgradcheck``): the
+        2: check order 1 (in every one of ``modes``), then, where it passed, the
+        gradient of the backward (torch's ``gradgradcheck``): the
         target ``(x..., v) -> backward(x, v)``, with an upstream gradient ``v`` drawn
         from the seed, whose gradient (the double backward) is compared with finite
         differences of the backward, with respect to the inputs and to ``v``.
         torch and JAX targets.
-    modes : sequence of {"rev", "fwd"}
+    modes : sequence of {"rev", "fwd"}, or a string ``"rev,fwd"``
         The derivatives compared with the finite differences: the backward (reverse
         mode) and the ``jvp`` (forward mode: each element of the gradient from the
-        ``jvp`` of its unit tangent). torch and JAX targets for ``"fwd"``.
+        ``jvp`` of its unit tangent). torch and JAX targets for ``"fwd"``. A failure
+        says which order and mode failed (``Failure.order``, ``Failure.ad_mode``).
     device : str, optional
         Run a torch target on this device (``"cuda"``); the float64 reference runs
         there too (on the CPU for a device without float64).
@@ -192,7 +196,8 @@ def check(
     start = time.perf_counter()
     tgt = resolve_target(target)
     all_params = _merge_params(tgt, params, op_params)
-    modes = tuple(modes)
+    # "rev,fwd" as describe(), the configuration file and the command line spell it
+    modes = tuple(m.strip() for m in modes.split(",")) if isinstance(modes, str) else tuple(modes)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
     if group_size is not None and not (
         isinstance(group_size, int) and not isinstance(group_size, bool) and group_size >= 1
@@ -224,17 +229,23 @@ def check(
     if bfloat16:
         xs = [_bfloat16_values(x) for x in xs]
     tgt, xs, const, parts = _as_variant(tgt, xs, const, variant, order, modes)
-    results = [
-        _check_one(tgt, xs, all_params, const, seed, settings, atol, rtol, order, ad_mode)
-        for ad_mode in modes
-    ]
-    result = next((r for r in results if r.verdict == Verdict.FAILED), results[0])
+    result = _check_orders(tgt, xs, all_params, const, seed, settings, atol, rtol, order, modes)
     if parts is not None:
         result = _complex_named(result, parts)
     _integers_refused(tgt, cast, result)
     result.seed = seed
     result.seconds = time.perf_counter() - start
     return result
+
+
+#: The settings :func:`check` takes: its keyword-only parameters but ``params`` (the
+#: op's own). Read off the signature, so that every front end that passes settings to
+#: it (the pytest plugin's ``gradcheck`` fixture and marker) takes each one.
+CHECK_SETTINGS: tuple[str, ...] = tuple(
+    name
+    for name, p in inspect.signature(check).parameters.items()
+    if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "params"
+)
 
 
 def _validate(
@@ -354,6 +365,79 @@ _PLAIN: dict[str, Any] = {
 }
 
 
+def _check_orders(
+    tgt: Target,
+    xs: list[np.ndarray],
+    params: dict[str, Any],
+    const: set[int],
+    seed: int,
+    settings: dict[str, Any],
+    atol: float | None,
+    rtol: float | None,
+    order: int,
+    modes: Sequence[str],
+) -> CheckResult:
+    """Every order up to ``order``, each in every one of ``modes``: a stronger setting
+    checks what the plain one does, and more. Order 2 runs only where order 1 passed:
+    its failure would hide order 1's, and where order 1 found a kink or nothing to
+    compare, the example says nothing about the gradient of the backward either.
+
+    The first failure is the result; without one, the first result that is not a pass
+    (a kink, nothing compared), else the strongest check's (the first mode at
+    ``order``), with the calls of all of them counted."""
+    # What the op cannot be checked at is a usage error before anything runs, not
+    # after a first-order failure that would hide it.
+    base = tgt.variant or Variant()
+    if order == 2:
+        tgt.derive(replace(base, order=2))
+    if "fwd" in modes:
+        tgt.derive(replace(base, forward=True))
+    results: list[CheckResult] = []
+    for k in range(1, order + 1):
+        for ad_mode in modes:
+            result = _check_one(tgt, xs, params, const, seed, settings, atol, rtol, k, ad_mode)
+            result.failure = _say_where(result.failure, k, ad_mode, order, modes, len(xs))
+            results.append(result)
+            if result.verdict == Verdict.FAILED:
+                break
+        if any(r.verdict != Verdict.PASSED for r in results):
+            break
+    chosen = next((r for r in results if r.verdict == Verdict.FAILED), None)
+    chosen = chosen or next((r for r in results if r.verdict != Verdict.PASSED), None)
+    chosen = chosen or results[-len(modes)]
+    chosen.forward_calls = sum(r.forward_calls for r in results)
+    chosen.backward_calls = sum(r.backward_calls for r in results)
+    return chosen
+
+
+def _say_where(
+    failure: Failure | None,
+    order: int,
+    ad_mode: str,
+    asked_order: int,
+    asked_modes: Sequence[str],
+    inputs: int,
+) -> Failure | None:
+    """The failure with the order and the mode it was found at, said in its message
+    where the check asked for more than a plain one (order 2, forward mode)."""
+    if failure is None:
+        return None
+    failure = replace(failure, order=order, ad_mode=ad_mode)
+    if order == 2:
+        what = "the gradient of the backward (order 2)"
+        if ad_mode == "fwd":
+            what += " in forward mode (jvp)"
+        if failure.input == inputs:
+            what += ", with respect to the upstream gradient (its last input)"
+    elif ad_mode == "fwd":
+        what = "forward mode (jvp)"
+    elif asked_order == 2 or tuple(asked_modes) != ("rev",):
+        what = "the backward (order 1, reverse mode)"
+    else:
+        return failure
+    return replace(failure, message=f"{what}: {failure.message}")
+
+
 def _check_one(
     tgt: Target,
     xs: list[np.ndarray],
@@ -386,11 +470,6 @@ def _check_one(
     result = run.execute(atol, rtol)
     if result.failure is not None and run.outputs is not None:
         result.failure = _name_the_output(result.failure, run, seed, atol, rtol)
-    if result.failure is not None and (order == 2 or ad_mode == "fwd"):
-        what = "the gradient of the backward (order 2)" if order == 2 else "forward mode (jvp)"
-        if order == 2 and result.failure.input == len(xs) - 1:
-            what += ", with respect to the upstream gradient (its last input)"
-        result.failure = replace(result.failure, message=f"{what}: {result.failure.message}")
     return result
 
 

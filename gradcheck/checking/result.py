@@ -69,7 +69,8 @@ class Failure:
     not one); ``output`` the output concerned, for an op with several outputs (None
     when it has one, or when the failure is not one output's); ``worst`` the worst
     elements for a mismatch; ``exception`` and ``frame`` the exception text and the
-    op's own frame when the op raised.
+    op's own frame when the op raised; ``order`` and ``ad_mode`` the check that
+    failed (order 1 or 2, ``"rev"`` or ``"fwd"``).
     """
 
     kind: str
@@ -81,6 +82,10 @@ class Failure:
     exception: str | None = None
     frame: str | None = None
     output: int | None = None
+    #: The order (1, or 2: the gradient of the backward) and the derivative ("rev":
+    #: the backward, "fwd": the jvp) whose check failed.
+    order: int = 1
+    ad_mode: str = "rev"
 
 
 @dataclass

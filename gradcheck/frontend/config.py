@@ -56,6 +56,7 @@ from gradcheck.search.description import (
     normalize_tolerance,
 )
 from gradcheck.search.precedence import layered
+from gradcheck.search.verifier import VERIFY_SETTINGS
 
 __all__ = [
     "ConfigError",
@@ -69,35 +70,13 @@ __all__ = [
     "RUN_LIMITS",
 ]
 
-#: Settings a target (or the defaults) may carry, and what each must be.
-OPTION_KEYS = (
-    "shapes",
-    "domain",
-    "dtype",
-    "kwargs",
-    "max-examples",
-    "seed",
-    "mode",
-    "atol",
-    "rtol",
-    "broadcast",
-    "avoid",
-    "unique",
-    "integers",
-    "booleans",
-    "constants",
-    "min-dims",
-    "order",
-    "modes",
-    "device",
-    "nondet-tol",
-    "timeout",
-    "example-timeout",
-    "max-memory",
-)
-#: Settings of the run around the checks (``gradcheck verify``'s time limits), not of
+#: Settings of the run around the checks (``gradcheck verify``'s time and memory limits), not of
 #: :func:`gradcheck.verify`: under their Python names.
 RUN_LIMITS = ("timeout", "example_timeout", "max_memory")
+#: Settings a target (or the defaults) may carry: every setting of
+#: :func:`gradcheck.verify` (:data:`~gradcheck.search.verifier.VERIFY_SETTINGS`, the one
+#: list) and the run's time limits, spelled as the long options (``max-examples``).
+OPTION_KEYS = tuple(key.replace("_", "-") for key in (*VERIFY_SETTINGS, *RUN_LIMITS))
 
 #: The largest configuration file read (a pyproject.toml is a few kB).
 CONFIG_SIZE_LIMIT = 4 << 20

@@ -7,9 +7,10 @@ A *target spec* is one of
 ``path/to/file.py:Name``
     an attribute of a Python file, loaded from its path;
 ``package.module`` or ``path/to/file.py``
-    every target the module offers: each :class:`~gradcheck.Operation` subclass defined
-    in it (not imported into it, not private, and implementing ``__call__``), and each
-    function defined in it that is marked with :func:`gradcheck.describe`.
+    every target the module offers, of every kind ``module:Name`` accepts, defined
+    (or, for an instance such as an ``nn.Module``, created) in it: see
+    :func:`gradcheck.frontend.discovery.discover`. What it leaves out, and why, is
+    listed by ``gradcheck list -v`` and ``gradcheck verify -v``.
 
 The current working directory is importable, as with ``python -m``, and a file's own
 directory is importable while it is loaded, as with ``python path/to/file.py``.
@@ -29,17 +30,16 @@ from __future__ import annotations
 import difflib
 import importlib
 import importlib.util
-import inspect
 import os
 import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from gradcheck.checking.adapters import framework_of, missing_extra_hint
+from gradcheck.checking.adapters import missing_extra_hint
 from gradcheck.errors import ModuleLoadError, NotATarget, TargetNotFound
+from gradcheck.frontend.discovery import discover, is_operation_class, no_target_message
 from gradcheck.operation import Operation
-from gradcheck.search.description import is_described
 from gradcheck.search.verifier import LoadedTarget, is_ctrl_c
 
 __all__ = ["LoadedTarget", "load_targets", "load_module", "module_targets", "split_spec"]
@@ -145,19 +145,6 @@ def _load_file(path: Path) -> ModuleType:
     return module
 
 
-def is_operation_class(obj: Any) -> bool:
-    """True for an ``Operation`` subclass that implements ``__call__``, or an op
-    class of another framework (a ``torch.autograd.Function``, a MyGrad
-    ``Operation``; see :mod:`gradcheck.checking.adapters`)."""
-    if isinstance(obj, type) and not issubclass(obj, Operation):
-        return framework_of(obj) is not None
-    return (
-        isinstance(obj, type)
-        and issubclass(obj, Operation)
-        and obj.__call__ is not Operation.__call__
-    )
-
-
 def _kind(obj: Any) -> str:
     if isinstance(obj, Operation):
         return f"an instance of the Operation {type(obj).__name__} (name the class instead)"
@@ -171,16 +158,9 @@ def _kind(obj: Any) -> str:
 
 
 def module_targets(module: ModuleType) -> list[tuple[str, Any]]:
-    """The targets a module offers, in definition order: each public ``Operation``
-    subclass defined in it and each function defined in it marked with
-    :func:`gradcheck.describe`."""
-    found: list[tuple[str, Any]] = []
-    for attr, obj in vars(module).items():
-        if attr.startswith("_") or getattr(obj, "__module__", None) != module.__name__:
-            continue
-        if is_operation_class(obj) or (inspect.isfunction(obj) and is_described(obj)):
-            found.append((attr, obj))
-    return found
+    """The targets a module offers, in definition order, as ``(name, object)``
+    (:func:`~gradcheck.frontend.discovery.discover`, without what it leaves out)."""
+    return [(f.name, f.obj) for f in discover(module) if f.reason is None]
 
 
 def _lookup(module: ModuleType, module_label: str, name: str) -> Any:
@@ -201,8 +181,12 @@ def _lookup(module: ModuleType, module_label: str, name: str) -> Any:
     return obj
 
 
-def load_targets(spec: str) -> list[LoadedTarget]:
+def load_targets(spec: str, *, skipped: list[str] | None = None) -> list[LoadedTarget]:
     """Load every op a target spec names (see the module docstring).
+
+    ``skipped``, when given, receives a line ``"module:name: why"`` for each object
+    of a whole module that is left out
+    (:func:`~gradcheck.frontend.discovery.discover`), for ``-v``.
 
     Raises
     ------
@@ -219,13 +203,13 @@ def load_targets(spec: str) -> list[LoadedTarget]:
         raise TargetNotFound(f"'{spec}' names no module; use module:Name or path/to/file.py:Name")
     module = load_module(module_name)
     if name is None:
-        targets = module_targets(module)
+        found = discover(module)
+        if skipped is not None:
+            skipped += [f"{module_name}:{f.name}: {f.reason}" for f in found if f.reason]
+        targets = [f for f in found if f.reason is None]
         if not targets:
-            raise TargetNotFound(
-                f"module '{module_name}' offers no target: it defines no Operation "
-                f"subclass and no function marked with @gradcheck.describe"
-            )
-        return [LoadedTarget(f"{module_name}:{attr}", obj) for attr, obj in targets]
+            raise TargetNotFound(no_target_message(module_name, found))
+        return [LoadedTarget(f"{module_name}:{f.name}", f.obj) for f in targets]
     from gradcheck.checking.target import resolve_target
 
     obj = _lookup(module, module_name, name)

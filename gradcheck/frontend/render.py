@@ -50,7 +50,8 @@ The JSON Schema of this document ships in the package: ``gradcheck.schemas.load(
 ``failure`` is the failing check (:meth:`gradcheck.CheckResult.to_dict`, shrunk
 inputs included) with its failure's ``kind``, ``message``, ``input`` (index of the input
 concerned), ``worst`` (elements with ``index``, ``analytic``, ``numeric``, ``abs_error``,
-``rel_error``) lifted to the top level. Floats are written at full precision; values
+``rel_error``), ``order`` and ``ad_mode`` (the check that failed: order 1 or 2, ``"rev"``
+or ``"fwd"``) lifted to the top level. Floats are written at full precision; values
 that are not finite are the strings ``"nan"``, ``"inf"``, ``"-inf"``, as in
 :meth:`~gradcheck.CheckResult.to_dict`. Fields may be added in later versions; none will
 be removed or change meaning without a new ``version``.
@@ -69,7 +70,7 @@ from tabulate import tabulate
 from gradcheck.checking.vocabulary import Verdict
 from gradcheck.search.verifier import VerifyResult
 
-__all__ = ["JSON_VERSION", "render_json", "render_table", "render_target_list"]
+__all__ = ["JSON_VERSION", "failure_block", "render_json", "render_table", "render_target_list"]
 
 JSON_VERSION = 1
 
@@ -123,11 +124,8 @@ def render_table(
         [] if quiet else [tabulate(rows, headers=headers, tablefmt="simple", disable_numparse=True)]
     )
     for r in results:
-        if r.failure is not None:
-            blocks.append(f"{_failure_block(r, color)}\nReplay: {replay(r)}")
-        elif not r.passed:
-            verdict = r.verdict.replace("_", " ")
-            blocks.append(f"{r.target}: {verdict}: {r.note}\nReplay: {replay(r)}")
+        if r.failure is not None or not r.passed:
+            blocks.append(failure_block(r, replay(r), color=color))
     skipped = [f"{r.target}: {line}" for r in results for line in r.skip_lines]
     if skipped and not quiet:
         blocks.append("\n".join(skipped))
@@ -136,6 +134,16 @@ def render_table(
         summary += f"; {stopped_by} stopped the run"
     blocks.append(summary)
     return "\n\n".join(blocks)
+
+
+def failure_block(result: VerifyResult, replay: str, *, color: bool = False) -> str:
+    """The report of a target that did not pass, ending with ``replay``, the command
+    that runs it again: the failing check's report and its inputs, or why nothing
+    failed and nothing passed. The pytest plugin shows the same block."""
+    if result.failure is not None:
+        return f"{_failure_block(result, color)}\nReplay: {replay}"
+    verdict = result.verdict.replace("_", " ")
+    return f"{result.target}: {verdict}: {result.note}\nReplay: {replay}"
 
 
 def _failure_block(result: VerifyResult, color: bool) -> str:

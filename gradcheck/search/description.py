@@ -19,9 +19,10 @@ The one way to say so is the :func:`describe` decorator, which works the same on
 (or an argument given to :func:`gradcheck.verify`) overrides the declared value.
 
 On a function, ``describe`` is also the *marker* that makes it a target when a whole
-module is checked (``gradcheck verify mymodule``): every ``Operation`` subclass defined in
-the module is a target, but only the functions decorated with ``describe`` are (a module
-has many helper functions that are not ops). ``@gradcheck.describe`` with no arguments
+module is checked (``gradcheck verify mymodule``): every op class and op instance defined
+in the module is a target (:func:`gradcheck.frontend.discovery.discover`), but only the
+functions decorated with ``describe`` are (a module has many helper functions that are
+not ops). ``@gradcheck.describe`` with no arguments
 marks a function without describing anything.
 
 The description is stored on the object as ``__gradcheck__`` (a :class:`Description`);
@@ -235,14 +236,16 @@ def describe(
     ----------
     shapes : sequence of str or tuple, optional
         One shape per input: ``"n,k"`` (named sizes are shared between inputs),
-        ``"3,4"``, ``""`` for a 0-d input.
+        ``"3,4"``, ``(3, "k")``, ``3`` (1-d), ``""`` or ``()`` for a 0-d input.
     domain : (lo, hi) or sequence of (lo, hi), optional
         Bounds with ``lo < hi`` (``None`` for no bound): one pair for every input or
-        one pair per input. A bound is open (values stay inside it) unless the domain
-        is written ``"[0:"`` (x >= 0: the bound itself is drawn too), ``"(0:1]"``,
-        ``"[-1:1]"``, or is an :class:`Interval` with ``closed=``.
+        one pair per input, where ``None`` is an input without bounds
+        (``[None, (0.0, 1.0)]``, as ``--domain : --domain 0:1``). A bound is open
+        (values stay inside it) unless the domain is written ``"[0:"`` (x >= 0: the
+        bound itself is drawn too), ``"(0:1]"``, ``"[-1:1]"``, or is an
+        :class:`Interval` with ``closed=``.
     dtype : str or numpy dtype, optional
-        A floating dtype.
+        A floating dtype (``"float32"``, ``np.float32``, ``torch.float32``).
     kwargs : mapping, optional
         Parameters passed to the op; a positional parameter without a default named
         here is not a tensor input (its value is passed in its place).
@@ -264,7 +267,8 @@ def describe(
     integers : mapping of int to (lo, hi), optional
         ``{i: (lo, hi)}``: tensor input ``i`` (counted among the tensor inputs, as for
         ``shapes``) is drawn as int64 in ``range(lo, hi)`` and is a constant (class
-        labels, indices).
+        labels, indices). Also one ``(lo, hi)`` or ``None`` per input:
+        ``[None, (0, 3)]``.
     booleans : sequence of int, optional
         Tensor inputs drawn as boolean masks (constants).
     constants : sequence of int, optional
@@ -274,8 +278,8 @@ def describe(
         The fewest dimensions of a drawn shape, for ops that reject smaller ones
         (``min_dims=2`` for an op of matrices).
     order : {1, 2}, optional
-        2: also check the gradient of the backward (torch's ``gradgradcheck``), for
-        torch and JAX targets.
+        2: check order 1, then the gradient of the backward too (torch's
+        ``gradgradcheck``), for torch targets.
     modes : sequence of {"rev", "fwd"}, optional
         Check the backward (``"rev"``, the default), the ``jvp`` (``"fwd"``), or both.
     device : str, optional
@@ -354,7 +358,12 @@ def is_described(target: Callable[..., Any]) -> bool:
 
 def normalize_shapes(shapes: Any) -> tuple[str | tuple[int | str, ...], ...]:
     """Check the container of shape specs; each spec itself is parsed by
-    :func:`gradcheck.strategies.parse_shape_spec` when inputs are drawn."""
+    :func:`gradcheck.strategies.parse_shape_spec` when inputs are drawn. A size
+    alone is a 1-d shape, as for NumPy.
+
+    >>> normalize_shapes(["n,k", (2, "k"), 3, ()])
+    ('n,k', (2, 'k'), (3,), ())
+    """
     if isinstance(shapes, str) or not isinstance(shapes, Sequence):
         raise InvalidDescription(
             f"shapes must be a list with one shape per input, e.g. ['n,k', 'k,m'], got {shapes!r}"
@@ -363,6 +372,8 @@ def normalize_shapes(shapes: Any) -> tuple[str | tuple[int | str, ...], ...]:
     for spec in shapes:
         if isinstance(spec, str):
             out.append(spec)
+        elif isinstance(spec, (int, np.integer)) and not isinstance(spec, bool) and spec >= 0:
+            out.append((int(spec),))  # 3: a 1-d shape, as NumPy reads it
         elif isinstance(spec, Sequence) and all(
             isinstance(s, (int, str)) and not isinstance(s, bool) for s in spec
         ):
@@ -429,23 +440,48 @@ def _brackets(text: str, what: str) -> tuple[str, tuple[bool, bool]]:
 
 
 def normalize_domain(domain: Any) -> Domain | tuple[Domain, ...]:
-    """``(lo, hi)``, ``"lo:hi"`` or a sequence of those (one per input) as floats.
+    """``(lo, hi)``, ``"lo:hi"`` or a sequence of those (one per input) as floats;
+    ``None`` for a bound, or for a whole input's domain, means no bound (as ``0:``
+    and ``:`` on the command line).
 
     >>> normalize_domain("-1:2")
     (-1.0, 2.0)
     >>> normalize_domain([(0, 1), "1:3"])
     ((0.0, 1.0), (1.0, 3.0))
+    >>> normalize_domain([None, (0.0, 1.0)])
+    ((-inf, inf), (0.0, 1.0))
+    >>> normalize_domain((None, 1))
+    (-inf, 1.0)
     """
     if isinstance(domain, str):
         return _domain_pair(domain, "domain")
-    if (
-        isinstance(domain, Sequence)
-        and domain
-        and all(isinstance(d, str) or (isinstance(d, Sequence) and len(d) == 2) for d in domain)
-    ):
-        pairs = tuple(_domain_pair(d, f"domain of input {i}") for i, d in enumerate(domain))
+    if _per_input(domain):
+        pairs = tuple(
+            _domain_pair((None, None) if d is None else d, f"domain of input {i}")
+            for i, d in enumerate(domain)
+        )
         return pairs[0] if len(pairs) == 1 else pairs
     return _domain_pair(domain, "domain")
+
+
+def _per_input(domain: Any) -> bool:
+    """A sequence of domains, one per input (``None``: that input has no bound),
+    rather than one pair of bounds (``(0, None)``, ``[-1, 1]``)."""
+    if not isinstance(domain, Sequence) or not domain:
+        return False
+    if len(domain) == 2 and all(_is_bound(d) for d in domain):
+        return False  # (lo, hi), either of them None
+    return all(d is None or isinstance(d, str) or (_is_sequence(d) and len(d) == 2) for d in domain)
+
+
+def _is_bound(value: Any) -> bool:
+    return value is None or (
+        isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    )
+
+
+def _is_sequence(value: Any) -> bool:
+    return isinstance(value, Sequence) or (isinstance(value, np.ndarray) and value.ndim == 1)
 
 
 #: dtypes a torch or JAX target may be checked in besides NumPy's real floats.
@@ -460,9 +496,16 @@ def normalize_dtype(dtype: Any) -> str:
     'float32'
     >>> normalize_dtype("complex128")
     'complex128'
+    >>> normalize_dtype(np.float16)
+    'float16'
     """
     if isinstance(dtype, str) and dtype in OTHER_DTYPES:
         return dtype
+    if str(dtype).startswith("torch.") and not isinstance(dtype, str):
+        name = str(dtype).removeprefix("torch.")  # torch.float32, as a torch user writes it
+        if name in OTHER_DTYPES:
+            return name
+        dtype = name
     if getattr(dtype, "__name__", None) == "bfloat16" or str(dtype) == "torch.bfloat16":
         return "bfloat16"
     try:
@@ -619,13 +662,16 @@ def normalize_indices(value: Any, name: str = "constants") -> tuple[int, ...]:
 
 
 def normalize_integers(value: Any) -> dict[int, tuple[int, int]]:
-    """``{input: (lo, hi)}`` with ints ``lo < hi``, from a mapping or from
-    ``"I:LO:HI"`` strings (the command line's ``--integers``).
+    """``{input: (lo, hi)}`` with ints ``lo < hi``, from a mapping, from
+    ``"I:LO:HI"`` strings (the command line's ``--integers``), or from a list with one
+    ``(lo, hi)`` or ``None`` (not an integer input) per input.
 
     >>> normalize_integers({1: (0, 3)})
     {1: (0, 3)}
     >>> normalize_integers(["1:0:3", "2:-1:2"])
     {1: (0, 3), 2: (-1, 2)}
+    >>> normalize_integers([None, (0, 3)])
+    {1: (0, 3)}
     """
     if isinstance(value, str):
         value = [value]
@@ -633,12 +679,17 @@ def normalize_integers(value: Any) -> dict[int, tuple[int, int]]:
     if isinstance(value, Mapping):
         pairs = list(value.items())
     elif isinstance(value, Sequence):
-        for item in value:
+        for position, item in enumerate(value):
+            if item is None:
+                continue  # one entry per input: this one is not an integer input
+            if isinstance(item, Sequence) and not isinstance(item, str) and len(item) == 2:
+                pairs.append((position, item))
+                continue
             parts = item.split(":") if isinstance(item, str) else None
             if parts is None or len(parts) != 3:
                 raise InvalidDescription(
                     f"integers must look like I:LO:HI (input I drawn from range(LO, HI), "
-                    f"e.g. 1:0:3), got {item!r}"
+                    f"e.g. 1:0:3), or be one (lo, hi) or None per input, got {item!r}"
                 )
             pairs.append((parts[0], parts[1:]))
     else:

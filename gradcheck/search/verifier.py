@@ -14,6 +14,7 @@ whoever called. Hypothesis's own output is silenced and there is no deadline.
 
 from __future__ import annotations
 
+import inspect
 import math
 import secrets
 import time
@@ -49,7 +50,15 @@ from gradcheck.search.description import (
 from gradcheck.search.domain import ShapeDomain
 from gradcheck.search.precedence import layered
 
-__all__ = ["VerifyResult", "LoadedTarget", "verify", "draw_example", "is_ctrl_c", "DEFAULTS"]
+__all__ = [
+    "VerifyResult",
+    "LoadedTarget",
+    "verify",
+    "draw_example",
+    "is_ctrl_c",
+    "DEFAULTS",
+    "VERIFY_SETTINGS",
+]
 
 #: Settings used where neither the caller nor the op's description gives one.
 DEFAULTS: dict[str, Any] = {
@@ -337,6 +346,18 @@ def verify(
     if seed is None:
         seed = secrets.randbits(32)
     return _run(obj, name, options, int(seed), progress, on_example)
+
+
+#: The settings :func:`verify` takes: its keyword parameters but those that say how to
+#: report (``name``, ``progress``, ``on_example``). Read off the signature, so that
+#: the configuration file (``[tool.gradcheck]``'s keys), the pytest plugin's marker and
+#: ``gradcheck_verify`` fixture take each one; :func:`gradcheck.describe` takes each
+#: but ``seed`` (a run's, not an op's).
+VERIFY_SETTINGS: tuple[str, ...] = tuple(
+    name
+    for name, p in inspect.signature(verify).parameters.items()
+    if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in ("name", "progress", "on_example")
+)
 
 
 # --- settings ----------------------------------------------------------------------

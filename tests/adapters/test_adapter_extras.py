@@ -50,3 +50,15 @@ def test_plain_functions_stay_gradcheck_targets():
     assert framework_of(lambda x: x * 2) is None
     with pytest.raises(ValueError, match="framework must be 'torch' or 'mygrad'"):
         framework("tensorflow")
+
+
+def test_a_name_missing_from_an_installed_framework_is_not_an_install_hint(tmp_path, monkeypatch):
+    pytest.importorskip("mygrad")
+    (tmp_path / "wrong_import.py").write_text("from mygrad import NoSuchOperation\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    out = CliRunner().invoke(main, ["list", "wrong_import"])
+    assert out.exit_code == 2
+    (line,) = out.output.strip().splitlines()
+    assert "cannot import name 'NoSuchOperation' from 'mygrad'" in line
+    assert "pip install" not in line  # mygrad is installed: the name is wrong

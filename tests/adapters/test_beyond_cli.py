@@ -15,6 +15,7 @@ import gradcheck  # noqa: E402
 from gradcheck.cli import main  # noqa: E402
 from gradcheck.errors import InvalidDescription  # noqa: E402
 from tests.adapters import torch_beyond_ops as ops  # noqa: E402
+from tests.test_schemas import errors  # noqa: E402
 
 OPS = "tests.adapters.torch_beyond_ops"
 
@@ -46,6 +47,29 @@ def test_flags(target, flags, code, kind):
     assert exit_code == code, doc
     failure = doc["targets"][0]["failure"]
     assert (failure or {}).get("kind") == kind
+
+
+@pytest.mark.parametrize("seed", ["0", "1", "2"])
+def test_order_2_on_the_command_line_checks_order_1_first(seed):
+    # the wrong op and its right twin in one run (one worker to start)
+    targets = [f"{OPS}:CubeWrongBelowZero", f"{OPS}:Cube"]
+    args = ["verify", *targets, "--order", "2", "--max-examples", "30", "--format", "json"]
+    result = CliRunner().invoke(main, [*args, "--seed", seed])
+    assert result.exit_code == 1, result.output
+    document = json.loads(result.stdout)
+    assert errors("verify", document) == []
+    wrong, twin = document["targets"]
+    failure = wrong["failure"]
+    assert (failure["order"], failure["ad_mode"]) == (1, "rev")
+    assert failure["message"].startswith("the backward (order 1, reverse mode)")
+    assert twin["verdict"] == "passed", twin
+
+
+def test_describe_order_2_checks_order_1_first():
+    # (a subclass: describe() marks the class it is given)
+    described = gradcheck.describe(order=2)(type("Cube2", (ops.CubeWrongBelowZero,), {}))
+    result = gradcheck.verify(described, max_examples=20, seed=0)
+    assert result.verdict == "failed" and result.failure.failure.order == 1
 
 
 def test_a_bad_modes_value_is_a_usage_error():

@@ -74,6 +74,33 @@ def test_order_2_checks_the_gradient_with_respect_to_the_upstream_gradient():
     assert "with respect to the upstream gradient" in result.failure.message
 
 
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_order_2_checks_order_1_first(seed):
+    # a first derivative wrong for x < 0 whose double backward agrees with the finite
+    # differences of that (wrong) backward: order 2 alone passed it (issue 34)
+    result = check(ops.CubeWrongBelowZero, X, order=2, seed=seed)
+    assert result.verdict == "failed" and result.failure.kind == "mismatch"
+    assert (result.failure.order, result.failure.ad_mode) == (1, "rev")
+    assert result.failure.message.startswith("the backward (order 1, reverse mode)")
+    assert result.settings["order"] == 2
+    assert check(ops.Cube, X, order=2, seed=seed).verdict == "passed"
+
+
+def test_modes_may_be_spelled_as_everywhere_else():
+    # "rev,fwd", as describe(), [tool.gradcheck] and the pytest marker take it
+    result = check(ops.ExpWrongJvpAboveOne, np.array([1.5, 2.0]), modes="rev, fwd")
+    assert result.verdict == "failed" and result.failure.ad_mode == "fwd"
+    assert result.settings["modes"] == ["rev", "fwd"]
+
+
+def test_forward_mode_checks_the_backward_too():
+    # modes=("rev", "fwd") (--forward-mode) is the plain check and the jvp's: a wrong
+    # backward fails in reverse mode, and says so
+    result = check(ops.CubeWrongBelowZero, X, modes=("rev", "fwd"))
+    assert result.verdict == "failed"
+    assert (result.failure.order, result.failure.ad_mode) == (1, "rev")
+
+
 def test_order_2_of_a_torch_function_of_tensors():
     assert check(lambda x, y: torch.sin(x) * y, X, X + 1, order=2).verdict == "passed"
 

@@ -165,6 +165,36 @@ class DetachesUpstream(Function):
         return 3 * x * x * grad.detach()
 
 
+class CubeWrongBelowZero(Function):
+    """x³ whose first derivative is doubled where x < 0 (issue 34): its backward is
+    twice differentiable on each side, so only the first-order check sees the bug."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        slope = 3 * x * x
+        return grad * torch.where(x < 0, 2 * slope, slope)
+
+
+class Cube(Function):
+    """x³, right at both orders: the twin of :class:`CubeWrongBelowZero`."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return 3 * x * x * grad
+
+
 # --- forward mode -------------------------------------------------------------------
 class ExpWrongJvpAboveOne(Function):
     """exp, right backward; its jvp is 10% too large where x > 1 only."""

@@ -60,6 +60,8 @@ __all__ = [
     "framework",
     "framework_of",
     "framework_directories",
+    "is_op_instance",
+    "lacks_forward",
     "missing_extra_hint",
     "require",
     "resolve_foreign",
@@ -85,6 +87,15 @@ class Framework:
         ``"module:Class"`` of the base classes whose subclasses are its op classes.
     adapter : str
         The module that bridges it to gradcheck's engine (``target``, ``forward_of``).
+    op_instances : tuple of str
+        ``"module:Class"`` of the classes whose instances (a user's subclasses' too)
+        are ops that bring their own derivative: an ``nn.Module``, a
+        ``jax.custom_vjp`` function. A module's such instances are its targets
+        (:func:`gradcheck.frontend.loading.discover`).
+    own_ops : bool
+        Whether the framework's own subclasses of its ``op_bases`` are ops too (MyGrad's
+        ``Operation`` subclasses, wherever they are defined); else only a user's are
+        (torch's own Functions and modules are its internals).
     """
 
     name: str
@@ -93,6 +104,8 @@ class Framework:
     packages: tuple[str, ...]
     op_bases: tuple[str, ...]
     adapter: str
+    op_instances: tuple[str, ...] = ()
+    own_ops: bool = False
 
     def bridge(self) -> ModuleType:
         """The adapter module (importing it imports no framework)."""
@@ -108,6 +121,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
         packages=("torch",),
         op_bases=("torch.autograd.function:Function", "torch.nn.modules.module:Module"),
         adapter="gradcheck.checking.adapters._torch",
+        op_instances=("torch.nn.modules.module:Module",),
     ),
     Framework(
         name="mygrad",
@@ -116,6 +130,9 @@ FRAMEWORKS: tuple[Framework, ...] = (
         packages=("mygrad",),
         op_bases=("mygrad.operation_base:Operation",),
         adapter="gradcheck.checking.adapters._mygrad",
+        # MyGrad's own ops (its FocalLoss, SoftmaxCrossEntropy) are Operation
+        # subclasses like a user's: a user may import one and check it.
+        own_ops=True,
     ),
     Framework(
         name="jax",
@@ -124,6 +141,10 @@ FRAMEWORKS: tuple[Framework, ...] = (
         packages=("jax", "jaxlib"),
         op_bases=(),  # functions only: jax.custom_vjp/custom_jvp objects are instances
         adapter="gradcheck.checking.adapters._jax",
+        op_instances=(
+            "jax._src.custom_derivatives:custom_vjp",
+            "jax._src.custom_derivatives:custom_jvp",
+        ),
     ),
 )
 
@@ -133,21 +154,27 @@ class _Index:
     by_name: dict[str, Framework]
     by_package: dict[str, Framework]
     by_base: dict[tuple[str, str], Framework]
+    by_instance: dict[tuple[str, str], Framework]
 
 
 @functools.lru_cache(maxsize=4)
 def _index(frameworks: tuple[Framework, ...]) -> _Index:
     """The table looked up by name, by package and by op base class (computed once per
     table; a test may swap :data:`FRAMEWORKS`)."""
-    bases: dict[tuple[str, str], Framework] = {}
-    for fw in frameworks:
-        for base in fw.op_bases:
-            module, _, name = base.partition(":")
-            bases[(module, name)] = fw
+
+    def classes(attribute: str) -> dict[tuple[str, str], Framework]:
+        found: dict[tuple[str, str], Framework] = {}
+        for fw in frameworks:
+            for spec in getattr(fw, attribute):
+                module, _, name = spec.partition(":")
+                found[(module, name)] = fw
+        return found
+
     return _Index(
         {fw.name: fw for fw in frameworks},
         {pkg: fw for fw in frameworks for pkg in fw.packages},
-        bases,
+        classes("op_bases"),
+        classes("op_instances"),
     )
 
 
@@ -192,10 +219,14 @@ def missing_extra_hint(exc: BaseException) -> str:
 
     >>> missing_extra_hint(ModuleNotFoundError("No module named 'torch'", name="torch"))
     " (pip install torch (or, from a clone of gradcheck, pip install '.[torch]'))"
+    >>> missing_extra_hint(ImportError("cannot import name 'Op' from 'torch'", name="torch"))
+    ''
     """
     name = getattr(exc, "name", None) or ""
     top = name.split(".")[0]
-    if isinstance(exc, ImportError) and top in EXTRAS:
+    # Only a module that is missing: "cannot import name 'X' from 'mygrad'" is an
+    # ImportError naming an installed package, which installing again does not fix.
+    if isinstance(exc, ModuleNotFoundError) and top in EXTRAS:
         return f" ({_install_hint(top)})"
     return ""
 
@@ -241,13 +272,42 @@ def _top_module(obj: Any) -> str:
 
 def _class_framework(cls: type) -> Framework | None:
     index = _index(FRAMEWORKS)
-    if _top_module(cls) in index.by_package:
-        return None  # the frameworks' own base classes and ops are not user targets
+    home = index.by_package.get(_top_module(cls))
+    if home is not None and not (home.own_ops and not inspect.isabstract(cls)):
+        # A framework's own classes are not user targets (torch's Functions are its
+        # internals), except where its ops are classes like a user's (MyGrad's,
+        # its abstract bases left out).
+        return None
     for base in cls.__mro__[1:]:
         fw = index.by_base.get((base.__module__, base.__name__))
-        if fw is not None:
+        if fw is not None and (home is None or fw is home):
             return fw
     return None
+
+
+def is_op_instance(obj: Any) -> bool:
+    """True for an instance of a class a framework lists in ``op_instances`` (an
+    ``nn.Module``, a ``jax.custom_vjp`` function), or a wrapper of one
+    (``jax.jit`` of a ``custom_vjp``, followed through ``__wrapped__``): an op that
+    brings its own derivative, as opposed to a plain function of a framework's
+    tensors, whose derivative is the framework's.
+
+    >>> is_op_instance(lambda x: x)
+    False
+    """
+    by_instance = _index(FRAMEWORKS).by_instance
+    for _ in range(8):  # wrappers of wrappers, but never a cycle
+        if isinstance(obj, type) or inspect.isfunction(obj) or inspect.ismethod(obj):
+            return False
+        if any((c.__module__, c.__name__) in by_instance for c in type(obj).__mro__):
+            return True
+        try:
+            obj = getattr(obj, "__wrapped__", None)
+        except Exception:  # a user's __getattr__ may raise anything
+            return False
+        if obj is None:
+            return False
+    return False
 
 
 def _global_names(code: CodeType) -> Iterator[str]:
@@ -255,6 +315,19 @@ def _global_names(code: CodeType) -> Iterator[str]:
     for const in code.co_consts:
         if isinstance(const, CodeType):  # nested functions, lambdas, comprehensions
             yield from _global_names(const)
+
+
+def lacks_forward(cls: type) -> bool:
+    """True for a user's op class of a framework that does not define its forward (it
+    still is the framework's base class's: ``nn.Module.forward``, ``Function.forward``,
+    MyGrad's abstract ``__call__``): a base class of the user's ops, not an op."""
+    fw = _class_framework(cls)
+    if fw is None or _top_module(cls) in fw.packages:
+        return False
+    if inspect.isabstract(cls):
+        return True
+    function = fw.bridge().forward_of(cls)[0]
+    return _top_module(function) in fw.packages
 
 
 def _function_framework(func: Any) -> Framework | None:
