@@ -243,10 +243,14 @@ def _zygote_main(conn: Connection, setup: WorkerSetup) -> None:
                     _zygote_fork(conn, message[1], message[2], setup, children)
             _zygote_reap(conn, children)
     except (EOFError, OSError):
-        return  # the coordinator is gone
+        pass  # the coordinator is gone
     finally:
         for pid in children:
             _kill_group(pid)
+        # Nothing is left to finish: no interpreter teardown (NumPy, Hypothesis:
+        # tenths of a second the command would wait for).
+        _flush_all()
+        os._exit(0)
 
 
 def _warm_up() -> None:
