@@ -47,6 +47,7 @@ from gradcheck.errors import (
     ComplexStepUnsupported,
     InvalidGradient,
     TargetRaised,
+    exception_text,
 )
 from gradcheck.tensor_base import Tensor
 
@@ -1310,7 +1311,7 @@ def _few_ulps(x: np.ndarray, rng: np.random.Generator, zero: float | None = None
 
 def _raised(kind: str, exc: TargetRaised) -> Failure:
     original = exc.exception
-    text = f"{type(original).__name__}: {original}"
+    text = exception_text(original)
     frame = user_frame(original.__traceback__)
     return Failure(
         kind,

@@ -83,6 +83,7 @@ class Kind:
     EXITED = "exited"
     WORKER_DIED = "worker_died"
     TIMED_OUT = "timed_out"
+    INTERNAL_ERROR = "internal_error"
 
 
 #: Every failure kind, with what it means.
@@ -117,6 +118,8 @@ RUN_FAILURE_KINDS: dict[str, str] = {
     Kind.WORKER_DIED: "the process checking the op died (os._exit, a crash in native code, "
     "killed by a signal)",
     Kind.TIMED_OUT: "the op did not finish within its time limit",
+    Kind.INTERNAL_ERROR: "gradcheck itself failed while checking the op (out of memory, or "
+    "a bug in gradcheck: please report it)",
 }
 
 

@@ -232,6 +232,22 @@ class _ExampleFailed(Exception):
         self.result = result
 
 
+class _OutOfMemory(BaseException):
+    """Raised inside the Hypothesis test when the op ran out of memory: a BaseException,
+    so that Hypothesis neither retries nor shrinks it (each try would fill the memory
+    again); the search ends with that example's failure."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__("the op ran out of memory")
+        self.result = result
+
+
+def _out_of_memory(result: Any) -> bool:
+    failure = result.failure
+    text = (failure.exception or "") if failure is not None else ""
+    return text.split(":")[0] in ("MemoryError", "_ArrayMemoryError")
+
+
 def verify(
     target: Any,
     *,
@@ -900,6 +916,9 @@ class _Search:
             if is_ctrl_c(exc):
                 raise
             result = _exited(self.tgt, arrays, self.options, check_seed, exc)
+        if not result.passed and _out_of_memory(result):  # before any retry or rejection
+            self.first_failure = self.first_failure or result
+            raise _OutOfMemory(result)
         if result.verdict in (Verdict.NOT_DIFFERENTIABLE, Verdict.INCONCLUSIVE):
             if searching:
                 self.rejected += 1
@@ -1106,6 +1125,9 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
         test()
     except _ExampleFailed as exc:  # the final replay of the shrunk example
         return _in_full(search, exc.result), Verdict.FAILED, ""
+    except _OutOfMemory as exc:
+        note = "the op ran out of memory: the first example where it did, not shrunk"
+        return exc.result, Verdict.FAILED, note
     except Unsatisfiable:
         return None, Verdict.INCONCLUSIVE, _unsatisfied(search.skipped, drawn=False)
     except _Rejected:
