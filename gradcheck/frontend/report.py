@@ -238,14 +238,15 @@ def target_text(result: Any, *, replay: str) -> str:
         )
         lines.append("  " + format_result(worst, seed=False).split("\n", 2)[1])
         lines.append("  " + inputs_text(worst).replace("\n", "\n  "))
-        inputs = "*inputs"
+        # In Python with the v shown (one seed per report: the run's, below).
+        inputs = "*inputs, upstream=v"
         if _failed_at_order_2(worst):
             inputs = "*inputs[:-1], upstream=v, order=2"
         elif worst.settings.get("order") == 2:  # (order 1 failed first, with that v)
             inputs = "*inputs, upstream=v, order=2"
         lines.append(
             f"  It replays with the run (Replay below), or alone in Python: "
-            f"gradcheck.check(<target>, {inputs}, seed={worst.seed}) with the same settings"
+            f"gradcheck.check(<target>, {inputs}) with the same settings"
         )
     if result.note:
         lines.append(f"Note: {result.note}")
