@@ -102,6 +102,7 @@ _FLAGS = {
     "forward_mode": "--forward-mode",
     "device": "--device",
     "nondet_tol": "--nondet-tol",
+    "reference_forward": "--reference-forward",
     "timeout": "--timeout",
     "example_timeout": "--example-timeout",
 }
@@ -567,6 +568,12 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     help="How far a second backward on the same graph may differ (torch's nondet_tol) "
     "[default: 0, the same bits].",
 )
+@click.option(
+    "--reference-forward",
+    metavar="MODULE:FN",
+    help="Also compare the forward with FN, a NumPy function of the same inputs and "
+    "keyword parameters, on every example (failure kind forward_mismatch).",
+)
 @_format_option
 @click.option(
     "--config",
@@ -676,6 +683,7 @@ def verify_command(
     forward_mode: bool | None,
     device: str | None,
     nondet_tol: float | None,
+    reference_forward: str | None,
     timeout: float | None,
     example_timeout: float | None,
     output_format: OutputFormat,

@@ -534,6 +534,7 @@ SETTING_SAMPLES = {
     "integers": {1: (0, 3)},
     "booleans": (1,),
     "min_dims": 1,
+    "reference_forward": "numpy:square",
 }
 
 RECORDER = """

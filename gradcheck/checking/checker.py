@@ -34,6 +34,7 @@ from gradcheck.checking.compare import (
     judge_full,
 )
 from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
+from gradcheck.checking.reference import forward_disagreement, reference_name
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.structure import Evidence, Stage, first_failure, repeated_and_scaled
 from gradcheck.checking.target import Target, resolve_target, user_frame
@@ -107,6 +108,7 @@ def check(
     modes: Sequence[str] = ("rev",),
     device: str | None = None,
     nondet_tol: float = 0.0,
+    reference_forward: Any = None,
     **op_params: Any,
 ) -> CheckResult:
     """Check the gradient of ``target`` at ``arrays``.
@@ -170,6 +172,13 @@ def check(
         How far a second backward on the same graph (and one on a fresh graph, beyond
         its rounding) may differ: 0 (the same bits on the same graph) unless the op
         is documented nondeterministic (torch's ``nondet_tol``).
+    reference_forward : callable or str, optional
+        A reference implementation of the forward (``"module:function"`` or the
+        function): a NumPy function of the same inputs (as arrays) and keyword
+        parameters, returning the output (a tuple for several). The op's output must
+        agree with it within the output dtype's tolerances (``rtol``/``atol`` when
+        given), else the check fails with kind ``forward_mismatch`` (torch's OpInfo
+        ``ref``, MyGrad's ``true_func``). Not to be confused with ``reference``.
     **op_params
         The op's keyword parameters (convenience for ``params=``).
 
@@ -223,10 +232,34 @@ def check(
         device=device,
         nondet_tol=nondet_tol,
         group_size=group_size,
+        reference_forward=None if reference_forward is None else reference_name(reference_forward),
     )
     variant = Variant(device=device, bfloat16=bfloat16)
     if bfloat16:
         xs = [_bfloat16_values(x) for x in xs]
+    if reference_forward is not None:
+        precision: Any = "bfloat16" if bfloat16 else None
+        differs = forward_disagreement(
+            tgt,
+            xs,
+            all_params,
+            sorted(const),
+            reference_forward,
+            lambda dt: _tolerances(precision or dt, atol, rtol),
+        )
+        if differs is not None:
+            result = CheckResult(
+                Verdict.FAILED,
+                tgt.name,
+                failure=differs,
+                inputs=[x.copy() for x in xs],
+                params=dict(all_params),
+                seed=seed,
+                settings=settings,
+                forward_calls=1,
+                seconds=time.perf_counter() - start,
+            )
+            return result
     tgt, xs, const, parts = _as_variant(tgt, xs, const, variant, order, modes)
     result = _check_orders(tgt, xs, all_params, const, seed, settings, atol, rtol, order, modes)
     if parts is not None:
@@ -361,6 +394,7 @@ _PLAIN: dict[str, Any] = {
     "device": None,
     "nondet_tol": 0.0,
     "group_size": None,
+    "reference_forward": None,
 }
 
 

@@ -73,6 +73,8 @@ class Kind:
     NOT_REENTRANT = "not_reentrant"
     NONLINEAR = "nonlinear"
     MISMATCH = "mismatch"
+    FORWARD_MISMATCH = "forward_mismatch"
+    UNDEFINED_GRAD = "undefined_grad"
     EXITED = "exited"
     WORKER_DIED = "worker_died"
     TIMED_OUT = "timed_out"
@@ -98,6 +100,9 @@ FAILURE_KINDS: dict[str, str] = {
     Kind.NOT_REENTRANT: "a second backward on the same graph gave other gradients",
     Kind.NONLINEAR: "backward(-2v) is not -2 * backward(v)",
     Kind.MISMATCH: "the gradient differs from finite differences",
+    Kind.FORWARD_MISMATCH: "the forward differs from the reference forward (reference_forward)",
+    Kind.UNDEFINED_GRAD: "with no (None) upstream gradient for some outputs of a torch op, the "
+    "backward raised or gave other gradients than with zeros there",
 }
 
 #: The failure kinds of a run around the checks, each with what it means: a check lets

@@ -51,6 +51,7 @@ from gradcheck.search.description import (
     normalize_modes,
     normalize_nondet_tol,
     normalize_order,
+    normalize_reference_forward,
     normalize_seed,
     normalize_shapes,
     normalize_tolerance,
@@ -304,6 +305,7 @@ _NORMALIZERS: dict[str, Callable[[Any], Any]] = {
     "modes": normalize_modes,
     "device": normalize_device,
     "nondet-tol": normalize_nondet_tol,
+    "reference-forward": normalize_reference_forward,
     "timeout": normalize_seconds,
     "example-timeout": normalize_seconds,
 }

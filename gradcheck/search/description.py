@@ -58,6 +58,7 @@ __all__ = [
     "normalize_modes",
     "normalize_device",
     "normalize_nondet_tol",
+    "normalize_reference_forward",
     "normalize_domain",
     "normalize_dtype",
     "normalize_kwargs",
@@ -168,6 +169,8 @@ class Description:
         Where a torch target runs (``"cuda"``).
     nondet_tol : float, optional
         How far repeated backwards may differ (torch's ``nondet_tol``).
+    reference_forward : callable or str, optional
+        A NumPy reference of the forward (``"module:function"`` or the function).
     """
 
     shapes: tuple[str | tuple[int | str, ...], ...] | None = None
@@ -189,6 +192,7 @@ class Description:
     modes: tuple[str, ...] | None = None
     device: str | None = None
     nondet_tol: float | None = None
+    reference_forward: Any = None
 
     def merged(self, **overrides: Any) -> Description:
         """A copy where every override that is not ``None`` replaces the declared
@@ -225,6 +229,7 @@ def describe(
     modes: Sequence[str] | None = None,
     device: str | None = None,
     nondet_tol: float | None = None,
+    reference_forward: Any = None,
 ) -> Any:
     """Declare how an op should be checked, and mark a function as a target.
 
@@ -287,6 +292,10 @@ def describe(
     nondet_tol : float, optional
         How far a second backward on the same graph may differ (default 0: the same
         bits), for ops documented nondeterministic.
+    reference_forward : callable or str, optional
+        What the forward is meant to compute: a NumPy function of the same inputs
+        (arrays) and keyword parameters, or ``"module:function"`` naming one. Every
+        example also compares the op's output with it (kind ``forward_mismatch``).
 
     Returns
     -------
@@ -324,6 +333,9 @@ def describe(
         modes=None if modes is None else normalize_modes(modes),
         device=None if device is None else normalize_device(device),
         nondet_tol=None if nondet_tol is None else normalize_nondet_tol(nondet_tol),
+        reference_forward=None
+        if reference_forward is None
+        else normalize_reference_forward(reference_forward),
     )
 
     def decorate(obj: T) -> T:
@@ -552,6 +564,20 @@ def normalize_device(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidDescription(f"device must be a device name such as 'cuda', got {value!r}")
     return value.strip()
+
+
+def normalize_reference_forward(value: Any) -> Any:
+    """A reference forward: a function, or ``"module:function"`` (loaded when checked,
+    in the process that checks)."""
+    if callable(value):
+        return value
+    if isinstance(value, str):
+        module, sep, name = value.strip().partition(":")
+        if sep and module and name and ":" not in name and " " not in value.strip():
+            return value.strip()
+    raise InvalidDescription(
+        f"reference_forward must be a function or 'module:function' (numpy:tanh), got {value!r}"
+    )
 
 
 def normalize_nondet_tol(value: Any) -> float:

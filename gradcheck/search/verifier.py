@@ -44,6 +44,7 @@ from gradcheck.search.description import (
     normalize_modes,
     normalize_nondet_tol,
     normalize_order,
+    normalize_reference_forward,
     normalize_shapes,
     normalize_tolerance,
 )
@@ -223,6 +224,7 @@ def verify(
     modes: Sequence[str] | None = None,
     device: str | None = None,
     nondet_tol: float | None = None,
+    reference_forward: Any = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
@@ -271,6 +273,9 @@ def verify(
         As for :func:`gradcheck.check`: the gradient of the backward too (``order=2``),
         forward mode (``modes=("rev", "fwd")``), a torch device, the tolerance of
         repeated backwards.
+    reference_forward : callable or str, optional
+        As for :func:`gradcheck.check`: a NumPy function (or ``"module:function"``)
+        the op's forward must agree with on every drawn example (``forward_mismatch``).
     name : str, optional
         The name to report (default: from the target).
     progress : callable, optional
@@ -326,6 +331,7 @@ def verify(
         modes=modes,
         device=device,
         nondet_tol=nondet_tol,
+        reference_forward=reference_forward,
     )
     if seed is None:
         seed = secrets.randbits(32)
@@ -376,6 +382,7 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("modes", normalize_modes),
         ("device", normalize_device),
         ("nondet_tol", normalize_nondet_tol),
+        ("reference_forward", normalize_reference_forward),
     ):
         if options.get(key) is not None:
             try:
@@ -651,6 +658,7 @@ def _check(
             modes=options.get("modes", ("rev",)),
             device=options.get("device"),
             nondet_tol=options.get("nondet_tol", 0.0),
+            reference_forward=options.get("reference_forward"),
             **mode,
         )
 
