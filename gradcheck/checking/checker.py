@@ -613,7 +613,12 @@ def _name_the_output(
     outputs = run.outputs
     if outputs is None or failure.output is not None or run.v is None:
         return failure
-    if failure.kind in (Kind.FORWARD_ERROR, Kind.MUTATED_INPUT, Kind.INVALID_OUTPUT):
+    if failure.kind in (
+        Kind.FORWARD_ERROR,
+        Kind.MUTATED_INPUT,
+        Kind.INVALID_OUTPUT,
+        Kind.UNDEFINED_GRAD,  # (its message names the outputs)
+    ):
         return failure
     candidates = outputs.indices
     if len(candidates) > 1:
@@ -733,6 +738,7 @@ class _Run:
             result = self.numerics(v, grads, atol, rtol)
             if result.failure is None:
                 self.each_input_constant(v, grads, atol, rtol)
+                self.undefined_upstream(v, atol, rtol)
             return result
         except _Fail as fail:
             return self.result(Verdict.FAILED, failure=fail.failure)
@@ -925,6 +931,67 @@ class _Run:
                             input=j,
                         )
                     )
+
+    def undefined_upstream(self, v: np.ndarray, atol: float | None, rtol: float | None) -> None:
+        """For an op with several differentiable outputs, in a framework that has
+        undefined gradients (torch): the backward with no upstream gradient at all for
+        some outputs (what torch passes for outputs the loss does not use: ``None`` in
+        a Function that called ``ctx.set_materialize_grads(False)``, zeros in one that
+        did not), each output undefined in turn and each the only one defined in turn
+        (torch's ``check_undefined_grad``). Each input's gradient must be the one of
+        zeros there (None counts as zeros); a backward that raises or gives another
+        fails with kind ``undefined_grad``."""
+        outputs = self.outputs
+        if outputs is None or not self.tgt.foreign or len(outputs.indices) < 2:
+            return
+        indices = outputs.indices
+        cases: list[tuple[int, ...]] = []
+        for k in indices:
+            for case in ((k,), tuple(j for j in indices if j != k)):
+                if case not in cases:
+                    cases.append(case)
+        free = [i for i, x in enumerate(self.xs) if i not in self.const and x.dtype.kind == "f"]
+        for undefined in cases:
+            graph = self.forward()
+            named = ", ".join(outputs.label(k) for k in undefined)
+            said = f"with no upstream gradient (undefined: None in torch) for {named}"
+            try:
+                got = self.tgt.backward_undefined(
+                    getattr(graph.output, "creator", None), v, undefined
+                )
+            except TargetRaised as exc:
+                failure = _raised(Kind.UNDEFINED_GRAD, exc)
+                message = (
+                    f"{said}, as torch passes for outputs the loss does not use, {failure.message}"
+                )
+                raise _Fail(replace(failure, message=message)) from None
+            if got is None:
+                return  # the framework has no undefined gradients
+            self.backward_calls += 1
+            masked = sum(
+                (outputs.only(k, v) for k in indices if k not in undefined), np.zeros_like(v)
+            )
+            expected = self.backward(self.forward(), masked)
+            for i in free:
+                diff = _off(expected[i], got[i], self.xs[i], atol, rtol, self)
+                if diff is None:
+                    continue
+                e = np.zeros(1) if expected[i] is None else np.asarray(expected[i], np.float64)
+                zeros = f"zeros there give max |gradient| {float(np.max(np.abs(e))):.3g}"
+                what = (
+                    f"received no gradient (None), where {zeros}"
+                    if got[i] is None
+                    else f"received another gradient than with zeros there (max difference "
+                    f"{diff:.3g}; {zeros})"
+                )
+                raise _Fail(
+                    Failure(
+                        Kind.UNDEFINED_GRAD,
+                        f"input {i}: {said}, input {i} {what}; the backward must treat an "
+                        f"undefined gradient as zeros",
+                        input=i,
+                    )
+                )
 
     def backward_again(self, creator: Any, v: np.ndarray) -> list[Any]:
         """The gradients of a second backward of ``v`` on the first forward's graph,

@@ -465,6 +465,10 @@ class _TorchOp:
             isinstance(o, torch.Tensor) and o.requires_grad for o in outs
         ]
         backward.repeatable = True  # type: ignore[attr-defined]
+        # A None upstream gradient leaves its output out of torch.autograd.grad: torch
+        # then hands the op's backward an undefined gradient (zeros for a Function,
+        # unless it called ctx.set_materialize_grads(False): then None).
+        backward.undefined = several  # type: ignore[attr-defined]
         return value, backward
 
     def evaluate(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:

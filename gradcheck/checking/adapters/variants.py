@@ -244,6 +244,8 @@ class _RealView:
                 flags.extend([d, d] if c else [d])
             backward.differentiable = flags  # type: ignore[attr-defined]
         backward.repeatable = getattr(backprop, "repeatable", False)  # type: ignore[attr-defined]
+        # (a None piece stays None: an undefined gradient reaches the op as one)
+        backward.undefined = getattr(backprop, "undefined", False)  # type: ignore[attr-defined]
         return split, backward
 
     def evaluate(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
