@@ -103,6 +103,7 @@ _FLAGS = {
     "device": "--device",
     "nondet_tol": "--nondet-tol",
     "reference_forward": "--reference-forward",
+    "compiled": "--compiled",
     "timeout": "--timeout",
     "example_timeout": "--example-timeout",
 }
@@ -569,6 +570,15 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     "[default: 0, the same bits].",
 )
 @click.option(
+    "--compiled",
+    is_flag=False,
+    flag_value="aot_eager",
+    type=click.Choice(["eager", "aot_eager", "inductor"]),
+    help="Also run torch targets under torch.compile with this backend (--compiled "
+    "alone: aot_eager), JAX targets under jax.jit: the output and gradients must agree "
+    "with the eager op's (failure kind compiled_mismatch).",
+)
+@click.option(
     "--reference-forward",
     metavar="MODULE:FN",
     help="Also compare the forward with FN, a NumPy function of the same inputs and "
@@ -684,6 +694,7 @@ def verify_command(
     device: str | None,
     nondet_tol: float | None,
     reference_forward: str | None,
+    compiled: str | None,
     timeout: float | None,
     example_timeout: float | None,
     output_format: OutputFormat,

@@ -535,6 +535,7 @@ SETTING_SAMPLES = {
     "booleans": (1,),
     "min_dims": 1,
     "reference_forward": "numpy:square",
+    "compiled": "eager",
 }
 
 RECORDER = """

@@ -69,7 +69,7 @@ def test_the_report_shows_both_outputs_and_the_worst_elements():
     message = result.failure.message
     assert "Mismatched elements: 2 / 2" in message
     assert "Index | Op" in message
-    assert "the op's output:" in message and "the reference output:" in message
+    assert "\nthe op       : " in message and "\nthe reference: " in message
 
 
 def test_a_shape_disagreement_is_a_forward_mismatch():

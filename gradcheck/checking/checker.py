@@ -33,6 +33,7 @@ from gradcheck.checking.compare import (
     compare_full,
     judge_full,
 )
+from gradcheck.checking.compiled import BACKENDS, compiled_disagreement, compiled_target
 from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
 from gradcheck.checking.reference import forward_disagreement, reference_name
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
@@ -109,6 +110,7 @@ def check(
     device: str | None = None,
     nondet_tol: float = 0.0,
     reference_forward: Any = None,
+    compiled: Any = None,
     **op_params: Any,
 ) -> CheckResult:
     """Check the gradient of ``target`` at ``arrays``.
@@ -179,6 +181,13 @@ def check(
         agree with it within the output dtype's tolerances (``rtol``/``atol`` when
         given), else the check fails with kind ``forward_mismatch`` (torch's OpInfo
         ``ref``, MyGrad's ``true_func``). Not to be confused with ``reference``.
+    compiled : {"aot_eager", "eager", "inductor"} or True, optional
+        Also run the op compiled (torch: ``torch.compile`` with this backend, True
+        for ``"aot_eager"``; JAX: ``jax.jit``, whatever the name) on the same example
+        with the same upstream gradient, where the gradient check passed: its output
+        and gradients must agree with the eager op's within the dtype's tolerances,
+        else the check fails with kind ``compiled_mismatch``, saying which side
+        (forward or backward). torch and JAX targets.
     **op_params
         The op's keyword parameters (convenience for ``params=``).
 
@@ -207,6 +216,7 @@ def check(
     # "rev,fwd" as describe(), the configuration file and the command line spell it
     modes = tuple(m.strip() for m in modes.split(",")) if isinstance(modes, str) else tuple(modes)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
+    backend = _backend(compiled)
     if group_size is not None and not (
         isinstance(group_size, int) and not isinstance(group_size, bool) and group_size >= 1
     ):
@@ -233,6 +243,7 @@ def check(
         nondet_tol=nondet_tol,
         group_size=group_size,
         reference_forward=None if reference_forward is None else reference_name(reference_forward),
+        compiled=backend,
     )
     variant = Variant(device=device, bfloat16=bfloat16)
     if bfloat16:
@@ -261,7 +272,22 @@ def check(
             )
             return result
     tgt, xs, const, parts = _as_variant(tgt, xs, const, variant, order, modes)
+    compiled_tgt = None if backend is None else compiled_target(tgt, backend)
     result = _check_orders(tgt, xs, all_params, const, seed, settings, atol, rtol, order, modes)
+    if compiled_tgt is not None and result.verdict in (Verdict.PASSED, Verdict.NOT_DIFFERENTIABLE):
+        differs = compiled_disagreement(
+            tgt,
+            compiled_tgt,
+            xs,
+            all_params,
+            sorted(const),
+            (seed, 3),
+            lambda dt: _tolerances(np.dtype(dt) if not bfloat16 else "bfloat16", atol, rtol),  # type: ignore[arg-type]
+        )
+        result.forward_calls += 2
+        result.backward_calls += 2
+        if differs is not None:
+            result.verdict, result.failure, result.note = Verdict.FAILED, differs, ""
     if parts is not None:
         result = _complex_named(result, parts)
     _integers_refused(tgt, cast, result)
@@ -304,6 +330,19 @@ def _validate(
     for name, tol in (("atol", atol), ("rtol", rtol)):
         if tol is not None and not (isinstance(tol, Real) and tol >= 0 and math.isfinite(tol)):  # type: ignore[operator]
             raise CheckUsageError(f"{name} must be a finite number >= 0, not {tol!r}")
+
+
+def _backend(compiled: Any) -> str | None:
+    """``compiled=`` as a backend name (True: ``aot_eager``), None for eager."""
+    if compiled is None or compiled is False:
+        return None
+    if compiled is True:
+        return "aot_eager"
+    if isinstance(compiled, str) and compiled in BACKENDS:
+        return compiled
+    raise CheckUsageError(
+        f"compiled must be True, {', '.join(repr(b) for b in BACKENDS)} or None, not {compiled!r}"
+    )
 
 
 def _inputs(
@@ -395,6 +434,7 @@ _PLAIN: dict[str, Any] = {
     "nondet_tol": 0.0,
     "group_size": None,
     "reference_forward": None,
+    "compiled": None,
 }
 
 

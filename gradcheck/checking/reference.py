@@ -23,7 +23,7 @@ from gradcheck.checking.target import Target, qualname
 from gradcheck.checking.vocabulary import Kind
 from gradcheck.errors import CheckUsageError, TargetRaised
 
-__all__ = ["reference_name", "load_reference", "forward_disagreement"]
+__all__ = ["reference_name", "load_reference", "forward_disagreement", "disagreement"]
 
 #: How many of the worst elements a forward_mismatch report lists.
 WORST_SHOWN = 5
@@ -103,7 +103,14 @@ def forward_disagreement(
             f"the forward's output ({_shape(layout, got)}) is not the shape of what the "
             f"reference forward {name} returns ({list(expected.shape)})",
         )
-    return _compare(got, expected, layout, name, tolerances(got.dtype))
+    return disagreement(
+        got,
+        expected,
+        layout,
+        f"the forward differs from the reference forward {name}",
+        tolerances(got.dtype),
+        Kind.FORWARD_MISMATCH,
+    )
 
 
 def _shape(layout: Outputs | None, out: np.ndarray) -> str:
@@ -112,13 +119,20 @@ def _shape(layout: Outputs | None, out: np.ndarray) -> str:
     return ", ".join(layout.kind(k) for k in range(len(layout.shapes)))
 
 
-def _compare(
+def disagreement(
     got: np.ndarray,
     expected: np.ndarray,
     layout: Outputs | None,
-    name: str,
+    headline: str,
     tolerances: tuple[float, float, bool],
+    kind: str,
+    names: tuple[str, str] = ("the op", "the reference"),
+    at_input: int | None = None,
 ) -> Failure | None:
+    """A failure of ``kind`` when ``got`` differs from ``expected`` (arrays of one
+    shape) beyond ``tolerances`` (rtol, atol, atol relative to the largest
+    |expected|): ``headline``, the worst element with both values (``names`` says
+    whose), the worst few in a table, both arrays when small; None when they agree."""
     rtol, atol, relative = tolerances
     g, e = got.astype(np.float64).ravel(), expected.astype(np.float64).ravel()
     finite = np.isfinite(g) & np.isfinite(e)
@@ -132,7 +146,9 @@ def _compare(
     if bad.size == 0:
         return None
     worst = bad[np.argsort(-diff[bad], kind="stable")][:WORST_SHOWN]
-    rows = [("Index", "Op", "Reference", "Abs err")]
+    rows = [
+        ("Index", names[0].split()[-1].capitalize(), names[1].split()[-1].capitalize(), "Abs err")
+    ]
     rows += [(_where(layout, got, int(j)), _num(g[j]), _num(e[j]), _num(diff[j])) for j in worst]
     widths = [max(len(r[c]) for r in rows) for c in range(4)]
     table = "\n".join(
@@ -140,13 +156,14 @@ def _compare(
     )
     j = int(worst[0])
     return Failure(
-        Kind.FORWARD_MISMATCH,
-        f"the forward differs from the reference forward {name} at {bad.size} of "
-        f"{g.size} output elements; worst at {_where(layout, got, j)}: the op gives "
-        f"{_num(g[j])}, the reference {_num(e[j])} (allowed difference "
+        kind,
+        f"{headline} at {bad.size} of {g.size} elements; worst at "
+        f"{_where(layout, got, j)}: {names[0]} gives {_num(g[j])}, {names[1]} "
+        f"{_num(e[j])} (allowed difference "
         f"{_num(float(allowed[j]))}: rtol {rtol:g}, atol {atol:g}"
-        f"{' of the largest |reference|' if relative else ''})\n"
-        f"Mismatched elements: {bad.size} / {g.size}\n{table}{_both(got, expected)}",
+        f"{f' of the largest |{names[1].split()[-1]}|' if relative else ''})\n"
+        f"Mismatched elements: {bad.size} / {g.size}\n{table}{_both(got, expected, names)}",
+        input=at_input,
         mismatched=int(bad.size),
         size=int(g.size),
     )
@@ -165,12 +182,13 @@ def _where(layout: Outputs | None, out: np.ndarray, flat: int) -> str:
     return str(flat)
 
 
-def _both(got: np.ndarray, expected: np.ndarray) -> str:
-    """Both outputs in full, when small enough to read."""
+def _both(got: np.ndarray, expected: np.ndarray, names: tuple[str, str]) -> str:
+    """Both arrays in full, when small enough to read."""
     if got.size > SHOWN_IN_FULL:
         return ""
     show = functools.partial(np.array2string, precision=6, separator=", ")
-    return f"\nthe op's output:      {show(got)}\nthe reference output: {show(expected)}"
+    width = max(len(n) for n in names)
+    return f"\n{names[0]:<{width}}: {show(got)}\n{names[1]:<{width}}: {show(expected)}"
 
 
 def _num(x: float) -> str:

@@ -140,7 +140,8 @@ class Target:
             raise CheckUsageError(
                 f"{self.name} is {what} op: checking its {variant.describe()} needs a "
                 f"torch or JAX target (their backward is differentiable, they have a "
-                f"forward mode, devices and complex tensors); check it at first order"
+                f"forward mode, devices, complex tensors and compilers); check it at "
+                f"first order, eagerly"
             )
         return self.deriver(variant)
 

@@ -39,6 +39,7 @@ from gradcheck.frontend.files import read_text, unreadable_number
 from gradcheck.search.description import (
     normalize_avoid,
     normalize_broadcast,
+    normalize_compiled,
     normalize_device,
     normalize_domain,
     normalize_dtype,
@@ -306,6 +307,7 @@ _NORMALIZERS: dict[str, Callable[[Any], Any]] = {
     "device": normalize_device,
     "nondet-tol": normalize_nondet_tol,
     "reference-forward": normalize_reference_forward,
+    "compiled": normalize_compiled,
     "timeout": normalize_seconds,
     "example-timeout": normalize_seconds,
 }

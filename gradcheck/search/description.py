@@ -59,6 +59,7 @@ __all__ = [
     "normalize_device",
     "normalize_nondet_tol",
     "normalize_reference_forward",
+    "normalize_compiled",
     "normalize_domain",
     "normalize_dtype",
     "normalize_kwargs",
@@ -171,6 +172,8 @@ class Description:
         How far repeated backwards may differ (torch's ``nondet_tol``).
     reference_forward : callable or str, optional
         A NumPy reference of the forward (``"module:function"`` or the function).
+    compiled : str, optional
+        Compare the op compiled (torch.compile's backend, or ``jax.jit``) with eager.
     """
 
     shapes: tuple[str | tuple[int | str, ...], ...] | None = None
@@ -193,6 +196,7 @@ class Description:
     device: str | None = None
     nondet_tol: float | None = None
     reference_forward: Any = None
+    compiled: str | None = None
 
     def merged(self, **overrides: Any) -> Description:
         """A copy where every override that is not ``None`` replaces the declared
@@ -230,6 +234,7 @@ def describe(
     device: str | None = None,
     nondet_tol: float | None = None,
     reference_forward: Any = None,
+    compiled: Any = None,
 ) -> Any:
     """Declare how an op should be checked, and mark a function as a target.
 
@@ -296,6 +301,10 @@ def describe(
         What the forward is meant to compute: a NumPy function of the same inputs
         (arrays) and keyword parameters, or ``"module:function"`` naming one. Every
         example also compares the op's output with it (kind ``forward_mismatch``).
+    compiled : {"aot_eager", "eager", "inductor"} or True, optional
+        Also run a torch op under ``torch.compile`` with this backend (True:
+        ``"aot_eager"``), a JAX op under ``jax.jit``: its output and gradients must
+        agree with the eager op's (kind ``compiled_mismatch``).
 
     Returns
     -------
@@ -336,6 +345,7 @@ def describe(
         reference_forward=None
         if reference_forward is None
         else normalize_reference_forward(reference_forward),
+        compiled=None if compiled is None else normalize_compiled(compiled),
     )
 
     def decorate(obj: T) -> T:
@@ -577,6 +587,23 @@ def normalize_reference_forward(value: Any) -> Any:
             return value.strip()
     raise InvalidDescription(
         f"reference_forward must be a function or 'module:function' (numpy:tanh), got {value!r}"
+    )
+
+
+#: torch.compile's backends that ``compiled`` takes (JAX: any means ``jax.jit``).
+COMPILE_BACKENDS = ("eager", "aot_eager", "inductor")
+
+
+def normalize_compiled(value: Any) -> str | None:
+    """``compiled``: a backend name; True means ``"aot_eager"``, False None."""
+    if value is False:
+        return None
+    if value is True:
+        return "aot_eager"
+    if isinstance(value, str) and value.strip() in COMPILE_BACKENDS:
+        return value.strip()
+    raise InvalidDescription(
+        f"compiled must be true or one of {', '.join(COMPILE_BACKENDS)}, got {value!r}"
     )
 
 

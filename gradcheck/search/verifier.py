@@ -32,6 +32,7 @@ from gradcheck.search.description import (
     Description,
     description_of,
     normalize_avoid,
+    normalize_compiled,
     normalize_device,
     normalize_domain,
     normalize_dtype,
@@ -225,6 +226,7 @@ def verify(
     device: str | None = None,
     nondet_tol: float | None = None,
     reference_forward: Any = None,
+    compiled: Any = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
@@ -276,6 +278,10 @@ def verify(
     reference_forward : callable or str, optional
         As for :func:`gradcheck.check`: a NumPy function (or ``"module:function"``)
         the op's forward must agree with on every drawn example (``forward_mismatch``).
+    compiled : {"aot_eager", "eager", "inductor"} or True, optional
+        As for :func:`gradcheck.check`: the op compiled (``torch.compile``,
+        ``jax.jit``) must agree with the eager op on every example
+        (``compiled_mismatch``).
     name : str, optional
         The name to report (default: from the target).
     progress : callable, optional
@@ -332,6 +338,7 @@ def verify(
         device=device,
         nondet_tol=nondet_tol,
         reference_forward=reference_forward,
+        compiled=compiled,
     )
     if seed is None:
         seed = secrets.randbits(32)
@@ -383,6 +390,7 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("device", normalize_device),
         ("nondet_tol", normalize_nondet_tol),
         ("reference_forward", normalize_reference_forward),
+        ("compiled", normalize_compiled),
     ):
         if options.get(key) is not None:
             try:
@@ -659,6 +667,7 @@ def _check(
             device=options.get("device"),
             nondet_tol=options.get("nondet_tol", 0.0),
             reference_forward=options.get("reference_forward"),
+            compiled=options.get("compiled"),
             **mode,
         )
 
