@@ -107,6 +107,8 @@ _FLAGS = {
     "device": "--device",
     "nondet_tol": "--nondet-tol",
     "skip_on": "--skip-on",
+    "reference_forward": "--reference-forward",
+    "compiled": "--compiled",
     "timeout": "--timeout",
     "example_timeout": "--example-timeout",
     "max_memory": "--max-memory",
@@ -676,6 +678,21 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     "builtin's name (ZeroDivisionError); repeatable. Examples where the forward raises "
     "one are skipped and counted, as NumPy's and torch's LinAlgError always are.",
 )
+@click.option(
+    "--compiled",
+    is_flag=False,
+    flag_value="aot_eager",
+    type=click.Choice(["eager", "aot_eager", "inductor"]),
+    help="Also run torch targets under torch.compile with this backend (--compiled "
+    "alone: aot_eager), JAX targets under jax.jit: the output and gradients must agree "
+    "with the eager op's (failure kind compiled_mismatch).",
+)
+@click.option(
+    "--reference-forward",
+    metavar="MODULE:FN",
+    help="Also compare the forward with FN, a NumPy function of the same inputs and "
+    "keyword parameters, on every example (failure kind forward_mismatch).",
+)
 @_format_option
 @click.option(
     "--config",
@@ -841,6 +858,8 @@ def verify_command(
     device: str | None,
     nondet_tol: float | None,
     skip_on: tuple[str, ...],
+    reference_forward: str | None,
+    compiled: str | None,
     timeout: float | None,
     example_timeout: float | None,
     max_memory: int | None,

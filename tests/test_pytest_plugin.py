@@ -569,6 +569,8 @@ SETTING_SAMPLES = {
     "integers": {1: (0, 3)},
     "booleans": (1,),
     "min_dims": 1,
+    "reference_forward": "numpy:square",
+    "compiled": "eager",
 }
 
 RECORDER = """

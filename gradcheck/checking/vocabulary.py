@@ -80,6 +80,9 @@ class Kind:
     NOT_REENTRANT = "not_reentrant"
     NONLINEAR = "nonlinear"
     MISMATCH = "mismatch"
+    FORWARD_MISMATCH = "forward_mismatch"
+    UNDEFINED_GRAD = "undefined_grad"
+    COMPILED_MISMATCH = "compiled_mismatch"
     EXITED = "exited"
     WORKER_DIED = "worker_died"
     TIMED_OUT = "timed_out"
@@ -106,6 +109,11 @@ FAILURE_KINDS: dict[str, str] = {
     Kind.NOT_REENTRANT: "a second backward on the same graph gave other gradients",
     Kind.NONLINEAR: "backward(-2v) is not -2 * backward(v)",
     Kind.MISMATCH: "the gradient differs from finite differences",
+    Kind.FORWARD_MISMATCH: "the forward differs from the reference forward (reference_forward)",
+    Kind.UNDEFINED_GRAD: "with no (None) upstream gradient for some outputs of a torch op, the "
+    "backward raised or gave other gradients than with zeros there",
+    Kind.COMPILED_MISMATCH: "the compiled op (torch.compile, jax.jit) gave another output or "
+    "gradient than the eager one",
 }
 
 #: The failure kinds of a run around the checks, each with what it means: a check lets

@@ -32,6 +32,7 @@ from gradcheck.search.description import (
     Description,
     description_of,
     normalize_avoid,
+    normalize_compiled,
     normalize_device,
     normalize_domain,
     normalize_dtype,
@@ -44,6 +45,7 @@ from gradcheck.search.description import (
     normalize_modes,
     normalize_nondet_tol,
     normalize_order,
+    normalize_reference_forward,
     normalize_shapes,
     normalize_skip_on,
     normalize_tolerance,
@@ -272,6 +274,8 @@ def verify(
     device: str | None = None,
     nondet_tol: float | None = None,
     skip_on: Any = None,
+    reference_forward: Any = None,
+    compiled: Any = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
@@ -329,6 +333,13 @@ def verify(
         a builtin's name): examples where the forward raises one are skipped and
         counted ("forward raised a domain error there"), as NumPy's and torch's
         ``LinAlgError`` always are.
+    reference_forward : callable or str, optional
+        As for :func:`gradcheck.check`: a NumPy function (or ``"module:function"``)
+        the op's forward must agree with on every drawn example (``forward_mismatch``).
+    compiled : {"aot_eager", "eager", "inductor"} or True, optional
+        As for :func:`gradcheck.check`: the op compiled (``torch.compile``,
+        ``jax.jit``) must agree with the eager op on every example
+        (``compiled_mismatch``).
     name : str, optional
         The name to report (default: from the target).
     progress : callable, optional
@@ -385,6 +396,8 @@ def verify(
         device=device,
         nondet_tol=nondet_tol,
         skip_on=skip_on,
+        reference_forward=reference_forward,
+        compiled=compiled,
     )
     if seed is None:
         seed = secrets.randbits(32)
@@ -436,6 +449,8 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("device", normalize_device),
         ("nondet_tol", normalize_nondet_tol),
         ("skip_on", normalize_skip_on),
+        ("reference_forward", normalize_reference_forward),
+        ("compiled", normalize_compiled),
     ):
         if options.get(key) is not None:
             try:
@@ -772,6 +787,8 @@ def _check(
             nondet_tol=options.get("nondet_tol", 0.0),
             skip_on=options.get("skip_on") or (),
             upstream=upstream,
+            reference_forward=options.get("reference_forward"),
+            compiled=options.get("compiled"),
             **mode,
         )
 

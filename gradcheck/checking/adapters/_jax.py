@@ -80,13 +80,23 @@ class _JaxOp:
     """A JAX function as the checker runs it: ``jax.vjp`` for the gradient, an eager
     call for the reference."""
 
-    def __init__(self, obj: Any) -> None:
+    def __init__(self, obj: Any, compiled: bool = False) -> None:
         self.obj, self.sig = obj, op_signature(obj)
         self.name = getattr(obj, "__name__", None) or type(obj).__name__
+        self.compiled = compiled
+        self._jitted: dict[tuple[str, ...], Any] = {}
 
     def call(self, xs: Sequence[Any], params: Mapping[str, Any]) -> Any:
         args, kwargs = arrange(self.sig, xs, params)
-        return self.obj(*args, **kwargs)
+        if not self.compiled:
+            return self.obj(*args, **kwargs)
+        import jax
+
+        # the keyword parameters are static (an axis, a flag), the arrays traced
+        names = tuple(sorted(kwargs))
+        if names not in self._jitted:
+            self._jitted[names] = jax.jit(self.obj, static_argnames=names)
+        return self._jitted[names](*args, **kwargs)
 
     def run(
         self, arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
@@ -150,6 +160,8 @@ class _JaxOp:
 def target(obj: Any, variant: Any = None) -> Any:
     """The :class:`~gradcheck.checking.target.Target` of a JAX function; checked as
     ``variant`` (complex inputs, forward mode: ``jax.jvp`` with each unit tangent)."""
+    from dataclasses import replace
+
     import jax  # noqa: F401  (a missing JAX fails here, before anything runs)
 
     from gradcheck.checking.adapters.variants import Variant, forward_mode
@@ -161,7 +173,9 @@ def target(obj: Any, variant: Any = None) -> Any:
             f"{qualname(obj)}: the JAX adapter checks first order (reverse and forward "
             f"mode, complex inputs) on the CPU; {variant.describe()} is torch's only here"
         )
-    op = _JaxOp(obj)
+    if variant.compiled:
+        variant = replace(variant, compiled="jax.jit")  # (whatever torch backend named)
+    op = _JaxOp(obj, compiled=bool(variant.compiled))
     run = op.run
     if variant.forward:
         run = forward_mode(run, _jvp(op.call))

@@ -60,6 +60,9 @@ class Variant:
     differentiated : tuple of int
         Order 2: the inputs whose gradients are the outputs (those that are not
         constants at first order).
+    compiled : str or None
+        The op runs compiled: torch's ``torch.compile`` with this backend
+        (``"eager"``, ``"aot_eager"``, ``"inductor"``), JAX's ``jax.jit``; None: eager.
     """
 
     order: int = 1
@@ -68,16 +71,13 @@ class Variant:
     bfloat16: bool = False
     complex_inputs: tuple[bool, ...] = field(default=())
     differentiated: tuple[int, ...] = field(default=())
+    compiled: str | None = None
 
     @property
     def plain(self) -> bool:
         """True for the first-order reverse-mode gradient on the CPU."""
-        return (self.order, self.forward, self.device, self.bfloat16) == (
-            1,
-            False,
-            None,
-            False,
-        ) and not any(self.complex_inputs)
+        plain = (self.order, self.forward, self.device, self.bfloat16, self.compiled)
+        return plain == (1, False, None, False, None) and not any(self.complex_inputs)
 
     def describe(self) -> str:
         """``"order 2"``, ``"forward mode"``, ``"bfloat16 on cuda"``..."""
@@ -92,6 +92,8 @@ class Variant:
             parts.append("complex")
         if self.device:
             parts.append(f"on {self.device}")
+        if self.compiled:
+            parts.append(f"compiled ({self.compiled})")
         return " ".join(parts) or "first order"
 
 
@@ -244,6 +246,8 @@ class _RealView:
                 flags.extend([d, d] if c else [d])
             backward.differentiable = flags  # type: ignore[attr-defined]
         backward.repeatable = getattr(backprop, "repeatable", False)  # type: ignore[attr-defined]
+        # (a None piece stays None: an undefined gradient reaches the op as one)
+        backward.undefined = getattr(backprop, "undefined", False)  # type: ignore[attr-defined]
         return split, backward
 
     def evaluate(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
