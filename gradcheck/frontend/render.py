@@ -50,7 +50,7 @@ The JSON Schema of this document ships in the package: ``gradcheck.schemas.load(
 ``failure`` is the failing check (:meth:`gradcheck.CheckResult.to_dict`, shrunk
 inputs included) with its failure's ``kind``, ``message``, ``input`` (index of the input
 concerned), ``worst`` (elements with ``index``, ``analytic``, ``numeric``, ``abs_error``,
-``rel_error``), ``order`` and ``ad_mode`` (the check that failed: order 1 or 2, ``"rev"``
+``rel_error``), ``order`` and ``ad_mode`` (the check that failed: order 1, 2..., ``"rev"``
 or ``"fwd"``) lifted to the top level. Floats are written at full precision; values
 that are not finite are the strings ``"nan"``, ``"inf"``, ``"-inf"``, as in
 :meth:`~gradcheck.CheckResult.to_dict`. Fields may be added in later versions; none will

@@ -26,6 +26,7 @@ import numpy as np
 
 from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.signature import op_signature
+from gradcheck.checking.trees import of_specs, rebuild
 from gradcheck.checking.vocabulary import Kind, Mode, Skip, Verdict
 from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.search.description import (
@@ -457,6 +458,7 @@ def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
     inputs = ", ".join(sig.input_names) or "none"
     expected = f"{sig.arity}{' or more' if sig.variadic else ''}"
     shapes = options.get("shapes")
+    leaves = None if shapes is None else of_specs(shapes)[0]
     if shapes is not None:
         count = len(shapes)
         if count < sig.arity or (count > sig.arity and not sig.variadic):
@@ -473,16 +475,15 @@ def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
                 "shapes",
             )
     domain = options.get("domain")
+    n_inputs = len(leaves) if leaves is not None else sig.arity  # a tree's leaves count
     if domain is not None and isinstance(domain[0], tuple):
         count = len(domain)
-        n_inputs = len(shapes) if shapes is not None else sig.arity
         if count != n_inputs:
             raise _invalid(
                 f"got {count} domains for an op with {n_inputs} inputs ({inputs}); give "
                 f"one domain for all inputs or one per input",
                 "domain",
             )
-    n_inputs = len(shapes) if shapes is not None else sig.arity
     for key in ("integers", "booleans", "constants"):
         # a constant may also be an input the op brings along (a module's parameter)
         limit = n_inputs + (_brought(obj) if key == "constants" else 0)
@@ -538,6 +539,8 @@ def inputs_strategy(obj: Any, options: dict[str, Any], *, large: bool = False) -
     from gradcheck.strategies import op_inputs
 
     shapes = options.get("shapes")
+    if shapes is not None:
+        shapes = of_specs(shapes)[0]  # a tree input's leaves are drawn as inputs
     # A variadic op takes as many inputs as shapes are given.
     kwargs = options.get("kwargs") or {}
     arity = len(shapes) if shapes is not None else op_signature(obj).given(kwargs).arity
@@ -636,10 +639,15 @@ def _check(
     for the report (:func:`_in_full`)."""
     from gradcheck.checking.checker import FULL_MODE_MAX_SIZE, check
 
+    shapes = options.get("shapes")
+    trees = () if shapes is None else of_specs(shapes)[1]
+    # The leaves drawn for a tree input, in their tree again (check() names them).
+    given = rebuild(arrays, trees) if any(t is not None for t in trees) else arrays
+
     def run(**mode: Any) -> Any:
         return check(
             tgt,
-            *arrays,
+            *given,
             params=options.get("kwargs"),
             constants=constant_inputs(options),
             atol=options.get("atol"),

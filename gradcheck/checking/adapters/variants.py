@@ -58,8 +58,11 @@ class Variant:
     complex_inputs : tuple of bool
         Per input, whether it is complex (given as two real inputs).
     differentiated : tuple of int
-        Order 2: the inputs whose gradients are the outputs (those that are not
-        constants at first order).
+        Order 2 and above: the op's inputs whose gradients are the outputs (those
+        that are not constants at first order).
+    trees : tuple of Tree or None
+        Per input of the op, its :class:`~gradcheck.checking.trees.Tree` when it is a
+        tree of arrays (a dict of parameters), given to the checker as its leaves.
     """
 
     order: int = 1
@@ -68,16 +71,22 @@ class Variant:
     bfloat16: bool = False
     complex_inputs: tuple[bool, ...] = field(default=())
     differentiated: tuple[int, ...] = field(default=())
+    trees: tuple[Any, ...] = field(default=())
 
     @property
     def plain(self) -> bool:
         """True for the first-order reverse-mode gradient on the CPU."""
-        return (self.order, self.forward, self.device, self.bfloat16) == (
-            1,
-            False,
-            None,
-            False,
-        ) and not any(self.complex_inputs)
+        return (
+            (self.order, self.forward, self.device, self.bfloat16)
+            == (
+                1,
+                False,
+                None,
+                False,
+            )
+            and not any(self.complex_inputs)
+            and not any(t is not None for t in self.trees)
+        )
 
     def describe(self) -> str:
         """``"order 2"``, ``"forward mode"``, ``"bfloat16 on cuda"``..."""
@@ -90,6 +99,8 @@ class Variant:
             parts.append("bfloat16")
         if any(self.complex_inputs):
             parts.append("complex")
+        if any(t is not None for t in self.trees):
+            parts.append("inputs that are trees of arrays")
         if self.device:
             parts.append(f"on {self.device}")
         return " ".join(parts) or "first order"
