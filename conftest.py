@@ -53,6 +53,19 @@ set_hypothesis_home_dir(
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "suite"))
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own, which turns "auto" into a count
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    # `-n auto` by default where pytest-xdist is installed (the 'test' extra), rather than
+    # in addopts, which would make `pytest` an error where only pytest is (pip install .
+    # && pip install pytest). An explicit -n wins; xdist's workers run one process each.
+    if (
+        config.pluginmanager.hasplugin("xdist")
+        and not hasattr(config, "workerinput")
+        and config.getoption("numprocesses", None) is None
+    ):
+        config.option.numprocesses = "auto"
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", default=False, help="run slow tests")
 

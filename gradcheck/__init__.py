@@ -54,6 +54,7 @@ _EXPORTS: dict[str, str] = {
     "describe": "gradcheck.search.description",
     "verify": "gradcheck.search.verifier",
     "VerifyResult": "gradcheck.search.verifier",
+    "report": "gradcheck.frontend.report",
 }
 # NumPy's own names that MyGrad re-exports (``mg.float32``, ``mg.pi``, ``mg.isnan``...).
 for _module, _names in (

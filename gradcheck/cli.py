@@ -8,8 +8,9 @@ exit codes, and does no math.
 
 Exit status: 0 every target passed; 1 a gradient check failed (or was inconclusive);
 2 a usage or load error, reported as one line on stderr saying which option or target
-and why (``--verbose`` adds the traceback); 101 an internal error, a bug of gradcheck's
-own, reported with its traceback and a request to report it (ruff's convention).
+and why (``--verbose`` adds the traceback); 5 the run checked nothing (as pytest); 101
+an internal error, a bug of gradcheck's own, reported with its traceback and a request
+to report it (ruff's convention); 130 and 143 the run was stopped by SIGINT or SIGTERM.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import signal
 import sys
 import traceback
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -43,10 +44,12 @@ from gradcheck.defaults import (
     RATIO_FLOOR,
 )
 from gradcheck.errors import (
+    EmptyModule,
     GradcheckError,
     InternalError,
     Interrupted,
     InvalidDescription,
+    NothingToCheck,
     OutputError,
     RemoteError,
 )
@@ -102,6 +105,7 @@ _FLAGS = {
     "forward_mode": "--forward-mode",
     "device": "--device",
     "nondet_tol": "--nondet-tol",
+    "skip_on": "--skip-on",
     "timeout": "--timeout",
     "example_timeout": "--example-timeout",
 }
@@ -198,8 +202,9 @@ def main(ctx: click.Context) -> None:
     gradient with finite differences and checks everything else a backward can get
     wrong; a failure is shrunk to the smallest input that still fails.
 
-    Exit status: 0 all passed, 1 a check failed, 2 a usage or load error, 101 a bug in
-    gradcheck (please report it).
+    Exit status: 0 all passed, 1 a check failed, 2 a usage or load error, 5 nothing
+    was checked, 101 a bug in gradcheck (please report it), 130/143 stopped by
+    SIGINT/SIGTERM.
     """
     if ctx.invoked_subcommand is None:  # a usage error, as for click's no_args_is_help
         click.echo(ctx.get_help(), err=True)
@@ -221,7 +226,10 @@ class RunItem:
 
 
 def plan_run(
-    specs: Sequence[str], config: ProjectConfig | None = None, skipped: list[str] | None = None
+    specs: Sequence[str],
+    config: ProjectConfig | None = None,
+    note: Callable[[str], None] | None = None,
+    skipped: list[str] | None = None,
 ) -> list[RunItem]:
     """The targets a ``gradcheck verify`` run checks (``skipped`` receives what the
     modules named leave out, and why: :func:`gradcheck.frontend.loading.load_targets`).
@@ -234,24 +242,44 @@ def plan_run(
     A named target also takes the configuration's defaults, and the settings of an
     entry naming it (or its module), so that the replay command printed for a target
     of the configuration checks it the same way.
+
+    A module that offers no target adds nothing (``note`` is told, when given); a run
+    left with nothing to check raises :class:`~gradcheck.errors.NothingToCheck` (exit
+    status 5), as does a configuration whose ``targets`` list is empty.
     """
+    items: list[RunItem] = []
+    empty: list[str] = []
+    if not specs and config is not None and (config.targets or config.lists_targets):
+        _make_project_importable(config)
+        for listed in config.targets:
+            for t in _targets_of(listed.target, empty, skipped):
+                items.append(RunItem(t, config.options_for(listed), str(config.path)))
+        if not config.targets:
+            empty.append(f"{config.path}: [tool.gradcheck] targets lists no target")
+    else:
+        defaults = dict(config.defaults) if config is not None else {}
+        for spec in specs or [BUILTIN_TARGETS]:
+            for t in _targets_of(spec, empty, skipped if specs else None):
+                entry = _entry_for(config, t.name) if config is not None else None
+                settings = config.options_for(entry) if config and entry else dict(defaults)
+                items.append(RunItem(t, settings, str(config.path) if config else None))
+    if not items:
+        raise NothingToCheck(f"nothing to check: {'; '.join(empty)}")
+    for message in empty:
+        if note is not None:
+            note(message)
+    return items
+
+
+def _targets_of(spec: str, empty: list[str], skipped: list[str] | None) -> list[LoadedTarget]:
+    # A module without a target adds its message to `empty` (plan_run decides).
     from gradcheck.frontend.loading import load_targets
 
-    if not specs and config is not None and config.targets:
-        _make_project_importable(config)
-        return [
-            RunItem(t, config.options_for(entry), str(config.path))
-            for entry in config.targets
-            for t in load_targets(entry.target, skipped=skipped)
-        ]
-    defaults = dict(config.defaults) if config is not None else {}
-    items = []
-    for spec in specs or [BUILTIN_TARGETS]:
-        for t in load_targets(spec, skipped=skipped if specs else None):
-            entry = _entry_for(config, t.name) if config is not None else None
-            settings = config.options_for(entry) if config and entry else dict(defaults)
-            items.append(RunItem(t, settings, str(config.path) if config else None))
-    return items
+    try:
+        return load_targets(spec, skipped=skipped)
+    except EmptyModule as exc:
+        empty.append(str(exc))
+        return []
 
 
 def _entry_for(config: ProjectConfig, name: str) -> TargetConfig | None:
@@ -431,6 +459,7 @@ def _settings_from_options(ctx: click.Context) -> dict[str, Any]:
         integers=_parse_integers(raw["integers"]),
         boolean=raw["boolean"] or None,
         forward_mode=("rev", "fwd") if raw["forward_mode"] else ("rev",),
+        skip_on=raw["skip_on"] or None,
     )
     out = {}
     for option in _FLAGS:
@@ -516,7 +545,8 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
 @click.option(
     "--broadcast/--no-broadcast",
     default=None,
-    help="Draw broadcastable shapes instead of equal ones.",
+    help="Broadcast shapes in every example, or in none (default: in a quarter of "
+    "the examples of an op of several inputs, unless the op rejects them).",
 )
 @click.option(
     "--avoid",
@@ -589,6 +619,14 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     help="How far a second backward on the same graph may differ (torch's nondet_tol) "
     "[default: 0, the same bits].",
 )
+@click.option(
+    "--skip-on",
+    multiple=True,
+    metavar="EXCEPTION",
+    help="An exception that says an input is outside the op's domain: module:Name, or a "
+    "builtin's name (ZeroDivisionError); repeatable. Examples where the forward raises "
+    "one are skipped and counted, as NumPy's and torch's LinAlgError always are.",
+)
 @_format_option
 @click.option(
     "--config",
@@ -650,6 +688,53 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     help="Also write a JUnit XML report (one testcase per target).",
 )
 @click.option(
+    "--seeds",
+    type=click.IntRange(min=1, max=100_000),
+    metavar="S",
+    help="Deep run: check each target with S seeds (seed, seed+1, ...), S times the "
+    "examples, as S jobs; one verdict per target, the shrunk failure of the first "
+    "failing seed [default: 1].",
+)
+@click.option(
+    "--executor",
+    type=click.Choice(["local", "dask"]),
+    default="local",
+    show_default=True,
+    help="Where the jobs run: local worker processes (--jobs), or a Dask cluster "
+    "(pip install 'gradcheck[dask]'): --scheduler's, else a LocalCluster of --jobs "
+    "worker processes.",
+)
+@click.option(
+    "--scheduler",
+    metavar="ADDRESS",
+    help="The Dask scheduler of --executor dask (tcp://host:8786).",
+)
+@click.option(
+    "--shard",
+    metavar="K/N",
+    envvar="GRADCHECK_SHARD",
+    help="Check only part K of N of the run (a CI matrix job; env GRADCHECK_SHARD), "
+    "balanced by recorded durations; needs a fixed seed. Combine the parts' outputs "
+    "with gradcheck merge.",
+)
+@click.option(
+    "--durations",
+    "durations_path",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Balance --shard by the seconds each target took in FILE (a JSON report or a "
+    "baseline) [default: the --baseline file's].",
+)
+@click.option(
+    "--html",
+    "html_path",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Also write an HTML report: one self-contained file with every target and, per "
+    "failure, its report, charts, shrunk input and replay command [default: html in "
+    "the config, else none].",
+)
+@click.option(
     "-q",
     "--quiet",
     is_flag=True,
@@ -698,6 +783,7 @@ def verify_command(
     forward_mode: bool | None,
     device: str | None,
     nondet_tol: float | None,
+    skip_on: tuple[str, ...],
     timeout: float | None,
     example_timeout: float | None,
     output_format: OutputFormat,
@@ -707,6 +793,12 @@ def verify_command(
     baseline_path: Path | None,
     regression_factor: float | None,
     junit_xml: Path | None,
+    seeds: int | None,
+    executor: str,
+    scheduler: str | None,
+    shard: str | None,
+    durations_path: Path | None,
+    html_path: Path | None,
     quiet: bool,
     color_choice: str,
     verbose: bool,
@@ -725,7 +817,8 @@ def verify_command(
     --junit-xml for the CI's test report; with GITHUB_ACTIONS=true, failures are also
     printed as GitHub annotations. Exit status: 0 all passed, 1 a check failed or
     regressed against the baseline, 2 a usage, load, configuration or baseline error,
-    101 a bug in gradcheck (please report it).
+    5 nothing was checked (no target selected), 101 a bug in gradcheck (please report
+    it), 130/143 stopped by SIGINT/SIGTERM (what finished is still written).
     """
     from gradcheck.frontend.config import is_regression_factor
     from gradcheck.frontend.runner import StopOnSignals, WorkerSetup
@@ -738,7 +831,9 @@ def verify_command(
     # SIGINT and SIGTERM stop the run, which still prints and writes what finished.
     # The first worker starts now (Python, NumPy, Hypothesis: most of a small run's
     # time), while the options and the targets are read here; a usage error stops it.
-    with StopOnSignals() as signals, _Runner(jobs, setup) as run:
+    if scheduler is not None and executor != "dask":
+        raise click.BadParameter("needs --executor dask", param_hint="'--scheduler'")
+    with StopOnSignals() as signals, _Runner(jobs, setup, executor, scheduler, verbose) as run:
         overrides = _settings_from_options(ctx)
         if regression_factor is not None and not is_regression_factor(regression_factor):
             raise click.BadParameter(
@@ -746,8 +841,10 @@ def verify_command(
                 param_hint="'--regression-factor'",
             )
         # Checked before anything runs: a typo in a path must not cost the whole run.
-        outputs = _outputs(save_baseline, junit_xml, verbose)
+        outputs = _outputs(save_baseline, junit_xml, verbose, html_path)
         config, baseline = _inputs(config_path, baseline_path, verbose)
+        if html_path is None and config is not None and config.html is not None:
+            outputs.update(_outputs(None, None, verbose, config.html))
         run_seed = _run_seed(seed, baseline, config)
         run.shown = _progress(output_format, quiet, color_choice)
         if config is not None:
@@ -757,7 +854,7 @@ def verify_command(
         with stdout_to_stderr(output_format.document):
             skipped: list[str] | None = [] if verbose else None
             try:
-                items = plan_run(targets, config, skipped)
+                items = plan_run(targets, config, run.shown.note, skipped)
             except GradcheckError as exc:
                 _fail(str(exc), exc.exit_code, exc, verbose)
         for line in skipped or ():
@@ -766,22 +863,55 @@ def verify_command(
             _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
             for item in items
         ]
+        manifest = None
+        if shard is not None:  # whole targets, each with all its seeds (--seeds)
+            fixed = (
+                seed is not None
+                or baseline is not None
+                or "seed" in getattr(config, "defaults", {})
+            )
+            items, plan, manifest = _take_shard(
+                shard, durations_path, items, plan, baseline, fixed, run_seed, seeds, verbose
+            )
+            run.shown.note(
+                f"shard {manifest['index']}/{manifest['count']}: {len(plan)} of "
+                f"{len(manifest['targets'])} targets"
+            )
+        mine = [job.spec for job in plan]
+        if seeds is not None and seeds > 1:
+            items, plan = _with_seeds(items, plan, seeds)
         run.shown.total = len(plan)
         results, stopped_by = _run_all(run, items, plan, overrides, verbose, signals)
         signals.acknowledge()  # from here on, what finished is written whatever comes
-        comparison = _compare(results, baseline, regression_factor, config)
-        unwritten = _write_outputs(outputs, results, run_seed, comparison)
+        if seeds is not None and seeds > 1:
+            from gradcheck.frontend.deep import combine_seeds
+
+            results = combine_seeds(results, seeds)
+        comparison = _compare(
+            results, _shard_baseline(baseline, manifest, mine), regression_factor, config
+        )
+
+        def replay(result: VerifyResult) -> str:
+            return _replay_command(ctx, result.target, result.seed)
+
+        objects = {item.target.name: item.target.obj for item in items}
+        unwritten = _write_outputs(
+            outputs, results, run_seed, comparison, replay, objects, manifest
+        )
         if os.environ.get("GITHUB_ACTIONS") == "true":
             _annotate(items, results, comparison, to_stderr=output_format.document)
+        if os.environ.get("GITHUB_STEP_SUMMARY"):
+            unwritten += _step_summary(results, run_seed, comparison, replay)
         color = output_format.color and wants_color(color_choice, sys.stdout)
         report = RunReport(
             results,
             run_seed,
-            lambda result: _replay_command(ctx, result.target, result.seed),
+            replay,
             comparison,
             color,
             signal.Signals(stopped_by).name if stopped_by else None,
             quiet=quiet,
+            shard=manifest,
         )
         run.close_bars()
         text = output_format.run(report)
@@ -792,6 +922,9 @@ def verify_command(
         ctx.exit(128 + stopped_by)  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
     if unwritten or lost:
         ctx.exit(OutputError.exit_code)
+    if not results and manifest is None:  # whatever selected nothing: never a pass
+        # (a shard may be empty when there are more shards than targets: its merge is not)
+        ctx.exit(NothingToCheck.exit_code)
     passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
     ctx.exit(0 if passed else 1)
 
@@ -875,10 +1008,12 @@ def _emit(text: str, color: bool | None = None) -> OutputError | None:
     return None
 
 
-def _outputs(save_baseline: Path | None, junit_xml: Path | None, verbose: bool) -> dict[str, Any]:
+def _outputs(
+    save_baseline: Path | None, junit_xml: Path | None, verbose: bool, html: Path | None = None
+) -> dict[str, Any]:
     """The files to write, each checked now (its folder created, a file creatable in
     it) and resolved against the working directory of the start."""
-    wanted = {"baseline": save_baseline, "JUnit report": junit_xml}
+    wanted = {"baseline": save_baseline, "JUnit report": junit_xml, "HTML report": html}
     try:
         return {
             what: OutputFile(path, what=what, error=OutputError)
@@ -890,16 +1025,25 @@ def _outputs(save_baseline: Path | None, junit_xml: Path | None, verbose: bool) 
 
 
 def _write_outputs(
-    outputs: dict[str, Any], results: list[VerifyResult], seed: int, comparison: Any
+    outputs: dict[str, Any],
+    results: list[VerifyResult],
+    seed: int,
+    comparison: Any,
+    replay: Callable[[VerifyResult], str],
+    objects: dict[str, Any],
+    shard: dict[str, Any] | None = None,
 ) -> list[OutputError]:
-    """Write the baseline (the targets that finished) and the JUnit report (all of
-    them), each atomically; the errors of those that could not be written."""
+    """Write the baseline (the targets that finished), the JUnit report and the HTML
+    report (all of them), each atomically; the errors of those that could not be
+    written."""
     from gradcheck.frontend.baseline import baseline_text
     from gradcheck.frontend.ci_report import junit_xml
+    from gradcheck.frontend.html_report import html_report
 
+    regressions = {r.target: r.reason for r in comparison.regressions} if comparison else {}
     contents = {
         "baseline": lambda: baseline_text(
-            [r for r in results if r.verdict != Verdict.NOT_RUN], seed=seed
+            [r for r in results if r.verdict != Verdict.NOT_RUN], seed=seed, shard=shard
         ).encode("utf-8"),
         "JUnit report": lambda: (
             junit_xml(
@@ -908,9 +1052,13 @@ def _write_outputs(
                 regressions={r.target: r.reason for r in comparison.regressions}
                 if comparison
                 else {},
+                shard=shard,
             )
             + b"\n"
         ),
+        "HTML report": lambda: html_report(
+            results, seed=seed, replay=replay, objects=objects, regressions=regressions
+        ).encode("utf-8"),
     }
     unwritten = []
     for what, out in outputs.items():
@@ -919,6 +1067,100 @@ def _write_outputs(
         except OutputError as exc:
             unwritten.append(exc)
     return unwritten
+
+
+def _with_seeds(
+    items: list[RunItem], plan: list[Job], seeds: int
+) -> tuple[list[RunItem], list[Job]]:
+    """A deep run's jobs: each target's job once per seed (its seed, seed + 1, ...), the
+    seeds of one target next to each other (gradcheck.frontend.deep combines them)."""
+    from dataclasses import replace
+
+    from gradcheck.frontend.deep import seed_of
+
+    new_items, new_plan = [], []
+    for item, job in zip(items, plan):
+        base = int(job.settings.get("seed", 0))
+        for i in range(seeds):
+            new_items.append(item)
+            new_plan.append(replace(job, settings={**job.settings, "seed": seed_of(base, i)}))
+    return new_items, new_plan
+
+
+def _take_shard(
+    text: str,
+    durations_path: Path | None,
+    items: list[RunItem],
+    plan: list[Job],
+    baseline: Any,
+    fixed_seed: bool,
+    run_seed: int,
+    seeds: int | None,
+    verbose: bool,
+) -> tuple[list[RunItem], list[Job], dict[str, Any]]:
+    """This shard's part of the run (gradcheck.frontend.shards), and its manifest."""
+    from gradcheck.frontend.baseline import current_versions
+    from gradcheck.frontend.shards import assign, durations_of, manifest, parse_shard, plan_digest
+
+    try:
+        shard = parse_shard(text)
+    except ValueError as exc:
+        message = str(exc).removeprefix(f"--shard {text}: ")
+        raise click.BadParameter(message, param_hint="'--shard'") from None
+    if not fixed_seed:
+        _fail(
+            "--shard needs the same seed in every shard: give --seed N (in a CI matrix, "
+            "one number for all its jobs, such as the workflow's run id)",
+            2,
+            None,
+            verbose,
+        )
+    durations = durations_of(baseline) if baseline is not None else {}
+    if durations_path is not None:
+        durations = durations_of(_read_durations(durations_path, verbose))
+    names = [job.spec for job in plan]
+    part = assign(names, shard.count, durations)[shard.index - 1]
+    digest = plan_digest([(job.spec, {**job.settings, "seeds": seeds or 1}) for job in plan])
+    shown = manifest(
+        shard,
+        seed=run_seed,
+        names=names,
+        digest=digest,
+        versions=current_versions(),
+        positions=part,
+    )
+    return [items[i] for i in part], [plan[i] for i in part], shown
+
+
+def _read_durations(path: Path, verbose: bool) -> Any:
+    import json
+
+    from gradcheck.frontend.files import read_text
+
+    try:
+        return json.loads(
+            read_text(path, what="durations file", limit=256 << 20, error=OutputError)
+        )
+    except OutputError as exc:
+        _fail(str(exc), 2, exc, verbose)
+    except (ValueError, RecursionError) as exc:
+        _fail(f"{path}: not a JSON report or baseline ({exc})", 2, exc, verbose)
+
+
+def _shard_baseline(baseline: Any, manifest: dict[str, Any] | None, mine: list[str]) -> Any:
+    """The baseline a shard compares with: its own targets, and those of the baseline
+    that no shard runs (vanished, reported alike by every shard); not the targets of
+    the other shards, which are not vanished."""
+    if baseline is None or manifest is None:
+        return baseline
+    planned = set(manifest["targets"])
+    own = set(mine)
+    targets = {
+        name: entry
+        for name, entry in baseline["targets"].items()
+        if name not in planned or name in own
+    }
+    return {**baseline, "targets": targets}
 
 
 def _run_seed(seed: int | None, baseline: Any, config: ProjectConfig | None) -> int:
@@ -973,11 +1215,25 @@ class _Runner:
     goes to ``shown``, the run's :class:`~gradcheck.frontend.progress.Progress`, once
     the command has made it (the targets known)."""
 
-    def __init__(self, jobs: int, setup: WorkerSetup) -> None:
+    def __init__(
+        self,
+        jobs: int,
+        setup: WorkerSetup,
+        executor: str = "local",
+        scheduler: str | None = None,
+        verbose: bool = False,
+    ) -> None:
         from gradcheck.frontend.runner import Run
 
         self.shown: Progress | None = None
-        self.run = Run(jobs, setup, progress=self._started, on_finished=self._finished)
+        self.verbose = verbose
+        self.run: Any
+        if executor == "dask":
+            from gradcheck.frontend.dask_executor import DaskRun
+
+            self.run = DaskRun(jobs, setup, scheduler, on_finished=self._finished)
+        else:
+            self.run = Run(jobs, setup, progress=self._started, on_finished=self._finished)
 
     def _started(self, index: int, job: Job) -> Any:
         shown = self.shown
@@ -997,7 +1253,11 @@ class _Runner:
             self.shown.close()
 
     def __enter__(self) -> _Runner:
-        self.run.prestart()
+        try:
+            self.run.prestart()
+        except GradcheckError as exc:
+            self.run.close()
+            _fail(str(exc), exc.exit_code, exc, self.verbose)
         return self
 
     def __exit__(self, *exc_info: Any) -> None:
@@ -1029,7 +1289,7 @@ def _run_all(
     except Interrupted as stop:
         signals.acknowledge()
         runner.close_bars()
-        results.extend(outcome for _, outcome in runner.run.stop(stop.signum))  # type: ignore[misc]
+        results.extend(outcome for _, outcome in runner.run.stop(stop.signum))
         return results, stop.signum
     return results, None
 
@@ -1066,6 +1326,27 @@ def _annotate(
         click.echo(line, err=to_stderr)
 
 
+def _step_summary(
+    results: list[VerifyResult],
+    seed: int,
+    comparison: Any,
+    replay: Callable[[VerifyResult], str],
+) -> list[OutputError]:
+    """Append the run's Markdown summary to $GITHUB_STEP_SUMMARY (GitHub shows it on
+    the job's page); the error, if it cannot be written."""
+    from gradcheck.frontend.ci_report import job_summary
+
+    path = os.environ["GITHUB_STEP_SUMMARY"]
+    regressions = {r.target: r.reason for r in comparison.regressions} if comparison else {}
+    text = job_summary(results, seed=seed, replay=replay, regressions=regressions)
+    try:
+        with open(path, "a", encoding="utf-8") as summary:
+            summary.write(text + "\n")
+    except OSError as exc:
+        return [OutputError(f"GITHUB_STEP_SUMMARY {path}: cannot append the job summary: {exc}")]
+    return []
+
+
 def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[str, Any]) -> str:
     """Name the option that set the bad value, or say it came from the op's own
     description."""
@@ -1087,6 +1368,107 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
         if flag is not None:
             return f"{item.target.name}: {exc} (set it with {flag})"
     return f"{item.target.name}: {exc}"
+
+
+@main.command("merge")
+@click.argument("files", nargs=-1, required=True, metavar="FILE...")
+@click.option(
+    "--json",
+    "json_path",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the merged JSON report (from the shards' --format json reports).",
+)
+@click.option(
+    "--junit-xml",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the merged JUnit report (from the shards' --junit-xml files).",
+)
+@click.option(
+    "--save-baseline",
+    metavar="PATH",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the merged baseline (from the shards' --save-baseline files).",
+)
+@_format_option
+@click.option("-q", "--quiet", is_flag=True, help="No table: only what did not pass.")
+@click.option("-v", "--verbose", is_flag=True, help="Show tracebacks of errors.")
+def merge_command(
+    files: tuple[str, ...],
+    json_path: Path | None,
+    junit_xml: Path | None,
+    save_baseline: Path | None,
+    output_format: OutputFormat,
+    quiet: bool,
+    verbose: bool,
+) -> None:
+    """Merge the outputs of the shards of one run (gradcheck verify --shard K/N): their
+    JSON reports, JUnit files and baselines (each kind recognised by its content), into
+    one of each, the targets in the unsharded run's order.
+
+    Shards of different runs (another configuration, seed or versions), a shard given
+    twice and a missing shard are refused. Exit status: the unsharded run's (0 all
+    passed, 1 a target failed or regressed against the baseline), 2 for files that
+    cannot be merged.
+    """
+    from gradcheck.frontend.merge import merge_files, render_merged
+
+    wanted = {"JSON report": json_path, "JUnit report": junit_xml, "baseline": save_baseline}
+    try:
+        outputs = {
+            what: OutputFile(path, what=what, error=OutputError)
+            for what, path in wanted.items()
+            if path is not None
+        }
+        merged = merge_files(files)
+    except GradcheckError as exc:
+        _fail(str(exc), exc.exit_code, exc, verbose)
+    documents = {
+        "JSON report": (merged.report, "--format json reports"),
+        "JUnit report": (merged.junit, "--junit-xml files"),
+        "baseline": (merged.baseline, "--save-baseline files"),
+    }
+    for what in outputs:
+        if documents[what][0] is None:
+            _fail(
+                f"cannot write the merged {what}: no shard's {documents[what][1]} given",
+                2,
+                None,
+                verbose,
+            )
+    if output_format.document and merged.report is None:
+        _fail("--format json needs the shards' JSON reports (--format json)", 2, None, verbose)
+    problems = []
+    for what, out in outputs.items():
+        document = documents[what][0]
+        data = (
+            document
+            if isinstance(document, bytes)
+            else _json_text(document, sort_keys=what == "baseline")  # as --save-baseline
+        )
+        try:
+            out.write(data)
+        except OutputError as exc:
+            problems.append(exc)
+    text = (
+        _json_text(merged.report).decode()
+        if output_format.document
+        else render_merged(merged, quiet=quiet)
+    )
+    lost = _emit(text.rstrip("\n"))
+    for problem in [*problems, *([lost] if lost else [])]:
+        click.echo(f"Error: {problem}", err=True)
+    if problems or lost:
+        sys.exit(OutputError.exit_code)
+    if not merged.rows and merged.junit is None:  # the merged run checked nothing
+        sys.exit(NothingToCheck.exit_code)
+    sys.exit(merged.exit_code)
+
+
+def _json_text(document: Any, sort_keys: bool = False) -> bytes:
+    text = json.dumps(document, indent=2, allow_nan=False, sort_keys=sort_keys)
+    return (text + "\n").encode("utf-8")
 
 
 @main.command("list")

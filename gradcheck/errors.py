@@ -9,6 +9,8 @@ code the ``gradcheck`` command reports it with (the way click's exceptions do):
 1     a check failed: :class:`InvalidGradient`, :class:`TargetRaised`,
       :class:`GradcheckFailure`
 2     a usage, load or configuration error: the rest
+5     the run checked nothing (:class:`NothingToCheck`), as pytest's "no tests
+      collected": a module that offers no target, an empty ``targets`` list
 101   an internal error, a bug of gradcheck's own (:class:`InternalError`);
       the traceback is printed with a request to report it
 130   SIGINT stopped the run (:class:`Interrupted`); 143 SIGTERM
@@ -39,6 +41,8 @@ __all__ = [
     "LoadError",
     "ModuleLoadError",
     "TargetNotFound",
+    "EmptyModule",
+    "NothingToCheck",
     "NotATarget",
     "TargetRaised",
     "InvalidDescription",
@@ -47,6 +51,7 @@ __all__ = [
     "MissingExtra",
     "ConfigError",
     "BaselineError",
+    "MergeError",
     "OutputError",
     "GradcheckFailure",
     "InternalError",
@@ -137,6 +142,23 @@ class TargetNotFound(LoadError):
     exit_code = 2
 
 
+class EmptyModule(TargetNotFound):
+    """The module names no target: it defines no ``Operation`` subclass and no function
+    marked with :func:`gradcheck.describe`. A load error to a caller of ``load_targets``;
+    a ``gradcheck verify`` run that finds nothing else to check exits with
+    :class:`NothingToCheck`'s code."""
+
+    exit_code = 2
+
+
+class NothingToCheck(GradcheckError):
+    """A run selected no target to check (every module it names offers none, the
+    configuration lists no target): exit status 5, as pytest's when it collects no
+    test, so that a CI job that checked nothing does not pass for one that checked."""
+
+    exit_code = 5
+
+
 class NotATarget(GradcheckError):
     """The object named as a target is neither an ``Operation`` subclass nor a
     function of Tensors."""
@@ -201,6 +223,13 @@ class ConfigError(GradcheckError):
 
 class BaselineError(GradcheckError):
     """A baseline file cannot be read or is not a gradcheck baseline."""
+
+    exit_code = 2
+
+
+class MergeError(GradcheckError):
+    """Files ``gradcheck merge`` cannot merge: not a shard's output, shards of
+    different runs, a shard given twice or missing."""
 
     exit_code = 2
 

@@ -394,6 +394,8 @@ def format_verify_failure(result: Any, replay: str) -> str:
     )
     if result.skip_lines:
         headline += "; " + "; ".join(result.skip_lines)
+    if result.shapes:
+        headline += f"; {result.shapes}"
     return f"{headline}\n{failure_block(result, replay)}"
 
 

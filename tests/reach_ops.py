@@ -117,16 +117,18 @@ class WeightedSquareAtZero(Operation):
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         x, w = (t.data for t in self.variables)
+        shape = self.variables[index].shape  # (inputs drawn with broadcasting)
         if index == 0:
-            return grad * 2 * w * x
+            return _unbroadcast(grad * 2 * w * x, shape, True)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return grad * self.out / w
+            return _unbroadcast(grad * self.out / w, shape, True)
 
 
 class WeightedSquare(WeightedSquareAtZero):
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
         x, w = (t.data for t in self.variables)
-        return grad * 2 * w * x if index == 0 else grad * x**2
+        g = grad * 2 * w * x if index == 0 else grad * x**2
+        return _unbroadcast(g, self.variables[index].shape, True)
 
 
 def _unbroadcast(grad: np.ndarray, shape: tuple[int, ...], size_one_axes: bool) -> np.ndarray:

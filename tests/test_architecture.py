@@ -51,6 +51,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gradcheck.checking.compare",
             "gradcheck.checking.result",
             "gradcheck.checking.vocabulary",
+            # the text of a result, which str(result) gives: it reads results only
+            "gradcheck.frontend.report",
         ),
     ),
     ("checking", ("gradcheck.checking",)),

@@ -505,7 +505,7 @@ def test_report_is_pytest_approx_style():
     x = np.linspace(-1, 1, 12).reshape(3, 4)
     text = format_result(check(WRONG["mismatch"][0], x, seed=5))
     lines = text.splitlines()
-    assert lines[0].startswith("gradcheck: ") and "failed: mismatch (input 0)" in lines[0]
+    assert lines[0].startswith("gradcheck: ") and "failed: mismatch (input a)" in lines[0]
     assert "Mismatched elements: " in text and " / 12" in text
     assert "Max absolute difference" in text and "Max relative difference" in text
     header = next(line for line in lines if line.startswith("Index"))

@@ -85,11 +85,11 @@ def test_the_check_fixture_passes_and_fails_with_the_report(sandbox):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*AssertionError: gradcheck: *WrongSquare failed: mismatch (input 0)*",
+            "*AssertionError: gradcheck: *WrongSquare failed: mismatch (input x)*",
             "*Mismatched elements: 3 / 3*",
             "*Index*Analytic*Numeric*Abs err*Rel err*",
             # the command line's report: the input's values, and the replay (issue 34)
-            "*input 0 (float64[[]3[]]):",  # ([[] is a literal [ to fnmatch)
+            "*x (float64[[]3[]]):",  # ([[] is a literal [ to fnmatch)
             "*[[] 1., -2.,  3.[]]",
             "*Replay: pytest test_ops.py::test_wrong --gradcheck-seed 0",
         ]
@@ -145,7 +145,7 @@ def test_the_verify_fixture_passes_and_fails_with_the_shrunk_report(sandbox):
         [
             "*gradcheck: *WrongSquare failed after * example(s) (seed 0)*",
             "*mismatch*",
-            "*input 0 (float64*):",
+            "*x (float64*):",
             "*Replay: pytest test_search.py::test_wrong --gradcheck-seed 0",
         ]
     )
@@ -506,6 +506,39 @@ def test_a_loaded_random_profile_draws_a_seed_per_call_unless_one_is_forced(prof
     assert forced["plain"] == (4, 7) and forced["again"] == (4, 7)
 
 
+def test_the_marker_names_domain_errors(sandbox):
+    sandbox.makepyfile(
+        test_skip_on="""
+        import numpy as np
+        import pytest
+
+        class Outside(Exception):
+            pass
+
+        def op(x):
+            if float(np.sum(x.data)) > 0.5:
+                raise Outside("outside")
+            return x * x
+
+        X = np.array([0.4, 0.3])
+
+        def test_unnamed_fails(gradcheck):
+            gradcheck(op, X)
+
+        @pytest.mark.gradcheck(skip_on=[Outside])
+        def test_named_skips(gradcheck):
+            gradcheck(op, X)
+
+        @pytest.mark.gradcheck(skip_on=Outside, max_examples=20)
+        def test_named_search_passes(gradcheck_verify):
+            assert gradcheck_verify(op).skipped
+        """
+    )
+    result = sandbox.runpytest(*PLUGIN)
+    result.assert_outcomes(passed=1, failed=1, skipped=1)
+    result.stdout.fnmatch_lines(["*test_unnamed_fails*"])
+
+
 # -- one path for settings, one report (issue 34) -------------------------------------
 #: A value of every setting the marker takes (test_settings_paths.py checks that they
 #: are check's and verify's keywords): a new setting fails here until it has one.
@@ -524,6 +557,8 @@ SETTING_SAMPLES = {
     "modes": ("rev", "fwd"),
     "device": "cpu",
     "nondet_tol": 1e-12,
+    "skip_on": ("ZeroDivisionError",),
+    "upstream": (1.0, -2.0, 0.5),
     "shapes": ("3", "3"),
     "domain": (-1.0, 1.0),
     "kwargs": {"scale": 2.0},
@@ -648,5 +683,5 @@ def test_a_collected_target_fails_with_the_command_lines_report(sandbox):
     start = "gradcheck: myops.WrongSquare failed"
     ours = _block(result.stdout.str(), start)
     assert ours == _block(cli.output, start)
-    assert "input 0 (float64" in ours
+    assert "x (float64" in ours
     assert ours.endswith("Replay: gradcheck verify myops:WrongSquare --seed 0")

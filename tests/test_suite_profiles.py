@@ -59,3 +59,34 @@ def test_the_deep_profile_is_random_and_keeps_its_failures_outside_the_tree(tmp_
     assert settings["max_examples"] > 30
     assert str(tmp_path / ".cache") in settings["database"]
     assert str(ROOT) not in settings["database"]
+
+
+def _pytest(*args: str) -> subprocess.CompletedProcess[str]:
+    # one fast test of the suite, run as a developer runs it (in a fresh pytest process)
+    test = "tests/test_distribution.py::test_the_license_is_a_file_and_an_spdx_expression"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", *args, test],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_pytest_runs_where_xdist_is_not_installed():
+    # `pip install . && pip install pytest && pytest`: -n is xdist's option, so the
+    # project's own options must not name it where xdist is absent (here: not loaded)
+    out = _pytest("-p", "no:xdist")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "1 passed" in out.stdout and "bringing up nodes" not in out.stdout
+
+
+def test_the_suite_runs_on_every_core_where_xdist_is_installed():
+    pytest.importorskip("xdist", reason="pytest-xdist is not installed (the 'test' extra)")
+    out = _pytest()
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "bringing up nodes" in out.stdout  # -n auto, without naming it
+    out = _pytest("-n", "0")  # an explicit -n wins
+    assert out.returncode == 0 and "bringing up nodes" not in out.stdout, out.stdout

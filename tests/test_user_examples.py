@@ -97,7 +97,7 @@ def test_cli_on_examples(spec, code, monkeypatch):
         sys.modules.pop(Path(spec.split(":")[0]).stem, None)
     assert out.exit_code == code, out.output
     if code:
-        assert "mismatch (input 0)" in out.output and "index (2," in out.output
+        assert "mismatch (input table)" in out.output and "index (2," in out.output
 
 
 def test_torch_example():

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -33,7 +34,10 @@ from gradcheck.checking.compare import (
     compare_full,
     judge_full,
 )
+from gradcheck.checking.layout import strided, strided_for
 from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
+from gradcheck.checking.outside import exception_class, exception_name, is_domain_error
+from gradcheck.checking.outside import skip_on as skip_on_classes
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.structure import Evidence, Stage, first_failure, repeated_and_scaled
 from gradcheck.checking.target import Target, resolve_target, user_frame
@@ -82,6 +86,14 @@ FULL_MODE_MAX_SIZE = 4096
 #: rounding (see ``_Run.rounding_jitter``), and the most ulps an element moves.
 ROUNDING_SAMPLES = 6
 ROUNDING_MOVE_ULPS = 4
+#: Factors of the upstream gradient whose backwards measure a backward's own rounding
+#: where the linearity check needs it (see ``_Run.backward_rounding``): just above 1
+#: (every intermediate rounds anew), and 2 (a norm of ``v`` doubles, as with -2v)...
+BACKWARD_ROUNDING_FACTORS = (1.0 + 3.0 * 2.0**-24, 1.0 + 5.0 * 2.0**-21, 2.0)
+#: ... and what they show counts as rounding up to this many sqrt(eps) of the
+#: gradient's scale (1.5e-8 in float64); more is no rounding but a backward not linear
+#: in ``v``.
+BACKWARD_ROUNDING_CAP = 1.0
 #: A non-finite gradient is probed by finite differences at this many of its
 #: non-finite elements at most (see ``_Run.no_finite_derivative``).
 NONFINITE_ELEMENTS_PROBED = 16
@@ -109,6 +121,8 @@ def check(
     modes: Sequence[str] = ("rev",),
     device: str | None = None,
     nondet_tol: float = 0.0,
+    skip_on: Any = (),
+    upstream: Any = None,
     **op_params: Any,
 ) -> CheckResult:
     """Check the gradient of ``target`` at ``arrays``.
@@ -177,6 +191,19 @@ def check(
         How far a second backward on the same graph (and one on a fresh graph, beyond
         its rounding) may differ: 0 (the same bits on the same graph) unless the op
         is documented nondeterministic (torch's ``nondet_tol``).
+    upstream : array_like, optional
+        The upstream gradient ``v`` the backward takes, of the output's shape: at
+        order 1 the one analytic and numeric are products with, at order 2 the
+        input ``v`` of the checked backward (whose own upstream gradient is then
+        drawn from the seed). Default: drawn from the seed. :func:`gradcheck.verify`
+        draws it at order 2, so that it shrinks like the other inputs.
+    skip_on : exception class, str, or a sequence of them
+        Exceptions that say the input is outside the op's domain (a class,
+        ``"module:Name"`` or a builtin's name): a forward that raises one at the
+        example skips it (verdict inconclusive, like an output that is not finite),
+        and a finite-difference step where it raises one is not used. NumPy's and
+        torch's ``LinAlgError`` (a singular matrix) always are
+        (:mod:`gradcheck.checking.outside`); any other exception is a failure.
     **op_params
         The op's keyword parameters (convenience for ``params=``).
 
@@ -205,6 +232,7 @@ def check(
     # "rev,fwd" as describe(), the configuration file and the command line spell it
     modes = tuple(m.strip() for m in modes.split(",")) if isinstance(modes, str) else tuple(modes)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
+    named = skip_on_classes(skip_on)
     if group_size is not None and not (
         isinstance(group_size, int) and not isinstance(group_size, bool) and group_size >= 1
     ):
@@ -234,16 +262,26 @@ def check(
         device=device,
         nondet_tol=nondet_tol,
         group_size=group_size,
+        skip_on=[exception_name(c) for c in named],
     )
     variant = Variant(device=device, bfloat16=bfloat16, trees=trees)
     if bfloat16:
         xs = [_bfloat16_values(x) for x in xs]
+    names = _input_names(tgt, all_params, len(xs), order, trees)
     tgt, xs, const, parts = _as_variant(tgt, xs, const, variant, order, modes)
-    result = _check_orders(tgt, xs, all_params, const, seed, settings, atol, rtol, order, modes)
+    result = _check_orders(
+        tgt, xs, all_params, const, seed, settings, atol, rtol, order, modes, upstream
+    )
+    if parts is not None:
+        # each complex input as its two real parts: x.real, x.imag
+        names = [
+            names[i] + (f".{part.split()[0][:4]}" if part and names[i] else "") for i, part in parts
+        ]
+    result.input_names = names
+    if result.failure is not None:
+        result.failure = _named_failure(result.failure, names)
     if parts is not None:
         result = _complex_named(result, parts)
-    if trees:
-        result = _leaf_named(result, leaf_paths(tgt.signature.input_names, trees), parts)
     _integers_refused(tgt, cast, result)
     result.seed = seed
     result.seconds = time.perf_counter() - start
@@ -258,6 +296,46 @@ CHECK_SETTINGS: tuple[str, ...] = tuple(
     for name, p in inspect.signature(check).parameters.items()
     if p.kind is inspect.Parameter.KEYWORD_ONLY and name != "params"
 )
+
+
+def _input_names(
+    tgt: Target, params: Mapping[str, Any], n: int, order: int, trees: Sequence[Any] = ()
+) -> list[str]:
+    """The names of a check's ``n`` inputs as the user named them: the forward's
+    parameters (a tree input's leaves by their paths, ``params['dense']['w']``), then
+    the parameters a module brings along (``linear.weight``), and ``v`` for the
+    upstream gradient that order 2 appends (``v_3``, ``v_4`` for those of higher
+    orders); "" where not known (the extra inputs of a variadic op)."""
+    own = list(tgt.signature.given(params).input_names)
+    if trees:
+        own = leaf_paths(own, trees)
+    brought = [f.name for f in tgt.fixed]
+    count = n - len(brought)
+    names = own[:count] + [""] * (count - len(own)) + brought
+    upstream = ["v", *(f"v_{k}" for k in range(3, order + 1))] if order >= 2 else []
+    return [*names, *upstream]
+
+
+_INPUT_INDEX = re.compile(r"\binput (\d+)\b")
+
+
+def _named_failure(failure: Failure, names: Sequence[str]) -> Failure:
+    """``failure`` with its message's ``input i`` named; the text of an exception the
+    op raised, and the frame, stay the op's own words."""
+    message = failure.message
+    own = [t for t in (failure.exception, failure.frame) if t and t in message]
+    cut = min((message.index(t) for t in own), default=len(message))
+    return replace(failure, message=_named(message[:cut], names) + message[cut:])
+
+
+def _named(message: str, names: Sequence[str]) -> str:
+    """``message`` with each ``input i`` named as the user named the input."""
+
+    def name(match: re.Match[str]) -> str:
+        i = int(match.group(1))
+        return f"input {names[i]}" if i < len(names) and names[i] else match.group(0)
+
+    return _INPUT_INDEX.sub(name, message)
 
 
 def _validate(
@@ -372,6 +450,7 @@ _PLAIN: dict[str, Any] = {
     "device": None,
     "nondet_tol": 0.0,
     "group_size": None,
+    "skip_on": [],
 }
 
 
@@ -386,6 +465,7 @@ def _check_orders(
     rtol: float | None,
     order: int,
     modes: Sequence[str],
+    upstream: Any = None,
 ) -> CheckResult:
     """Every order up to ``order``, each in every one of ``modes``: a stronger setting
     checks what the plain one does, and more. Order ``k`` runs only where order
@@ -406,7 +486,9 @@ def _check_orders(
     results: list[CheckResult] = []
     for k in range(1, order + 1):
         for ad_mode in modes:
-            result = _check_one(tgt, xs, params, const, seed, settings, atol, rtol, k, ad_mode)
+            result = _check_one(
+                tgt, xs, params, const, seed, settings, atol, rtol, k, ad_mode, upstream
+            )
             result.failure = _say_where(result.failure, k, ad_mode, order, modes, len(xs))
             results.append(result)
             if result.verdict == Verdict.FAILED:
@@ -471,9 +553,10 @@ def _check_one(
     rtol: float | None,
     order: int,
     ad_mode: str,
+    upstream: Any = None,
 ) -> CheckResult:
     """One check of ``tgt`` (already derived for the device, dtype, complex inputs) at
-    ``order`` in ``ad_mode``."""
+    ``order`` in ``ad_mode``, with the upstream gradient ``upstream`` (None: drawn)."""
     variant = tgt.variant or Variant()
     base = tgt
     free = tuple(i for i, x in enumerate(xs) if i not in const and x.dtype.kind == "f")
@@ -486,16 +569,34 @@ def _check_one(
         except TargetRaised:
             break  # the lower order's check says what the forward raised
         out = graph.output
-        v = np.random.default_rng([seed, level]).standard_normal(out.shape).astype(out.dtype)
+        if upstream is None or level > 2:
+            v = np.random.default_rng([seed, level]).standard_normal(out.shape)
+        else:
+            v = _fitted(upstream, out.shape)  # the upstream gradient of order 1's output
+        v = v.astype(out.dtype)
         tgt = base.derive(replace(variant, order=level, differentiated=free))
         xs = [*xs, v]
     if ad_mode == "fwd":
         tgt = tgt.derive(replace(tgt.variant or Variant(), forward=True))
     run = _Run(tgt, xs, params, const, np.random.default_rng(seed), settings)
-    result = run.execute(atol, rtol)
-    if result.failure is not None and run.outputs is not None:
-        result.failure = _name_the_output(result.failure, run, seed, atol, rtol)
+    if upstream is not None and order == 1:
+        run.v_given = _fitted(upstream, None)
+    with strided(strided_for(seed)):
+        result = run.execute(atol, rtol)
+        if result.failure is not None and run.outputs is not None:
+            result.failure = _name_the_output(result.failure, run, seed, atol, rtol)
     return result
+
+
+def _fitted(upstream: Any, shape: tuple[int, ...] | None) -> np.ndarray:
+    """``upstream`` as a float array, of ``shape`` where that is known."""
+    v = np.array(upstream.data if isinstance(upstream, Tensor) else upstream, dtype=np.float64)
+    if shape is not None and v.shape != tuple(shape):
+        raise CheckUsageError(
+            f"upstream has the shape {v.shape}, but the output's is {tuple(shape)}; give "
+            f"one value per element of the output"
+        )
+    return v
 
 
 def _bfloat16_values(x: np.ndarray) -> np.ndarray:
@@ -533,23 +634,6 @@ def _complex_as_real(
             real.append(piece)
     derived = tgt.derive(replace(variant, complex_inputs=mask))
     return derived, real, constants, parts
-
-
-def _leaf_named(
-    result: CheckResult, names: list[str], parts: list[tuple[int, str]] | None
-) -> CheckResult:
-    """A failure at a leaf of a tree input named by the leaf's path
-    (``params['dense']['w']``)."""
-    failure = result.failure
-    if failure is None or failure.input is None:
-        return result
-    if parts is not None and failure.input >= len(parts):
-        return result  # an upstream gradient of a higher order
-    leaf = failure.input if parts is None else parts[failure.input][0]
-    if leaf < len(names):
-        note = f"(input {failure.input} is {names[leaf]}) "
-        result.failure = replace(failure, message=note + failure.message)
-    return result
 
 
 def _complex_named(result: CheckResult, parts: list[tuple[int, str]]) -> CheckResult:
@@ -720,6 +804,13 @@ class _Run:
         #: The upstream gradient: drawn from the seed, unless given here.
         self.v: np.ndarray | None = None
         self.v_given: np.ndarray | None = None
+        #: The exceptions besides LinAlgError that say an input is outside the domain.
+        self.skip_on = tuple(exception_class(n) for n in settings.get("skip_on", ()))
+
+    def outside(self, exc: BaseException) -> bool:
+        """Whether ``exc`` (what the op raised) says the input is outside its domain
+        (:mod:`gradcheck.checking.outside`)."""
+        return is_domain_error(exc, self.skip_on)
 
     def precision(self, x: np.ndarray) -> Any:
         """The dtype whose tolerances an input's gradient gets: its own, or bfloat16
@@ -737,6 +828,7 @@ class _Run:
             settings=dict(self.settings),
             forward_calls=self.forward_calls,
             backward_calls=self.backward_calls,
+            upstream=None if self.v is None else self.v.copy(),
             **fields,
         )
 
@@ -758,6 +850,8 @@ class _Run:
         try:
             return self.tgt.apply(self.xs, self.params, constants=sorted(self.const))
         except TargetRaised as exc:
+            if self.outside(exc.exception):
+                raise _Inconclusive(Skip.DOMAIN_ERROR) from None
             raise _Fail(_raised(Kind.FORWARD_ERROR, exc)) from None
 
     def backward(self, graph: Any, v: np.ndarray) -> list[Any]:
@@ -785,8 +879,8 @@ class _Run:
         if all(i in self.const or x.size == 0 for i, x in enumerate(self.xs)):
             raise _Inconclusive(Skip.NOTHING)
         e.v = self.rng.standard_normal(out.shape).astype(out.dtype)
-        if self.v_given is not None:  # (one output's upstream gradient alone)
-            e.v = self.v_given.astype(out.dtype)
+        if self.v_given is not None:  # (given, or one output's upstream gradient alone)
+            e.v = _fitted(self.v_given, out.shape).astype(out.dtype)
         self.v = e.v.copy()
         e.v_given = e.v.copy()
         creator = getattr(out, "creator", None)  # (the backward frees the graph)
@@ -825,19 +919,80 @@ class _Run:
             self.walk(Stage.REENTRANT, e)
         if not shared:
             e.scaled = self.backward(self.forward(), -2 * e.v)
+            if first_failure(Stage.SCALED, e) is not None:
+                # Deterministic (the repeat passed): measure the backward's rounding.
+                e.backward_rounding = self.backward_rounding(e.v, e.grads)
             self.walk(Stage.SCALED, e)
         return e.v, e.grads
 
+    def backward_rounding(self, v: np.ndarray, grads: list[Any]) -> list[float]:
+        """Per input, the most ``backward(c·v) / c`` differs from its gradient over the
+        factors :data:`BACKWARD_ROUNDING_FACTORS`, where that is rounding: at most
+        :data:`BACKWARD_ROUNDING_CAP` of the gradient's scale (else 0).
+
+        A linear backward gives ``c·backward(v)`` up to its rounding, which a fixed
+        number of ulps does not bound: a factor just above 1 makes every intermediate
+        round anew (log|v| + x with |x| = 200 rounds at 3e-14, where a move of ``v`` by
+        a few ulps leaves it as it was), and 2 takes the path ``-2v`` takes where the
+        backward scales by a norm of ``v`` (matrix_exp: the number of squarings). A
+        backward that is not linear in ``v`` moves by the gradient's own size, far above
+        any rounding, and is allowed nothing."""
+        moved_by = [0.0] * len(grads)
+        for c in BACKWARD_ROUNDING_FACTORS:
+            scaled = (v.astype(np.float64) * c).astype(v.dtype)
+            again = self.backward(self.forward(), scaled)
+            for i, (g0, g1) in enumerate(zip(grads, again)):
+                if g0 is None or g1 is None or np.shape(g0) != np.shape(g1):
+                    continue
+                g0, g1 = np.asarray(g0, np.float64), np.asarray(g1, np.float64)
+                with np.errstate(all="ignore"):
+                    d = np.abs(g1 / c - g0)
+                moved_by[i] = max(moved_by[i], float(np.max(np.where(np.isfinite(d), d, np.inf))))
+        for i, g in enumerate(grads):
+            if g is not None and np.asarray(g).dtype.kind == "f":
+                info = np.finfo(np.asarray(g).dtype)
+                scale = float(np.max(np.abs(np.asarray(g, np.float64)), initial=0.0))
+                if not moved_by[i] <= BACKWARD_ROUNDING_CAP * float(info.eps) ** 0.5 * scale:
+                    moved_by[i] = 0.0
+        return moved_by
+
     def evaluator(self, v: np.ndarray) -> Evaluator:
-        """Finite differences of ``<v, f>`` around this example."""
-        return Evaluator(
-            self.tgt.forward,
-            self.xs,
-            self.params,
-            v,
-            reference=self.settings["reference"],
-            bind=self.tgt.bind,
+        """Finite differences of ``<v, f>`` around this example. Once the output at the
+        example is known, a forward that raises a domain error at a perturbed point
+        (a step that crossed into the set where the op is not defined: a singular
+        matrix) gives outputs that are not finite there, which the numerics leave out
+        as they do an output that is not finite; the example's own forward raising one
+        is the caller's to classify."""
+        tgt, outside, shape = self.tgt, self.outside, np.shape(v)
+        armed = False
+
+        def nowhere(exc: Exception) -> np.ndarray:
+            if armed and outside(exc):
+                return np.full(shape, np.nan)
+            raise exc
+
+        def forward(arrays: Any, params: Any) -> Any:
+            try:
+                return tgt.forward(arrays, params)
+            except Exception as exc:
+                return nowhere(exc)
+
+        def bind(arrays: Any, params: Any) -> Any:
+            call = tgt.bind(arrays, params)
+
+            def bound() -> Any:  # (the inner loop of the finite differences)
+                try:
+                    return call()
+                except Exception as exc:
+                    return nowhere(exc)
+
+            return bound
+
+        ev = Evaluator(
+            forward, self.xs, self.params, v, reference=self.settings["reference"], bind=bind
         )
+        armed = True
+        return ev
 
     def overflows(self, i: int, gradient: Any, v: np.ndarray) -> bool:
         """Whether input ``i``'s gradient is not finite only because it is beyond its
@@ -909,8 +1064,16 @@ class _Run:
             self.forward_calls += 1
             self.backward_calls += 1
             try:
-                _, again = self.tgt.run(self.xs, self.params, v, constants=sorted({*self.const, i}))
+                _, again = self.tgt.run(
+                    self.xs,
+                    self.params,
+                    v,
+                    constants=sorted({*self.const, i}),
+                    outputs=self.outputs,
+                )
             except TargetRaised as exc:
+                if exc.phase == "forward" and self.outside(exc.exception):
+                    raise _Inconclusive(Skip.DOMAIN_ERROR) from None
                 kind = Kind.BACKWARD_ERROR if exc.phase == "backward" else Kind.FORWARD_ERROR
                 failure = _raised(kind, exc)
                 message = f"with input {i} a constant (it needs no gradient), {failure.message}"
@@ -994,7 +1157,9 @@ class _Run:
         for _ in range(ROUNDING_SAMPLES):
             moved = [_few_ulps(x, rng, 0.0 if every else None) for x in self.xs]
             try:
-                _, again = self.tgt.run(moved, self.params, v, constants=sorted(self.const))
+                _, again = self.tgt.run(
+                    moved, self.params, v, constants=sorted(self.const), outputs=self.outputs
+                )
             except Exception:
                 continue
             finally:
@@ -1027,7 +1192,11 @@ class _Run:
         wide = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in self.xs]
         try:
             out, grads = self.tgt.run(
-                wide, self.params, v.astype(np.float64), constants=sorted(self.const)
+                wide,
+                self.params,
+                v.astype(np.float64),
+                constants=sorted(self.const),
+                outputs=self.outputs,
             )
         except Exception:
             return comparison
@@ -1086,6 +1255,8 @@ class _Run:
         try:
             ev = self.evaluator(v)
         except Exception as exc:
+            if self.outside(exc):
+                raise _Inconclusive(Skip.DOMAIN_ERROR) from None
             raise _Fail(_raised(Kind.FORWARD_ERROR, TargetRaised("forward", exc))) from None
         v_max = float(np.max(np.abs(v), initial=0.0))
         jitter = self.rounding_jitter(v, grads)
@@ -1132,6 +1303,8 @@ class _Run:
         except ComplexStepUnsupported as exc:
             raise CheckUsageError(str(exc)) from None
         except Exception as exc:
+            if self.outside(exc):
+                raise _Inconclusive(Skip.DOMAIN_ERROR) from None
             raise _Fail(
                 _raised(Kind.FORWARD_ERROR, TargetRaised("forward at a perturbed input", exc))
             ) from None

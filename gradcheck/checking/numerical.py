@@ -193,6 +193,11 @@ class Estimate:
     #: steps show (a pole, a log, a jump of ``s`` within every step's reach, or no two
     #: estimates agreeing), rather than two finite one-sided derivatives that differ.
     unbounded: Any = False
+    #: The smaller step of the levels the value came from (0 where not refined).
+    step: Any = 0.0
+    #: Whether the value is extrapolated with an order below h² (see
+    #: :func:`_convergence_ratio`): smaller steps, where there are any, may see s smooth.
+    low_order: Any = False
 
 
 class Evaluator:
@@ -248,6 +253,9 @@ class Evaluator:
         self._real_out = out0.dtype.kind in "biuf"
         self._fwd: Callable[[], np.ndarray] | None = None  # made by `refine` when needed
         self._sizes: np.ndarray | None = None  # made by `refine` when needed
+        #: The smallest quantum in which ``s`` moved at this point, once one showed
+        #: (see :meth:`_LevelScores.quantize_noise`).
+        self.quantum: float | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
 
     def rounding_sizes(self) -> np.ndarray:
@@ -278,6 +286,13 @@ class Evaluator:
         rounding of its log-sum-exps (eps·10 at logits of 10); likewise ties, and the
         shift invariance of a softmax. Powers of two keep the moves exact, as the steps
         are (see :func:`step_sizes`). The spread of the five signed errors counts.
+
+        A moved point's error within :data:`OUTPUT_ROUNDING_EPS` eps of its own output
+        is that output's rounding, which the noise of a level counts where its steps
+        reach such outputs (:meth:`_score_levels`), and is left out here: the largest
+        move may reach outputs far larger than anywhere a small step goes (x·|x| at
+        1e-10: 1e-20, and 2e-7 at x ± 5e-4), and a noise of their size would drown the
+        small steps' evidence (a smooth function there, a bug of 1e-3).
         """
         if self._sizes is not None:
             return self._sizes
@@ -337,6 +352,9 @@ class Evaluator:
             return None
         with np.errstate(all="ignore"):
             error = (wide - narrow.astype(wider)).astype(np.float64)
+            if sign:  # (see rounding_sizes: a moved output's own rounding is left out)
+                own = np.abs(error) <= OUTPUT_ROUNDING_EPS * self.eps * np.abs(narrow)
+                error = np.where(own, 0.0, error)
         return np.where(np.isfinite(error), error, np.nan)
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
@@ -510,13 +528,38 @@ class Evaluator:
         self.rounding_sizes()  # (at x itself, before any level moves it)
         multipliers, base_index = _levels(scale)
         levels = _LevelScores(len(multipliers), self.f0.shape)
+        levels.powers = np.arange(len(multipliers)) - base_index
         ladder = base_index + _LOWEST  # the first level of the base ladder
         self._run_levels(i, along, h0, multipliers[ladder:], ladder, levels)
+        self._quantize(levels)
         est = _combine(levels, self.eps, jump_threshold, base_index)
-        if ladder > 0 and (est.kink or not est.error <= jump_threshold):
+        if ladder > 0 and (est.kink or est.low_order or not est.error <= jump_threshold):
             self._run_levels(i, along, h0, multipliers[:ladder], 0, levels)
+            self._quantize(levels)
             est = _combine(levels, self.eps, jump_threshold, base_index)
+        if not est.kink and _blows_up_below(levels, est):
+            # The value comes from steps that reach across a singular set (log|det| of
+            # a nearly singular matrix): smaller steps than those see a derivative far
+            # larger. Steps further down decide; where they do not, nothing is known.
+            # (Where the levels already show no derivative, nothing is judged anyway.)
+            levels = levels.below(SINGULAR_LEVELS)
+            base_index += SINGULAR_LEVELS
+            lowest = int(levels.powers[0])
+            self._run_levels(
+                i, along, h0, LEVEL_RATIO ** np.arange(lowest, lowest + SINGULAR_LEVELS), 0, levels
+            )
+            self._quantize(levels)
+            est = _combine(levels, self.eps, jump_threshold, base_index)
+            if _blows_up_below(levels, est):
+                est.kink = est.unbounded = True
         return est
+
+    def _quantize(self, levels: _LevelScores) -> None:
+        """:meth:`_LevelScores.quantize_noise`, with the smallest quantum this point's
+        outputs showed so far (kept for the elements refined next)."""
+        found = levels.quantize_noise(self.quantum)
+        if found is not None and found > 0:
+            self.quantum = found if self.quantum is None else min(self.quantum, found)
 
     def _run_levels(
         self,
@@ -609,20 +652,22 @@ class Evaluator:
         # Rounding in the touched outputs, at their largest (at f0 or moved), and at
         # least that of the op's intermediates (`rounding_sizes`).
         touched = (plus != f0) | (minus != f0)
-        size = np.maximum(np.maximum(np.abs(plus), np.abs(minus)), self.rounding_sizes())
+        outputs = np.maximum(np.abs(plus), np.abs(minus))
+        measured = self.rounding_sizes()
         for row, k in enumerate(pending):
             h = float(hs[k])
             d[k] = float(vdot(v, spread[row])) / (2 * h)
             jump[k] = float(vdot(v, moved[row])) / h
             t = touched[row]
             if t.any():
-                noise[k] = OUTPUT_ROUNDING_EPS * eps * float(vdot(absv[t], size[row][t])) / h
+                size = np.maximum(outputs[row], measured)
+                noise[k] = OUTPUT_ROUNDING_EPS * eps * float(vdot(absv[t], size[t])) / h
             else:
                 # NOTE: no output moved, which is not proof that none depends on x:
                 # each may have absorbed a change below its half ulp (1e-13·γ + 1,
                 # batchnorm's gamma where a channel is constant). All that is known
                 # is |s'| <= eps·<|v|, |f|> / 2h: that is the noise.
-                noise[k] = eps * float(vdot(absv, self.rounding_sizes())) / (2 * h)
+                noise[k] = eps * float(vdot(absv, measured)) / (2 * h)
                 levels.still[k] = True
         levels.pending = []
 
@@ -652,6 +697,31 @@ class Evaluator:
         return values.reshape(self.work[i].shape)
 
 
+#: Levels added below the others where they show a singular set within the chosen
+#: steps' reach (see :func:`_blows_up_below`).
+SINGULAR_LEVELS = 6
+#: ... that is, where the central differences at smaller steps, well out of their
+#: noise, are this many times those of the chosen steps or more.
+SINGULAR_BLOWUP = 4.0
+
+
+def _blows_up_below(levels: _LevelScores, est: Estimate) -> bool:
+    """Whether two levels of steps smaller than the ones ``est`` took its value from
+    see central differences :data:`SINGULAR_BLOWUP` times those steps' (and the value)
+    or more, each far above its rounding noise: the chosen steps straddle a singular
+    set. (A smooth function's smaller steps agree with its larger ones, or differ by
+    less, its truncation shrinking like h²; noise stays within its bounds.)"""
+    if not est.step or not math.isfinite(est.value):
+        return False
+    with np.errstate(invalid="ignore"):
+        finite = np.isfinite(levels.d)
+        chosen = np.abs(levels.d[finite & (levels.hs >= est.step)])
+        bound = SINGULAR_BLOWUP * max(float(chosen.max(initial=0.0)), abs(est.value))
+        below = finite & (levels.hs < est.step)
+        loud = np.abs(levels.d) > np.maximum(bound, KINK_NOISE_MARGIN * levels.noise)
+    return int(np.sum(below & loud)) >= 2
+
+
 class _LevelScores:
     """One refinement's levels: per level the central difference ``d``, the jump ``J``,
     the modelled rounding noise and the step (nan, nan, 0, 1 where a level was not
@@ -674,8 +744,50 @@ class _LevelScores:
         self.jump = np.full(n, np.nan)
         self.noise = np.zeros(n)
         self.hs = np.ones(n)
+        #: Each level's resolution where ``s`` moves in quanta (:meth:`quantize_noise`):
+        #: part of the error estimate, not of the noise that kinks stand out of.
+        self.floor = np.zeros(n)
+        #: Each level's step as a power of LEVEL_RATIO times the base step.
+        self.powers = np.arange(n) + _LOWEST
         #: Levels at which no output moved at all (the step was absorbed somewhere).
         self.still = np.zeros(n, dtype=bool)
+
+    def quantize_noise(self, known: float | None = None) -> float | None:
+        """Where some level's outputs did not move at all and a level of a larger step
+        did, ``s`` moves in quanta (its forward's intermediates round far coarser than
+        its outputs: a cross-entropy at a logit of 30 is log(1 + 1e-13), which moves
+        only when the sum crosses an ulp of 1), and no level resolves a change below
+        the smallest one seen: each level's noise is at least that quantum over 2h.
+        Where the forward runs in a wider dtype its rounding measure shows this too;
+        this needs no such dtype (torch and JAX targets in float64).
+
+        Where no level moved at all, the quantum ``known`` from another element of the
+        same point (the outputs' quanta are the point's) applies. Returns the quantum
+        found here, or None."""
+        done = np.isfinite(self.d) & np.isfinite(self.jump)
+        still, moving = done & self.still, done & ~self.still
+        quantum = None
+        if still.any() and moving.any() and self.hs[still].min() < self.hs[moving].max():
+            with np.errstate(all="ignore"):
+                # s(x ± h) - s(x) = ±h·D + h·J/2
+                up = self.hs * (self.d + self.jump / 2)
+                down = self.hs * (self.jump / 2 - self.d)
+                change = np.maximum(np.abs(up), np.abs(down))
+            quantum = float(change[moving].min())
+            self.floor = np.where(done, quantum / (2 * self.hs), 0.0)
+        elif known is not None and still.any() and not moving.any():
+            self.floor = np.where(done, known / (2 * self.hs), 0.0)
+        return quantum
+
+    def below(self, more: int) -> _LevelScores:
+        """These levels, scored, with ``more`` levels of smaller steps before them,
+        not yet run (no level may be pending)."""
+        new = _LevelScores(len(self.d) + more, self.shape)
+        for name in ("d", "jump", "noise", "hs", "still"):
+            getattr(new, name)[more:] = getattr(self, name)
+        new.floor[more:] = self.floor
+        new.powers = np.concatenate([self.powers[0] - np.arange(more, 0, -1), self.powers])
+        return new
 
 
 @dataclass
@@ -693,6 +805,8 @@ class _Finite:
     #: No output moved at the level: it says the derivative is below what the outputs
     #: resolve, unless an intermediate absorbed the step ((x + 1e6) - 1e6 at h < 1e-10).
     still: list[bool]
+    #: The level's resolution where s moves in quanta (see _LevelScores.quantize_noise).
+    floor: list[float]
 
 
 def _finite_levels(levels: _LevelScores) -> _Finite:
@@ -712,10 +826,11 @@ def _finite_levels(levels: _LevelScores) -> _Finite:
         [hs[k] for k in ok],
         [noise[k] for k in ok],
         [still[k] for k in ok],
+        [float(levels.floor[k]) for k in ok],
     )
 
 
-def _level_noise(f: _Finite) -> list[float]:
+def _level_noise(f: _Finite, growth: float = TRUNCATION_GROWTH) -> list[float]:
     """The rounding noise of each level's D: the modelled N, or the noise measured from
     the smallest levels where that is larger.
 
@@ -736,17 +851,55 @@ def _level_noise(f: _Finite) -> list[float]:
         sigma = abs(J[a] * H[a] - J[a + 1] * H[a + 1] / TRUNCATION_GROWTH)
         if a + 2 < n:
             dd0, dd1 = D[a] - D[a + 1], D[a + 1] - D[a + 2]
-            sigma = max(sigma, abs(dd0 - dd1 / TRUNCATION_GROWTH) * H[a])
+            sigma = max(sigma, abs(dd0 - dd1 / growth) * H[a])
         sigmas.append(sigma)
     sigma = sorted(sigmas)[(len(sigmas) - 1) // 2] if sigmas else 0.0
-    return [max(f.N[a], sigma / H[a]) for a in range(n)]
+    return [max(f.N[a], sigma / H[a], f.floor[a]) for a in range(n)]
 
 
-def _richardson(D: list[float], pairs: list[int]) -> list[float]:
+def _richardson(D: list[float], pairs: list[int], growth: float = TRUNCATION_GROWTH) -> list[float]:
     """``(16 D(h) - D(4h)) / 15`` for each pair of levels ``a``, ``a + 1``: cancels the
-    h² term of the central difference."""
-    gain = TRUNCATION_GROWTH - 1
+    h² term of the central difference (with ``growth`` ρ, ``(ρ D(h) - D(4h)) / (ρ - 1)``
+    cancels a term that grows ρ× per level)."""
+    gain = growth - 1
     return [D[a] + (D[a] - D[a + 1]) / gain for a in pairs]
+
+
+#: A central difference whose error shrinks like h**p with p < 2 (a function whose
+#: second derivative jumps at x: x·|x| at 0 errs by h, so its usual Richardson values,
+#: each 4 times the next, never agree) is extrapolated with that order where its
+#: changes level after level hold this many levels with one ratio ρ = 4**p...
+ORDER_LEVELS = 3
+#: ... within this factor of each other, and ρ between these (p from 1/4 to 1.5; 16,
+#: p = 2, is the usual case, and below 1 the estimates do not converge at all).
+ORDER_STEADINESS = 1.25
+ORDER_RANGE = (LEVEL_RATIO**0.25, LEVEL_RATIO**1.5)
+
+
+def _convergence_ratio(f: _Finite, noise: list[float]) -> float | None:
+    """The ratio ρ by which the central differences' changes grow per level, where
+    the smallest :data:`ORDER_LEVELS` changes of neighbouring levels each stand far
+    out of their noise, keep their sign and grow by one ratio in :data:`ORDER_RANGE`
+    (within :data:`ORDER_STEADINESS`): D(h) = s' + c·h**p, p = log_4 ρ. None where
+    they do not: the usual h² extrapolation, or no convergence, says it."""
+    D, k = f.D, f.k
+    for a in range(len(D) - ORDER_LEVELS):
+        if k[a + ORDER_LEVELS] != k[a] + ORDER_LEVELS:
+            continue
+        changes = [D[b + 1] - D[b] for b in range(a, a + ORDER_LEVELS)]
+        if not all(
+            abs(c) > KINK_NOISE_MARGIN * (noise[b] + noise[b + 1])
+            for b, c in zip(range(a, a + ORDER_LEVELS), changes)
+        ):
+            continue
+        ratios = [changes[q + 1] / changes[q] for q in range(ORDER_LEVELS - 1)]
+        if not all(r > 0 for r in ratios):
+            return None
+        if max(ratios) > ORDER_STEADINESS * min(ratios):
+            return None
+        rho = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+        return rho if ORDER_RANGE[0] < rho < ORDER_RANGE[1] else None
+    return None
 
 
 def _pair_errors(
@@ -802,7 +955,11 @@ def _trend(values: list[float]) -> str | None:
 
 
 def _kink_signature(
-    signal: list[float], seen: list[float], f: _Finite, jump_threshold: float
+    signal: list[float],
+    seen: list[float],
+    f: _Finite,
+    jump_threshold: float,
+    upto: int | None = None,
 ) -> str | None:
     """Going up from the smallest step, the first windows of :data:`KINK_WINDOW`
     neighbouring levels where ``signal`` stands out of the modelled rounding noise
@@ -815,6 +972,11 @@ def _kink_signature(
     the signal is within the noise while D is well above it (the one-sided quotients
     agree there; arccot at -6e-8, whose larger steps straddle its jump at 0).
 
+    With ``upto``, no window starting above that level decides: the Richardson
+    values converged there, and larger steps only straddle the function's scale
+    (tanh(3x) in float16, whose smallest steps are noise and whose steps of 2 and 8
+    see it saturate: J shrinks like 1/h there).
+
     Returns the trend that marks the kink (:data:`STEADY` or :data:`SHRINKING`), or
     None."""
     k, span = f.k, KINK_WINDOW - 1
@@ -824,6 +986,8 @@ def _kink_signature(
     smooth_below = False
     for a in range(len(signal) - span):
         end = a + KINK_WINDOW
+        if upto is not None and a > upto:
+            break
         if k[a + span] != k[a] + span:
             continue
         if not any(above[a:end]) and all(measured[a:end]):
@@ -844,7 +1008,7 @@ def _kink_signature(
 KINK, UNBOUNDED = "kink", "unbounded"
 
 
-def _is_kink(f: _Finite, jump_threshold: float) -> str | None:
+def _is_kink(f: _Finite, jump_threshold: float, upto: int | None = None) -> str | None:
     """Whether ``s`` is not differentiable at x. A kink is a property of the limit
     h -> 0, so its signature is looked for at the smallest steps that show anything
     (:func:`_kink_signature`), never at larger ones alone:
@@ -869,10 +1033,10 @@ def _is_kink(f: _Finite, jump_threshold: float) -> str | None:
     :data:`UNBOUNDED` for the others (no finite derivative), None where smooth.
     """
     D, H = f.D, f.H
-    jump = _kink_signature(f.J, f.J, f, jump_threshold)
+    jump = _kink_signature(f.J, f.J, f, jump_threshold, upto)
     if jump is not None:
         return KINK if jump == STEADY else UNBOUNDED
-    if _kink_signature(D, [D[b] * H[b] for b in range(len(D))], f, jump_threshold):
+    if _kink_signature(D, [D[b] * H[b] for b in range(len(D))], f, jump_threshold, upto):
         return UNBOUNDED
     return None
 
@@ -892,28 +1056,56 @@ def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index
         return Estimate(D[0], float("inf"), True, J[near] / H[near], unbounded=True)
     rich = _richardson(D, pairs)
     noise = _level_noise(f)
-    errs = _pair_errors(f, pairs, rich, noise)
-    best = min(range(len(errs)), key=errs.__getitem__)
-    value = rich[best]
-    curvature = J[pairs[best]] / H[pairs[best]]
-    # x ± h rounds: the stencil's centre may sit up to eps·h off x (all of x, when
-    # x is below h's ulp), which moves the estimate by s''·(that).
-    shift = 2 * eps * H[pairs[best]] * abs(curvature)
-    error = max(errs[best] + shift, VALUE_ROUNDING_EPS * eps * abs(value))
+    value, error, best = _best_pair(f, pairs, rich, noise, eps)
     # Where no two neighbouring estimates agree, the steps never reached the scale the
     # function varies on (log|x| at x = 1e-15: every D is ~x/h², 16 times the next):
     # not differentiable *here*, numerically, which is never a failure.
-    found = _is_kink(f, jump_threshold)
-    if not _converged(rich, [f.N[a] for a in pairs]):
+    converged = _converged(rich, [f.N[a] for a in pairs])
+    found = _is_kink(f, jump_threshold, pairs[best] if converged and len(rich) > 1 else None)
+    low_order = False
+    if not converged:
         found = UNBOUNDED
+        rho = _convergence_ratio(f, f.N)
+        if rho is not None:
+            low_order = True
+            # The usual extrapolation assumed h²; this one converges like h**p.
+            rich = _richardson(D, pairs, rho)
+            if _converged(rich, [f.N[a] for a in pairs]):
+                noise = _level_noise(f, rho)
+                value, error, best = _best_pair(f, pairs, rich, noise, eps)
+                found = _is_kink(f, jump_threshold)
+                a = pairs[best]
+                if max(abs(J[a]), abs(J[a + 1])) > KINK_NOISE_MARGIN * (f.N[a] + f.N[a + 1]):
+                    # The one-sided quotients differ, by J: at these steps, the
+                    # derivative is known no better (x·|x| at 1e-16, every step
+                    # straddling 0: D ~ h, J = 4x). Only where they agree (x·|x| at 0,
+                    # J = 0) does the extrapolation give the derivative.
+                    found = UNBOUNDED
     return Estimate(
         value,
         error,
         found is not None,
-        curvature,
+        J[pairs[best]] / H[pairs[best]],
         noise=noise[pairs[best]],
         unbounded=found == UNBOUNDED,
+        step=H[pairs[best]],
+        low_order=low_order,
     )
+
+
+def _best_pair(
+    f: _Finite, pairs: list[int], rich: list[float], noise: list[float], eps: float
+) -> tuple[float, float, int]:
+    """(value, error, index into ``pairs``) of the Richardson pair with the smallest
+    error estimate (:func:`_pair_errors`)."""
+    errs = _pair_errors(f, pairs, rich, noise)
+    best = min(range(len(errs)), key=errs.__getitem__)
+    value = rich[best]
+    curvature = f.J[pairs[best]] / f.H[pairs[best]]
+    # x ± h rounds: the stencil's centre may sit up to eps·h off x (all of x, when
+    # x is below h's ulp), which moves the estimate by s''·(that).
+    shift = 2 * eps * f.H[pairs[best]] * abs(curvature)
+    return value, max(errs[best] + shift, VALUE_ROUNDING_EPS * eps * abs(value)), best
 
 
 def _converged(rich: list[float], noise: list[float]) -> bool:

@@ -101,6 +101,29 @@ class Outputs:
             start += size
         return masked
 
+    def refit(self, flat: np.ndarray, other: Outputs) -> np.ndarray:
+        """``flat`` (an upstream gradient of this layout) as the upstream gradient of
+        the layout ``other`` of a run of the same op in which other outputs take part:
+        each output's piece where it takes part in both, zeros where only in
+        ``other``. A run with an input made a constant, say, where an output that
+        depends on that input alone is no longer differentiable (torch's
+        ``broadcast_tensors``, ``meshgrid``: output k of input k).
+
+        >>> a = Outputs(((2,), (3,)), (np.dtype("f8"),) * 2, (True, True))
+        >>> b = Outputs(((2,), (3,)), (np.dtype("f8"),) * 2, (False, True))
+        >>> a.refit(np.arange(5.0), b)
+        array([2., 3., 4.])
+        """
+        if other.indices == self.indices and other.shapes == self.shapes:
+            return flat
+        starts = np.cumsum([0, *self.sizes()])
+        at = {k: (int(a), int(b)) for k, a, b in zip(self.indices, starts[:-1], starts[1:])}
+        parts = []
+        for k, size in zip(other.indices, other.sizes()):
+            same = k in at and self.shapes[k] == other.shapes[k]
+            parts.append(flat[at[k][0] : at[k][1]] if same else np.zeros(size, dtype=flat.dtype))
+        return np.concatenate(parts) if parts else np.zeros(0, dtype=flat.dtype)
+
     def kind(self, k: int) -> str:
         """``"float64[4, 2]"``, or ``"None"`` for an output that is not an array."""
         dt, shape = self.dtypes[k], self.shapes[k]

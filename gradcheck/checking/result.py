@@ -118,6 +118,27 @@ class CheckResult:
     #: Why the example was not judged (or not all of it), for a verdict of "not
     #: differentiable" or "inconclusive"; "" otherwise.
     note: str = ""
+    #: The inputs' names, as the user named them (the parameters of the forward, an
+    #: ``nn.Module``'s parameter paths, ``v`` for the upstream gradient at order 2);
+    #: empty where not known. :meth:`input_name` reads them.
+    input_names: list[str] = field(default_factory=list)
+    #: The upstream gradient the check drew (``v``; at order 2 the one of the
+    #: backward's output): analytic and numeric are its products with the Jacobian.
+    #: None where the check stopped before drawing it.
+    upstream: np.ndarray | None = None
+
+    def input_name(self, i: int) -> str:
+        """How the report names input ``i``: its name, else ``input i``."""
+        if 0 <= i < len(self.input_names) and self.input_names[i]:
+            return self.input_names[i]
+        return f"input {i}"
+
+    def __str__(self) -> str:
+        """The report the command line prints for this check
+        (:func:`gradcheck.report`): ``assert result.passed, result`` shows it."""
+        from gradcheck.frontend.report import report
+
+        return report(self)
 
     @property
     def passed(self) -> bool:
@@ -168,6 +189,14 @@ class CheckResult:
             "backward_calls": self.backward_calls,
             "seconds": self.seconds,
             "note": self.note or None,
+            "input_names": list(self.input_names),
+            "upstream": None
+            if self.upstream is None
+            else {
+                "dtype": str(self.upstream.dtype),
+                "shape": list(self.upstream.shape),
+                "data": jsonable(self.upstream.tolist()),
+            },
         }
 
 

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 import gradcheck
+from gradcheck.checking.layout import STRIDED, noncontiguous
 from gradcheck.checking.outputs import Outputs
 from gradcheck.checking.signature import OpSignature, arrange, arranged_class, op_signature
 from gradcheck.errors import NotATarget, SkipGradient, TargetRaised
@@ -204,6 +205,8 @@ class Target:
         wrapped the same way.
         """
         out = graph.output
+        if STRIDED.get():
+            v = noncontiguous(v)  # (gradcheck.checking.layout: a share of checks)
         if isinstance(out, Tensor) and not out.constant:
             try:
                 out.backward(v)
@@ -233,9 +236,13 @@ class Target:
         v: np.ndarray,
         *,
         constants: Sequence[int] = (),
+        outputs: Outputs | None = None,
     ) -> tuple[np.ndarray, list[Any]]:
         """Forward with the graph and backward of ``v``: (output, gradient per input,
-        None for constants and inputs that got none).
+        None for constants and inputs that got none). ``outputs``: the layout of the
+        outputs ``v`` was made for (several outputs), when this run's may join others
+        (with other ``constants``): ``v`` is refitted to this run's outputs
+        (:meth:`~gradcheck.checking.outputs.Outputs.refit`).
 
         Examples
         --------
@@ -246,6 +253,8 @@ class Target:
         (array([9.]), array([6.]))
         """
         graph = self.apply(arrays, params, constants=constants)
+        if outputs is not None and graph.outputs is not None:
+            v = outputs.refit(v, graph.outputs)
         grads = self.backward(graph, v)
         out = graph.output
         return (out.data if isinstance(out, Tensor) else np.asarray(out)), grads

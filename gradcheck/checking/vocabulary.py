@@ -50,9 +50,16 @@ class Skip:
     NOT_DIFFERENTIABLE = "not differentiable there"
     #: the output has inf or nan: the example is outside the op's domain
     UNDEFINED = "output not finite there"
+    #: the forward raised a domain error (a singular matrix's LinAlgError, or an
+    #: exception named with ``skip_on``): the example is outside the op's domain
+    DOMAIN_ERROR = "forward raised a domain error there"
     #: the gradient is beyond the dtype's range (a float32 exp near 88.7, where v·e**x
     #: overflows): right or wrong, it cannot be compared
     OVERFLOW = "gradient overflows the dtype there"
+    #: the forward raised at a point a finite-difference step away from the drawn
+    #: input, which lies within a step of a bound of the declared domain: the steps
+    #: left the domain
+    RAISED_NEAR = "the forward raised near the drawn input"
     #: no non-constant float input, or only empty ones
     NOTHING = "nothing to compare"
     #: the forward raised at these shapes whatever the values (a search learns it)

@@ -98,23 +98,28 @@ def _entry(result: VerifyResult) -> dict[str, Any]:
         "max_abs_error": result.max_abs_error,
         "max_rel_error": result.max_rel_error,
         "seed": result.seed,
+        "seconds": result.seconds,
         "settings": result.settings,
     }
 
 
-def baseline_document(results: Sequence[VerifyResult], *, seed: int) -> dict[str, Any]:
-    """The baseline of a run, as a JSON-ready dict (non-finite floats as strings)."""
+def baseline_document(
+    results: Sequence[VerifyResult], *, seed: int, shard: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """The baseline of a run, as a JSON-ready dict (non-finite floats as strings);
+    ``shard``: the manifest of a shard's run (:mod:`gradcheck.frontend.shards`)."""
     from gradcheck import __version__
 
-    return jsonable(
-        {
-            "gradcheck_baseline": BASELINE_VERSION,
-            "gradcheck_version": __version__,
-            "versions": current_versions(),
-            "seed": seed,
-            "targets": {r.target: _entry(r) for r in results},
-        }
-    )
+    document: dict[str, Any] = {
+        "gradcheck_baseline": BASELINE_VERSION,
+        "gradcheck_version": __version__,
+        "versions": current_versions(),
+        "seed": seed,
+        "targets": {r.target: _entry(r) for r in results},
+    }
+    if shard is not None:
+        document["shard"] = dict(shard)
+    return jsonable(document)
 
 
 def current_versions() -> dict[str, str]:
@@ -150,9 +155,12 @@ def version_mismatches(document: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def baseline_text(results: Sequence[VerifyResult], *, seed: int) -> str:
+def baseline_text(
+    results: Sequence[VerifyResult], *, seed: int, shard: Mapping[str, Any] | None = None
+) -> str:
     """The baseline file of a run (sorted keys, two-space indent, a final newline)."""
-    return json.dumps(baseline_document(results, seed=seed), indent=2, sort_keys=True) + "\n"
+    document = baseline_document(results, seed=seed, shard=shard)
+    return json.dumps(document, indent=2, sort_keys=True) + "\n"
 
 
 def save_baseline(path: Path | str, results: Sequence[VerifyResult], *, seed: int) -> None:

@@ -14,15 +14,20 @@ measures or decides anything.
   failing or regressed target, ``::notice`` for new and vanished targets. A message is
   escaped as the runner expects (``%`` → ``%25``, CR → ``%0D``, LF → ``%0A``), and a
   property value also has ``:`` → ``%3A`` and ``,`` → ``%2C``.
+- :func:`job_summary`: the Markdown a GitHub job shows on its summary page
+  (``$GITHUB_STEP_SUMMARY``): a table of the targets, the failures with their replay
+  commands, the regressions against the baseline.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
+import math
 import os
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +39,7 @@ __all__ = [
     "escape_data",
     "escape_property",
     "github_annotations",
+    "job_summary",
     "junit_xml",
     "result_text",
     "source_location",
@@ -75,6 +81,7 @@ def junit_xml(
     seed: int,
     regressions: Mapping[str, str] | None = None,
     suite_name: str = "gradcheck",
+    shard: Mapping[str, Any] | None = None,
 ) -> bytes:
     """A JUnit XML document (UTF-8 bytes) with one testcase per target.
 
@@ -100,6 +107,9 @@ def junit_xml(
     )
     properties = ET.SubElement(suite, "properties")
     ET.SubElement(properties, "property", name="seed", value=str(seed))
+    for key, value in (shard or {}).items():  # a shard's manifest, for gradcheck merge
+        text = value if isinstance(value, str) else json.dumps(value)
+        ET.SubElement(properties, "property", name=f"gradcheck.shard.{key}", value=text)
     for r in results:
         module, name = split_spec(r.target)
         case = ET.SubElement(
@@ -120,9 +130,9 @@ def junit_xml(
             reason = _xml_text(f"regression against the baseline: {regressions[r.target]}")
             failure = ET.SubElement(case, "failure", message=reason, type="regression")
             failure.text = reason
-        if r.skip_lines:
+        if r.skip_lines or r.shapes:
             out = ET.SubElement(case, "system-out")
-            out.text = "\n".join(r.skip_lines)
+            out.text = "\n".join([*r.skip_lines, *([r.shapes] if r.shapes else [])])
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
@@ -228,3 +238,63 @@ def github_annotations(
     for name in vanished:
         lines.append(_command("notice", f"{name}: in the baseline but not run", title="gradcheck"))
     return lines
+
+
+def _cell(text: str) -> str:
+    # A Markdown table cell: one line, and a '|' that does not end the cell.
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _fenced(text: str) -> str:
+    # A code block whose fence is longer than any run of backticks in the text.
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"
+
+
+def _worst(result: VerifyResult) -> str:
+    # The largest absolute error, and how far it is from its tolerance (< 1 passes).
+    if math.isnan(result.max_abs_error):
+        return "-"
+    text = f"{result.max_abs_error:.2e}"
+    if not math.isnan(result.error_ratio):
+        text += f" (error/tol {result.error_ratio:.2g})"
+    return text
+
+
+_MARK = {Verdict.PASSED: "✅", Verdict.FAILED: "❌", Verdict.TIMED_OUT: "❌"}
+
+
+def job_summary(
+    results: Sequence[VerifyResult],
+    *,
+    seed: int,
+    replay: Callable[[VerifyResult], str],
+    regressions: Mapping[str, str] | None = None,
+) -> str:
+    """The run as GitHub-flavoured Markdown, for ``$GITHUB_STEP_SUMMARY``: a headline,
+    a table of the targets (verdict, examples, worst error, time), each target that did
+    not pass with its report and replay command, and the regressions against the
+    baseline (``regressions``: target -> reason)."""
+    from gradcheck.frontend.render import _summary as run_summary
+
+    regressions = regressions or {}
+    lines = [f"### gradcheck: {run_summary(results, seed)}", ""]
+    lines += ["| target | verdict | examples | worst error | time |", "|---|---|---:|---:|---:|"]
+    for r in results:
+        verdict = f"{_MARK.get(r.verdict, '⚠️')} {r.verdict.replace('_', ' ')}"
+        if r.target in regressions:
+            verdict += " (regressed)"
+        row = [f"`{_cell(r.target)}`", verdict, str(r.examples), _worst(r), f"{r.seconds:.2f} s"]
+        lines.append(f"| {' | '.join(row)} |")
+    failing = [r for r in results if not r.passed and r.verdict != Verdict.NOT_RUN]
+    if failing:
+        lines += ["", "#### Failures"]
+        for r in failing:
+            lines += ["", f"**`{_cell(r.target)}`** {r.verdict.replace('_', ' ')}", ""]
+            lines += [_fenced(result_text(r)), "", "Replay:", "", _fenced(replay(r))]
+    if regressions:
+        lines += ["", "#### Regressions against the baseline", ""]
+        lines += ["| target | how |", "|---|---|"]
+        lines += [f"| `{_cell(t)}` | {_cell(why)} |" for t, why in regressions.items()]
+    return "\n".join(lines) + "\n"

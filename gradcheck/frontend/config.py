@@ -53,6 +53,7 @@ from gradcheck.search.description import (
     normalize_order,
     normalize_seed,
     normalize_shapes,
+    normalize_skip_on,
     normalize_tolerance,
 )
 from gradcheck.search.precedence import layered
@@ -81,7 +82,7 @@ OPTION_KEYS = tuple(key.replace("_", "-") for key in (*VERIFY_SETTINGS, *RUN_LIM
 CONFIG_SIZE_LIMIT = 4 << 20
 
 #: Settings that only make sense for the whole project.
-PROJECT_KEYS = ("targets", "regression-factor")
+PROJECT_KEYS = ("targets", "regression-factor", "html")
 
 
 @dataclass(frozen=True)
@@ -104,6 +105,12 @@ class ProjectConfig:
     defaults: dict[str, Any] = field(default_factory=dict)
     targets: tuple[TargetConfig, ...] = ()
     regression_factor: float = DEFAULT_REGRESSION_FACTOR
+    #: Whether the table has a ``targets`` key (``targets = []`` lists none: a run of
+    #: the configuration then checks nothing, rather than the engine's own ops).
+    lists_targets: bool = False
+    #: ``html``: where a run of the configuration also writes its HTML report
+    #: (``--html``), resolved against the file's folder; None for no report.
+    html: Path | None = None
 
     def options_for(self, entry: TargetConfig) -> dict[str, Any]:
         """The defaults overlaid with the entry's own settings."""
@@ -205,6 +212,9 @@ def _parse(file: Path, table: Any, where: str) -> ProjectConfig:
         raise ConfigError(
             f"{file}: {where} key 'regression-factor' must be a number >= 1, got {factor!r}"
         )
+    html = table.get("html")
+    if html is not None and (not isinstance(html, str) or not html.strip()):
+        raise ConfigError(f"{file}: {where} key 'html' must be a file path, got {html!r}")
     raw_targets = table.get("targets", [])
     if not isinstance(raw_targets, list):
         raise ConfigError(f"{file}: {where} key 'targets' must be an array of tables")
@@ -222,7 +232,14 @@ def _parse(file: Path, table: Any, where: str) -> ProjectConfig:
             )
         options = _options(file, place, {k: v for k, v in entry.items() if k != "target"})
         targets.append(TargetConfig(name.strip(), options))
-    return ProjectConfig(file, defaults, tuple(targets), float(factor))
+    return ProjectConfig(
+        file,
+        defaults,
+        tuple(targets),
+        float(factor),
+        "targets" in table,
+        None if html is None else file.parent / html,
+    )
 
 
 def _reject_unknown(file: Path, where: str, table: dict[str, Any], known: tuple[str, ...]) -> None:
@@ -304,6 +321,7 @@ _NORMALIZERS: dict[str, Callable[[Any], Any]] = {
     "modes": normalize_modes,
     "device": normalize_device,
     "nondet-tol": normalize_nondet_tol,
+    "skip-on": normalize_skip_on,
     "timeout": normalize_seconds,
     "example-timeout": normalize_seconds,
 }

@@ -36,6 +36,8 @@ class RunReport:
     stopped_by: str | None = None
     #: ``--quiet``: only what did not pass, and the summary.
     quiet: bool = False
+    #: The manifest of a shard's run (``--shard``), written into the JSON document.
+    shard: dict[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -80,6 +82,8 @@ def _json_run(report: RunReport) -> str:
         extra["baseline"] = report.comparison.to_dict()
     if report.stopped_by is not None:
         extra["interrupted"] = report.stopped_by
+    if report.shard is not None:
+        extra["shard"] = report.shard
     return render_json(report.results, seed=report.seed, replay=report.replay, extra=extra)
 
 

@@ -37,7 +37,7 @@ from types import ModuleType
 from typing import Any
 
 from gradcheck.checking.adapters import missing_extra_hint
-from gradcheck.errors import ModuleLoadError, NotATarget, TargetNotFound
+from gradcheck.errors import EmptyModule, ModuleLoadError, NotATarget, TargetNotFound
 from gradcheck.frontend.discovery import discover, is_operation_class, no_target_message
 from gradcheck.operation import Operation
 from gradcheck.search.verifier import LoadedTarget, is_ctrl_c
@@ -208,7 +208,7 @@ def load_targets(spec: str, *, skipped: list[str] | None = None) -> list[LoadedT
             skipped += [f"{module_name}:{f.name}: {f.reason}" for f in found if f.reason]
         targets = [f for f in found if f.reason is None]
         if not targets:
-            raise TargetNotFound(no_target_message(module_name, found))
+            raise EmptyModule(no_target_message(module_name, found))
         return [LoadedTarget(f"{module_name}:{f.name}", f.obj) for f in targets]
     from gradcheck.checking.target import resolve_target
 

@@ -19,8 +19,9 @@ The JSON document (``gradcheck verify --format json``), version 1::
                                      # ...by reason (also "nothing to compare",
                                      # "gradient overflows the dtype there"...)
           "failure": null,           # or {"kind": ..., "message": ..., ...}, below
-          "max_abs_error": 2.1e-11,  # largest gradient errors seen
-          "max_rel_error": 3.4e-12,
+          "max_abs_error": 2.1e-11,  # largest gradient errors seen (every example,
+          "max_rel_error": 3.4e-12,  # failing ones included; relative to the
+                                     # gradient's scale, as the tolerance takes it)
           "error_ratio": 0.003,      # largest error / tolerance (< 1 passes)
           "seconds": 0.41,
           "seed": 1234,
@@ -28,7 +29,13 @@ The JSON document (``gradcheck verify --format json``), version 1::
           "shrink_steps": 0,         # examples run while shrinking a failure
           "note": null,              # e.g. why a run is inconclusive
           "found": null,             # where a failure was found: "at a large input (66
-                                     # elements)", "at the domain bound 0"... (or null)
+                                     # elements)", "at the domain bound 0", "at
+                                     # example 4 of 100, then shrunk in 12 steps"
+                                     # (null: nothing failed)
+          "worst_seen": null,        # or the failing check with the largest relative
+                                     # error the search saw (as "failure", plus
+                                     # "example": "example 4 of the search"); the
+                                     # replay command replays it too
           "replay": "gradcheck verify mymodule:MyOp --seed 1234"
         }
       ]
@@ -43,15 +50,22 @@ name, ``"SIGINT"`` or ``"SIGTERM"``); its targets that did not finish have the v
 "settings_changed": {target: [setting, ...]}, "error_ratios": {target: {"baseline":
 float, "now": float}}}`` (see :mod:`gradcheck.frontend.baseline` for the rule;
 ``settings_changed`` names, per target, the settings that differ from the baseline's).
+A shard of a run (``--shard K/N``) adds ``"shard"``: ``{"index": int, "count": int,
+"seed": int, "plan": str, "versions": {name: str}, "targets": [str], "positions": [int]}``
+(every target of the unsharded run, and the places of this shard's among them; see
+:mod:`gradcheck.frontend.shards`), which ``gradcheck merge`` reads.
 
 The JSON Schema of this document ships in the package: ``gradcheck.schemas.load("verify")``
 (``gradcheck/schemas/verify.schema.json``; tests validate real runs against it).
 
 ``failure`` is the failing check (:meth:`gradcheck.CheckResult.to_dict`, shrunk
-inputs included) with its failure's ``kind``, ``message``, ``input`` (index of the input
-concerned), ``worst`` (elements with ``index``, ``analytic``, ``numeric``, ``abs_error``,
-``rel_error``), ``order`` and ``ad_mode`` (the check that failed: order 1, 2..., ``"rev"``
-or ``"fwd"``) lifted to the top level. Floats are written at full precision; values
+inputs included, with ``input_names``, the inputs' names as the user named them, and
+``upstream``, the drawn upstream gradient ``v``) with its failure's ``kind``,
+``message``, ``input`` (index of the input concerned), ``worst`` (elements with
+``index``, ``analytic``, ``numeric``, ``abs_error``, ``rel_error``: the error over the
+gradient's scale, as ``max_rel_error``), ``order`` and ``ad_mode`` (the check that
+failed: order 1, 2..., ``"rev"`` or ``"fwd"``) lifted to the top level; ``worst_seen``
+has the same form. Floats are written at full precision; values
 that are not finite are the strings ``"nan"``, ``"inf"``, ``"-inf"``, as in
 :meth:`~gradcheck.CheckResult.to_dict`. Fields may be added in later versions; none will
 be removed or change meaning without a new ``version``.
@@ -127,6 +141,7 @@ def render_table(
         if r.failure is not None or not r.passed:
             blocks.append(failure_block(r, replay(r), color=color))
     skipped = [f"{r.target}: {line}" for r in results for line in r.skip_lines]
+    skipped += [f"{r.target}: {r.shapes}" for r in results if r.shapes]
     if skipped and not quiet:
         blocks.append("\n".join(skipped))
     summary = _summary(results, seed)
@@ -138,38 +153,26 @@ def render_table(
 
 def failure_block(result: VerifyResult, replay: str, *, color: bool = False) -> str:
     """The report of a target that did not pass, ending with ``replay``, the command
-    that runs it again: the failing check's report and its inputs, or why nothing
-    failed and nothing passed. The pytest plugin shows the same block."""
-    if result.failure is not None:
-        return f"{_failure_block(result, color)}\nReplay: {replay}"
-    verdict = result.verdict.replace("_", " ")
-    return f"{result.target}: {verdict}: {result.note}\nReplay: {replay}"
+    that runs it again: :func:`gradcheck.report`'s text (the failing check's report
+    and its inputs, where the search found it, the largest error it saw; or why
+    nothing failed and nothing passed), its headline in colour. The pytest plugin
+    shows the same block."""
+    from gradcheck.frontend.report import target_text
 
-
-def _failure_block(result: VerifyResult, color: bool) -> str:
-    text = report_text(result.failure)
-    if color:
+    text = target_text(result, replay=replay)
+    if color and result.failure is not None:
         head, _, rest = text.partition("\n")
         text = f"{click.style(head, fg='red', bold=True)}\n{rest}"
-    if result.found:
-        text += f"\nFound {result.found}."
-    if result.note:
-        text += f"\nNote: {result.note}"
     return text
 
 
 def report_text(check_result: Any) -> str:
     """The checker's own report of the failing check, then the (shrunk) inputs
-    themselves, which the report gives only as shapes."""
-    import numpy as np
+    themselves, named, and the upstream gradient; without the check's seed (a run's
+    seed replays it)."""
+    from gradcheck.frontend.report import check_text
 
-    from gradcheck.frontend.report import format_result
-
-    lines = [format_result(check_result)]
-    for i, a in enumerate(check_result.inputs):
-        text = np.array2string(np.asarray(a), precision=17, threshold=64, separator=", ")
-        lines.append(f"input {i} ({a.dtype}{list(a.shape)}):\n  " + text.replace("\n", "\n  "))
-    return "\n".join(lines)
+    return check_text(check_result, seed=False)
 
 
 def _summary(results: Sequence[VerifyResult], seed: int) -> str:

@@ -1,19 +1,33 @@
-"""Plain text for a :class:`~gradcheck.checking.result.CheckResult`, pytest-approx style.
+"""Plain text for a :class:`~gradcheck.checking.result.CheckResult` and a
+:class:`~gradcheck.search.verifier.VerifyResult`, pytest-approx style.
 
 The CLI and the pytest plugin both show this text: a one-line headline naming the
 failure kind and the input, ``Mismatched elements: k / n``, the largest absolute and
-relative differences, a small aligned table of the worst elements, then the seed and
-settings that replay the check. Rendering only: every number comes from the result.
+relative differences, a small aligned table of the worst elements, what analytic and
+numeric are (products with the upstream gradient ``v``, shown), then the seed and
+settings that replay the check and the inputs' values. :func:`report` is the text of
+a whole result, as ``gradcheck verify`` prints it and ``str(result)`` gives it.
+Rendering only: every number comes from the result.
+
+Inputs are named as the user named them (:attr:`CheckResult.input_names`): ``input x``,
+``input linear.weight``, ``input v``; ``input 2`` where no name is known.
+
+This module sits below the search in the import layers (``str(result)`` renders with
+it), so it reads a VerifyResult by its attributes and imports nothing above the
+result types.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 from gradcheck.checking.result import CheckResult, Element
 from gradcheck.checking.vocabulary import Kind
 
-__all__ = ["format_result", "format_table"]
+__all__ = ["format_result", "format_table", "inputs_text", "report"]
 
 
 def _num(x: float) -> str:
@@ -48,8 +62,27 @@ def format_table(elements: Sequence[Element]) -> str:
     return "\n".join(lines)
 
 
-def format_result(result: CheckResult) -> str:
-    """The report of one check, as the CLI and the pytest plugin print it.
+def _label(result: CheckResult, i: int) -> str:
+    """``input x`` for a named input, ``input 2`` for one without a name."""
+    name = result.input_name(i)
+    return name if name.startswith("input ") else f"input {name}"
+
+
+def _products_line(result: CheckResult) -> str:
+    """What the analytic and numeric columns are."""
+    order2 = _failed_at_order_2(result)
+    what = "of the backward (x, v) -> vᵀJ" if order2 else ""
+    u = "u" if order2 else "v"
+    return (
+        f"Analytic and numeric are {u}ᵀJ{' ' + what if what else ''}, with the upstream "
+        f"gradient {u} drawn from the seed (below), not J itself"
+    )
+
+
+def format_result(result: CheckResult, *, seed: bool = True) -> str:
+    """The report of one check, as the CLI and the pytest plugin print it. ``seed``:
+    whether to show the check's seed (a run's report shows the run's, that replays
+    it, instead).
 
     Examples
     --------
@@ -75,12 +108,12 @@ def format_result(result: CheckResult) -> str:
             f"{_err(result.error_ratio)}{extra})"
         )
         if result.kinks:
-            shown = ", ".join(f"input {i} at {idx}" for i, idx in result.kinks[:5])
+            shown = ", ".join(f"{_label(result, i)} at {idx}" for i, idx in result.kinks[:5])
             lines.append(
                 f"Not differentiable at: {shown}" + (" ..." if len(result.kinks) > 5 else "")
             )
     else:
-        where = "" if f.input is None else f" (input {f.input})"
+        where = "" if f.input is None else f" ({_label(result, f.input)})"
         lines.append(f"gradcheck: {result.target} failed: {f.kind}{where}")
         lines.append(f.message)
         if f.kind in (Kind.MISMATCH, Kind.MISSING_GRADIENT):
@@ -89,20 +122,135 @@ def format_result(result: CheckResult) -> str:
             lines.append(f"Max absolute difference: {_err(result.max_abs_error)}")
             lines.append(
                 f"Max relative difference: {_err(result.max_rel_error)} "
-                "(to the largest gradient element)"
+                "(to the gradient's scale, max |numeric|, as the tolerance takes it)"
             )
             if f.worst:
                 lines.append(format_table(f.worst))
-    shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in result.inputs)
+            if result.upstream is not None:
+                lines.append(_products_line(result))
+    shapes = ", ".join(
+        f"{_named_only(result, i)}{a.dtype}{list(a.shape)}" for i, a in enumerate(result.inputs)
+    )
     settings = " ".join(f"{k}={v}" for k, v in result.settings.items() if v is not None)
     params = f"; params: {result.params}" if result.params else ""
     # A failure found around the check (the op exited, its process died, it ran out
     # of time) has no check settings and no calls counted.
     settings = f"; settings: {settings}" if settings else ""
-    lines.append(f"seed: {result.seed}{settings}; inputs: {shapes}{params}")
+    said = f"seed: {result.seed}{settings}" if seed else settings.removeprefix("; ")
+    lines.append(f"{said}; inputs: {shapes}{params}" if said else f"inputs: {shapes}{params}")
     if result.forward_calls or result.backward_calls:
         lines.append(
             f"{result.forward_calls} forward and {result.backward_calls} backward calls in "
             f"{result.seconds:.3f} s"
         )
+    return "\n".join(lines)
+
+
+def _failed_at_order_2(result: CheckResult) -> bool:
+    """Whether the failing check is the gradient of the backward, whose inputs end
+    with ``v`` (an order-2 check fails at order 1 first where the backward is wrong)."""
+    return result.failure is not None and (result.failure.order or 1) >= 2
+
+
+def _named_only(result: CheckResult, i: int) -> str:
+    name = result.input_name(i)
+    return "" if name.startswith("input ") else f"{name} "
+
+
+def _array(a: Any) -> str:
+    text = np.array2string(np.asarray(a), precision=17, threshold=64, separator=", ")
+    return text.replace("\n", "\n  ")
+
+
+def inputs_text(result: CheckResult) -> str:
+    """The check's inputs with their values, named, then the upstream gradient the
+    check drew (``v``; ``u`` at order 2, where ``v`` is an input), in one format."""
+    lines = []
+    for i, a in enumerate(result.inputs):
+        name = result.input_name(i)
+        lines.append(f"{name} ({a.dtype}{list(a.shape)}):\n  {_array(a)}")
+    if result.upstream is not None and result.failure is not None:
+        u = result.upstream
+        which = "u" if _failed_at_order_2(result) else "v"
+        lines.append(f"{which}, the upstream gradient ({u.dtype}{list(u.shape)}):\n  {_array(u)}")
+    return "\n".join(lines)
+
+
+def check_text(result: CheckResult, *, seed: bool = True) -> str:
+    """The report of one check with its inputs' values: ``str(check_result)``."""
+    return f"{format_result(result, seed=seed)}\n{inputs_text(result)}".rstrip("\n")
+
+
+def report(result: Any, *, replay: str | None = None) -> str:
+    """The text ``gradcheck verify`` prints for ``result`` (what ``str(result)`` gives).
+
+    For a :class:`~gradcheck.CheckResult` (:func:`gradcheck.check`): the report of the
+    check, then its inputs and, for a failure, the upstream gradient. For a
+    :class:`~gradcheck.VerifyResult` (:func:`gradcheck.verify`): a line with the
+    verdict; for a failure, the shrunk example's report (without its check's seed:
+    the run's seed replays it), where the search found it, the largest error seen
+    during the search with its example (a failure shrinks to a small input, where the
+    bug may look small), and the command that replays the run: ``replay`` (the
+    command line's, with the options given), else ``gradcheck.verify`` with the seed.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import gradcheck as mg
+    >>> print(mg.report(mg.check(lambda x: x * x, np.array([1.0, 2.0]))))
+    gradcheck: ...<lambda> passed (max abs err ..., max rel err ..., error ratio ...)
+    seed: 0; settings: mode=full ...; inputs: x float64[2]
+    7 forward and 2 backward calls in ... s
+    x (float64[2]):
+      [1., 2.]
+    """
+    if isinstance(result, CheckResult):
+        return check_text(result)
+    if replay is None:
+        replay = (
+            f"gradcheck.verify({result.target.replace(':', '.')}, seed={result.seed}) "
+            f"with the same settings"
+        )
+    return target_text(result, replay=replay)
+
+
+def target_text(result: Any, *, replay: str) -> str:
+    """The block of one target of a run (a VerifyResult), as :func:`report` says."""
+    verdict = result.verdict.replace("_", " ")
+    if result.failure is None:
+        head = f"{result.target}: {verdict}"
+        errs = f"max abs err {_err(result.max_abs_error)}, max rel err {_err(result.max_rel_error)}"
+        said = f"{head} ({result.examples} examples, {errs})"
+        if result.passed:
+            return "\n".join(
+                [said, *result.skip_lines, *([result.shapes] if result.shapes else [])]
+            )
+        return f"{head}: {result.note}\nReplay: {replay}"
+    lines = [check_text(result.failure, seed=False)]
+    if result.found:
+        lines.append(f"Found {result.found}.")
+    worst = result.worst
+    if worst is not None and worst is not result.failure:
+        lines.append(
+            f"Largest error seen: max rel err {_err(worst.max_rel_error)}, max abs err "
+            f"{_err(worst.max_abs_error)} (error ratio {_err(worst.error_ratio)}), at "
+            f"{result.worst_example}, before shrinking to the example above:"
+        )
+        lines.append("  " + format_result(worst, seed=False).split("\n", 2)[1])
+        lines.append("  " + inputs_text(worst).replace("\n", "\n  "))
+        inputs = "*inputs"
+        k = worst.failure.order if worst.failure is not None else None
+        if k is not None and k > 2:  # v_3..v_k come from the seed
+            inputs = f"*inputs[:-{k - 1}], upstream=v, order={k}"
+        elif _failed_at_order_2(worst):
+            inputs = "*inputs[:-1], upstream=v, order=2"
+        elif worst.settings.get("order") == 2:  # (order 1 failed first, with that v)
+            inputs = "*inputs, upstream=v, order=2"
+        lines.append(
+            f"  It replays with the run (Replay below), or alone in Python: "
+            f"gradcheck.check(<target>, {inputs}, seed={worst.seed}) with the same settings"
+        )
+    if result.note:
+        lines.append(f"Note: {result.note}")
+    lines.append(f"Replay: {replay}")
     return "\n".join(lines)

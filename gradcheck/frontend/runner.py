@@ -379,6 +379,13 @@ class Run:
             self._dispatch()
             self._wait()
 
+    def check(self, job: Job) -> Outcome:
+        """Check one job on this run's workers, which stay for the next call (how a Dask
+        worker uses a run: gradcheck.frontend.dask_executor)."""
+        self._next = 0
+        self._finished.clear()
+        return next(iter(self.results([job])))[1]
+
     def _staff(self) -> None:
         busy = sum(w.job is not None for w in self._workers)
         wanted = min(self.n_jobs, len(self._pending) + busy)

@@ -42,7 +42,7 @@ import numpy as np
 
 from gradcheck.checking.vocabulary import MAX_ORDER, MODES
 from gradcheck.defaults import MAX_EXAMPLES
-from gradcheck.errors import InvalidDescription
+from gradcheck.errors import GradcheckError, InvalidDescription
 
 __all__ = [
     "Interval",
@@ -58,6 +58,7 @@ __all__ = [
     "normalize_modes",
     "normalize_device",
     "normalize_nondet_tol",
+    "normalize_skip_on",
     "normalize_domain",
     "normalize_dtype",
     "normalize_kwargs",
@@ -168,6 +169,9 @@ class Description:
         Where a torch target runs (``"cuda"``).
     nondet_tol : float, optional
         How far repeated backwards may differ (torch's ``nondet_tol``).
+    skip_on : tuple of str, optional
+        Exceptions (``"module:Name"``, or a builtin's name) that say an input is
+        outside the op's domain: an example where the forward raises one is skipped.
     """
 
     shapes: tuple[str | tuple[int | str, ...], ...] | None = None
@@ -189,6 +193,7 @@ class Description:
     modes: tuple[str, ...] | None = None
     device: str | None = None
     nondet_tol: float | None = None
+    skip_on: tuple[str, ...] | None = None
 
     def merged(self, **overrides: Any) -> Description:
         """A copy where every override that is not ``None`` replaces the declared
@@ -225,6 +230,7 @@ def describe(
     modes: Sequence[str] | None = None,
     device: str | None = None,
     nondet_tol: float | None = None,
+    skip_on: Any = None,
 ) -> Any:
     """Declare how an op should be checked, and mark a function as a target.
 
@@ -293,6 +299,12 @@ def describe(
     nondet_tol : float, optional
         How far a second backward on the same graph may differ (default 0: the same
         bits), for ops documented nondeterministic.
+    skip_on : exception class or str, or a sequence of them, optional
+        Exceptions that say an input is outside the op's domain (a class,
+        ``"module:Name"``, or a builtin's name such as ``"ZeroDivisionError"``): an
+        example where the forward raises one is skipped and counted, as one whose
+        output is not finite. NumPy's and torch's ``LinAlgError`` (a singular matrix)
+        always are; any other exception is a failure.
 
     Returns
     -------
@@ -330,6 +342,7 @@ def describe(
         modes=None if modes is None else normalize_modes(modes),
         device=None if device is None else normalize_device(device),
         nondet_tol=None if nondet_tol is None else normalize_nondet_tol(nondet_tol),
+        skip_on=None if skip_on is None else normalize_skip_on(skip_on),
     )
 
     def decorate(obj: T) -> T:
@@ -577,6 +590,44 @@ def normalize_device(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise InvalidDescription(f"device must be a device name such as 'cuda', got {value!r}")
     return value.strip()
+
+
+def normalize_skip_on(value: Any) -> tuple[str, ...]:
+    """Exception classes or their names (``"module:Name"``, a builtin's name; one or a
+    list) as their names. A name is checked for its form only: the module it names
+    is the user's, imported where the op runs (the check), not where settings are read.
+
+    >>> normalize_skip_on(["ZeroDivisionError", "numpy.linalg:LinAlgError"])
+    ('ZeroDivisionError', 'numpy.linalg:LinAlgError')
+    """
+    from gradcheck.checking.outside import exception_class, exception_name
+
+    items = [value] if isinstance(value, (str, type)) else value
+    if not isinstance(items, Sequence) or not items:
+        raise InvalidDescription(
+            f"skip_on takes an exception class or 'module:ExceptionName' (a builtin by its "
+            f"name alone), or a list of them, got {value!r}"
+        )
+    names = []
+    for item in items:
+        if isinstance(item, type) and issubclass(item, BaseException):
+            names.append(exception_name(item))
+            continue
+        text = item.strip() if isinstance(item, str) else ""
+        module, sep, name = text.rpartition(":")
+        dotted = [*module.split("."), *name.split(".")] if sep else [name]
+        if not name or not all(part.isidentifier() for part in dotted):
+            raise InvalidDescription(
+                f"skip_on: {item!r} is not an exception: write 'module:ExceptionName' "
+                f"(numpy.linalg:LinAlgError) or a builtin exception's name"
+            )
+        if not sep:
+            try:
+                exception_class(name)  # a builtin: known here
+            except GradcheckError as exc:
+                raise InvalidDescription(str(exc)) from None
+        names.append(text)
+    return tuple(dict.fromkeys(names))
 
 
 def normalize_nondet_tol(value: Any) -> float:

@@ -10,17 +10,24 @@ differentiable, and the shapes and the error are reported with a hint (give the
 shapes, or the fewest dimensions). A forward that raises at some values only is a
 failure, as before: the op breaks where it should run; so is one that runs at no
 shape at all (the first such example is the failure, with the shapes in the note).
+
+Broadcast shapes (inputs of different shapes, which a search draws for a share of the
+examples of an op of several inputs) are learnt the same way, and as a whole: an op
+that rejects :data:`BROADCAST_REFUSALS` of them and runs at none takes equal shapes
+only (``refuses_broadcast``); the search then draws no more, and says so.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.vocabulary import Kind
+from gradcheck.checking.result import Failure
+from gradcheck.checking.vocabulary import Kind, Skip, Verdict
 from gradcheck.errors import TargetRaised
 
 __all__ = ["ShapeDomain", "RETRIES"]
@@ -29,6 +36,9 @@ __all__ = ["ShapeDomain", "RETRIES"]
 RETRIES = 2
 #: Shapes listed in a note (the rest are counted).
 LISTED = 4
+#: Distinct broadcast shapes (inputs of different shapes) the op must reject, and none
+#: run, before a search takes it that the op wants equal shapes and draws no more.
+BROADCAST_REFUSALS = 2
 
 
 Shapes = tuple[tuple[int, ...], ...]
@@ -44,6 +54,8 @@ class ShapeDomain:
         #: the check of the first example whose shapes were rejected
         self.first: Any = None
         self._runs: set[Shapes] = set()
+        #: whether the op ran at some inputs of different shapes
+        self.broadcast_ran = False
 
     def outside(self, arrays: Sequence[np.ndarray], result: Any) -> bool:
         """True when ``result`` failed because the forward raised at the shapes of
@@ -52,7 +64,7 @@ class ShapeDomain:
         failure = result.failure
         key = tuple(np.shape(a) for a in arrays)
         if failure is None or failure.kind != Kind.FORWARD_ERROR:
-            self._runs.add(key)  # (the op ran at these shapes)
+            self._ran(key)
             return False
         if "perturbed" in failure.message.split(" raised ")[0]:
             return False  # it ran at the example, then not a step away: values
@@ -62,19 +74,72 @@ class ShapeDomain:
             return False
         for attempt in range(RETRIES):
             try:
-                self.tgt.apply(
-                    self._values(arrays, attempt),
-                    self.options.get("kwargs"),
-                    constants=self.constants,
-                )
+                self._apply(self._values(arrays, attempt))
             except TargetRaised:
                 continue
-            self._runs.add(key)
+            self._ran(key)
             return False
         self.rejected[key] = failure.exception or failure.message.splitlines()[0]
         if self.first is None:
             self.first = result
         return True
+
+    def _apply(self, values: list[np.ndarray]) -> None:
+        """The op's forward at ``values``, as the check runs it: complex inputs as
+        their real and imaginary parts, through the target of the complex op."""
+        tgt, constants = self.tgt, self.constants
+        if any(v.dtype.kind == "c" for v in values):
+            from gradcheck.checking.adapters.variants import Variant
+            from gradcheck.checking.checker import _complex_as_real
+
+            tgt, values, const, _ = _complex_as_real(tgt, values, set(constants), Variant())
+            constants = sorted(const)
+        tgt.apply(values, self.options.get("kwargs"), constants=constants)
+
+    def raises_at_shapes(self, arrays: Sequence[np.ndarray], result: Any) -> bool:
+        """True when ``result`` was skipped for a domain error (a LinAlgError...) that the
+        forward raises at the shapes of ``arrays`` whatever the values: the shapes are
+        outside the op's domain, not the values (NumPy's inverse of a matrix that is
+        not square raises LinAlgError too), and are learnt as :meth:`outside` learns
+        them."""
+        if result.note != Skip.DOMAIN_ERROR:
+            return False
+        key = tuple(np.shape(a) for a in arrays)
+        if key in self.rejected:
+            return True
+        if key in self._runs:
+            return False
+        raised: BaseException | None = None
+        for attempt in range(RETRIES):
+            try:
+                self._apply(self._values(arrays, attempt))
+            except TargetRaised as exc:
+                raised = exc.exception
+                continue
+            self._ran(key)
+            return False
+        text = f"{type(raised).__name__}: {raised}"
+        self.rejected[key] = text
+        if self.first is None:  # (reported should the op run at no shape)
+            failure = Failure(Kind.FORWARD_ERROR, f"the forward raised {text}", exception=text)
+            self.first = replace(result, verdict=Verdict.FAILED, failure=failure, note="")
+        return True
+
+    def _ran(self, key: Shapes) -> None:
+        self._runs.add(key)
+        self.broadcast_ran = self.broadcast_ran or _broadcast(key)
+
+    @property
+    def refuses_broadcast(self) -> bool:
+        """The op raised at :data:`BROADCAST_REFUSALS` broadcast shapes and ran at
+        none: it takes inputs of equal shapes only (the search draws no more)."""
+        refused = sum(_broadcast(key) for key in self.rejected)
+        return not self.broadcast_ran and refused >= BROADCAST_REFUSALS
+
+    def broadcast_error(self) -> str:
+        """The op's error at the first broadcast shapes it rejected, and where."""
+        key, error = next((k, e) for k, e in self.rejected.items() if _broadcast(k))
+        return f"{error[:160]} at {_shapes(key)}"
 
     @property
     def nowhere(self) -> bool:
@@ -106,10 +171,13 @@ class ShapeDomain:
 
     def note(self) -> str:
         """What was skipped and what to do; empty when nothing was."""
-        if not self.rejected:
+        rejected = {
+            k: e for k, e in self.rejected.items() if not (_broadcast(k) and self.refuses_broadcast)
+        }  # (an op that wants equal shapes: said in VerifyResult.shapes)
+        if not rejected:
             return ""
         by_error: dict[str, list[Shapes]] = {}
-        for shapes, error in self.rejected.items():
+        for shapes, error in rejected.items():
             by_error.setdefault(error[:160], []).append(shapes)
         parts = []
         for error, keys in list(by_error.items())[:LISTED]:
@@ -123,11 +191,11 @@ class ShapeDomain:
             "masks as such (--integers, --boolean)"
         )
         ran = [min(len(s) for s in key) for key in self._runs if key]
-        if ran and all(max(len(s) for s in key) < min(ran) for key in self.rejected):
+        if ran and all(max(len(s) for s in key) < min(ran) for key in rejected):
             hint += (
                 f", or the fewest dimensions (--min-dims {min(ran)}, describe(min_dims={min(ran)}))"
             )
-        n = len(self.rejected)
+        n = len(rejected)
         what = (
             f"at every value of every shape drawn ({n})"
             if self.nowhere
@@ -143,6 +211,11 @@ def _inside(domain: tuple[float, float]) -> tuple[float, float]:
     a = lo if math.isfinite(lo) else (hi - 2.0 if math.isfinite(hi) else -1.0)
     b = hi if math.isfinite(hi) else a + 2.0
     return a + 0.1 * (b - a), b - 0.1 * (b - a)
+
+
+def _broadcast(key: Shapes) -> bool:
+    """Whether the inputs' shapes differ."""
+    return len(set(key)) > 1
 
 
 def _shapes(key: Shapes) -> str:

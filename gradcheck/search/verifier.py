@@ -46,6 +46,7 @@ from gradcheck.search.description import (
     normalize_nondet_tol,
     normalize_order,
     normalize_shapes,
+    normalize_skip_on,
     normalize_tolerance,
 )
 from gradcheck.search.domain import ShapeDomain
@@ -66,7 +67,8 @@ DEFAULTS: dict[str, Any] = {
     "dtype": "float64",
     "max_examples": 100,
     "mode": Mode.AUTO,
-    "broadcast": False,
+    # no "broadcast": unset, a share of the examples of an op of several inputs
+    # broadcast (BROADCAST_SHARE below)
 }
 
 
@@ -120,8 +122,10 @@ class VerifyResult:
         The check of the shrunk failing example (its ``inputs`` are the shrunk
         inputs).
     max_abs_error, max_rel_error : float
-        The largest absolute and relative gradient errors seen (over the passing
-        examples, or of the failing example); ``nan`` when none was measured.
+        The largest absolute and relative gradient errors seen (over every example
+        checked, the failing ones and those met while shrinking included); ``nan``
+        when none was measured. A relative error is the error over the gradient's
+        scale, the one the tolerance uses (:attr:`CheckResult.max_rel_error`).
     error_ratio : float
         The largest error relative to its tolerance (< 1 passes); ``nan`` when none was
         measured.
@@ -137,8 +141,23 @@ class VerifyResult:
         Where the search found the failure, when its input is one of the search's
         reaches: ``"at a large input (66 elements)"``, ``"at the domain bound 0"``,
         ``"just inside the domain bound 1"``, ``"at a large magnitude (|x| = 23.5)"``,
-        ``"at a near-tie (two values 3.1e-05 apart)"``; empty for an ordinary input
-        (or no failure).
+        ``"at a near-tie (two values 3.1e-05 apart)"``; else which example of the
+        search first failed (``"at example 4 of 100, then shrunk in 12 steps"``);
+        empty when nothing failed.
+    worst : CheckResult or None
+        Of the failing examples the search saw (while searching and while shrinking),
+        the one with the largest relative gradient error: shrinking keeps an input
+        that fails, not the size of the error, so a gross bug can shrink to an
+        example where it is small. None when no failing example compared gradients.
+    worst_example : str
+        Which example ``worst`` was: ``"example 4 of the search"``, ``"shrink step
+        7"``. The run's seed replays it (the run goes the same way), and so does
+        ``gradcheck.check(target, *worst.inputs, seed=worst.seed)`` with the settings.
+    shapes : str
+        For an op of several inputs whose shapes were drawn, whether they broadcast:
+        ``"inputs drawn with broadcasting: 23 of 100 examples"``, or why every input
+        had the same shape (the op rejected broadcast shapes, broadcasting was turned
+        off, none was drawn); empty otherwise.
     """
 
     target: str
@@ -157,6 +176,15 @@ class VerifyResult:
     note: str = ""
     skipped: dict[str, int] = field(default_factory=dict)
     found: str = ""
+    shapes: str = ""
+    worst: CheckResult | None = None
+    worst_example: str = ""
+
+    def __str__(self) -> str:
+        """The report the command line prints for this target (:func:`gradcheck.report`)."""
+        from gradcheck.frontend.report import report
+
+        return report(self)
 
     @property
     def skip_lines(self) -> list[str]:
@@ -187,6 +215,10 @@ class VerifyResult:
                 "shrink_steps": self.shrink_steps,
                 "note": self.note or None,
                 "found": self.found or None,
+                "worst_seen": None
+                if self.worst is None
+                else {"example": self.worst_example, **_failure_dict(self.worst)},
+                "shapes": self.shapes or None,
             }
         )
         return document
@@ -224,6 +256,7 @@ def verify(
     modes: Sequence[str] | None = None,
     device: str | None = None,
     nondet_tol: float | None = None,
+    skip_on: Any = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
@@ -255,7 +288,11 @@ def verify(
     atol, rtol : float, optional
         Tolerances of each check.
     broadcast : bool, optional
-        Draw broadcastable shapes instead of equal ones (when ``shapes`` is not given).
+        Draw broadcastable shapes for every example (``True``) or none (``False``),
+        when ``shapes`` is not given. Default: for an op of several inputs, one example
+        in four has broadcast shapes; where the op rejects them (its forward raises at
+        them whatever the values), the search learns it and draws equal shapes only.
+        :attr:`VerifyResult.shapes` says which.
     avoid : sequence of float, optional
         Points where the op is not differentiable; values keep a margin from them.
     unique : bool, optional
@@ -272,6 +309,11 @@ def verify(
         As for :func:`gradcheck.check`: the gradient of the backward too (``order=2``),
         forward mode (``modes=("rev", "fwd")``), a torch device, the tolerance of
         repeated backwards.
+    skip_on : exception class or str, or a sequence of them, optional
+        Exceptions that say an input is outside the op's domain (``"module:Name"`` or
+        a builtin's name): examples where the forward raises one are skipped and
+        counted ("forward raised a domain error there"), as NumPy's and torch's
+        ``LinAlgError`` always are.
     name : str, optional
         The name to report (default: from the target).
     progress : callable, optional
@@ -327,6 +369,7 @@ def verify(
         modes=modes,
         device=device,
         nondet_tol=nondet_tol,
+        skip_on=skip_on,
     )
     if seed is None:
         seed = secrets.randbits(32)
@@ -377,6 +420,7 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("modes", normalize_modes),
         ("device", normalize_device),
         ("nondet_tol", normalize_nondet_tol),
+        ("skip_on", normalize_skip_on),
     ):
         if options.get(key) is not None:
             try:
@@ -531,9 +575,52 @@ def large_examples(options: Mapping[str, Any]) -> int:
     return int(options["max_examples"]) // LARGE_SHARE
 
 
-def inputs_strategy(obj: Any, options: dict[str, Any], *, large: bool = False) -> Any:
+#: The share of a search's examples drawn with broadcast shapes (by default, for an
+#: op of several inputs whose shapes are drawn): ``max_examples // BROADCAST_SHARE``.
+BROADCAST_SHARE = 4
+
+
+def broadcast_examples(options: Mapping[str, Any], arity: int) -> int:
+    """How many of the examples the broadcast search takes: none when the shapes are
+    given, the op has one input, or ``broadcast`` is set (then every example, or none,
+    broadcasts)."""
+    if options.get("shapes") is not None or arity < 2 or options.get("broadcast") is not None:
+        return 0
+    return int(options["max_examples"]) // BROADCAST_SHARE
+
+
+#: The most examples at each shape of :func:`size_one_shapes` (a tenth of the
+#: search's examples in all).
+SIZE_ONE_EXAMPLES = 3
+
+
+def size_one_shapes(options: Mapping[str, Any], seed: int) -> tuple[list[tuple[int, ...]], int]:
+    """The shapes a search checks besides those Hypothesis draws (which repeats a few
+    shapes many times, and may never draw one with a size-1 axis), and how many
+    examples at each: when shapes are drawn, one shape of ``max(3, min_dims)``
+    dimensions per axis, that axis of size 1 and the others 2 to 4 (from ``seed``),
+    where a reduction or a broadcast inside the op meets a size-1 axis that is not
+    its last; up to :data:`SIZE_ONE_EXAMPLES` examples at each, a tenth of
+    ``max_examples`` in all (none below 30 examples)."""
+    ndim = max(3, int(options.get("min_dims") or 0))
+    each = min(SIZE_ONE_EXAMPLES, int(options["max_examples"]) // (LARGE_SHARE * ndim))
+    if options.get("shapes") is not None or each < 1:
+        return [], 0
+    rng = np.random.default_rng(seed)
+    shapes = []
+    for axis in range(ndim):
+        sides = [int(n) for n in rng.integers(2, 5, size=ndim)]
+        sides[axis] = 1
+        shapes.append(tuple(sides))
+    return shapes, each
+
+
+def inputs_strategy(
+    obj: Any, options: dict[str, Any], *, large: bool = False, broadcast: bool = False
+) -> Any:
     """The search's inputs for ``obj``: with ``large``, shapes of :data:`LARGE_SIZE`
-    elements."""
+    elements; with ``broadcast`` (or the ``broadcast`` setting), shapes that
+    broadcast against each other."""
     from hypothesis.errors import InvalidArgument
 
     from gradcheck.strategies import op_inputs
@@ -552,7 +639,7 @@ def inputs_strategy(obj: Any, options: dict[str, Any], *, large: bool = False) -
             shapes=shapes,
             domain=options.get("domain"),
             dtype=drawn,
-            broadcast=options["broadcast"],
+            broadcast=broadcast or bool(options.get("broadcast")),
             avoid=options.get("avoid"),
             unique=bool(options.get("unique", False)),
             integers=options.get("integers"),
@@ -560,6 +647,7 @@ def inputs_strategy(obj: Any, options: dict[str, Any], *, large: bool = False) -
             min_dims=options.get("min_dims", 0),
             max_dims=max(3, options.get("min_dims", 0)),
             reach=True,
+            reduces=_reduces(obj, kwargs),
             total_size=LARGE_SIZE if large else None,
         )
     except InvalidArgument as exc:
@@ -568,6 +656,20 @@ def inputs_strategy(obj: Any, options: dict[str, Any], *, large: bool = False) -
     if dtype in ("complex128", "complex64"):
         return _with_imaginary_parts(strategy, dtype, options.get("domain"))
     return strategy
+
+
+#: Parameter names that say an op reduces over an axis (NumPy's, torch's, JAX's).
+_AXIS_PARAMETERS = frozenset({"axis", "axes", "dim", "dims", "keepdims", "keepdim"})
+
+
+def _reduces(obj: Any, kwargs: Mapping[str, Any]) -> bool:
+    """Whether the op takes an axis to reduce over (a parameter or a given keyword
+    argument of that name): a 0-d input shows little of such an op."""
+    try:
+        names = set(op_signature(obj).parameters)
+    except TypeError:
+        names = set()
+    return bool(_AXIS_PARAMETERS & (names | set(kwargs)))
 
 
 #: The real dtype the search draws a dtype in that is not a real NumPy float: complex
@@ -629,6 +731,7 @@ def _check(
     check_seed: int,
     *,
     shrinking: bool = False,
+    upstream: np.ndarray | None = None,
 ) -> Any:
     """The check of one example. In mode "auto", an example of more than
     :data:`SCREEN_ABOVE` elements is screened first; while ``shrinking``, a screen that
@@ -659,6 +762,8 @@ def _check(
             modes=options.get("modes", ("rev",)),
             device=options.get("device"),
             nondet_tol=options.get("nondet_tol", 0.0),
+            skip_on=options.get("skip_on") or (),
+            upstream=upstream,
             **mode,
         )
 
@@ -705,7 +810,16 @@ def _in_full(search: _Search, failure: Any) -> Any:
     first = search.first_failure
     if first is not None and _same_example(first, failure):
         return first  # (nothing shrank: that one was checked in full already)
-    full = _check(search.tgt, failure.inputs, search.options, failure.seed)
+    inputs, upstream = failure.inputs, None
+    if search.options.get("order", 1) >= 2:
+        # the search's v: at order k >= 2, the first of the k - 1 upstream gradients
+        # that follow the inputs (the others are drawn from the seed)
+        k = failure.failure.order or 1
+        if k >= 2:
+            inputs, upstream = inputs[: -(k - 1)], inputs[-(k - 1)]
+        else:
+            upstream = failure.upstream
+    full = _check(search.tgt, inputs, search.options, failure.seed, upstream=upstream)
     return full if full.verdict == Verdict.FAILED else search.first_failure
 
 
@@ -732,6 +846,12 @@ def _nanmax(a: float, b: float) -> float:
     return max(a, b)
 
 
+class _Rejected(BaseException):
+    """Ends a search whose every draw the op is known to reject: broadcast shapes of
+    an op that takes equal shapes only, or the one shape of a search of fixed shapes
+    (a BaseException: Hypothesis lets it through rather than shrinking it)."""
+
+
 class _Search:
     """The body of the Hypothesis test, and what it has seen: each example's check,
     counted, rejected where the op is not differentiable, raised where it fails."""
@@ -743,26 +863,49 @@ class _Search:
         self.skipped: dict[str, int] = {}
         self.max_abs = self.max_rel = self.max_ratio = math.nan
         self.first_failure: Any = None
+        #: the failing check with the largest relative error seen, and which it was
+        self.worst: Any = None
+        self.worst_example = ""
+        self.failed_at = 0  # the search's example that failed first
         #: whether the examples now are the large-input search's
         self.large = False
         self.domain = ShapeDomain(tgt, options, constant_inputs(options))
+        #: examples checked (while searching) whose inputs' shapes differ
+        self.broadcast_examples = 0
+        self.arity = 1
+        #: whether the examples now are a search of fixed shapes
+        self.fixed = False
         # A usage error met while checking (the op rejects its parameters...) ends
         # the run: it is re-raised after the search, which must not shrink it.
         self.fatal: GradcheckError | None = None
 
-    def example(self, arrays: Any, check_seed: int) -> None:
+    def example(self, arrays: Any, check_seed: int, data: Any = None) -> None:
         from hypothesis import reject
         from hypothesis import target as hypothesis_target
 
         if self.fatal is not None:
             raise self.fatal
+        key = tuple(np.shape(a) for a in arrays)
+        broadcast = len(set(key)) > 1
+        if broadcast and self.domain.refuses_broadcast:
+            raise _Rejected  # learnt: the op takes equal shapes only
+        if self.fixed and key in self.domain.rejected:
+            raise _Rejected
         searching = self.first_failure is None
         if not searching:
             self.shrink_steps += 1
         if self.on_example is not None:
             self.on_example(arrays, check_seed)
         try:
-            result = _check(self.tgt, arrays, self.options, check_seed, shrinking=not searching)
+            upstream = self.upstream(arrays, data)
+            result = _check(
+                self.tgt,
+                arrays,
+                self.options,
+                check_seed,
+                shrinking=not searching,
+                upstream=upstream,
+            )
         except GradcheckError as exc:
             self.fatal = exc
             raise
@@ -774,6 +917,8 @@ class _Search:
             if searching:
                 self.rejected += 1
                 reason = result.note or Skip.NOT_DIFFERENTIABLE
+                if self.domain.raises_at_shapes(arrays, result):
+                    reason = Skip.SHAPE
                 self.skipped[reason] = self.skipped.get(reason, 0) + 1
             reject()
         if self.domain.outside(arrays, result):
@@ -784,23 +929,73 @@ class _Search:
         if stepped_out_of_domain(arrays, result, self.options):
             if searching:
                 self.rejected += 1
-                self.skipped[Skip.UNDEFINED] = self.skipped.get(Skip.UNDEFINED, 0) + 1
+                self.skipped[Skip.RAISED_NEAR] = self.skipped.get(Skip.RAISED_NEAR, 0) + 1
             reject()
         if searching:
             self.examples += 1
+            self.broadcast_examples += broadcast
             if self.progress is not None:
                 self.progress(self.examples, self.options["max_examples"])
-        if not result.passed:
-            if searching:
-                self.first_failure = result
-            raise _ExampleFailed(result)
         abs_err, rel_err, ratio = _errors(result)
         self.max_abs = _nanmax(self.max_abs, abs_err)
         self.max_rel = _nanmax(self.max_rel, rel_err)
         self.max_ratio = _nanmax(self.max_ratio, ratio)
+        if not result.passed:
+            if searching:
+                self.first_failure = result
+                self.failed_at = self.examples
+            self.keep_if_worst(result, rel_err, ratio, searching)
+            raise _ExampleFailed(result)
         if math.isfinite(ratio):
             # Steer the search towards the inputs where the gradient is least accurate.
             hypothesis_target(ratio, label="error / tolerance")
+
+    def upstream(self, arrays: Any, data: Any) -> np.ndarray | None:
+        """At order 2 and above, the upstream gradient ``v`` the checked backward takes
+        (order 2's; those of higher orders come from the check's seed), drawn
+        by Hypothesis (of the output's shape and dtype, from a forward call) so that it
+        shrinks with the inputs; None at order 1 (the check draws it from its seed),
+        and where the forward raises (the check reports that)."""
+        if self.options.get("order", 1) < 2 or data is None:
+            return None
+        from hypothesis import strategies as st
+        from hypothesis.extra import numpy as hnp
+
+        try:
+            graph = self.tgt.apply(
+                [np.asarray(a) for a in arrays],
+                dict(self.options.get("kwargs") or {}),
+                constants=constant_inputs(self.options),
+            )
+        except Exception:
+            return None
+        out = np.asarray(graph.output.data)  # (as the check joins several outputs)
+        if out.dtype.kind != "f":
+            return None
+        width = {2: 16, 4: 32}.get(out.dtype.itemsize, 64)
+        elements = st.floats(-2.0, 2.0, width=width, allow_subnormal=False)  # type: ignore[arg-type]
+        v: np.ndarray = data.draw(hnp.arrays(out.dtype, out.shape, elements=elements), label="v")
+        return v
+
+    def keep_if_worst(self, result: Any, rel_err: float, ratio: float, searching: bool) -> None:
+        """Keep ``result`` (a failing check) if its relative error is the largest of the
+        failures seen so far (the error ratio breaks ties)."""
+        if math.isnan(rel_err):
+            return
+        if self.worst is not None:
+            _, best_rel, best_ratio = _errors(self.worst)
+            if (rel_err, _nan_low(ratio)) <= (best_rel, _nan_low(best_ratio)):
+                return
+        self.worst = result
+        self.worst_example = (
+            f"example {self.examples} of the search"
+            if searching
+            else f"shrink step {self.shrink_steps}"
+        )
+
+
+def _nan_low(x: float) -> float:
+    return -math.inf if math.isnan(x) else x
 
 
 #: How far finite differences step, as a multiple of cbrt(eps) * max(1, |x|): the
@@ -858,10 +1053,36 @@ def _run(
     from gradcheck.checking.target import resolve_target
 
     search = _Search(resolve_target(obj), options, progress, on_example)
+    search.arity = op_signature(obj).given(options.get("kwargs") or {}).arity
     start = time.perf_counter()
     n_large = large_examples(options)
-    outcome = _phase(search, inputs_strategy(obj, options), options["max_examples"] - n_large, seed)
+    n_broadcast = broadcast_examples(options, search.arity)
+    fixed_shapes, each = size_one_shapes(options, seed)
+    n_main = options["max_examples"] - n_large - n_broadcast - each * len(fixed_shapes)
+    outcome = _phase(search, inputs_strategy(obj, options), n_main, seed)
     failure, verdict, note = outcome
+    for k, shape in enumerate(fixed_shapes):
+        if verdict != Verdict.PASSED or search.fatal is not None:
+            break
+        search.fixed = True
+        fixed = {**options, "shapes": (shape,) * search.arity}
+        outcome = _phase(search, inputs_strategy(obj, fixed), each, seed + 4 + k)
+        search.fixed = False
+        if outcome[1] != Verdict.INCONCLUSIVE:  # (the op does not take the shape)
+            failure, verdict, note = outcome
+    if n_broadcast and verdict == Verdict.PASSED and search.fatal is None:
+        # A search of its own, so that its share does not depend on which shapes
+        # Hypothesis happens to repeat; ended early where the op rejects them.
+        strategy = inputs_strategy(obj, options, broadcast=True)
+        before = search.examples
+        outcome = _phase(search, strategy, n_broadcast, seed + 2)
+        if outcome[1] != Verdict.INCONCLUSIVE:
+            failure, verdict, note = outcome
+        elif search.domain.refuses_broadcast:  # the rest of its share in equal shapes
+            left = n_broadcast - (search.examples - before)
+            outcome = _phase(search, inputs_strategy(obj, options), left, seed + 3)
+            if outcome[1] != Verdict.INCONCLUSIVE:
+                failure, verdict, note = outcome
     if n_large and verdict == Verdict.PASSED and search.fatal is None:
         search.large = True
         outcome = _phase(search, inputs_strategy(obj, options, large=True), n_large, seed + 1)
@@ -891,9 +1112,9 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
         phases=(Phase.generate, Phase.target, Phase.shrink),
     )
     @hypothesis_seed(seed)
-    @given(arrays=strategy, check_seed=st.integers(0, 2**32 - 1))
-    def test(arrays: Any, check_seed: int) -> None:
-        search.example(arrays, check_seed)
+    @given(arrays=strategy, check_seed=st.integers(0, 2**32 - 1), data=st.data())
+    def test(arrays: Any, check_seed: int, data: Any) -> None:
+        search.example(arrays, check_seed, data)
 
     try:
         test()
@@ -901,6 +1122,14 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
         return _in_full(search, exc.result), Verdict.FAILED, ""
     except Unsatisfiable:
         return None, Verdict.INCONCLUSIVE, _unsatisfied(search.skipped, drawn=False)
+    except _Rejected:
+        if search.fixed:
+            return None, Verdict.INCONCLUSIVE, ""
+        note = (
+            f"the op rejects broadcast shapes ({search.domain.broadcast_error()}): draw "
+            f"equal ones (no --broadcast, describe(broadcast=False))"
+        )
+        return None, Verdict.INCONCLUSIVE, note
     except Flaky:
         note = "the failure did not repeat when the same input was checked again"
         return search.first_failure, Verdict.FAILED, note
@@ -927,13 +1156,22 @@ def _result(
         verdict, note = Verdict.INCONCLUSIVE, _unsatisfied(search.skipped)
     if search.domain.nowhere and failure is None:
         # no shape ran: the forward's error is the failure, not a domain to learn
-        failure, verdict, note = search.domain.first, Verdict.FAILED, ""
+        failure, verdict = search.domain.first, Verdict.FAILED
+        note = note if search.domain.refuses_broadcast else ""  # (--broadcast: the hint)
     if search.domain.rejected:
         note = "; ".join(n for n in (note, search.domain.note()) if n)
+    # The worst seen, over every example (a failure shrinks to a small input, where
+    # the bug may be small; the size of the bug is what the search saw).
+    abs_err, rel_err, ratio = search.max_abs, search.max_rel, search.max_ratio
     if failure is not None:
-        abs_err, rel_err, ratio = _errors(failure)
+        abs_err, rel_err, ratio = (
+            _nanmax(a, b) for a, b in zip((abs_err, rel_err, ratio), _errors(failure))
+        )
+    worst = search.worst if failure is not None else None
+    if worst is not None and _errors(failure)[1] >= _errors(worst)[1]:
+        worst, worst_example = failure, "the reported example"
     else:
-        abs_err, rel_err, ratio = search.max_abs, search.max_rel, search.max_ratio
+        worst_example = search.worst_example if worst is not None else ""
     return VerifyResult(
         target=name,
         passed=verdict == Verdict.PASSED,
@@ -950,8 +1188,41 @@ def _result(
         shrink_steps=search.shrink_steps,
         note=note,
         skipped=dict(search.skipped),
-        found="" if failure is None else found_at(failure.inputs, options, search.large),
+        found=_found(search, failure, options),
+        worst=worst,
+        worst_example=worst_example,
+        shapes=_shapes_line(search, options),
     )
+
+
+def _found(search: _Search, failure: Any, options: Mapping[str, Any]) -> str:
+    """Where the search found a failure (:attr:`VerifyResult.found`)."""
+    if failure is None:
+        return ""
+    reach = found_at(failure.inputs, options, search.large)
+    if reach or not search.failed_at:
+        return reach
+    shrunk = f", then shrunk in {search.shrink_steps} steps" if search.shrink_steps else ""
+    return f"at example {search.failed_at} of {options['max_examples']}{shrunk}"
+
+
+def _shapes_line(search: _Search, options: Mapping[str, Any]) -> str:
+    """:attr:`VerifyResult.shapes`: for an op of several inputs whose shapes were
+    drawn, how many examples broadcast, or why none did."""
+    if options.get("shapes") is not None or search.arity < 2:
+        return ""
+    n, total = search.broadcast_examples, search.examples
+    of = f"{total} example{'s' * (total != 1)}"
+    if n:
+        return f"inputs drawn with broadcasting: {n} of {of}"
+    if search.domain.refuses_broadcast:
+        return (
+            f"broadcast shapes: rejected by the op ({search.domain.broadcast_error()}); "
+            f"every input had the same shape in the {of} checked"
+        )
+    if options.get("broadcast") is False:
+        return f"every input had the same shape in the {of} checked: broadcasting is off"
+    return f"every input had the same shape in the {of} checked: no broadcast shapes were drawn"
 
 
 def found_at(inputs: Sequence[Any], options: Mapping[str, Any], large: bool) -> str:
@@ -1005,6 +1276,8 @@ def _unsatisfied(skipped: Mapping[str, int], *, drawn: bool = True) -> str:
     advice = {
         Skip.NOT_DIFFERENTIABLE: "narrow the domain, or declare the kinks with avoid",
         Skip.UNDEFINED: "declare the domain where the op is defined",
+        Skip.DOMAIN_ERROR: "declare the domain where the op is defined",
+        Skip.RAISED_NEAR: "keep the declared domain a step inside where the op raises",
         Skip.OVERFLOW: "declare a domain where the gradient fits the dtype",
         Skip.NOTHING: "give shapes with at least one element",
         Skip.SHAPE: "the shapes are below",

@@ -127,6 +127,7 @@ def op_inputs(
     integers: Mapping[int, tuple[int, int]] | None = None,
     booleans: Sequence[int] = (),
     reach: bool = False,
+    reduces: bool = False,
     total_size: tuple[int, int] | None = None,
 ) -> st.SearchStrategy[tuple[np.ndarray, ...]]:
     """Strategy for the input arrays of an op: a tuple with one array per input.
@@ -151,7 +152,10 @@ def op_inputs(
     broadcast : bool, default False
         Draw shapes that broadcast against each other, with
         :func:`hypothesis.extra.numpy.mutually_broadcastable_shapes`, instead of equal
-        ones (ignored when ``shapes`` is given).
+        ones (ignored when ``shapes`` is given). With ``reach``, they are drawn from one
+        base shape: each input drops some of its leading axes and has some of the
+        others at size 1, and the inputs' shapes always differ (see
+        :func:`_broadcast_from`).
     min_dims, max_dims, min_side, max_side : int
         Bounds of the drawn shapes (and the sizes named dimensions take).
     avoid : sequence of float, optional
@@ -171,9 +175,14 @@ def op_inputs(
         indices), by index.
     booleans : sequence of int
         Inputs drawn as booleans (masks), by index.
+    reduces : bool, default False
+        The op reduces over an axis (its parameters name one), so a 0-d input shows
+        little of it: with ``reach``, 0-d shapes are drawn more rarely still.
     reach : bool, default False
-        Also draw the values gradient bugs hide at (what ``gradcheck verify``
-        searches): magnitudes log-uniform out to just past where ``exp`` overflows
+        Also draw the shapes and values gradient bugs hide at (what ``gradcheck verify``
+        searches): shapes of up to ``max_dims`` dimensions with size-1 axes as often as
+        others and few 0-d ones (one draw in about 16 after the first, 64 with
+        ``reduces``); magnitudes log-uniform out to just past where ``exp`` overflows
         the dtype (12 in float16, 95 in float32, 750 in float64) on unbounded sides of
         the domain; 0 and +-1; each closed bound of the domain (an
         :class:`~gradcheck.search.description.Interval`, ``"[0:"``) and values just
@@ -216,10 +225,15 @@ def op_inputs(
     margin = check_real("margin", margin, positive=True)
     check_bool("unique", unique)
     check_bool("reach", reach)
+    check_bool("reduces", reduces)
     discrete = _discrete(integers, booleans, arity)
 
     if shapes is None and total_size is not None:
         shape_strategy = _sized_shapes(total_size, broadcast, arity, (min_dims, max_dims))
+    elif shapes is None and reach:
+        shape_strategy = _search_shapes(
+            arity, (min_dims, max_dims), (min_side, max_side), broadcast, reduces
+        )
     else:
         shape_strategy = _shape_strategy(
             shapes, broadcast, arity, (min_dims, max_dims), (min_side, max_side)
@@ -305,6 +319,64 @@ def _shape_strategy(
     return hnp.array_shapes(
         min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
     ).map(lambda s: (s,) * arity)
+
+
+#: With ``reach``, a 0-d draw is drawn again this many times (once more for an op
+#: that reduces over an axis): Hypothesis favours short lists, and 0-d inputs took a
+#: third of some searches, where a reduction's bug needs a 3-d input.
+SCALAR_REDRAWS = 1
+
+
+@st.composite
+def _search_shapes(
+    draw: st.DrawFn,
+    arity: int,
+    dims: tuple[int, int],
+    sides: tuple[int, int],
+    broadcast: bool,
+    reduces: bool,
+) -> tuple[tuple[int, ...], ...]:
+    """The search's shapes (:func:`op_inputs` with ``reach``): a base shape whose
+    number of dimensions is drawn uniformly, a 0-d draw drawn again
+    (:data:`SCALAR_REDRAWS`), each side uniformly (size 1 a quarter of the time at
+    the default sides); broadcast shapes come from it, see :func:`_broadcast_from`."""
+    (min_dims, max_dims), (min_side, max_side) = dims, sides
+    ndim = draw(st.integers(min_dims, max_dims))
+    for _ in range(SCALAR_REDRAWS + int(reduces)):
+        if ndim:
+            break
+        ndim = draw(st.integers(min_dims, max_dims))
+    if broadcast and not ndim:
+        ndim = 1  # (0-d inputs all have the same shape)
+    shape = tuple(draw(st.integers(min_side, max_side)) for _ in range(ndim))
+    if not broadcast or arity < 2:
+        return (shape,) * arity
+    return _broadcast_from(draw, shape, arity, min_dims)
+
+
+def _broadcast_from(
+    draw: st.DrawFn, shape: tuple[int, ...], arity: int, min_dims: int
+) -> tuple[tuple[int, ...], ...]:
+    """Shapes that broadcast to ``shape``, not all equal: each input drops some leading
+    axes (keeping ``min_dims``) and has each other axis kept or made 1, shrinking to
+    ``shape`` itself; where they all came out equal, the last input is ``shape`` if
+    the others are not, else ``shape`` without its leading axis or, that not allowed,
+    with its first side above 1 made 1 (the simplest broadcast)."""
+    out = []
+    for _ in range(arity):
+        drop = draw(st.integers(0, max(0, len(shape) - min_dims)))
+        kept = shape[drop:]
+        ones = draw(st.lists(st.booleans(), min_size=len(kept), max_size=len(kept)))
+        out.append(tuple(1 if one else side for side, one in zip(kept, ones)))
+    if len(set(out)) == 1:
+        if out[0] != shape:
+            out[-1] = shape
+        elif len(shape) > min_dims:
+            out[-1] = shape[1:]
+        elif any(side > 1 for side in shape):
+            axis = next(a for a, side in enumerate(shape) if side > 1)
+            out[-1] = (*shape[:axis], 1, *shape[axis + 1 :])
+    return tuple(out)
 
 
 def _value_strategies(

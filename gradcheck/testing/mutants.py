@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.signature import op_signature
-from gradcheck.operation import Operation
+from gradcheck.operation import Operation, reduce_broadcast
 
 __all__ = ["MUTATIONS", "Calls", "Mutation", "applicable", "mutated"]
 
@@ -71,6 +71,10 @@ class Mutation:
         The suite leaves it out for a target whose dtype's default relative tolerance
         is larger (1e-6 in a float32 op is a few ulps: below what the checker
         promises to resolve there, which is 1e-4).
+    own_reduction : bool
+        The mutant undoes broadcasting itself (wrongly): the engine's reduction of a
+        ``broadcastable`` op's gradient is off within :func:`mutated`, so that the op
+        behaves as a user's op that reduces its own gradients.
     """
 
     name: str
@@ -78,6 +82,7 @@ class Mutation:
     apply: Apply
     needs: str = ""
     relative: float | None = None
+    own_reduction: bool = False
 
 
 def _scaled(factor: float) -> Apply:
@@ -128,6 +133,66 @@ def _wrong_reduction(op, backward, grad, index, kwargs):
     return out.reshape(shape) if out.size == int(np.prod(shape)) else out
 
 
+#: The op classes whose engine reduction a mutant has switched off (within
+#: :func:`mutated`): their inputs broadcast elementwise.
+_ELEMENTWISE: set[type] = set()
+
+
+def _broadcast_axes(op: Operation, shape: tuple[int, ...], out: tuple[int, ...]) -> tuple:
+    """The axes of ``out`` along which an input of ``shape`` was broadcast (its
+    missing leading axes, and its size-1 axes where ``out`` is larger); none when
+    ``shape`` does not broadcast to ``out``. For an op that is not elementwise (it
+    reduces its own gradients: ``matmul``, ``einsum``, ``solve``), the last two axes
+    are core dimensions, as in NumPy's generalized ufuncs, never broadcast ones: a
+    contracted axis of size 1 is no broadcast axis."""
+    lead = len(out) - len(shape)
+    if lead < 0:
+        return ()
+    core = 0 if type(op) in _ELEMENTWISE else 2
+    axes = list(range(lead))
+    for i, (n, m) in enumerate(zip(shape, out[lead:])):
+        if n == 1 and m != 1:
+            if lead + i < len(out) - core:
+                axes.append(lead + i)
+        elif n != m:
+            return ()
+    return tuple(a for a in axes if out[a] != 1)
+
+
+def _reduced(op, backward, grad, index, kwargs):
+    """The input's right gradient (reduced to its shape), its shape, and the axes of
+    the upstream gradient it was broadcast along."""
+    g = np.asarray(backward(op, grad, index, **kwargs))
+    shape = op.variables[index].shape
+    return reduce_broadcast(g, shape), shape, _broadcast_axes(op, shape, np.shape(grad))
+
+
+def _unreduced(op, backward, grad, index, kwargs):
+    # What `return grad * s` gives for a bias or a scale: the gradient left at the
+    # broadcast shape (spread evenly where the op summed it itself).
+    g = np.asarray(backward(op, grad, index, **kwargs))
+    shape = op.variables[index].shape
+    if g.shape != shape or not _broadcast_axes(op, shape, np.shape(grad)):
+        return g  # (the engine's reduction is off: returned as the op computed it)
+    out = np.broadcast_to(g, np.shape(grad))
+    return out * (g.size / out.size)
+
+
+def _keepdims_lost(op, backward, grad, index, kwargs):
+    # `grad.sum(axis=0)` where `grad.sum(axis=0, keepdims=True)` was meant.
+    g, shape, axes = _reduced(op, backward, grad, index, kwargs)
+    lead = np.ndim(grad) - len(shape)
+    inner = tuple(a - lead for a in axes if a >= lead)
+    return np.squeeze(g, axis=inner) if inner else g
+
+
+def _averaged(op, backward, grad, index, kwargs):
+    # `grad.mean(axis=0)` where the sum was meant.
+    g, _, axes = _reduced(op, backward, grad, index, kwargs)
+    count = int(np.prod([np.shape(grad)[a] for a in axes]))
+    return g / count if count > 1 else g
+
+
 def _swap_inputs(op, backward, grad, index, kwargs):
     other = (index + 1) % len(op.variables)
     return backward(op, grad, other, **kwargs)
@@ -164,6 +229,27 @@ MUTATIONS: dict[str, Mutation] = {
             "broadcasting undone over the mirrored axes",
             _wrong_reduction,
             needs="broadcast",
+        ),
+        Mutation(
+            "unreduced",
+            "a broadcast input's gradient not summed back to its shape",
+            _unreduced,
+            needs="inputs",
+            own_reduction=True,
+        ),
+        Mutation(
+            "keepdims_lost",
+            "a broadcast input's gradient summed without keepdims",
+            _keepdims_lost,
+            needs="inputs",
+            own_reduction=True,
+        ),
+        Mutation(
+            "averaged",
+            "a broadcast input's gradient averaged, not summed, over the broadcast axes",
+            _averaged,
+            needs="inputs",
+            own_reduction=True,
         ),
         Mutation("swap_inputs", "the gradient of the next input returned", _swap_inputs, "inputs"),
         Mutation("mutate_upstream", "the incoming gradient doubled in place", _mutate_upstream),
@@ -222,12 +308,27 @@ def mutated(op_class: type[Operation], mutation: Mutation) -> Iterator[Calls]:
     for cls in classes:
         classes.extend(cls.__subclasses__())
     trusted = {cls: cls.__dict__["_pure_grad"] for cls in classes if "_pure_grad" in cls.__dict__}
+    # A mutant that reduces broadcast gradients itself: the engine must not do it.
+    reducing = {
+        cls: cls.__dict__.get("broadcastable", _MISSING)
+        for cls in classes
+        if mutation.own_reduction and cls.broadcastable
+    }
     op_class.backward_var = backward_var  # type: ignore[method-assign]
     for cls in classes:
         cls._pure_grad = False
+    for cls in reducing:
+        cls.broadcastable = False
+    _ELEMENTWISE.update(reducing)
     try:
         yield calls
     finally:
+        _ELEMENTWISE.difference_update(reducing)
+        for cls, own_flag in reducing.items():
+            if own_flag is _MISSING:
+                del cls.broadcastable
+            else:
+                cls.broadcastable = own_flag
         if own is _MISSING:
             del op_class.backward_var
         else:

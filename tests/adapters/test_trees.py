@@ -34,7 +34,7 @@ def jax_ops():
 def test_a_wrong_leaf_of_a_parameter_dict_is_named_by_its_path(jax_ops, seed):
     failure = check(jax_ops.mlp_wrong_bias, params(seed), X, seed=seed).failure
     assert (failure.kind, failure.input) == ("mismatch", 1)
-    assert failure.message.startswith("(input 1 is params['dense']['b'])")
+    assert "the gradient of input params['dense']['b'] differs" in failure.message
     assert check(jax_ops.mlp, params(seed), X, seed=seed).verdict == "passed"
 
 
@@ -43,7 +43,7 @@ def test_a_dataclass_of_arrays_at_order_2_and_in_forward_mode(jax_ops, seed):
     rng = np.random.default_rng(seed)
     layer = jax_ops.Dense(rng.standard_normal((3, 2)), rng.standard_normal(2))
     failure = check(jax_ops.dense_wrong_bias, layer, X, seed=seed).failure
-    assert "(input 1 is layer.b)" in failure.message
+    assert "input layer.b" in failure.message
     assert check(jax_ops.dense, layer, X, seed=seed, order=2).verdict == "passed"
     # (a custom_vjp has no forward mode in JAX: a function of JAX's own rules)
     import jax.numpy as jnp
@@ -66,7 +66,7 @@ def test_a_list_of_arrays_is_a_tree_and_a_list_of_numbers_an_array(jax_ops):
         return jnp.asarray(jax_ops.affine_half_bias(wb[0], wb[1], x))
 
     failure = check(layer, [np.ones((3, 4)), np.zeros(4)], X).failure
-    assert failure.message.startswith("(input 1 is wb[1])")
+    assert "input wb[1]" in failure.message
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -96,7 +96,7 @@ def test_a_torch_function_of_a_dict_of_tensors(seed):
     rng = np.random.default_rng(seed)
     d = {"x": rng.standard_normal(3), "scale": rng.standard_normal(3)}
     failure = check(wrong, d, seed=seed).failure
-    assert failure.message.startswith("(input 0 is d['x'])")
+    assert "input d['x']" in failure.message
     assert check(right, d, seed=seed).verdict == "passed"
 
 

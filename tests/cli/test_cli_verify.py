@@ -35,7 +35,7 @@ def test_wrong_op_fails_naming_input_element_and_replay(workdir: Path) -> None:
     out = result.stdout
     assert re.search(r"user_ops:WrongSquare\s+FAILED", out)
     assert "mismatch" in out
-    assert "input 0" in out  # which input
+    assert "input x" in out  # which input, by its name in the forward
     assert "index" in out  # the worst elements
     (replay,) = [line for line in out.splitlines() if line.startswith("Replay: ")]
     assert shlex.split(replay[len("Replay: ") :]) == [

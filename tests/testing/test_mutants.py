@@ -144,7 +144,42 @@ def test_sample_all_mutations_caught_no_false_alarm() -> None:
     )
     _assert_perfect(report)
     caught_kinds = {r.mutation for r in report.mutants if r.status == "caught"}
-    assert caught_kinds == set(MUTATIONS)
+    # (the broadcast-reduction family needs broadcast inputs: tested below)
+    assert set(MUTATIONS) - set(BROADCAST_FAMILY) <= caught_kinds
+
+
+BROADCAST_FAMILY = ["unreduced", "keepdims_lost", "averaged"]
+
+
+@pytest.mark.parametrize("target", ["multiply", "where", "arctan2"])
+def test_the_broadcast_reduction_family_is_caught_on_broadcast_inputs(target: str) -> None:
+    report = run_suite(targets=[target], mutations=BROADCAST_FAMILY, seeds=[0, 1], examples=3)
+    _assert_perfect(report)
+    assert {r.mutation for r in report.mutants if r.status == "caught"} == set(BROADCAST_FAMILY)
+
+
+@pytest.mark.parametrize(
+    "mutation, expected",
+    [
+        ("unreduced", np.ones((2, 3))),  # not summed: the engine's reduction is off
+        ("keepdims_lost", np.full(3, 2.0)),  # summed over axis 0 without keepdims
+        ("averaged", np.ones((1, 3))),  # the mean over axis 0, not the sum
+    ],
+)
+def test_the_broadcast_family_spoils_a_broadcast_gradient(mutation, expected) -> None:
+    from gradcheck.ops.arithmetic import Add
+
+    x, b = gc.Tensor(np.ones((2, 3))), gc.Tensor(np.ones((1, 3)))
+    op = Add()
+    op(x, b)
+    with mutated(Add, MUTATIONS[mutation]):
+        assert Add.broadcastable is False
+        np.testing.assert_array_equal(op.backward_var(np.ones((2, 3)), 1), expected)
+        np.testing.assert_array_equal(op.backward_var(np.ones((2, 3)), 0), np.ones((2, 3)))
+    assert Add.broadcastable is True and "broadcastable" not in Add.__dict__
+    y, c = gc.Tensor(np.ones((2, 3))), gc.Tensor(np.ones((1, 3)))
+    (y + c).backward()  # the engine reduces again
+    np.testing.assert_array_equal(c.grad, np.full((1, 3), 2.0))
 
 
 @pytest.mark.slow

@@ -25,6 +25,7 @@ import numpy as np
 
 from gradcheck.checking.adapters import bridge_target, op_class_behind
 from gradcheck.checking.adapters.variants import Variant, forward_mode
+from gradcheck.checking.layout import STRIDED
 from gradcheck.checking.signature import arrange, op_signature
 from gradcheck.checking.target import FixedInput, qualname
 from gradcheck.checking.trees import rebuild
@@ -161,6 +162,10 @@ class _Placement:
         if not isinstance(t, torch.Tensor):
             return None
         t = t.detach()
+        if t._is_zerotensor():
+            # torch's all-zero gradient (torch.sgn of real inputs, a ZeroTensor),
+            # which has no buffer to read: zeros, as it means
+            t = torch.zeros(t.shape, dtype=t.dtype, device=t.device)
         if t.dtype == torch.bfloat16:
             t = t.float()
         if t.is_complex():
@@ -204,7 +209,11 @@ class _HigherOrder:
         self.order = order
 
     def upstream(self, vt: Any, outs: Sequence[Any], differentiable: Sequence[Any]) -> list[Any]:
-        """``v`` cut into the upstream gradient of each differentiable output."""
+        """``v`` cut into the upstream gradient of each differentiable output. An op
+        with one output has ``v`` of its shape whether or not it is differentiable
+        (one that depends on no input: its gradient is undefined, which means zero)."""
+        if len(outs) == 1:
+            return [vt.reshape(outs[0].shape) if differentiable else None]
         flat, start, upstream = vt.reshape(-1), 0, []
         for o in outs:
             if any(o is d for d in differentiable):
@@ -340,6 +349,28 @@ class _HigherOrder:
     def evaluate(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
         _, grads = self.level(self.order, arrays, [False] * len(arrays), params, False)
         return self.value_of(grads)
+
+
+def _noncontiguous(t: Any) -> Any:
+    """A copy of the tensor ``t`` that is not contiguous: in the transposed layout
+    where two axes are longer than 1, else every other element of a buffer twice as
+    long along its long axis (``t`` itself when it has one element or none)."""
+    import torch
+
+    if not isinstance(t, torch.Tensor) or t.numel() < 2:
+        return t
+    sizes = list(t.shape)
+    long = [d for d, n in enumerate(sizes) if n > 1]
+    if len(long) >= 2:
+        order = list(reversed(range(t.ndim)))
+        out = torch.empty(sizes[::-1], dtype=t.dtype, device=t.device).permute(order)
+    else:
+        sizes[long[0]] *= 2
+        buffer = torch.empty(sizes, dtype=t.dtype, device=t.device)
+        out = buffer[
+            tuple(slice(None, None, 2) if d == long[0] else slice(None) for d in range(t.ndim))
+        ]
+    return out.copy_(t)
 
 
 def _jvp(apply: Callable[..., Any], place: _Placement) -> Callable[..., list[Any]]:
@@ -497,8 +528,12 @@ class _TorchOp:
             for o, g in zip(outs, upstream)
             if g is not None and isinstance(o, torch.Tensor) and o.requires_grad
         ]
+        if STRIDED.get():  # (a share of checks: gradcheck.checking.layout)
+            triples = [(o, _noncontiguous(g), given) for o, g, given in triples]
         pairs = [(o, g) for o, g, _ in triples]
         before = place.snapshot([g for _, g, _ in triples])
+        if before is None and STRIDED.get():
+            before = [g.detach().clone() for _, g, _ in triples]
         wanted = [i for i, t in enumerate(tensors) if t.requires_grad]
         grads: list[Any] = [None] * len(tensors)
         if not pairs or not wanted:

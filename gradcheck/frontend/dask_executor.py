@@ -1,0 +1,214 @@
+"""``gradcheck verify --executor dask``: the run's jobs on a Dask cluster.
+
+Dask's ``distributed`` (the optional extra ``gradcheck[dask]``) schedules the jobs: on
+the cluster whose scheduler ``--scheduler ADDRESS`` names, or, without one, on a
+``LocalCluster`` of ``--jobs`` worker processes started for the run. A job is one
+target with its seed (with ``--seeds S``, one of the target's seeds).
+
+The local runner's guarantees hold because each Dask worker does not check a target
+itself: it hands the job to a gradcheck worker process of its own
+(:class:`gradcheck.frontend.runner.Run`, kept between the tasks of that Dask worker),
+which enforces ``--timeout`` and ``--example-timeout``, and whose death (an op's
+``os._exit``, a crash in native code) fails that target alone with ``worker_died`` while
+the Dask worker carries on. So Dask never retries a target that killed its process,
+and nothing hangs. The command yields the outcomes in the order of the jobs, as the
+local runner does, and reports each target as soon as it finishes. SIGINT and SIGTERM
+cancel what has not finished (its targets are ``not_run``) and close the cluster.
+
+The workers of a cluster you start yourself must import the targets (your project
+installed, or on their ``PYTHONPATH``) and may start processes:
+``DASK_DISTRIBUTED__WORKER__DAEMON=False dask worker ADDRESS --nthreads 1``.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+from gradcheck.errors import GradcheckError, MissingExtra
+from gradcheck.frontend.runner import Job, Outcome, Run, WorkerSetup, _not_run
+
+__all__ = ["DaskRun"]
+
+# The gradcheck runs of this Dask worker process that no task uses now (a worker with
+# several threads runs several tasks at once, each on a run of its own).
+_idle: list[Run] = []
+_idle_lock = threading.Lock()
+
+
+def _take_run(setup: WorkerSetup) -> Run:
+    with _idle_lock:
+        while _idle:
+            run = _idle.pop()
+            if run.setup == setup:
+                return run
+            run.close()
+    run = Run(1, setup)
+    # This Dask worker has NumPy, Hypothesis and gradcheck imported already: a forked
+    # gradcheck worker starts with them at once (a spawned one imports them again).
+    run._context = multiprocessing.get_context("fork")  # type: ignore[assignment]
+    return run
+
+
+def _warm(setup: WorkerSetup) -> None:
+    """Start this Dask worker's gradcheck worker process now, before its first task
+    (the process start, Python and NumPy, overlaps the scheduling)."""
+    run = _take_run(setup)
+    run.prestart()
+    with _idle_lock:
+        _idle.append(run)
+
+
+def _check_on_dask_worker(job: Job, setup: WorkerSetup, sys_path: list[str]) -> Outcome:
+    """The task: check ``job`` in this Dask worker's own gradcheck worker process."""
+    run = _take_run(setup)
+    sys.path[:] = sys_path  # the coordinator's, where the project's folder may be
+    try:
+        return run.check(job)
+    except BaseException as exc:  # reported as the job's outcome
+        run.close(graceful=False)
+        return exc
+    finally:
+        with _idle_lock:
+            _idle.append(run)
+
+
+class DaskRun:
+    """The jobs of a run on a Dask cluster; the interface of :class:`Run`."""
+
+    def __init__(
+        self,
+        n_jobs: int,
+        setup: WorkerSetup,
+        scheduler: str | None = None,
+        on_finished: Callable[[int, Outcome], None] | None = None,
+    ) -> None:
+        self.n_jobs, self.setup, self.scheduler = max(1, n_jobs), setup, scheduler
+        self.on_finished = on_finished
+        self.jobs: list[Job] = []
+        self._client: Any = None
+        self._cluster: Any = None
+        self._futures: list[Any] = []
+        self._futures_warm: list[Any] = []
+        self._finished: dict[int, Outcome] = {}
+        self._started: dict[int, float] = {}
+        self._next = 0
+
+    def prestart(self) -> None:
+        """Start the cluster (or connect to the scheduler) now, while the command loads
+        the targets."""
+        if self._client is not None:
+            return
+        try:
+            import dask
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise MissingExtra(
+                "--executor dask needs Dask's distributed: pip install 'gradcheck[dask]'"
+            ) from None
+        try:
+            if self.scheduler is None:
+                # Worker processes that may start processes (the gradcheck worker, and
+                # the op's own), one task at a time each, quiet.
+                settings = {
+                    "distributed.worker.daemon": False,
+                    # What every check needs, imported as each worker starts.
+                    "distributed.worker.preload": ["gradcheck.frontend.dask_preload"],
+                }
+                with dask.config.set(settings):
+                    self._cluster = LocalCluster(
+                        n_workers=self.n_jobs,
+                        threads_per_worker=1,
+                        processes=True,
+                        dashboard_address=None,
+                        silence_logs=40,
+                    )
+                self._client = Client(self._cluster)
+            else:
+                self._client = Client(self.scheduler, timeout=30)
+            for address in self._client.scheduler_info().get("workers", {}):
+                self._futures_warm.append(
+                    self._client.submit(_warm, self.setup, workers=[address], pure=False)
+                )
+        except Exception as exc:  # OSError, TimeoutError, RuntimeError of a nanny...
+            self.close()
+            what = (
+                f"cannot reach the Dask scheduler at {self.scheduler}"
+                if self.scheduler is not None
+                else "cannot start a Dask LocalCluster"
+            )
+            raise GradcheckError(f"{what} ({type(exc).__name__}: {exc})") from None
+
+    def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
+        """Check ``jobs`` on the cluster; their outcomes in order."""
+        from distributed import as_completed
+
+        self.prestart()
+        self.jobs = list(jobs)
+        index_of = {}
+        for index, job in enumerate(self.jobs):
+            future = self._client.submit(
+                _check_on_dask_worker,
+                job,
+                self.setup,
+                list(sys.path),
+                key=f"gradcheck-{index}-{job.spec}",
+                pure=False,
+                retries=0,
+            )
+            self._started[index] = time.monotonic()
+            index_of[future.key] = index
+            self._futures.append(future)
+        pending = as_completed(self._futures)
+        while self._next < len(self.jobs):
+            if self._next in self._finished:
+                index = self._next
+                self._next += 1
+                yield index, self._finished.pop(index)
+                continue
+            future = next(pending)
+            index = index_of[future.key]
+            try:
+                outcome = future.result()
+            except Exception as exc:
+                outcome = GradcheckError(
+                    f"{self.jobs[index].spec}: the Dask cluster could not run it ({exc})"
+                )
+            self._finished[index] = outcome
+            if self.on_finished is not None:
+                self.on_finished(index, outcome)
+
+    def stop(self, signum: int) -> list[tuple[int, Outcome]]:
+        """Cancel what has not finished (not run) and close the cluster."""
+        for future in self._futures:
+            if future.done() and future.status == "finished":
+                index = next(i for i, f in enumerate(self._futures) if f is future)
+                if index >= self._next and index not in self._finished:
+                    self._finished[index] = future.result()
+        self.close()
+        out: list[tuple[int, Outcome]] = []
+        for index in range(self._next, len(self.jobs)):
+            outcome = self._finished.pop(index, None)
+            if outcome is None or isinstance(outcome, BaseException):
+                outcome = _not_run(self.jobs[index], None, signum)
+            out.append((index, outcome))
+        self._next = len(self.jobs)
+        return out
+
+    def close(self, graceful: bool = True) -> None:
+        if self._client is None:
+            return
+        for future in self._futures:
+            if not future.done():
+                future.cancel()
+        try:
+            self._client.close(timeout=5)
+            if self._cluster is not None:
+                self._cluster.close(timeout=5)
+        except Exception:
+            pass
+        self._client = self._cluster = None

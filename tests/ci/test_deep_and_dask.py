@@ -1,0 +1,304 @@
+"""Deep runs (``verify --seeds S``) and the Dask executor (``--executor dask``): the
+same verdicts as the local runner, one target's crash failing that target alone."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gradcheck.checking.result import CheckResult, Failure
+from gradcheck.frontend.deep import combine, combine_seeds, seed_of
+from gradcheck.search.verifier import VerifyResult
+
+REPO = Path(__file__).resolve().parents[2]
+
+OPS = '''
+import os
+import time
+
+import numpy as np
+
+from gradcheck import Operation
+
+
+class Double(Operation):
+    def __call__(self, x):
+        self.variables = (x,)
+        return 2 * x.data
+
+    def backward_var(self, grad, index, **kwargs):
+        return 2 * grad
+
+
+class RareBug(Operation):
+    """Wrong only where x > 2.5: some seeds of a short search never draw such an x."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data**2
+
+    def backward_var(self, grad, index, **kwargs):
+        x = self.variables[0].data
+        return grad * 2 * x * np.where(x > 2.5, 1.5, 1.0)
+
+
+class Dies(Operation):
+    def __call__(self, x):
+        self.variables = (x,)
+        os._exit(3)
+
+
+class Hangs(Operation):
+    def __call__(self, x):
+        self.variables = (x,)
+        time.sleep(600)
+'''
+
+
+def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GRADCHECK_"))}
+    env["PYTHONPATH"] = str(REPO)
+    return subprocess.run(
+        [sys.executable, "-m", "gradcheck", "verify", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "deep_ops.py").write_text(OPS)
+    return tmp_path
+
+
+def result(seed: int, verdict: str = "passed", examples: int = 10, ratio: float = 0.1):
+    failure = None
+    if verdict == "failed":
+        failure = CheckResult(verdict="failed", target="m:Op", failure=Failure("mismatch", "x"))
+    return VerifyResult(
+        "m:Op",
+        verdict == "passed",
+        verdict,
+        examples,
+        1,
+        failure,
+        ratio,
+        ratio,
+        ratio,
+        1.0,
+        seed,
+        skipped={"not differentiable there": 1},
+    )
+
+
+# --- combining seeds -----------------------------------------------------------------
+
+
+def test_seeds_are_consecutive_and_wrap() -> None:
+    assert [seed_of(2**32 - 2, i) for i in range(3)] == [2**32 - 2, 2**32 - 1, 0]
+
+
+def test_one_failing_seed_fails_the_target_with_that_seed() -> None:
+    combined = combine([result(5), result(6, "failed", 3, 4.0), result(7, "failed", 2, 9.0)])
+    assert combined.verdict == "failed" and not combined.passed
+    assert combined.seed == 6  # the first failing seed replays it
+    assert combined.examples == 15 and combined.rejected == 3
+    assert combined.skipped == {"not differentiable there": 3}
+    assert combined.error_ratio == 9.0  # the worst seen
+    assert combined.seconds == 3.0
+    assert "3 seeds (5..7): seed 6 failed" in combined.note
+
+
+def test_passing_seeds_pass_and_inconclusive_ones_do_not_hide_a_pass() -> None:
+    combined = combine([result(1), result(2, "inconclusive", 0, math.nan), result(3)])
+    assert combined.verdict == "passed" and combined.passed
+    assert combined.error_ratio == 0.1
+    allbad = combine([result(1, "inconclusive", 0, math.nan)] * 2)
+    assert allbad.verdict == "inconclusive" and not allbad.passed
+    assert [r.seed for r in combine_seeds([result(i) for i in range(6)], 3)] == [0, 3]
+
+
+def test_a_deep_run_finds_a_rare_bug_that_one_seed_misses_and_replays_it(project: Path) -> None:
+    # Which seeds draw x > 2.5 at 3 examples is chance: find a base seed whose first
+    # search passes, then check that 40 seeds from it fail, and that the replay fails.
+    base = next(
+        s
+        for s in range(40)
+        if run(
+            project, "deep_ops:RareBug", "--seed", str(s), "--max-examples", "3", "-q"
+        ).returncode
+        == 0
+    )
+    deep = run(
+        project,
+        "deep_ops:RareBug",
+        "--seed",
+        str(base),
+        "--max-examples",
+        "3",
+        "--seeds",
+        "40",
+        "--format",
+        "json",
+        "--jobs",
+        "2",
+    )
+    assert deep.returncode == 1, deep.stderr
+    target = json.loads(deep.stdout)["targets"][0]
+    assert target["verdict"] == "failed" and target["seed"] != base
+    assert target["replay"].endswith(f"--seed {target['seed']}")
+    replay = run(project, *target["replay"].split()[2:])
+    assert replay.returncode == 1
+
+
+# --- the Dask executor -----------------------------------------------------------------
+
+
+def test_scheduler_needs_the_dask_executor(project: Path) -> None:
+    out = run(project, "deep_ops:Double", "--scheduler", "tcp://127.0.0.1:1")
+    assert out.returncode == 2 and "needs --executor dask" in out.stderr
+
+
+def test_without_distributed_the_executor_is_one_line(project: Path) -> None:
+    fake = project / "fake"
+    fake.mkdir()
+    (fake / "distributed.py").write_text("raise ImportError('no distributed here')\n")
+    env = {**os.environ, "PYTHONPATH": f"{fake}{os.pathsep}{REPO}"}
+    out = subprocess.run(
+        [sys.executable, "-m", "gradcheck", "verify", "deep_ops:Double", "--executor", "dask"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 2
+    assert out.stderr.strip().splitlines() == [
+        "Error: --executor dask needs Dask's distributed: pip install 'gradcheck[dask]'"
+    ]
+
+
+def test_the_dask_executor_gives_the_local_verdicts_and_a_crash_fails_alone(
+    project: Path,
+) -> None:
+    pytest.importorskip("distributed", reason="Dask's distributed is not installed")
+    targets = ["deep_ops:Double", "deep_ops:Dies", "deep_ops:RareBug", "deep_ops:Double"]
+    args = [*targets, "--seed", "4", "--max-examples", "20", "--format", "json", "--jobs", "2"]
+    local = run(project, *args)
+    dask = run(project, *args, "--executor", "dask")
+    assert dask.returncode == local.returncode == 1, dask.stderr
+
+    def verdicts(out):
+        return [
+            (
+                t["target"],
+                t["verdict"],
+                t["examples"],
+                t["seed"],
+                t["failure"]["kind"] if t["failure"] else None,
+            )
+            for t in json.loads(out.stdout)["targets"]
+        ]
+
+    assert verdicts(dask) == verdicts(local)
+    assert verdicts(dask)[1][4] == "worker_died"
+    assert verdicts(dask)[0][1] == verdicts(dask)[3][1] == "passed"
+
+
+def test_the_dask_executor_keeps_the_time_limits_and_stops_on_sigterm(project: Path) -> None:
+    pytest.importorskip("distributed", reason="Dask's distributed is not installed")
+    out = run(
+        project,
+        "deep_ops:Hangs",
+        "deep_ops:Double",
+        "--seed",
+        "1",
+        "--executor",
+        "dask",
+        "--example-timeout",
+        "3",
+        "--format",
+        "json",
+    )
+    assert out.returncode == 1, out.stderr
+    got = [(t["target"], t["verdict"]) for t in json.loads(out.stdout)["targets"]]
+    assert got == [("deep_ops:Hangs", "timed_out"), ("deep_ops:Double", "passed")]
+
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gradcheck",
+            "verify",
+            "deep_ops:Hangs",
+            "deep_ops:Double",
+            "--seed",
+            "1",
+            "--executor",
+            "dask",
+            "--format",
+            "json",
+        ],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    time.sleep(15)
+    proc.send_signal(signal.SIGTERM)
+    stdout, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    verdicts = {t["target"]: t["verdict"] for t in json.loads(stdout)["targets"]}
+    assert verdicts["deep_ops:Hangs"] == "not_run"
+
+
+def test_a_sharded_deep_run_merges_to_the_unsharded_one(project: Path) -> None:
+    targets = ["deep_ops:Double", "deep_ops:RareBug", "deep_ops:Double"]
+    common = [*targets, "--seed", "9", "--max-examples", "3", "--seeds", "4", "--format", "json"]
+    whole = run(project, *common)
+    for k in (1, 2):
+        part = run(project, *common, "--shard", f"{k}/2")
+        assert part.returncode in (0, 1), part.stderr
+        (project / f"r{k}.json").write_text(part.stdout)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    merged = subprocess.run(
+        [sys.executable, "-m", "gradcheck", "merge", "r1.json", "r2.json", "--format", "json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert merged.returncode == whole.returncode, merged.stderr
+
+    def key(out):
+        return [
+            (t["target"], t["verdict"], t["examples"], t["seed"])
+            for t in json.loads(out.stdout)["targets"]
+        ]
+
+    assert key(merged) == key(whole)
+    other = run(project, *common[:-4], "--seeds", "5", "--format", "json", "--shard", "2/2")
+    (project / "r2.json").write_text(other.stdout)
+    refused = subprocess.run(
+        [sys.executable, "-m", "gradcheck", "merge", "r1.json", "r2.json"],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert refused.returncode == 2 and "not shards of one run" in refused.stderr

@@ -1,0 +1,310 @@
+"""The report a person acts on (issue 34, items 4 and 5; issue 37, item 3): the size of
+a bug survives shrinking, inputs are named as the user named them, the upstream
+gradient is shown, one seed and one relative error per report, and ``str(result)``
+is the command line's text."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+import gradcheck
+from gradcheck import Operation
+from gradcheck.cli import main
+from gradcheck.frontend.render import render_json
+from gradcheck.search.verifier import stepped_out_of_domain, verify
+
+
+class SinGrowingError(Operation):
+    """sin, whose backward errs by a factor 1 + 0.5·tanh(1e-5·x**6): by up to a third at
+    the magnitudes a search draws, by 5e-6 (still a failure) at x = 1, where Hypothesis
+    shrinks it."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return np.sin(x.data)
+
+    def backward_var(self, grad, index, **kwargs):
+        x = self.variables[0].data
+        return grad * np.cos(x) * (1 + 0.5 * np.tanh(1e-5 * x**6))
+
+
+class Affine(Operation):
+    """logits * scale, whose gradient for ``scale`` is wrong (it is ``logits``)."""
+
+    def __call__(self, logits, scale):
+        self.variables = (logits, scale)
+        return logits.data * scale.data
+
+    def backward_var(self, grad, index, **kwargs):
+        logits, scale = self.variables
+        return grad * (scale.data if index == 0 else 2 * logits.data)
+
+
+class SquareOffByAConstant(Operation):
+    """x**2 whose backward is grad·(2x + 1e-3), wrong where the gradient is 0 too."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data**2
+
+    def backward_var(self, grad, index, **kwargs):
+        return grad * (2 * self.variables[0].data + 1e-3)
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_size_of_a_bug_survives_shrinking(seed):
+    result = verify(SinGrowingError, max_examples=50, seed=seed)
+    assert result.verdict == "failed"
+    shrunk = result.failure
+    worst = result.worst
+    assert worst is not None and worst is not shrunk
+    # The shrunk example is small, the bug is not: the worst seen says how big it is.
+    assert shrunk.max_rel_error < 1e-4 < 0.01 < worst.max_rel_error
+    assert result.max_rel_error == worst.max_rel_error  # the table's is the worst seen
+    assert result.max_abs_error >= worst.max_abs_error
+    assert result.worst_example.startswith(("example ", "shrink step "))
+    # ...and replays alone from its own seed and inputs.
+    again = gradcheck.check(SinGrowingError, *worst.inputs, seed=worst.seed)
+    assert again.max_rel_error == worst.max_rel_error
+    text = str(result)
+    assert "Largest error seen: max rel err" in text and result.worst_example in text
+    assert f"{worst.max_rel_error:.3g}" in text
+
+
+def test_json_fills_found_and_the_worst_seen():
+    result = verify(SinGrowingError, max_examples=50, seed=0)
+    document = json.loads(render_json([result], seed=0, replay=lambda r: "gradcheck verify x"))
+    (target,) = document["targets"]
+    assert target["found"]  # (was null for an input in none of the search's reaches)
+    assert target["worst_seen"]["example"] == result.worst_example
+    assert target["worst_seen"]["max_rel_error"] == target["max_rel_error"]
+    assert target["worst_seen"]["inputs"][0]["data"] == result.worst.inputs[0].tolist()
+    jsonschema = pytest.importorskip("jsonschema")
+    from gradcheck import schemas
+
+    jsonschema.validate(document, schemas.load("verify"))
+
+
+def test_a_pass_has_no_worst_failure_and_found_is_empty():
+    class Square(Operation):
+        def __call__(self, x):
+            self.variables = (x,)
+            return x.data**2
+
+        def backward_var(self, grad, index, **kwargs):
+            return grad * 2 * self.variables[0].data
+
+    result = verify(Square, max_examples=10, seed=0)
+    assert result.passed and result.worst is None and result.found == ""
+    assert result.to_dict()["worst_seen"] is None
+
+
+def test_inputs_are_named_as_the_forward_names_them():
+    result = gradcheck.check(Affine, np.array([1.0, 2.0]), np.array([3.0, -1.0]), seed=0)
+    assert result.input_names == ["logits", "scale"]
+    assert result.failure.input == 1
+    text = str(result)
+    assert "failed: mismatch (input scale)" in text
+    assert "the gradient of input scale differs" in text
+    assert "input 1" not in text
+    assert "logits (float64[2]):" in text and "scale (float64[2]):" in text
+    assert result.to_dict()["input_names"] == ["logits", "scale"]
+
+
+def test_module_parameters_are_named_by_their_paths():
+    torch = pytest.importorskip("torch")
+
+    class Layer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(2, 1).double()
+
+        def forward(self, x):
+            return torch.tanh(self.linear(x))
+
+    result = gradcheck.check(Layer(), np.array([[0.5, -0.25]]), seed=0)
+    assert result.input_names == ["x", "linear.weight", "linear.bias"]
+    assert "linear.weight (float64[1, 2]):" in str(result)
+
+
+def test_the_upstream_gradient_is_named_v_at_order_2():
+    torch = pytest.importorskip("torch")
+
+    class WrongSecond(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x * x.detach()  # the second derivative misses half of 6x
+
+    result = gradcheck.check(WrongSecond, np.array([0.5, -1.5]), order=2, seed=0)
+    assert result.verdict == "failed"
+    assert result.input_names == ["x", "v"]
+    text = str(result)
+    assert "v (float64[2]):" in text  # as the other inputs are printed
+    assert "u, the upstream gradient" in text and "uᵀJ" in text
+
+
+def test_the_report_shows_the_upstream_gradient_that_analytic_and_numeric_multiply():
+    x = np.array([0.5, -1.0])
+    result = gradcheck.check(Affine, x, np.array([2.0, 3.0]), seed=3)
+    v = result.upstream
+    assert v is not None and v.shape == (2,)
+    row = result.failure.worst[0]
+    j = row.index[0]
+    # analytic and numeric are v·(d out/d scale) = v * 2x and v * x elementwise
+    assert row.analytic == pytest.approx(v[j] * 2 * x[j])
+    assert row.numeric == pytest.approx(v[j] * x[j], rel=1e-6)
+    text = str(result)
+    assert "Analytic and numeric are vᵀJ" in text
+    (shown,) = [line for line in text.splitlines() if line.startswith("v, the upstream gradient")]
+    assert np.array2string(v, precision=17, separator=", ") in text.split(shown, 1)[1]
+    assert result.to_dict()["upstream"]["data"] == v.tolist()
+
+
+def test_one_relative_error_never_against_a_zero_reference():
+    # One element's gradient is 0, where the backward says 1e-3; the other is 2.
+    result = gradcheck.check(SquareOffByAConstant, np.array([0.0, 1.0]), seed=0)
+    assert result.verdict == "failed"
+    (errors,) = result.per_input
+    scale = max(abs(e.numeric) for e in result.failure.worst)
+    for e in result.failure.worst:
+        assert e.rel_error == pytest.approx(e.abs_error / scale)
+        assert e.rel_error <= result.max_rel_error  # never above the headline's
+    assert result.max_rel_error < 1  # (was 5e306 against the zero element)
+    assert errors.max_rel_error == pytest.approx(errors.max_abs_error / scale)
+
+
+def test_a_forward_that_raised_a_step_away_is_reported_as_that():
+    from gradcheck.checking.result import CheckResult, Failure
+
+    raised = CheckResult(
+        "failed",
+        "op",
+        failure=Failure("forward_error", "the forward at a perturbed input raised ValueError"),
+    )
+    assert stepped_out_of_domain([np.array([1.0 + 1e-9])], raised, {"domain": (1.0, 2.0)})
+
+    class LogRaisesBelowOne(Operation):
+        def __call__(self, x):
+            if np.any(x.data < 1):
+                raise ValueError("below the domain")
+            self.variables = (x,)
+            return np.log(x.data)
+
+        def backward_var(self, grad, index, **kwargs):
+            return grad / self.variables[0].data
+
+    gradcheck.describe(domain="[1:3]")(LogRaisesBelowOne)
+    result = verify(LogRaisesBelowOne, max_examples=40, seed=0)
+    assert result.passed, result
+    assert "output not finite there" not in result.skipped
+    assert result.skipped.get("the forward raised near the drawn input", 0) > 0
+
+
+def test_str_and_report_of_a_check_are_the_command_lines_text():
+    result = gradcheck.check(Affine, np.array([1.0, 2.0]), np.array([3.0, -1.0]), seed=0)
+    assert str(result) == gradcheck.report(result)
+    assert str(result).startswith("gradcheck: ") and "Index" in str(result)
+    assert "seed: 0" in str(result)  # check(..., seed=0) replays it
+    # Python's assert shows str(result) (pytest's rewriting of a test module's asserts
+    # shows a shortened repr instead: there, `assert result.passed, str(result)`)
+    with pytest.raises(AssertionError, match=r"mismatch \(input scale\)") as raised:
+        exec("assert result.passed, result", {"result": result})
+    assert str(raised.value) == str(result)
+
+
+@pytest.fixture
+def ops_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    (tmp_path / "report_ops.py").write_text(
+        "import numpy as np\n"
+        "from gradcheck import Operation\n\n"
+        "class Affine(Operation):\n"
+        "    def __call__(self, logits, scale):\n"
+        "        self.variables = (logits, scale)\n"
+        "        return logits.data * scale.data\n\n"
+        "    def backward_var(self, grad, index, **kwargs):\n"
+        "        logits, scale = self.variables\n"
+        "        return grad * (scale.data if index == 0 else 2 * logits.data)\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return tmp_path
+
+
+def _timeless(text: str) -> str:
+    return re.sub(r"calls in [0-9.]+ s", "calls in - s", text)
+
+
+def test_the_command_line_prints_one_seed_and_what_str_gives(ops_dir):
+    out = CliRunner().invoke(
+        main, ["verify", "report_ops:Affine", "--max-examples", "20", "--seed", "7"]
+    )
+    assert out.exit_code == 1, out.output
+    # One seed in the report: the run's, which replays it.
+    assert set(re.findall(r"seed[:= ]+(\d+)", out.stdout)) == {"7"}, out.stdout
+    import report_ops
+
+    result = verify(report_ops.Affine, max_examples=20, seed=7, name="report_ops:Affine")
+    replay = "gradcheck verify report_ops:Affine --max-examples 20 --seed 7"
+    block = gradcheck.report(result, replay=replay)
+    assert _timeless(block) in _timeless(out.stdout)
+    assert "Replay: gradcheck verify report_ops:Affine --max-examples 20 --seed 7" in out.stdout
+    assert "Replay: gradcheck.verify(report_ops.Affine, seed=7)" in str(result)
+
+
+def test_the_upstream_gradient_at_order_2_is_drawn_and_shrunk_like_the_inputs():
+    torch = pytest.importorskip("torch")
+
+    class WrongSecond(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x * x.detach()  # the second derivative misses half of 6x
+
+    result = verify(WrongSecond, order=2, max_examples=30, seed=1)
+    assert result.verdict == "failed"
+    failure = result.failure
+    assert failure.input_names == ["x", "v"]
+    x, v = failure.inputs
+    # v shrank as x did (to the simplest value that still fails), not a Gaussian draw
+    assert x.shape == v.shape == () and float(v) == 1.0
+    # ...and replays alone, given as the upstream gradient
+    again = gradcheck.check(WrongSecond, x, upstream=v, order=2, seed=failure.seed)
+    assert again.failure.worst == failure.failure.worst
+    assert "upstream=v, order=2" in str(result) or result.worst is failure
+
+
+def test_check_takes_the_upstream_gradient():
+    x = np.array([0.5, -1.0])
+    v = np.array([1.0, 0.0])
+    result = gradcheck.check(Affine, x, np.array([2.0, 3.0]), upstream=v, seed=3)
+    assert result.upstream.tolist() == v.tolist()
+    # only the first element's gradient is asked for: the second compares 0 with 0
+    assert [e.index for e in result.failure.worst] == [(0,)]
+    with pytest.raises(gradcheck.errors.CheckUsageError, match="upstream has the shape"):
+        gradcheck.check(Affine, x, x, upstream=np.ones(3))
+
+
+def test_the_ops_own_exception_text_is_not_renamed():
+    def raises(x, y):
+        raise ValueError("input 0 must be positive")
+
+    result = gradcheck.check(raises, np.array([1.0]), np.array([2.0]))
+    assert result.failure.kind == "forward_error"
+    assert "ValueError: input 0 must be positive" in result.failure.message
