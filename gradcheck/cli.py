@@ -52,15 +52,16 @@ from gradcheck.errors import (
     NothingToCheck,
     OutputError,
     RemoteError,
+    printable,
 )
-from gradcheck.frontend.files import OutputFile, stdout_to_stderr, unreadable_number
+from gradcheck.frontend.files import OutputFile, unreadable_number
 from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
 from gradcheck.frontend.progress import COLOR_CHOICES, Progress, can_redraw, wants_color
 from gradcheck.search.precedence import layered
 
 if TYPE_CHECKING:
     from gradcheck.frontend.config import ProjectConfig, TargetConfig
-    from gradcheck.frontend.runner import Job, StopOnSignals, WorkerSetup
+    from gradcheck.frontend.runner import Job, ListedTarget, StopOnSignals, WorkerSetup
     from gradcheck.search.verifier import LoadedTarget, VerifyResult
 
 __all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
@@ -106,8 +107,11 @@ _FLAGS = {
     "device": "--device",
     "nondet_tol": "--nondet-tol",
     "skip_on": "--skip-on",
+    "reference_forward": "--reference-forward",
+    "compiled": "--compiled",
     "timeout": "--timeout",
     "example_timeout": "--example-timeout",
+    "max_memory": "--max-memory",
 }
 # The settings name (as in gradcheck.describe / gradcheck.verify) of each option.
 _SETTING_OF_OPTION = {
@@ -154,6 +158,14 @@ class _Gradcheck(click.Group):
         extra.setdefault("prog_name", "gradcheck")
         if not standalone:
             return super().main(args, standalone_mode=False, **extra)
+        closed = _guard_standard_streams()
+        if 1 in closed:
+            click.echo(
+                "Error: stdout is closed: the results cannot be printed; redirect it to a "
+                "file (or to /dev/null) instead of closing it",
+                err=True,
+            )
+            sys.exit(2)
         try:
             code = super().main(args, standalone_mode=False, **extra)
         except click.exceptions.Abort:  # Ctrl-C outside a run (click's KeyboardInterrupt)
@@ -169,6 +181,32 @@ class _Gradcheck(click.Group):
             _report_internal_error(exc)
             sys.exit(InternalError.exit_code)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _guard_standard_streams() -> list[int]:
+    """Descriptors 0-2 that were closed, each now open on the null device (so that no
+    file the command opens takes its number); and a terminal that cannot encode a
+    character (a non-ASCII op name, an ASCII locale) shows it as an escape."""
+    closed = []
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            closed.append(fd)
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+    for name in ("stdout", "stderr"):
+        stream = getattr(sys, name)
+        if stream is None:
+            setattr(sys, name, open(1 if name == "stdout" else 2, "w", closefd=False))
+            stream = getattr(sys, name)
+        try:
+            stream.reconfigure(errors="backslashreplace")
+        except (AttributeError, ValueError):
+            pass
+    return closed
 
 
 def _report_internal_error(exc: BaseException, context: str = "") -> None:
@@ -219,7 +257,7 @@ class RunItem:
     """One target of a run and its own settings (keyword arguments of
     :func:`gradcheck.verify`); command-line options override them."""
 
-    target: LoadedTarget
+    target: LoadedTarget | ListedTarget
     settings: dict[str, Any] = field(default_factory=dict)
     #: Where ``settings`` come from (the configuration file), for error messages.
     source: str | None = None
@@ -282,6 +320,23 @@ def _targets_of(spec: str, empty: list[str], skipped: list[str] | None) -> list[
         return []
 
 
+def listed_plan(
+    specs: Sequence[str], config: ProjectConfig | None = None, verbose: bool = False
+) -> tuple[list[RunItem], list[str] | None, list[str]]:
+    """:func:`plan_run` as the command receives it from the worker that imported the
+    targets: each target as a :class:`~gradcheck.frontend.runner.ListedTarget`; when
+    ``verbose``, what the modules leave out; and the notes of modules that offer none."""
+    from gradcheck.frontend.runner import listed
+
+    skipped: list[str] | None = [] if verbose else None
+    notes: list[str] = []
+    items = [
+        RunItem(listed(item.target), item.settings, item.source)  # type: ignore[arg-type]
+        for item in plan_run(specs, config, notes.append, skipped)
+    ]
+    return items, skipped, notes
+
+
 def _entry_for(config: ProjectConfig, name: str) -> TargetConfig | None:
     from gradcheck.frontend.loading import split_spec
 
@@ -333,7 +388,9 @@ def _hypothesis_files_out_of_the_working_directory() -> Iterator[None]:
 def _fail(message: str, code: int, exc: BaseException | None, verbose: bool) -> NoReturn:
     if verbose and exc is not None:
         cause = exc.__cause__ or exc
-        click.echo("".join(traceback.format_exception(cause)).rstrip(), err=True)
+        # (an error from a worker carries its traceback as text)
+        trace = getattr(exc, "remote_traceback", None) or "".join(traceback.format_exception(cause))
+        click.echo(trace.rstrip(), err=True)
     click.echo(f"Error: {message}", err=True)
     raise click.exceptions.Exit(code)
 
@@ -492,8 +549,24 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
 
         try:
             return normalize_seconds(float(value))
-        except (ValueError, InvalidDescription):
+        except ValueError:
             self.fail(f"must be a positive number of seconds, got {value!r}", param, ctx)
+        except InvalidDescription as exc:
+            self.fail(str(exc), param, ctx)
+
+
+class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
+    """A memory limit: a size ('4G') or 'none' (0)."""
+
+    name = "size"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        from gradcheck.frontend.config import normalize_memory
+
+        try:
+            return normalize_memory(value)
+        except InvalidDescription as exc:
+            self.fail(str(exc), param, ctx)
 
 
 # --- commands ---------------------------------------------------------------------
@@ -627,6 +700,21 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     "builtin's name (ZeroDivisionError); repeatable. Examples where the forward raises "
     "one are skipped and counted, as NumPy's and torch's LinAlgError always are.",
 )
+@click.option(
+    "--compiled",
+    is_flag=False,
+    flag_value="aot_eager",
+    type=click.Choice(["eager", "aot_eager", "inductor"]),
+    help="Also run torch targets under torch.compile with this backend (--compiled "
+    "alone: aot_eager), JAX targets under jax.jit: the output and gradients must agree "
+    "with the eager op's (failure kind compiled_mismatch).",
+)
+@click.option(
+    "--reference-forward",
+    metavar="MODULE:FN",
+    help="Also compare the forward with FN, a NumPy function of the same inputs and "
+    "keyword parameters, on every example (failure kind forward_mismatch).",
+)
 @_format_option
 @click.option(
     "--config",
@@ -649,6 +737,14 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     metavar="SECONDS",
     help="Stop a target when one of its examples runs longer than SECONDS (a hang) "
     f"[default: {DEFAULT_EXAMPLE_TIMEOUT:g}].",
+)
+@click.option(
+    "--max-memory",
+    type=_Memory(),
+    metavar="SIZE",
+    help="The most memory one target's process may allocate ('4G', '512M', 'none'): "
+    "an op that allocates more fails at once with a MemoryError [default: 3/4 of the "
+    "machine's memory, shared by the --jobs].",
 )
 @click.option(
     "--jobs",
@@ -784,8 +880,11 @@ def verify_command(
     device: str | None,
     nondet_tol: float | None,
     skip_on: tuple[str, ...],
+    reference_forward: str | None,
+    compiled: str | None,
     timeout: float | None,
     example_timeout: float | None,
+    max_memory: int | None,
     output_format: OutputFormat,
     config_path: Path | None,
     jobs: int,
@@ -824,8 +923,8 @@ def verify_command(
     from gradcheck.frontend.runner import StopOnSignals, WorkerSetup
 
     setup = WorkerSetup(
-        cwd=os.getcwd(),
-        stdout_to_stderr=output_format.document,
+        cwd=_working_directory(verbose),
+        stdout_to_stderr=True,  # the command's stdout carries its own output only
         hypothesis_home=_hypothesis_home(),
     )
     # SIGINT and SIGTERM stop the run, which still prints and writes what finished.
@@ -841,26 +940,36 @@ def verify_command(
                 param_hint="'--regression-factor'",
             )
         # Checked before anything runs: a typo in a path must not cost the whole run.
-        outputs = _outputs(save_baseline, junit_xml, verbose, html_path)
+        outputs = _outputs(
+            save_baseline,
+            junit_xml,
+            verbose,
+            {"baseline": baseline_path, "config": config_path},
+            html_path,
+        )
         config, baseline = _inputs(config_path, baseline_path, verbose)
         if html_path is None and config is not None and config.html is not None:
-            outputs.update(_outputs(None, None, verbose, config.html))
+            outputs.update(_outputs(None, None, verbose, None, config.html))
         run_seed = _run_seed(seed, baseline, config)
         run.shown = _progress(output_format, quiet, color_choice)
         if config is not None:
             run.shown.note(f"config: {_shown_path(config.path)}")
-        # With JSON, stdout carries the document only: whatever the user's module
-        # writes at import goes to stderr (and in its forward: see WorkerSetup).
-        with stdout_to_stderr(output_format.document):
-            skipped: list[str] | None = [] if verbose else None
-            try:
-                items = plan_run(targets, config, run.shown.note, skipped)
-            except GradcheckError as exc:
-                _fail(str(exc), exc.exit_code, exc, verbose)
+        # The targets are imported in the worker process, never here: whatever a
+        # module does at import cannot end, block or write into the command's output
+        # (the workers' stdout is stderr).
+        try:
+            what = " ".join(targets) or "the configured targets"
+            items, skipped, notes = run.run.load(
+                listed_plan, targets, config, verbose, what=printable(what)
+            )
+        except GradcheckError as exc:
+            _fail(str(exc), exc.exit_code, exc, verbose)
+        for line in notes:
+            run.shown.note(line)
         for line in skipped or ():
             run.shown.note(f"skipped {line}")
         plan = [
-            _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose)
+            _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose, jobs)
             for item in items
         ]
         manifest = None
@@ -894,10 +1003,8 @@ def verify_command(
         def replay(result: VerifyResult) -> str:
             return _replay_command(ctx, result.target, result.seed)
 
-        objects = {item.target.name: item.target.obj for item in items}
-        unwritten = _write_outputs(
-            outputs, results, run_seed, comparison, replay, objects, manifest
-        )
+        charts = _html_charts(run, results) if "HTML report" in outputs else {}
+        unwritten = _write_outputs(outputs, results, run_seed, comparison, replay, charts, manifest)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             _annotate(items, results, comparison, to_stderr=output_format.document)
         if os.environ.get("GITHUB_STEP_SUMMARY"):
@@ -922,11 +1029,28 @@ def verify_command(
         ctx.exit(128 + stopped_by)  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
     if unwritten or lost:
         ctx.exit(OutputError.exit_code)
+    from gradcheck.frontend.runner import is_gradcheck_bug
+
+    if any(is_gradcheck_bug(r) for r in results):
+        ctx.exit(InternalError.exit_code)  # reported as the target's failure, traceback above
     if not results and manifest is None:  # whatever selected nothing: never a pass
         # (a shard may be empty when there are more shards than targets: its merge is not)
         ctx.exit(NothingToCheck.exit_code)
     passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
     ctx.exit(0 if passed else 1)
+
+
+def _working_directory(verbose: bool) -> str:
+    try:
+        return os.getcwd()
+    except OSError as exc:
+        _fail(
+            f"the working directory cannot be read ({exc.strerror}: was it deleted?); "
+            f"cd to an existing folder",
+            2,
+            exc,
+            verbose,
+        )
 
 
 def _progress(output_format: OutputFormat, quiet: bool, color_choice: str) -> Progress:
@@ -1009,19 +1133,61 @@ def _emit(text: str, color: bool | None = None) -> OutputError | None:
 
 
 def _outputs(
-    save_baseline: Path | None, junit_xml: Path | None, verbose: bool, html: Path | None = None
+    save_baseline: Path | None,
+    junit_xml: Path | None,
+    verbose: bool,
+    inputs: dict[str, Path | None] | None = None,
+    html: Path | None = None,
 ) -> dict[str, Any]:
     """The files to write, each checked now (its folder created, a file creatable in
-    it) and resolved against the working directory of the start."""
+    it, a regular file or none) and resolved against the working directory of the
+    start; two outputs naming one file, or an output naming an input (``inputs``: what
+    each is, "baseline" and "config"), are refused; the baseline may be saved over the
+    one read (updated in place)."""
     wanted = {"baseline": save_baseline, "JUnit report": junit_xml, "HTML report": html}
     try:
-        return {
+        outputs = {
             what: OutputFile(path, what=what, error=OutputError)
             for what, path in wanted.items()
             if path is not None
         }
     except OutputError as exc:
         _fail(str(exc), exc.exit_code, exc, verbose)
+    seen: dict[str, str] = {}
+    read = {what: path for what, path in (inputs or {}).items() if path is not None}
+    for what, given in read.items():
+        seen[os.path.realpath(given)] = f"the {what} it reads ({given})"
+    for what, out in outputs.items():
+        key = os.path.realpath(out.path)
+        rewritten = "baseline" in read and key == os.path.realpath(read["baseline"])
+        if key in seen and not (what == "baseline" and rewritten):
+            _fail(
+                f"{out.given}: the {what} would overwrite {seen[key]}; give another file name",
+                OutputError.exit_code,
+                None,
+                verbose,
+            )
+        seen[key] = f"the {what}"
+    return outputs
+
+
+def _html_charts(runner: _Runner, results: list[VerifyResult]) -> dict[str, str]:
+    """The charts of the HTML report's failures, drawn in the worker that imported the
+    targets (they run the op again); none when it cannot draw them (a note says why)."""
+    from gradcheck.frontend.html_report import charts_of
+
+    failures = [(r.target, r.failure) for r in results if r.failure is not None]
+    if not failures:
+        return {}
+    try:
+        drawn: dict[str, str] = runner.run.load(
+            charts_of, failures, what="the failures' charts of the HTML report"
+        )
+    except GradcheckError as exc:
+        if runner.shown is not None:
+            runner.shown.note(f"HTML report: charts not drawn: {exc}")
+        return {}
+    return drawn
 
 
 def _write_outputs(
@@ -1030,7 +1196,7 @@ def _write_outputs(
     seed: int,
     comparison: Any,
     replay: Callable[[VerifyResult], str],
-    objects: dict[str, Any],
+    charts: dict[str, str],
     shard: dict[str, Any] | None = None,
 ) -> list[OutputError]:
     """Write the baseline (the targets that finished), the JUnit report and the HTML
@@ -1057,7 +1223,7 @@ def _write_outputs(
             + b"\n"
         ),
         "HTML report": lambda: html_report(
-            results, seed=seed, replay=replay, objects=objects, regressions=regressions
+            results, seed=seed, replay=replay, charts=charts, regressions=regressions
         ).encode("utf-8"),
     }
     unwritten = []
@@ -1194,10 +1360,10 @@ def _job_settings(
     )
 
 
-def _job(item: RunItem, settings: dict[str, Any], verbose: bool) -> Job:
-    """The job of one target: verify()'s settings, and the run's time limits apart."""
+def _job(item: RunItem, settings: dict[str, Any], verbose: bool, jobs: int = 1) -> Job:
+    """The job of one target: verify()'s settings, and the run's limits apart."""
     from gradcheck.frontend.config import RUN_LIMITS
-    from gradcheck.frontend.runner import Job
+    from gradcheck.frontend.runner import Job, default_max_memory
 
     limits = {key: settings.pop(key) for key in RUN_LIMITS if key in settings}
     return Job(
@@ -1206,6 +1372,7 @@ def _job(item: RunItem, settings: dict[str, Any], verbose: bool) -> Job:
         verbose,
         timeout=limits.get("timeout"),
         example_timeout=limits.get("example_timeout", DEFAULT_EXAMPLE_TIMEOUT),
+        max_memory=limits.get("max_memory", default_max_memory(jobs)) or None,
     )
 
 
@@ -1312,9 +1479,9 @@ def _annotate(
 ) -> None:
     """GitHub Actions annotations (the runner reads workflow commands on stdout and
     stderr; with --format json they go to stderr, so that stdout stays one document)."""
-    from gradcheck.frontend.ci_report import github_annotations, source_location
+    from gradcheck.frontend.ci_report import github_annotations
 
-    locations = {item.target.name: source_location(item.target.obj) for item in items}
+    locations = {item.target.name: _location(item.target) for item in items}
     lines = github_annotations(
         results,
         regressions={r.target: r.reason for r in comparison.regressions} if comparison else {},
@@ -1347,18 +1514,30 @@ def _step_summary(
     return []
 
 
+def _location(target: Any) -> tuple[str | None, int | None]:
+    from gradcheck.frontend.ci_report import source_location
+
+    location = getattr(target, "location", None)
+    return location if location is not None else source_location(target.obj)
+
+
+def _described(target: Any) -> bool:
+    from gradcheck.search.description import description_of
+
+    described = getattr(target, "described", None)
+    return described if described is not None else description_of(target.obj) is not None
+
+
 def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[str, Any]) -> str:
     """Name the option that set the bad value, or say it came from the op's own
     description."""
-    from gradcheck.search.description import description_of
-
     setting = exc.field
     if setting is not None and setting in overrides:
         option = _OPTION_OF_SETTING.get(setting, setting)
         return f"Invalid value for '{_FLAGS[option]}' ({item.target.name}): {exc}"
     if setting is not None and setting in item.settings:
         return f"{item.target.name}: invalid {setting} in {item.source or 'its settings'}: {exc}"
-    if setting is not None and description_of(item.target.obj) is not None:
+    if setting is not None and _described(item.target):
         return (
             f"{item.target.name}: invalid {setting} in its @gradcheck.describe(...): {exc}"
             f" (override with {_FLAGS[_OPTION_OF_SETTING.get(setting, setting)]})"
@@ -1479,22 +1658,36 @@ def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose:
     """List the targets MODULEs offer (default: the built-in set), with their inputs,
     parameters and declared settings; with -v, also what each module leaves out and
     why (on stderr)."""
-    from gradcheck.frontend.loading import load_targets
+    from gradcheck.frontend.runner import Run, WorkerSetup
 
-    rows = []
-    skipped: list[str] | None = [] if verbose else None
+    # The modules are imported in a worker process (their output goes to stderr).
+    setup = WorkerSetup(cwd=_working_directory(verbose), stdout_to_stderr=True)
+    run = Run(1, setup)
     try:
-        with stdout_to_stderr(output_format.document):  # the modules' own output
-            for module_name in modules or (BUILTIN_TARGETS,):
-                for target in load_targets(module_name, skipped=skipped):
-                    rows.append(_target_row(target))
+        rows, skipped = run.load(
+            target_rows, modules or (BUILTIN_TARGETS,), verbose, what=printable(" ".join(modules))
+        )
     except GradcheckError as exc:
         _fail(str(exc), exc.exit_code, exc, verbose)
+    finally:
+        run.close()
     for line in skipped or ():
         click.echo(f"skipped {line}", err=True)
     lost = _emit(output_format.targets(rows))
     if lost is not None:
         _fail(str(lost), lost.exit_code, None, verbose)
+
+
+def target_rows(
+    modules: Sequence[str], verbose: bool = False
+) -> tuple[list[dict[str, Any]], list[str] | None]:
+    """The rows of ``gradcheck list`` (run in the worker that imports the modules),
+    and, when ``verbose``, what the modules leave out."""
+    from gradcheck.frontend.loading import load_targets
+
+    skipped: list[str] | None = [] if verbose else None
+    rows = [_target_row(t) for module in modules for t in load_targets(module, skipped=skipped)]
+    return rows, skipped
 
 
 def _target_row(target: LoadedTarget) -> dict[str, Any]:

@@ -31,7 +31,10 @@ before this module held them all.
 
 from __future__ import annotations
 
+import re
+
 __all__ = [
+    "WorkerDied",
     "GradcheckError",
     "InvalidGradient",
     "InvalidBackprop",
@@ -166,6 +169,33 @@ class NotATarget(GradcheckError):
     exit_code = 2
 
 
+# Control characters (ESC, CR, LF...), and the Unicode line separators and direction
+# overrides: what could move a terminal's cursor, retitle it, or start a line that a CI
+# runner reads as a command ("::error ...").
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` (from the user's code or files) as one line that is safe to print:
+    each control character as its Python escape.
+
+    >>> print(printable("name\\n::error::x\\x1b[2J"))
+    name\\n::error::x\\x1b[2J
+    """
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def exception_text(exc: BaseException) -> str:
+    """``"Type: message"`` of an exception the user's code raised, printable (one line,
+    no control characters), even when its ``__str__`` raises (then a stand-in says so):
+    reporting it must not fail."""
+    try:
+        message = printable(str(exc))
+    except Exception:
+        message = "<its message cannot be shown: its __str__ raised>"
+    return f"{type(exc).__name__}: {message}"
+
+
 class TargetRaised(GradcheckError):
     """The target's forward or backward raised; ``phase`` says which and
     ``exception`` is the original exception (also its ``__cause__``)."""
@@ -173,7 +203,7 @@ class TargetRaised(GradcheckError):
     exit_code = 1
 
     def __init__(self, phase: str, exception: BaseException) -> None:
-        super().__init__(f"{phase} raised {type(exception).__name__}: {exception}")
+        super().__init__(f"{phase} raised {exception_text(exception)}")
         self.phase = phase
         self.exception = exception
 
@@ -270,6 +300,14 @@ class RemoteError(InternalError):
         # It travels from the worker in a pickle; the default would call the class
         # with the message alone.
         return type(self), (self.type_name, str(self), self.remote_traceback)
+
+
+class WorkerDied(GradcheckError):
+    """The process checking a target ended before it reported (the op's ``os._exit``,
+    a crash in native code, a signal), or the op raised ``SystemExit`` where that would
+    have ended more than its own check (a test session)."""
+
+    exit_code = 1
 
 
 class Interrupted(BaseException):

@@ -283,13 +283,19 @@ class CheckFixture(_Fixture):
     def __call__(self, target: Any, *arrays: Any, **keywords: Any) -> Any:
         __tracebackhide__ = True
         from gradcheck.checking.checker import check
+        from gradcheck.errors import WorkerDied
         from gradcheck.frontend.render import report_text
+        from gradcheck.frontend.runner import in_child_process
 
         # check() tells its settings from the op's parameters: the same keywords here
         check_keys, _ = setting_keys()
         given = {k: v for k, v in keywords.items() if k in check_keys}
         op_params = {k: v for k, v in keywords.items() if k not in check_keys}
-        result = check(target, *arrays, **op_params, **self._settings(check_keys, given))
+        settings = self._settings(check_keys, given)
+        try:  # in a process of its own: the op's os._exit or crash fails this test only
+            result = in_child_process(check, target, *arrays, **op_params, **settings)
+        except WorkerDied as exc:
+            raise AssertionError(f"gradcheck: {exc}") from None
         if result.verdict == Verdict.FAILED:
             replay = self._replay(result.seed)
             raise AssertionError(f"{report_text(result)}\nReplay: {replay}")
@@ -306,11 +312,16 @@ class VerifyFixture(_Fixture):
 
     def __call__(self, target: Any, **options: Any) -> Any:
         __tracebackhide__ = True
+        from gradcheck.errors import WorkerDied
+        from gradcheck.frontend.runner import in_child_process
         from gradcheck.search.verifier import verify
 
         _, verify_keys = setting_keys()
         settings = self._settings(verify_keys, options, defaults=verify_defaults())
-        result = verify(target, **settings)
+        try:  # in a process of its own: the op's os._exit or crash fails this test only
+            result = in_child_process(verify, target, **settings)
+        except WorkerDied as exc:
+            raise AssertionError(f"gradcheck: {exc}") from None
         if not result.passed:
             replay = self._replay(result.seed)
             raise AssertionError(format_verify_failure(result, replay))
@@ -480,6 +491,14 @@ def _importable(folder: Path) -> None:
         sys.path.insert(0, str(folder))
 
 
+def _load_and_verify(spec: str, options: dict[str, Any]) -> Any:
+    from gradcheck.frontend.loading import load_targets
+    from gradcheck.search.verifier import verify
+
+    (target,) = load_targets(spec)
+    return verify(target.obj, name=target.name, **options)
+
+
 class GradcheckItem(pytest.Item):
     """One target of ``[tool.gradcheck]``, checked with :func:`gradcheck.verify`."""
 
@@ -506,8 +525,7 @@ class GradcheckItem(pytest.Item):
     def runtest(self) -> None:
         from gradcheck.errors import GradcheckError
         from gradcheck.frontend.config import RUN_LIMITS
-        from gradcheck.frontend.loading import load_targets
-        from gradcheck.search.verifier import verify
+        from gradcheck.frontend.runner import in_child_process
 
         if self.problem is not None:
             raise GradcheckFailure(self.problem)
@@ -518,9 +536,8 @@ class GradcheckItem(pytest.Item):
             project={k: v for k, v in self.options.items() if k not in RUN_LIMITS},
             options=self.config.stash[_session_settings],
         )
-        try:
-            (target,) = load_targets(self.name)
-            result = verify(target.obj, name=target.name, **options)
+        try:  # in a process of its own: the op's os._exit or crash fails this item only
+            result = in_child_process(_load_and_verify, self.name, options)
         except GradcheckError as exc:
             raise GradcheckFailure(f"gradcheck: {self.name}: {exc}") from None
         if not result.passed:

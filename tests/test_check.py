@@ -131,8 +131,68 @@ def framework_sin(*, reentrant: bool):
     return bridge_target(sin, run, lambda arrays, params: np.sin(arrays[0]))
 
 
+def framework_sin_cos(*, handles_none: bool):
+    """(sin x, cos x) run as another framework's op whose backward is handed None for
+    an output without an upstream gradient (torch's undefined gradients); unless
+    ``handles_none``, it returns no gradient when sin's is None."""
+    from gradcheck.checking.adapters import bridge_target
+
+    def run(arrays, constants, params):
+        x = arrays[0]
+
+        def backward(grads):
+            g_sin, g_cos = grads
+            if g_sin is None and not handles_none:
+                return [None]
+            total = np.zeros_like(x)
+            if g_sin is not None:
+                total = total + g_sin * np.cos(x)
+            if g_cos is not None:
+                total = total - g_cos * np.sin(x)
+            return [total]
+
+        backward.repeatable = True
+        backward.undefined = True
+        return (np.sin(x), np.cos(x)), backward
+
+    def sin_cos(x):
+        return x
+
+    sin_cos.__qualname__ = "framework_sin_cos"
+    return bridge_target(
+        sin_cos, run, lambda arrays, params: (np.sin(arrays[0]), np.cos(arrays[0]))
+    )
+
+
+def framework_exp(*, compiled_off: bool, variant=None):
+    """exp as another framework's op with a compiler; unless ``compiled_off`` is
+    False, the compiled one's backward is 1% off."""
+    from gradcheck.checking.adapters import bridge_target
+
+    scale = 1.01 if compiled_off and variant is not None and variant.compiled else 1.0
+
+    def run(arrays, constants, params):
+        y = np.exp(arrays[0])
+        return y, lambda grad: [grad * y * scale]
+
+    def exp(x):
+        return x
+
+    exp.__qualname__ = "framework_exp"
+    return bridge_target(
+        exp,
+        run,
+        lambda arrays, params: np.exp(arrays[0]),
+        variant=variant,
+        derive=lambda other: framework_exp(compiled_off=compiled_off, variant=other),
+    )
+
+
 WRONG = {
     "forward_error": (RaisesInForward, (X,), {}),
+    "forward_mismatch": (sin_op(correct_sin), (X,), {"reference_forward": np.cos}),
+    "undefined_grad": (framework_sin_cos(handles_none=False), (X,), {}),
+    "compiled_mismatch": (framework_exp(compiled_off=True), (X,), {"compiled": True}),
     "low_precision_output": (
         sin_op(correct_sin, forward=lambda self, a: np.sin(a.data).astype(np.float32)),
         (X,),
@@ -213,6 +273,9 @@ WRONG = {
 #: Each wrong op's correct twin.
 RIGHT = {
     "forward_error": (sin_op(correct_sin), (X,), {}),
+    "forward_mismatch": (sin_op(correct_sin), (X,), {"reference_forward": np.sin}),
+    "undefined_grad": (framework_sin_cos(handles_none=True), (X,), {}),
+    "compiled_mismatch": (framework_exp(compiled_off=False), (X,), {"compiled": True}),
     "low_precision_output": (
         sin_op(correct_sin, forward=lambda self, a: np.sin(a.data).astype(np.float32)),
         (X.astype(np.float32),),

@@ -100,9 +100,11 @@ def test_fast_mode_settles_a_zero_gradient_by_a_second_step_not_every_level() ->
     # growing like h, as a smooth function's does.
     result = mg.check(XTanh, np.zeros((40, 50)), mode="fast", seed=0)
     assert result.passed
-    # a second step for each of the 4 directions plus the rounding measurement (9);
-    # the full ladder would have been 12 calls or more per direction
-    assert result.forward_calls <= 4 + 1 + 4 * 4 + 9
+    # a second step for each of the 4 directions plus the rounding measurement (9),
+    # and, since float64 has no fixed eps-sized allowance (issue 34: a zero gradient's
+    # floor is measured, not assumed), up to 15 calls measuring that floor; the full
+    # ladder would have been 12 calls or more per direction, plus the same measurement
+    assert result.forward_calls <= 4 + 1 + 4 * 4 + 9 + 15
 
 
 def test_fast_mode_still_marks_a_kink_on_every_direction() -> None:

@@ -34,10 +34,12 @@ from gradcheck.checking.compare import (
     compare_full,
     judge_full,
 )
+from gradcheck.checking.compiled import BACKENDS, compiled_disagreement, compiled_target
 from gradcheck.checking.layout import strided, strided_for
 from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
 from gradcheck.checking.outside import exception_class, exception_name, is_domain_error
 from gradcheck.checking.outside import skip_on as skip_on_classes
+from gradcheck.checking.reference import forward_disagreement, reference_name
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.structure import Evidence, Stage, first_failure, repeated_and_scaled
 from gradcheck.checking.target import Target, resolve_target, user_frame
@@ -49,6 +51,7 @@ from gradcheck.errors import (
     ComplexStepUnsupported,
     InvalidGradient,
     TargetRaised,
+    exception_text,
 )
 from gradcheck.tensor_base import Tensor
 
@@ -123,6 +126,8 @@ def check(
     nondet_tol: float = 0.0,
     skip_on: Any = (),
     upstream: Any = None,
+    reference_forward: Any = None,
+    compiled: Any = None,
     **op_params: Any,
 ) -> CheckResult:
     """Check the gradient of ``target`` at ``arrays``.
@@ -204,6 +209,21 @@ def check(
         and a finite-difference step where it raises one is not used. NumPy's and
         torch's ``LinAlgError`` (a singular matrix) always are
         (:mod:`gradcheck.checking.outside`); any other exception is a failure.
+    reference_forward : callable or str, optional
+        A reference implementation of the forward (``"module:function"`` or the
+        function): a NumPy function of the same inputs (as arrays) and keyword
+        parameters, returning the output (a tuple for several). The op's output must
+        agree with it within the output dtype's tolerances (``rtol``/``atol`` when
+        given), else the check fails with kind ``forward_mismatch`` (torch's OpInfo
+        ``ref``, MyGrad's ``true_func``). Not to be confused with ``reference``.
+    compiled : {"aot_eager", "eager", "inductor"} or True, optional
+        Also run the op compiled (torch: ``torch.compile`` with this backend, True
+        for ``"aot_eager"``; JAX: ``jax.jit``, whatever the name) on the same example
+        with the same upstream gradient, where the gradient check passed (not at a
+        kink, where each may take another subgradient): its output
+        and gradients must agree with the eager op's within the dtype's tolerances,
+        else the check fails with kind ``compiled_mismatch``, saying which side
+        (forward or backward). torch and JAX targets.
     **op_params
         The op's keyword parameters (convenience for ``params=``).
 
@@ -233,6 +253,7 @@ def check(
     modes = tuple(m.strip() for m in modes.split(",")) if isinstance(modes, str) else tuple(modes)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
     named = skip_on_classes(skip_on)
+    backend = _backend(compiled)
     if group_size is not None and not (
         isinstance(group_size, int) and not isinstance(group_size, bool) and group_size >= 1
     ):
@@ -263,15 +284,58 @@ def check(
         nondet_tol=nondet_tol,
         group_size=group_size,
         skip_on=[exception_name(c) for c in named],
+        reference_forward=None if reference_forward is None else reference_name(reference_forward),
+        compiled=backend,
     )
     variant = Variant(device=device, bfloat16=bfloat16, trees=trees)
     if bfloat16:
         xs = [_bfloat16_values(x) for x in xs]
     names = _input_names(tgt, all_params, len(xs), order, trees)
+    if reference_forward is not None:
+        precision: Any = "bfloat16" if bfloat16 else None
+        differs = forward_disagreement(
+            tgt,
+            xs,
+            all_params,
+            sorted(const),
+            reference_forward,
+            lambda dt: _tolerances(precision or dt, atol, rtol),
+        )
+        if differs is not None:
+            result = CheckResult(
+                Verdict.FAILED,
+                tgt.name,
+                failure=differs,
+                inputs=[x.copy() for x in xs],
+                params=dict(all_params),
+                seed=seed,
+                settings=settings,
+                forward_calls=1,
+                seconds=time.perf_counter() - start,
+            )
+            result.input_names = names
+            result.failure = _named_failure(differs, names)
+            return result
     tgt, xs, const, parts = _as_variant(tgt, xs, const, variant, order, modes)
+    compiled_tgt = None if backend is None else compiled_target(tgt, backend)
     result = _check_orders(
         tgt, xs, all_params, const, seed, settings, atol, rtol, order, modes, upstream
     )
+    # (at a kink the two may pick different subgradients, both right)
+    if compiled_tgt is not None and result.verdict == Verdict.PASSED:
+        differs = compiled_disagreement(
+            tgt,
+            compiled_tgt,
+            xs,
+            all_params,
+            sorted(const),
+            (seed, 3),
+            lambda dt: _tolerances(np.dtype(dt) if not bfloat16 else "bfloat16", atol, rtol),  # type: ignore[arg-type]
+        )
+        result.forward_calls += 2
+        result.backward_calls += 2
+        if differs is not None:
+            result.verdict, result.failure, result.note = Verdict.FAILED, differs, ""
     if parts is not None:
         # each complex input as its two real parts: x.real, x.imag
         names = [
@@ -364,6 +428,19 @@ def _validate(
             raise CheckUsageError(f"{name} must be a finite number >= 0, not {tol!r}")
 
 
+def _backend(compiled: Any) -> str | None:
+    """``compiled=`` as a backend name (True: ``aot_eager``), None for eager."""
+    if compiled is None or compiled is False:
+        return None
+    if compiled is True:
+        return "aot_eager"
+    if isinstance(compiled, str) and compiled in BACKENDS:
+        return compiled
+    raise CheckUsageError(
+        f"compiled must be True, {', '.join(repr(b) for b in BACKENDS)} or None, not {compiled!r}"
+    )
+
+
 def _inputs(
     tgt: Target,
     arrays: Sequence[Any],
@@ -451,6 +528,8 @@ _PLAIN: dict[str, Any] = {
     "nondet_tol": 0.0,
     "group_size": None,
     "skip_on": [],
+    "reference_forward": None,
+    "compiled": None,
 }
 
 
@@ -710,7 +789,12 @@ def _name_the_output(
     outputs = run.outputs
     if outputs is None or failure.output is not None or run.v is None:
         return failure
-    if failure.kind in (Kind.FORWARD_ERROR, Kind.MUTATED_INPUT, Kind.INVALID_OUTPUT):
+    if failure.kind in (
+        Kind.FORWARD_ERROR,
+        Kind.MUTATED_INPUT,
+        Kind.INVALID_OUTPUT,
+        Kind.UNDEFINED_GRAD,  # (its message names the outputs)
+    ):
         return failure
     candidates = outputs.indices
     if len(candidates) > 1:
@@ -838,6 +922,7 @@ class _Run:
             result = self.numerics(v, grads, atol, rtol)
             if result.failure is None:
                 self.each_input_constant(v, grads, atol, rtol)
+                self.undefined_upstream(v, atol, rtol)
             return result
         except _Fail as fail:
             return self.result(Verdict.FAILED, failure=fail.failure)
@@ -1102,6 +1187,67 @@ class _Run:
                         )
                     )
 
+    def undefined_upstream(self, v: np.ndarray, atol: float | None, rtol: float | None) -> None:
+        """For an op with several differentiable outputs, in a framework that has
+        undefined gradients (torch): the backward with no upstream gradient at all for
+        some outputs (what torch passes for outputs the loss does not use: ``None`` in
+        a Function that called ``ctx.set_materialize_grads(False)``, zeros in one that
+        did not), each output undefined in turn and each the only one defined in turn
+        (torch's ``check_undefined_grad``). Each input's gradient must be the one of
+        zeros there (None counts as zeros); a backward that raises or gives another
+        fails with kind ``undefined_grad``."""
+        outputs = self.outputs
+        if outputs is None or not self.tgt.foreign or len(outputs.indices) < 2:
+            return
+        indices = outputs.indices
+        cases: list[tuple[int, ...]] = []
+        for k in indices:
+            for case in ((k,), tuple(j for j in indices if j != k)):
+                if case not in cases:
+                    cases.append(case)
+        free = [i for i, x in enumerate(self.xs) if i not in self.const and x.dtype.kind == "f"]
+        for undefined in cases:
+            graph = self.forward()
+            named = ", ".join(outputs.label(k) for k in undefined)
+            said = f"with no upstream gradient (undefined: None in torch) for {named}"
+            try:
+                got = self.tgt.backward_undefined(
+                    getattr(graph.output, "creator", None), v, undefined
+                )
+            except TargetRaised as exc:
+                failure = _raised(Kind.UNDEFINED_GRAD, exc)
+                message = (
+                    f"{said}, as torch passes for outputs the loss does not use, {failure.message}"
+                )
+                raise _Fail(replace(failure, message=message)) from None
+            if got is None:
+                return  # the framework has no undefined gradients
+            self.backward_calls += 1
+            masked = sum(
+                (outputs.only(k, v) for k in indices if k not in undefined), np.zeros_like(v)
+            )
+            expected = self.backward(self.forward(), masked)
+            for i in free:
+                diff = _off(expected[i], got[i], self.xs[i], atol, rtol, self)
+                if diff is None:
+                    continue
+                e = np.zeros(1) if expected[i] is None else np.asarray(expected[i], np.float64)
+                zeros = f"zeros there give max |gradient| {float(np.max(np.abs(e))):.3g}"
+                what = (
+                    f"received no gradient (None), where {zeros}"
+                    if got[i] is None
+                    else f"received another gradient than with zeros there (max difference "
+                    f"{diff:.3g}; {zeros})"
+                )
+                raise _Fail(
+                    Failure(
+                        Kind.UNDEFINED_GRAD,
+                        f"input {i}: {said}, input {i} {what}; the backward must treat an "
+                        f"undefined gradient as zeros",
+                        input=i,
+                    )
+                )
+
     def backward_again(self, creator: Any, v: np.ndarray) -> list[Any]:
         """The gradients of a second backward of ``v`` on the first forward's graph,
         where the framework keeps it (torch); [] where not."""
@@ -1344,7 +1490,7 @@ def _few_ulps(x: np.ndarray, rng: np.random.Generator, zero: float | None = None
 
 def _raised(kind: str, exc: TargetRaised) -> Failure:
     original = exc.exception
-    text = f"{type(original).__name__}: {original}"
+    text = exception_text(original)
     frame = user_frame(original.__traceback__)
     return Failure(
         kind,

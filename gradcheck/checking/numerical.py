@@ -56,7 +56,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.errors import ComplexStepUnsupported
+from gradcheck.errors import ComplexStepUnsupported, exception_text
 from gradcheck.graph import no_autodiff
 
 __all__ = [
@@ -685,7 +685,7 @@ class Evaluator:
             except Exception as exc:
                 raise ComplexStepUnsupported(
                     f"complex_step=True needs a target that computes with complex input; "
-                    f"this one raised {type(exc).__name__}: {exc}"
+                    f"this one raised {exception_text(exc)}"
                 ) from exc
             flat[j] = old
             if out.dtype.kind != "c":

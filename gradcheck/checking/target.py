@@ -141,7 +141,8 @@ class Target:
             raise CheckUsageError(
                 f"{self.name} is {what} op: checking its {variant.describe()} needs a "
                 f"torch or JAX target (their backward is differentiable, they have a "
-                f"forward mode, devices and complex tensors); check it at first order"
+                f"forward mode, devices, complex tensors and compilers); check it at "
+                f"first order, eagerly"
             )
         return self.deriver(variant)
 
@@ -228,6 +229,23 @@ class Target:
             return grads
         except Exception as exc:
             raise TargetRaised("second backward on the same graph", exc) from exc
+
+    def backward_undefined(
+        self, creator: Any, v: np.ndarray, undefined: Sequence[int]
+    ) -> list[Any] | None:
+        """Each input's gradient from a backward of ``v`` on the graph whose output's
+        creator is ``creator``, with no upstream gradient at all for the outputs
+        ``undefined`` of an op with several (torch's undefined gradients, ``None`` in
+        its backward); None where the framework has no such thing. Raises
+        :class:`TargetRaised` (phase "backward")."""
+        undefined_backward = getattr(creator, "backward_undefined", None) if self.foreign else None
+        if undefined_backward is None:
+            return None
+        try:
+            grads: list[Any] | None = undefined_backward(np.array(v), undefined)
+            return grads
+        except Exception as exc:
+            raise TargetRaised("backward", exc) from exc
 
     def run(
         self,

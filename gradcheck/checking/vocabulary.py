@@ -89,9 +89,13 @@ class Kind:
     NOT_REENTRANT = "not_reentrant"
     NONLINEAR = "nonlinear"
     MISMATCH = "mismatch"
+    FORWARD_MISMATCH = "forward_mismatch"
+    UNDEFINED_GRAD = "undefined_grad"
+    COMPILED_MISMATCH = "compiled_mismatch"
     EXITED = "exited"
     WORKER_DIED = "worker_died"
     TIMED_OUT = "timed_out"
+    INTERNAL_ERROR = "internal_error"
 
 
 #: Every failure kind, with what it means.
@@ -114,6 +118,11 @@ FAILURE_KINDS: dict[str, str] = {
     Kind.NOT_REENTRANT: "a second backward on the same graph gave other gradients",
     Kind.NONLINEAR: "backward(-2v) is not -2 * backward(v)",
     Kind.MISMATCH: "the gradient differs from finite differences",
+    Kind.FORWARD_MISMATCH: "the forward differs from the reference forward (reference_forward)",
+    Kind.UNDEFINED_GRAD: "with no (None) upstream gradient for some outputs of a torch op, the "
+    "backward raised or gave other gradients than with zeros there",
+    Kind.COMPILED_MISMATCH: "the compiled op (torch.compile, jax.jit) gave another output or "
+    "gradient than the eager one",
 }
 
 #: The failure kinds of a run around the checks, each with what it means: a check lets
@@ -126,6 +135,8 @@ RUN_FAILURE_KINDS: dict[str, str] = {
     Kind.WORKER_DIED: "the process checking the op died (os._exit, a crash in native code, "
     "killed by a signal)",
     Kind.TIMED_OUT: "the op did not finish within its time limit",
+    Kind.INTERNAL_ERROR: "gradcheck itself failed while checking the op (out of memory, or "
+    "a bug in gradcheck: please report it)",
 }
 
 

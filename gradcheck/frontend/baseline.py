@@ -56,7 +56,7 @@ from typing import Any
 
 from gradcheck.checking.result import jsonable
 from gradcheck.defaults import RATIO_FLOOR
-from gradcheck.errors import BaselineError, OutputError
+from gradcheck.errors import BaselineError, OutputError, printable
 from gradcheck.frontend.files import OutputFile, read_text, unreadable_number
 from gradcheck.search.verifier import VerifyResult
 
@@ -203,20 +203,50 @@ def load_baseline(path: Path | str) -> dict[str, Any]:
             f"{path}: baseline version {document['gradcheck_baseline']!r} is not "
             f"supported (this gradcheck reads version {BASELINE_VERSION})"
         )
-    seed, targets = document.get("seed"), document.get("targets")
-    if not _is_int(seed) or not isinstance(targets, dict):
-        raise BaselineError(f"{path}: needs an integer 'seed' and a 'targets' object")
+    seed: Any = document.get("seed")
+    targets = document.get("targets")
+    if not _is_int(seed) or seed < 0 or not isinstance(targets, dict):
+        raise BaselineError(
+            f"{path}: needs an integer 'seed' >= 0 and a 'targets' object "
+            f"(got seed {printable(repr(seed))})"
+        )
+    versions = document.get("versions", {})
+    if not isinstance(versions, dict) or not all(isinstance(v, str) for v in versions.values()):
+        raise BaselineError(f"{path}: 'versions' must be an object of version strings")
     for name, entry in targets.items():
-        if not isinstance(entry, dict):
-            raise BaselineError(f"{path}: target '{name}' must be an object")
-        for key, types in _ENTRY_FIELDS.items():
-            value = entry.get(key)
-            ok = _is_int(value) if types == (int,) else isinstance(value, types)
-            if key == "error_ratio" and isinstance(value, str):
-                ok = value in ("nan", "inf")
-            if not ok:
-                raise BaselineError(f"{path}: target '{name}' has no valid '{key}' (got {value!r})")
+        _check_entry(path, name, entry)
     return document
+
+
+def _check_entry(path: Path | str, name: str, entry: Any) -> None:
+    """One target of a baseline, checked whole: its name (a target spec, printable)
+    and every field (the seed >= 0, a known verdict, counts and ratios >= 0)."""
+    from gradcheck.checking.vocabulary import Verdict
+
+    shown = printable(name)
+    if not name or shown != name or name != name.strip():
+        raise BaselineError(
+            f"{path}: target name '{shown}' is not a target (control characters or "
+            f"blanks); save the baseline again with --save-baseline"
+        )
+    if not isinstance(entry, dict):
+        raise BaselineError(f"{path}: target '{name}' must be an object")
+    verdicts = {v for k, v in vars(Verdict).items() if k.isupper()}
+    for key, types in _ENTRY_FIELDS.items():
+        value: Any = entry.get(key)
+        ok = _is_int(value) if types == (int,) else isinstance(value, types)
+        if key == "error_ratio" and isinstance(value, str):
+            ok = value in ("nan", "inf")
+        elif key == "error_ratio" and ok:
+            ok = value >= 0
+        if key in ("seed", "examples") and ok:
+            ok = value >= 0
+        if key == "verdict" and ok:
+            ok = value in verdicts
+        if not ok:
+            raise BaselineError(
+                f"{path}: target '{name}' has no valid '{key}' (got {printable(repr(value))})"
+            )
 
 
 def _no_constant(name: str) -> Any:

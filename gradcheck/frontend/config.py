@@ -39,6 +39,7 @@ from gradcheck.frontend.files import read_text, unreadable_number
 from gradcheck.search.description import (
     normalize_avoid,
     normalize_broadcast,
+    normalize_compiled,
     normalize_device,
     normalize_domain,
     normalize_dtype,
@@ -51,6 +52,7 @@ from gradcheck.search.description import (
     normalize_modes,
     normalize_nondet_tol,
     normalize_order,
+    normalize_reference_forward,
     normalize_seed,
     normalize_shapes,
     normalize_skip_on,
@@ -65,14 +67,15 @@ __all__ = [
     "TargetConfig",
     "find_pyproject",
     "load_config",
+    "normalize_memory",
     "normalize_seconds",
     "OPTION_KEYS",
     "RUN_LIMITS",
 ]
 
-#: Settings of the run around the checks (``gradcheck verify``'s time limits), not of
+#: Settings of the run around the checks (``gradcheck verify``'s time and memory limits), not of
 #: :func:`gradcheck.verify`: under their Python names.
-RUN_LIMITS = ("timeout", "example_timeout")
+RUN_LIMITS = ("timeout", "example_timeout", "max_memory")
 #: Settings a target (or the defaults) may carry: every setting of
 #: :func:`gradcheck.verify` (:data:`~gradcheck.search.verifier.VERIFY_SETTINGS`, the one
 #: list) and the run's time limits, spelled as the long options (``max-examples``).
@@ -273,13 +276,56 @@ def _options(file: Path, where: str, raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+#: The longest time limit accepted (a year): a bound, so that a typo (1e9) is an error
+#: before the run rather than an overflow in it.
+MAX_SECONDS = 365 * 24 * 3600.0
+
+
 def normalize_seconds(value: Any) -> float:
-    """A time limit: a finite number of seconds > 0 (the one check, for the file and
-    the command line)."""
+    """A time limit: a finite number of seconds > 0 and at most :data:`MAX_SECONDS`
+    (the one check, for the file and the command line)."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool)
     if not ok or not math.isfinite(value) or value <= 0:
         raise InvalidDescription(f"must be a positive number of seconds, got {value!r}")
+    if value > MAX_SECONDS:
+        raise InvalidDescription(
+            f"must be at most {MAX_SECONDS:.0f} seconds (a year), got {value:g}"
+        )
     return float(value)
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+#: The smallest memory limit accepted: less than a worker needs to import NumPy.
+MIN_MEMORY = 256 * 2**20
+
+
+def normalize_memory(value: Any) -> int:
+    """A memory limit per worker process, in bytes: a number of bytes, or a size such
+    as ``"512M"``, ``"4G"``, ``"1.5GiB"``; ``"none"`` (0) for no limit.
+
+    >>> normalize_memory("4G"), normalize_memory(2**30), normalize_memory("none")
+    (4294967296, 1073741824, 0)
+    """
+    if isinstance(value, str):
+        text = value.strip().upper().removesuffix("B").removesuffix("I")
+        if text == "NONE":
+            return 0
+        unit = text[-1:] if text[-1:] in _UNITS else ""
+        try:
+            number = float(text[: len(text) - len(unit)])
+        except ValueError:
+            number = math.nan
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        number, unit = float(value), ""
+    else:
+        number, unit = math.nan, ""
+    size = number * _UNITS[unit] if math.isfinite(number) else math.nan
+    if not MIN_MEMORY <= size <= 2**62:
+        raise InvalidDescription(
+            f"must be a size of at least 256M (bytes, or with K, M, G, T: '4G'), or 'none', "
+            f"got {value!r}"
+        )
+    return int(size)
 
 
 def _shapes(value: Any) -> tuple[Any, ...]:
@@ -322,7 +368,10 @@ _NORMALIZERS: dict[str, Callable[[Any], Any]] = {
     "device": normalize_device,
     "nondet-tol": normalize_nondet_tol,
     "skip-on": normalize_skip_on,
+    "reference-forward": normalize_reference_forward,
+    "compiled": normalize_compiled,
     "timeout": normalize_seconds,
     "example-timeout": normalize_seconds,
+    "max-memory": normalize_memory,
 }
 assert set(_NORMALIZERS) == set(OPTION_KEYS)

@@ -94,6 +94,7 @@ class DaskRun:
         self._cluster: Any = None
         self._futures: list[Any] = []
         self._futures_warm: list[Any] = []
+        self._loader: Run | None = None
         self._finished: dict[int, Outcome] = {}
         self._started: dict[int, float] = {}
         self._next = 0
@@ -142,6 +143,13 @@ class DaskRun:
                 else "cannot start a Dask LocalCluster"
             )
             raise GradcheckError(f"{what} ({type(exc).__name__}: {exc})") from None
+
+    def load(self, function: Callable[..., Any], *args: Any, what: str = "the targets") -> Any:
+        """``function(*args)`` in a local worker process (the loading of the targets, the
+        HTML report's charts): user code never runs in the command, here neither."""
+        if self._loader is None:
+            self._loader = Run(1, self.setup)
+        return self._loader.load(function, *args, what=what)
 
     def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
         """Check ``jobs`` on the cluster; their outcomes in order."""
@@ -200,6 +208,9 @@ class DaskRun:
         return out
 
     def close(self, graceful: bool = True) -> None:
+        if self._loader is not None:
+            self._loader.close(graceful)
+            self._loader = None
         if self._client is None:
             return
         for future in self._futures:

@@ -12,9 +12,10 @@ the working directory when the command starts (an op may ``chdir``), checked bef
 any check runs (so that a typo does not cost the whole run), its missing parent
 folders created (as pytest does for ``--junitxml``); the content goes to a temporary
 file in the same folder, renamed over the destination only once it is complete, so a
-write that fails half-way leaves the previous file as it was. A destination that
-exists and is not a regular file (``/dev/stdout``, ``/dev/null``, a FIFO) is written
-in place: renaming over a device would replace the device.
+write that fails half-way leaves the previous file as it was. The destination must be
+a regular file or none: a folder, a FIFO (a write would wait for a reader forever) or
+a device is refused before any check runs. A symbolic link is replaced by the file,
+never written through: in CI, a committed link must not aim a report at another file.
 
 Stdout (:func:`stdout_to_stderr`): with a format whose stdout is one document (JSON),
 whatever the user's code writes there goes to stderr: ``print``, ``sys.__stdout__``,
@@ -105,13 +106,25 @@ class OutputFile:
         return self.error(f"{self.given}: cannot write the {self.what} ({problem})")
 
     def _check(self) -> None:
-        target = Path(os.path.realpath(self.path))
-        if target.is_dir():
+        # The folder's links are followed (a link to a folder is the user's choice);
+        # the file's own is not: it is replaced.
+        target = Path(os.path.realpath(self.path.parent)) / self.path.name
+        try:
+            info = os.lstat(target)
+        except OSError:
+            info = None
+        if info is not None and stat.S_ISDIR(info.st_mode):
             raise self._fail("it is a folder; give a file name")
-        if target.exists() and not target.is_file():
-            if not os.access(target, os.W_OK):
-                raise self._fail("permission denied")
-            return  # a device or a FIFO: written in place
+        if info is not None and stat.S_ISLNK(info.st_mode):
+            try:  # a link to a device (/dev/stdout) is not replaced either
+                info = os.stat(target)
+            except OSError:
+                info = None  # a dangling link: replaced
+        if info is not None and not stat.S_ISREG(info.st_mode):
+            raise self._fail(
+                "it is not a regular file (a FIFO, a device or a socket); give a file name"
+            )
+        self.path = target
         folder = target.parent
         try:
             folder.mkdir(parents=True, exist_ok=True)
@@ -134,12 +147,11 @@ class OutputFile:
             The write failed; the previous file is unchanged and no temporary file is
             left.
         """
-        target = Path(os.path.realpath(self.path))
+        target = self.path
         try:
-            if target.exists() and not target.is_file():
-                with open(target, "wb") as stream:
-                    stream.write(data)
-                return
+            info = os.lstat(target) if os.path.lexists(target) else None
+            if info is not None and not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                raise self._fail("it is no longer a regular file")
             self._replace(target, data)
         except OSError as exc:
             raise self.error(
@@ -157,7 +169,7 @@ class OutputFile:
                 stream.write(data)
                 stream.flush()
                 os.fsync(stream.fileno())
-            if target.exists():
+            if target.is_file() and not target.is_symlink():
                 os.chmod(temporary, stat.S_IMODE(target.stat().st_mode))
             else:
                 umask = os.umask(0)

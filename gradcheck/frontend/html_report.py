@@ -155,7 +155,27 @@ def _named(check: Any, index: int) -> str:
     return name if name.startswith("input ") else f"input {name}"
 
 
-def _section(r: VerifyResult, obj: Any, replay: str) -> str:
+def charts_of(failures: Sequence[tuple[str, Any]]) -> dict[str, str]:
+    """The charts (HTML) of each failing check, by target name: ``failures`` are
+    ``(target, check)`` pairs. The charts run the op again, so this runs where the
+    targets are imported, in a worker process, never in the command."""
+    from gradcheck.frontend.loading import load_targets
+
+    out = {}
+    for name, check in failures:
+        try:
+            (target,) = load_targets(name)
+        except Exception as exc:  # the op's module: say why there are no charts
+            out[name] = (
+                f'<p class="no-chart">charts not drawn: {escape(type(exc).__name__)}: '
+                f"{escape(str(exc))}</p>"
+            )
+            continue
+        out[name] = _charts(check, target.obj)
+    return out
+
+
+def _section(r: VerifyResult, charts: str | None, replay: str) -> str:
     from gradcheck.frontend.report import inputs_text, target_text
 
     kind = "failure" if r.failure else "not-passed"
@@ -166,8 +186,8 @@ def _section(r: VerifyResult, obj: Any, replay: str) -> str:
         # error seen), its replay line apart (below).
         text = target_text(r, replay=replay).rsplit("\nReplay: ", 1)[0]
         parts.append(f'<pre class="report">{escape(text)}</pre>')
-        if obj is not None and r.failure.inputs:
-            parts.append(_charts(r.failure, obj))
+        if r.failure.inputs:
+            parts.append(charts or '<p class="no-chart">charts not drawn</p>')
         parts.append("<h3>Shrunk input</h3>")
         parts.append(f'<pre class="input">{escape(inputs_text(r.failure))}</pre>')
     else:
@@ -183,12 +203,12 @@ def html_report(
     *,
     seed: int,
     replay: Callable[[VerifyResult], str],
-    objects: Mapping[str, Any],
+    charts: Mapping[str, str],
     regressions: Mapping[str, str] | None = None,
 ) -> str:
-    """The report's HTML document; ``objects`` maps a target's name to the op (to draw
-    its failure's charts: one missing draws none), ``regressions`` a regressed target's
-    name to how it regressed."""
+    """The report's HTML document; ``charts`` maps a target's name to its failure's
+    charts (:func:`charts_of`, drawn in a worker: one missing says so),
+    ``regressions`` a regressed target's name to how it regressed."""
     from gradcheck.frontend.render import _summary as run_summary
 
     regressions = regressions or {}
@@ -224,7 +244,7 @@ def html_report(
         body.append("</tbody></table>")
     for r in results:
         if not r.passed and r.verdict != Verdict.NOT_RUN:
-            body.append(_section(r, objects.get(r.target), replay(r)))
+            body.append(_section(r, charts.get(r.target), replay(r)))
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
         f"<title>gradcheck: {escape(summary)}</title>"

@@ -238,7 +238,8 @@ def target_text(result: Any, *, replay: str) -> str:
         )
         lines.append("  " + format_result(worst, seed=False).split("\n", 2)[1])
         lines.append("  " + inputs_text(worst).replace("\n", "\n  "))
-        inputs = "*inputs"
+        # In Python with the v shown (one seed per report: the run's, below).
+        inputs = "*inputs, upstream=v"
         k = worst.failure.order if worst.failure is not None else None
         if k is not None and k > 2:  # v_3..v_k come from the seed
             inputs = f"*inputs[:-{k - 1}], upstream=v, order={k}"
@@ -248,7 +249,7 @@ def target_text(result: Any, *, replay: str) -> str:
             inputs = "*inputs, upstream=v, order=2"
         lines.append(
             f"  It replays with the run (Replay below), or alone in Python: "
-            f"gradcheck.check(<target>, {inputs}, seed={worst.seed}) with the same settings"
+            f"gradcheck.check(<target>, {inputs}) with the same settings"
         )
     if result.note:
         lines.append(f"Note: {result.note}")

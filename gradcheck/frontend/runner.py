@@ -1,44 +1,56 @@
-"""Run the checks of a ``gradcheck verify`` run in worker processes.
+"""Run the checks of a ``gradcheck verify`` run in processes of their own.
 
-No check runs in the process of the command itself (the *coordinator*): each target is
-checked in a worker process, ``--jobs N`` workers at once (one by default), each taking
-one target at a time. So nothing an op does ends the run or loses its results:
+No user code runs in the process of the command itself (the *coordinator*): the
+targets are imported and listed in a worker process, the *zygote* (:meth:`Run.load`),
+and each target is checked in a process forked from the zygote for that target alone,
+``--jobs N`` at once (one by default). So nothing an op or a module does ends the run,
+writes into its output, or changes another target's verdict:
 
+- a module that ends its process at import (``os._exit``) is a load error (exit 2);
 - an op that raises ``SystemExit`` or ``KeyboardInterrupt`` fails with kind ``exited``
   (:func:`gradcheck.verify` makes it the failure of the example where it happened);
-- an op that ends its process (``os._exit``, a segfault in an extension, the OOM
-  killer) fails with kind ``worker_died``, naming the exit code or the signal and the
-  example it was checking, and a new worker takes the next target;
+- an op that ends its process (``os._exit``, a segfault in an extension, a memory
+  limit) fails with kind ``worker_died``, naming the exit code or the signal and the
+  example it was checking;
+- every target starts from the state the zygote had after the import (NumPy's error
+  state, signal handlers and alarms, working directory, environment, ``sys.path``,
+  random states, the modules' globals): verdicts do not depend on the order of the
+  targets; and everything a target's process started (its process group) is killed
+  when it ends, also after a normal end;
 
-and every other target's result is kept. The cost is one process start per worker
-(Python, NumPy, Hypothesis and the user's module imported again; ``benchmarks/
-cli_verify_time.py`` measures it), which also buys the rest: a worker can be stopped
-whatever it runs (a C loop that holds the GIL included), and its file descriptors are
-its own.
+and every other target's result is kept. The cost is one Python start per run (the
+zygote, started while the command reads its options) and one fork per target
+(``benchmarks/cli_verify_time.py`` measures it). A job's process can be stopped
+whatever it runs (a C loop that holds the GIL included), and may allocate at most
+``Job.max_memory`` bytes (``--max-memory``).
 
 A :class:`Job` is plain data (the target's spec, the keyword arguments of
-:func:`gradcheck.verify` with the target's seed among them), so that it pickles and a
-worker started with ``spawn`` (the only start method on Windows and macOS, and the one
-used here everywhere, so every platform behaves alike) rebuilds the target by loading
-the spec again. Each target's seed is fixed before any job starts, so a run checks the
-same examples whatever ``--jobs`` is, and results come back in the order of the jobs.
+:func:`gradcheck.verify` with the target's seed among them); the job's process finds
+the target's module already imported (or imports it). The zygote is started with
+``spawn`` (the coordinator never forks: its threads' locks would be copied held).
+Each target's seed is fixed before any job starts, so a run checks the same examples
+whatever ``--jobs`` is, and results come back in the order of the jobs.
 
-The worker and the coordinator talk over one pipe per worker. The coordinator sends
-``(index, job, sys_path)``, or ``None`` to let the worker go; the worker answers ``("ready",)``
-once started, then per job ``("started", index, settings)`` (the effective settings),
+The coordinator sends the zygote ``("load", function, args)`` (answered ``("loaded",
+result)`` or ``("load_error", exception, traceback)``), ``("warm",)`` before the jobs
+of a run of several (:func:`_warm_up`), ``("job", index, job)``
+followed by one end of a new pipe (answered ``("forked", index, pid)``; ``("exit",
+index, exit_code)`` when that process has ended), or ``None`` to let it go. Over its
+pipe, a job's process sends ``("started", index, settings)`` (the effective settings),
 ``("example", index, inputs, check_seed)`` before each example is checked,
 ``("progress", index, done, total)`` after each counted one, and last ``("result",
-index, VerifyResult)`` or ``("error", index, exception)``. A worker ignores SIGINT and
-runs in a process group of its own (the coordinator alone decides when the run
+index, VerifyResult)`` or ``("error", index, exception)``. The zygote ignores SIGINT
+and runs in a process group of its own (the coordinator alone decides when the run
 stops), and dies with the coordinator (Linux: ``PR_SET_PDEATHSIG``; elsewhere a thread
-watches the coordinator).
+watches the coordinator); a job's process dies with the zygote.
 
-An error in a job (a bad setting, an op that cannot be loaded in the worker) is handed
-to the caller when that job's turn comes, as it would be in a serial run.
+An error in a job (a bad setting, an op that cannot be loaded) is handed to the caller
+when that job's turn comes, as it would be in a serial run.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import multiprocessing
 import os
@@ -61,11 +73,33 @@ import numpy as np
 from gradcheck.checking.result import CheckResult, Failure
 from gradcheck.checking.vocabulary import Kind, Verdict
 from gradcheck.defaults import DEFAULT_EXAMPLE_TIMEOUT
-from gradcheck.errors import GradcheckError, InternalError, Interrupted, LoadError, RemoteError
+from gradcheck.errors import (
+    GradcheckError,
+    InternalError,
+    Interrupted,
+    LoadError,
+    RemoteError,
+    WorkerDied,
+    exception_text,
+)
 from gradcheck.frontend.loading import load_targets
 from gradcheck.search.verifier import LoadedTarget, VerifyResult, effective_options, verify
 
-__all__ = ["Interrupted", "Job", "RemoteError", "Run", "StopOnSignals", "WorkerSetup", "run_job"]
+__all__ = [
+    "Interrupted",
+    "Job",
+    "ListedTarget",
+    "RemoteError",
+    "Run",
+    "StopOnSignals",
+    "WorkerSetup",
+    "default_max_memory",
+    "in_child_process",
+    "is_gradcheck_bug",
+    "limit_memory",
+    "listed",
+    "run_job",
+]
 
 #: An example whose arrays hold more elements than this is sent to the coordinator by
 #: its shapes only (it names the example a hang or a crash was on).
@@ -92,6 +126,8 @@ class Job:
     example_timeout : float or None
         The most seconds one example may take, from when the worker reported it (the
         first one: from when the job started).
+    max_memory : int or None
+        The most bytes the job's process may allocate (:func:`default_max_memory`).
     """
 
     spec: str
@@ -99,6 +135,8 @@ class Job:
     verbose: bool = False
     timeout: float | None = None
     example_timeout: float | None = DEFAULT_EXAMPLE_TIMEOUT
+    #: The most bytes the job's process may allocate (None or 0: no limit).
+    max_memory: int | None = None
 
 
 @dataclass(frozen=True)
@@ -113,6 +151,27 @@ class WorkerSetup:
     stdout_to_stderr: bool = False
     #: Hypothesis's home directory (None: Hypothesis's own choice).
     hypothesis_home: str | None = None
+
+
+@dataclass(frozen=True)
+class ListedTarget:
+    """A target as the coordinator knows it (the object itself stays in the worker
+    that imported it): its name, whether it carries a @gradcheck.describe, and where
+    it is defined (file relative to the working directory, line), when known."""
+
+    name: str
+    described: bool = False
+    location: tuple[str | None, int | None] = (None, None)
+
+
+def listed(target: LoadedTarget) -> ListedTarget:
+    """What the coordinator keeps of a loaded target."""
+    from gradcheck.frontend.ci_report import source_location
+    from gradcheck.search.description import description_of
+
+    return ListedTarget(
+        target.name, description_of(target.obj) is not None, source_location(target.obj)
+    )
 
 
 def run_job(
@@ -141,29 +200,211 @@ def run_job(
         return verify(target, **job.settings, progress=progress, on_example=on_example)
 
 
-# --- the worker -------------------------------------------------------------------------
+# --- the zygote and its children -------------------------------------------------------
+#
+# One process per run (the *zygote*) is spawned at the start; it imports NumPy,
+# Hypothesis and the checker, then, when asked, the user's modules (:meth:`Run.load`):
+# the command itself never runs user code. Each job is checked in a process forked from
+# the zygote for it alone, which ends with the job: every target starts from the same
+# state (NumPy's error state, signal handlers and alarms, the working directory, the
+# environment, sys.path, the random states, the modules' globals), whatever ran before
+# it, at the cost of a fork (milliseconds) instead of a Python start. Each child leads a
+# process group of its own, killed when the child ends (also after a normal exit), so
+# what an op started ends with it; the zygote is not a daemonic process, so an op may
+# start a multiprocessing.Pool.
 
 
-def _worker_main(conn: Connection, setup: WorkerSetup) -> None:
-    """A worker's life: set up, say it is ready, check jobs until told to stop."""
+def _zygote_main(conn: Connection, setup: WorkerSetup) -> None:
+    """The zygote's life: set up, say it is ready, then load targets and fork a child
+    per job until told to stop."""
     _become_worker(setup)
-    # What every check needs, imported while the coordinator still loads the targets.
+    # What every check needs, imported once for all the children.
     import hypothesis  # noqa: F401
 
     import gradcheck.checking.checker
     import gradcheck.strategies  # noqa: F401
 
+    children: dict[int, tuple[int, int | None]] = {}  # pid: (job index, pidfd)
     try:
         conn.send(("ready",))
         while True:
-            message = conn.recv()
-            if message is None:
-                return
-            index, job, sys_path = message
-            sys.path[:] = sys_path
-            _serve(conn, index, job, setup)
+            fds = [fd for _, fd in children.values() if fd is not None]
+            polling = len(fds) < len(children)  # no pidfd: look every 50 ms
+            ready = wait([conn, *fds], 0.05 if polling else None)
+            if conn in ready:
+                message = conn.recv()
+                if message is None:
+                    return
+                if message[0] == "load":
+                    _zygote_load(conn, message[1], message[2])
+                elif message[0] == "warm":
+                    _warm_up()
+                else:
+                    _zygote_fork(conn, message[1], message[2], setup, children)
+            _zygote_reap(conn, children)
     except (EOFError, OSError):
-        return  # the coordinator is gone
+        pass  # the coordinator is gone
+    finally:
+        for pid in children:
+            _kill_group(pid)
+        # Nothing is left to finish: no interpreter teardown (NumPy, Hypothesis:
+        # tenths of a second the command would wait for).
+        _flush_all()
+        os._exit(0)
+
+
+def _warm_up() -> None:
+    """One small search here, so that what Hypothesis and the checker build on first
+    use (modules imported lazily, strategies, caches: about 0.2 s) is built once and
+    inherited by every job's process, not built again for each target; then the heap
+    is frozen (gc.freeze), so that the children's collections do not copy its pages.
+    (A run of one target does without: it would pay the same once, plus the warm-up.)"""
+    import gc
+
+    import gradcheck.builtin_targets as builtin
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            target = getattr(builtin, "multiply")  # noqa: B009 - made by globals().update
+            verify(LoadedTarget("warm-up", target), max_examples=3, seed=0)
+    except Exception:  # only a warm-up: a job meets any real problem again
+        pass
+    gc.freeze()
+
+
+def _zygote_load(conn: Connection, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
+    """Run ``function(*args)`` here (it imports the user's modules, which the children
+    inherit); send its result, or its error with the traceback text."""
+    try:
+        result = function(*args)
+    except Exception as exc:
+        trace = "".join(traceback.format_exception(exc.__cause__ or exc))
+        conn.send(("load_error", _transportable(exc), trace))
+        return
+    try:
+        conn.send(("loaded", result))
+    except Exception:  # an object of the user's that does not pickle
+        conn.send(("loaded", _picklable(result)))
+
+
+def _zygote_fork(
+    conn: Connection,
+    index: int,
+    job: Job,
+    setup: WorkerSetup,
+    children: dict[int, tuple[int, int | None]],
+) -> None:
+    from multiprocessing.reduction import recv_handle
+
+    fd = recv_handle(conn)
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        _child_main(conn, fd, index, job, setup)
+    os.close(fd)
+    try:
+        pidfd: int | None = os.pidfd_open(pid)  # type: ignore[attr-defined, unused-ignore]
+    except (AttributeError, OSError):
+        pidfd = None
+    children[pid] = (index, pidfd)
+    conn.send(("forked", index, pid))
+
+
+def _zygote_reap(conn: Connection, children: dict[int, tuple[int, int | None]]) -> None:
+    """For each child that has ended: kill its process group (what the op started),
+    reap it, and tell the coordinator how it ended."""
+    for pid, (index, pidfd) in list(children.items()):
+        try:
+            ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            ended = None
+        if ended is None:
+            continue
+        _kill_group(pid)  # while the child is a zombie: its pid, the group's id, is not reused
+        _, status = os.waitpid(pid, 0)
+        if pidfd is not None:
+            os.close(pidfd)
+        del children[pid]
+        conn.send(("exit", index, os.waitstatus_to_exitcode(status)))
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _child_main(control: Connection, fd: int, index: int, job: Job, setup: WorkerSetup) -> None:
+    """A job's process: a group of its own, the memory limit, the job; then its end."""
+    code = 0
+    try:
+        os.setpgid(0, 0)
+        control.close()
+        _die_with_parent()
+        if job.max_memory:
+            limit_memory(job.max_memory)
+        _serve(Connection(fd), index, job, setup)
+    except BaseException:  # whatever happens, this process ends here
+        code = 70
+    finally:
+        _flush_all()
+        os._exit(code)
+
+
+def _write_stderr(text: str) -> None:
+    try:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+    except Exception:  # closed or replaced by the op
+        pass
+
+
+def _flush_all() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # closed or replaced by the op
+            pass
+
+
+#: Where the memory limit applies: RLIMIT_DATA (the heap and private mappings, NumPy's
+#: arrays included, not the address space a library only reserves) where it exists.
+_MEMORY_LIMIT = "RLIMIT_DATA" if sys.platform.startswith("linux") else "RLIMIT_AS"
+
+
+#: The share of the machine's memory the jobs running at once may take together, unless
+#: --max-memory says otherwise: an op that allocates without end fails at once (a
+#: MemoryError), before the machine swaps.
+MEMORY_SHARE = 0.75
+
+
+def default_max_memory(n_jobs: int) -> int | None:
+    """Each of ``n_jobs`` processes' share of :data:`MEMORY_SHARE` of the physical
+    memory (None where the size is not known)."""
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
+    return max(int(total * MEMORY_SHARE) // max(1, n_jobs), 1 << 30)
+
+
+def limit_memory(limit: int) -> None:
+    """Let this process allocate at most ``limit`` bytes (where the platform can say)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - Windows
+        return
+    which = getattr(resource, _MEMORY_LIMIT, None)
+    if which is None:  # pragma: no cover
+        return
+    _, hard = resource.getrlimit(which)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    try:
+        resource.setrlimit(which, (limit, hard))
+    except (ValueError, OSError):  # pragma: no cover - a limit the system refuses
+        pass
 
 
 def _become_worker(setup: WorkerSetup) -> None:
@@ -172,8 +413,7 @@ def _become_worker(setup: WorkerSetup) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     if hasattr(os, "setpgid"):
         # Its own process group: signals to the terminal's group reach the coordinator
-        # only, and stopping a worker stops what the op started. A background group
-        # must not be stopped for using the terminal.
+        # only. A background group must not be stopped for using the terminal.
         try:
             os.setpgid(0, 0)
         except OSError:
@@ -181,8 +421,8 @@ def _become_worker(setup: WorkerSetup) -> None:
         for name in ("SIGTTOU", "SIGTTIN"):
             signal.signal(getattr(signal, name), signal.SIG_IGN)
     _die_with_coordinator()
-    # The op reads nothing from the terminal; its writes to fd 1 go to stderr when
-    # stdout must stay one document.
+    # The user's code reads nothing from the terminal; its writes to fd 1 go to stderr
+    # when stdout must stay one document.
     devnull = os.open(os.devnull, os.O_RDONLY)
     if devnull != 0:
         os.dup2(devnull, 0)
@@ -197,19 +437,25 @@ def _become_worker(setup: WorkerSetup) -> None:
     os.chdir(setup.cwd)
 
 
+def _die_with_parent() -> bool:
+    """Linux: the kernel kills this process when its parent dies, even mid C loop."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return False
+    return True
+
+
 def _die_with_coordinator() -> None:
     parent = multiprocessing.parent_process()
     if parent is None:  # pragma: no cover - always a spawned child here
         return
-    if sys.platform.startswith("linux"):
-        import ctypes
-
-        try:  # the kernel kills this process when the coordinator dies, even mid C loop
-            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        except (OSError, AttributeError):
-            pass
-        if os.getppid() != parent.pid:  # it died before prctl
-            os._exit(1)
+    if _die_with_parent() and os.getppid() != parent.pid:  # it died before prctl
+        os._exit(1)
 
     def watch() -> None:  # where there is no PR_SET_PDEATHSIG (and as a second guard)
         wait([parent.sentinel])
@@ -219,7 +465,7 @@ def _die_with_coordinator() -> None:
 
 
 def _serve(conn: Connection, index: int, job: Job, setup: WorkerSetup) -> None:
-    os.chdir(setup.cwd)  # an op of the last job may have moved it
+    os.chdir(setup.cwd)
 
     def progress(done: int, total: int) -> None:
         conn.send(("progress", index, done, total))
@@ -228,17 +474,74 @@ def _serve(conn: Connection, index: int, job: Job, setup: WorkerSetup) -> None:
         conn.send(("example", index, _portable(arrays), check_seed))
 
     def started(settings: dict[str, Any]) -> None:
-        conn.send(("started", index, settings))
+        conn.send(("started", index, _picklable(settings)))
 
     try:
         result = run_job(job, progress=progress, on_example=on_example, started=started)
     except Exception as exc:
-        conn.send(("error", index, _transportable(exc)))
+        if isinstance(exc, GradcheckError) and not isinstance(exc, InternalError):
+            conn.send(("error", index, _transportable(exc)))  # a usage error: ends the run
+            return
+        # gradcheck's own failure on this target: the target fails, the run goes on
+        remote = _transportable(exc)
+        assert isinstance(remote, RemoteError) or isinstance(exc, InternalError)
+        trace = getattr(remote, "remote_traceback", "")
+        _write_stderr(f"{trace.rstrip()}\n")
+        conn.send(("internal", index, type(exc).__name__, _safe_str(exc)))
         return
+    if job.max_memory:
+        result = _name_the_memory_limit(result, job.max_memory)
     try:
         conn.send(("result", index, result))
-    except (pickle.PicklingError, TypeError, AttributeError) as exc:
-        conn.send(("error", index, _transportable(exc)))
+    except Exception:  # something of the user's in it does not pickle
+        conn.send(("result", index, _picklable_result(result)))
+
+
+def _name_the_memory_limit(result: VerifyResult, limit: int) -> VerifyResult:
+    """A failure the op's MemoryError caused says which limit it met."""
+    check = result.failure
+    if check is None or check.failure is None or "MemoryError" not in check.failure.message:
+        return result
+    note = f" (each target may allocate {_size(limit)}: --max-memory)"
+    failure = dataclasses.replace(check.failure, message=check.failure.message + note)
+    return dataclasses.replace(result, failure=dataclasses.replace(check, failure=failure))
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**30:.3g} GiB" if n >= 2**30 else f"{n / 2**20:.3g} MiB"
+
+
+def _picklable(value: Any) -> Any:
+    """``value`` when it pickles; else a dict with what does not pickle as its repr."""
+    try:
+        pickle.dumps(value)
+        return value
+    except Exception:  # a lambda, a lock, an object whose pickling raises
+        pass
+    if isinstance(value, dict):
+        return {str(k): _picklable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_picklable(v) for v in value)
+    return _safe_str(value, repr)
+
+
+def _picklable_result(result: VerifyResult) -> VerifyResult:
+    result = dataclasses.replace(result, settings=_picklable(result.settings))
+    if result.failure is not None:
+        check = result.failure
+        check = dataclasses.replace(
+            check, params=_picklable(check.params), settings=_picklable(check.settings)
+        )
+        result = dataclasses.replace(result, failure=check)
+    return result
+
+
+def _safe_str(value: Any, how: Callable[[Any], str] = str) -> str:
+    """``str(value)`` (or ``repr``), or a stand-in when the user's method raises."""
+    try:
+        return how(value)
+    except Exception:
+        return f"<{type(value).__name__} object whose {how.__name__}() raised>"
 
 
 def _portable(arrays: Sequence[Any]) -> tuple[list[np.ndarray] | None, str]:
@@ -251,13 +554,16 @@ def _portable(arrays: Sequence[Any]) -> tuple[list[np.ndarray] | None, str]:
     return [np.array(a) for a in arrays], shapes
 
 
-def _transportable(exc: Exception) -> BaseException:
+def _transportable(exc: BaseException) -> BaseException:
     """The error to raise in the coordinator: a GradcheckError as it is (when it
     pickles), anything else as a RemoteError with its traceback text."""
     if isinstance(exc, GradcheckError) and _pickles(exc):
         return exc.with_traceback(None)
-    text = "".join(traceback.format_exception(exc))
-    return RemoteError(type(exc).__name__, str(exc), text)
+    try:
+        text = "".join(traceback.format_exception(exc))
+    except Exception:  # the exception's __str__ raises
+        text = f"{type(exc).__name__} (its message cannot be shown)\n"
+    return RemoteError(type(exc).__name__, _safe_str(exc), text)
 
 
 def _pickles(exc: BaseException) -> bool:
@@ -276,29 +582,37 @@ Outcome = VerifyResult | BaseException
 
 @dataclass
 class _Running:
-    """A job a worker is checking, as far as the coordinator knows."""
+    """A job a child is checking, as far as the coordinator knows."""
 
     index: int
     started: float
     #: When the current example was reported (or the job started).
     beat: float = 0.0
-    #: The effective settings, once the worker has loaded the target.
+    #: The effective settings, once the child has loaded the target.
     settings: dict[str, Any] | None = None
     #: The example being checked: (arrays or None, their shapes as text, check seed).
     example: tuple[list[np.ndarray] | None, str, int] | None = None
     examples_started: int = 0
     done: int = 0
     progress: Callable[[int, int], None] | None = None
+    #: The child's process id (its process group's too) and the end of its pipe.
+    pid: int = 0
+    conn: Connection | None = None
+    #: The pipe reached its end (the child closed it).
+    closed: bool = False
 
 
-class _Worker:
+class _Zygote:
+    """The coordinator's handle on the zygote process."""
+
     def __init__(self, context: Any, setup: WorkerSetup) -> None:
         self.conn, self._child = context.Pipe(duplex=True)
+        # Not daemonic: a daemonic process's children may not start processes, and a
+        # job's child is the zygote's (an op may use a multiprocessing.Pool).
         self.process = context.Process(
-            target=_worker_main, args=(self._child, setup), daemon=True, name="gradcheck-worker"
+            target=_zygote_main, args=(self._child, setup), daemon=False, name="gradcheck-worker"
         )
         self.ready = False
-        self.job: _Running | None = None
 
     def start(self) -> None:
         # A spawned child runs the parent's main script again (as __mp_main__) unless
@@ -315,30 +629,29 @@ class _Worker:
         self._child.close()
 
     def kill(self) -> None:
-        """Kill the worker and what the op started in its process group."""
+        """Kill the zygote (its process group); its children die with it."""
         pid = self.process.pid
-        if pid is None:  # never started
-            self.conn.close()
-            return
-        try:
-            if hasattr(os, "killpg") and os.getpgid(pid) == pid:
-                os.killpg(pid, signal.SIGKILL)
-            else:
-                self.process.kill()
-        except (OSError, ProcessLookupError):
-            pass
-        self.process.join(5)
+        if pid is not None:
+            try:
+                if hasattr(os, "killpg") and os.getpgid(pid) == pid:
+                    os.killpg(pid, signal.SIGKILL)
+                else:
+                    self.process.kill()
+            except OSError:
+                pass
+            self.process.join(5)
         self.conn.close()
 
 
 class Run:
-    """The workers of one run: ``n_jobs`` worker processes at most.
+    """The processes of one run: a zygote, and ``n_jobs`` jobs' processes at most.
 
+    :meth:`load` runs a function (the loading of the targets) in the zygote;
     :meth:`results` checks the jobs and yields ``(index, outcome)`` in their order, as
-    each one's turn comes (:meth:`prestart` starts a worker before they are known);
-    ``progress(index, job)``, when given, is called as a job starts and returns its progress
-    callback (or None). :meth:`stop` ends the run at once, :meth:`close` stops the
-    workers.
+    each one's turn comes (:meth:`prestart` starts the zygote before they are known);
+    ``progress(index, job)``, when given, is called as a job starts and returns its
+    progress callback (or None). :meth:`stop` ends the run at once, :meth:`close` stops
+    every process.
     """
 
     def __init__(
@@ -355,75 +668,180 @@ class Run:
         self._pending: deque[int] = deque()
         self._finished: dict[int, Outcome] = {}
         self._next = 0
-        self._workers: list[_Worker] = []
+        self._zygote: _Zygote | None = None
+        self._running: dict[int, _Running] = {}
         self._failed_starts = 0
 
     def prestart(self) -> None:
-        """Start one worker now, before the jobs are known: its start (Python, NumPy,
-        Hypothesis) overlaps with the coordinator's loading of the targets."""
-        if not self._workers:
-            self._add_worker()
+        """Start the zygote now, before the jobs are known: its start (Python, NumPy,
+        Hypothesis) overlaps with the command's reading of its options and files."""
+        if self._zygote is None:
+            self._zygote = _Zygote(self._context, self.setup)
+            self._zygote.start()
+
+    def _ready_zygote(self) -> _Zygote:
+        """The zygote, started and ready (started again after a death)."""
+        while True:
+            self.prestart()
+            zygote = self._zygote
+            assert zygote is not None
+            if zygote.ready:
+                return zygote
+            try:
+                message = zygote.conn.recv()
+            except (EOFError, OSError):
+                self._zygote_died()
+                continue
+            self._from_zygote(message)
+
+    def load(self, function: Callable[..., Any], *args: Any, what: str = "the targets") -> Any:
+        """``function(*args)``, run in the zygote (where the children will find what it
+        imported); its error re-raised here, with ``remote_traceback`` (the text).
+
+        Raises
+        ------
+        LoadError
+            The function ended the zygote (``os._exit`` or a crash at import).
+        """
+        zygote = self._ready_zygote()
+        zygote.conn.send(("load", function, args))
+        while True:
+            try:
+                message = zygote.conn.recv()
+            except (EOFError, OSError):
+                zygote.process.join(5)
+                how = _how_it_ended(zygote.process.exitcode)
+                self._zygote_died()
+                raise LoadError(
+                    f"the process loading the targets {how} while importing {what}: a module "
+                    f"ended its process at import (os._exit, a crash in native code)"
+                ) from None
+            if message[0] == "loaded":
+                return message[1]
+            if message[0] == "load_error":
+                exc = message[1]
+                exc.remote_traceback = message[2]
+                raise exc
+            self._from_zygote(message)  # pragma: no cover - nothing else comes now
 
     # -- the loop
     def results(self, jobs: Sequence[Job]) -> Iterator[tuple[int, Outcome]]:
         """Check ``jobs``; their outcomes in order."""
         self.jobs = list(jobs)
         self._pending = deque(range(len(self.jobs)))
+        if len(self.jobs) > 1:
+            try:
+                self._ready_zygote().conn.send(("warm",))
+            except OSError:
+                pass  # the zygote is gone: the first job meets it
         while self._next < len(self.jobs):
             if self._next in self._finished:
                 index = self._next
                 self._next += 1
                 yield index, self._finished.pop(index)
                 continue
-            self._staff()
             self._dispatch()
             self._wait()
 
     def check(self, job: Job) -> Outcome:
-        """Check one job on this run's workers, which stay for the next call (how a Dask
-        worker uses a run: gradcheck.frontend.dask_executor)."""
+        """Check one job in a process of this run's zygote, which stays for the next
+        call (how a Dask worker uses a run: gradcheck.frontend.dask_executor)."""
         self._next = 0
         self._finished.clear()
         return next(iter(self.results([job])))[1]
 
-    def _staff(self) -> None:
-        busy = sum(w.job is not None for w in self._workers)
-        wanted = min(self.n_jobs, len(self._pending) + busy)
-        while len(self._workers) < wanted:
-            self._add_worker()
-
-    def _add_worker(self) -> None:
-        worker = _Worker(self._context, self.setup)
-        self._workers.append(worker)  # before it starts: a signal may come meanwhile
-        worker.start()
-
     def _dispatch(self) -> None:
-        for worker in self._workers:
-            if worker.ready and worker.job is None and self._pending:
-                index = self._pending.popleft()
-                job = self.jobs[index]
-                now = time.monotonic()
-                worker.job = _Running(index, now, beat=now)
-                worker.job.progress = self.progress(index, job) if self.progress else None
-                worker.conn.send((index, job, list(sys.path)))
+        while self._pending and len(self._running) < self.n_jobs:
+            from multiprocessing.reduction import send_handle
+
+            zygote = self._ready_zygote()
+            index = self._pending.popleft()
+            job = self.jobs[index]
+            ours, theirs = self._context.Pipe(duplex=True)
+            now = time.monotonic()
+            running = _Running(index, now, beat=now, conn=ours)
+            running.progress = self.progress(index, job) if self.progress else None
+            self._running[index] = running
+            try:
+                zygote.conn.send(("job", index, job))
+                send_handle(zygote.conn, theirs.fileno(), zygote.process.pid)
+                theirs.close()
+                while running.pid == 0 and index in self._running:
+                    self._from_zygote(zygote.conn.recv())
+            except (EOFError, OSError):
+                theirs.close()
+                self._zygote_died()
+
+    def _from_zygote(self, message: tuple[Any, ...]) -> None:
+        what, *rest = message
+        if what == "ready":
+            assert self._zygote is not None
+            self._zygote.ready = True
+            self._failed_starts = 0
+        elif what == "forked":
+            running = self._running.get(rest[0])
+            if running is not None:
+                running.pid = rest[1]
+        elif what == "exit":
+            running = self._running.get(rest[0])
+            if running is not None:
+                self._receive(running)
+            running = self._running.pop(rest[0], None)
+            if running is not None:
+                self._close(running)
+                self._finish(
+                    running.index, _worker_died(self.jobs[running.index], running, rest[1])
+                )
+
+    def _zygote_died(self) -> None:
+        """The zygote ended (or never started): its children with it."""
+        zygote, self._zygote = self._zygote, None
+        if zygote is None:
+            return
+        zygote.process.join(5)
+        if not zygote.ready:
+            self._failed_starts += 1
+            if self._failed_starts >= MAX_FAILED_STARTS:
+                zygote.kill()
+                raise InternalError(
+                    f"cannot start a worker process: it {_how_it_ended(zygote.process.exitcode)}"
+                )
+        zygote.kill()
+        for index, running in list(self._running.items()):
+            self._receive(running)
+            if self._running.pop(index, None) is not None:
+                self._kill(running)
+                self._finish(index, _worker_died(self.jobs[index], running, None))
 
     def _wait(self) -> None:
-        by_object: dict[Any, _Worker] = {}
-        for worker in self._workers:
-            by_object[worker.conn] = worker
-            by_object[worker.process.sentinel] = worker
-        deadlines = [self._deadline(w)[0] for w in self._workers if w.job is not None]
+        zygote = self._zygote
+        waited: dict[Any, Any] = {}
+        if zygote is not None:
+            waited[zygote.conn] = zygote
+            waited[zygote.process.sentinel] = zygote
+        for running in self._running.values():
+            if not running.closed and running.conn is not None:
+                waited[running.conn] = running
+        deadlines = [self._deadline(r)[0] for r in self._running.values()]
         timeout = None if not deadlines else max(0.0, min(deadlines) - time.monotonic())
-        for ready in wait(list(by_object), timeout):
-            worker = by_object[ready]
-            if worker in self._workers:
-                self._receive(worker)
+        for ready in wait(list(waited), timeout):
+            what = waited[ready]
+            if isinstance(what, _Running):
+                self._receive(what)
+            elif zygote is not None and what is zygote is self._zygote:
+                try:
+                    while zygote.conn.poll():
+                        self._from_zygote(zygote.conn.recv())
+                except (EOFError, OSError):
+                    self._zygote_died()
+                    continue
+                if not zygote.process.is_alive():
+                    self._zygote_died()
         self._enforce_limits()
 
-    def _deadline(self, worker: _Worker) -> tuple[float, str]:
-        """When the worker's job runs out of time, and which limit that is."""
-        assert worker.job is not None
-        job, running = self.jobs[worker.job.index], worker.job
+    def _deadline(self, running: _Running) -> tuple[float, str]:
+        """When the job runs out of time, and which limit that is."""
+        job = self.jobs[running.index]
         limits = [(math.inf, "")]
         if job.timeout is not None:
             limits.append((running.started + job.timeout, "timeout"))
@@ -433,38 +851,32 @@ class Run:
 
     def _enforce_limits(self) -> None:
         now = time.monotonic()
-        for worker in list(self._workers):
-            if worker.job is None or self._deadline(worker)[0] > now:
+        for index, running in list(self._running.items()):
+            if self._deadline(running)[0] > now:
                 continue
-            self._receive(worker)  # it may have just finished
-            if worker.job is None or worker not in self._workers:
+            self._receive(running)  # it may have just finished
+            if index not in self._running:
                 continue
-            running, limit = worker.job, self._deadline(worker)[1]
-            worker.job = None
-            worker.kill()
-            self._workers.remove(worker)
-            self._finish(running.index, _timed_out(self.jobs[running.index], running, limit))
+            limit = self._deadline(running)[1]
+            del self._running[index]
+            self._kill(running)
+            self._finish(index, _timed_out(self.jobs[index], running, limit))
 
-    def _receive(self, worker: _Worker) -> None:
-        """Every message the worker has sent; its end, if it died."""
-        if worker.process.pid is None:
+    def _receive(self, running: _Running) -> None:
+        """Every message the child has sent."""
+        if running.conn is None or running.closed:
             return
         try:
-            while worker.conn.poll():
-                self._handle(worker, worker.conn.recv())
+            while running.conn.poll():
+                self._handle(running, running.conn.recv())
+                if running.index not in self._running:
+                    return
         except (EOFError, OSError):
-            pass
-        if not worker.process.is_alive():
-            self._reap(worker)
+            running.closed = True  # its end comes from the zygote ("exit")
 
-    def _handle(self, worker: _Worker, message: tuple[Any, ...]) -> None:
+    def _handle(self, running: _Running, message: tuple[Any, ...]) -> None:
         what, *rest = message
-        if what == "ready":
-            worker.ready = True
-            self._failed_starts = 0
-            return
-        running = worker.job
-        if running is None or rest[0] != running.index:  # pragma: no cover - protocol bug
+        if rest[0] != running.index:  # pragma: no cover - protocol bug
             raise InternalError(f"a worker sent {what!r} for a job it does not run")
         if what == "started":
             running.settings = rest[1]
@@ -477,9 +889,27 @@ class Run:
             running.done = rest[1]
             if running.progress is not None:
                 running.progress(rest[1], rest[2])
+        elif what == "internal":
+            del self._running[running.index]
+            self._close(running)
+            job = self.jobs[running.index]
+            self._finish(running.index, _internal_error(job, running, rest[1], rest[2]))
         elif what in ("result", "error"):
-            worker.job = None
+            del self._running[running.index]
+            self._close(running)
             self._finish(running.index, rest[1])
+
+    @staticmethod
+    def _close(running: _Running) -> None:
+        if running.conn is not None:
+            running.conn.close()
+            running.conn = None
+
+    def _kill(self, running: _Running) -> None:
+        """Kill a job's process and what it started (its process group)."""
+        if running.pid:
+            _kill_group(running.pid)
+        self._close(running)
 
     def _finish(self, index: int, outcome: Outcome) -> None:
         """A job's outcome is known (its turn to be yielded may come later)."""
@@ -487,27 +917,11 @@ class Run:
         if self.on_finished is not None:
             self.on_finished(index, outcome)
 
-    def _reap(self, worker: _Worker) -> None:
-        worker.process.join()
-        worker.conn.close()
-        self._workers.remove(worker)
-        if not worker.ready:
-            self._failed_starts += 1
-            if self._failed_starts >= MAX_FAILED_STARTS and worker.job is None:
-                raise InternalError(
-                    f"cannot start a worker process: it {_how_it_ended(worker.process.exitcode)}"
-                )
-        if worker.job is not None:
-            running, worker.job = worker.job, None
-            self._finish(
-                running.index,
-                _worker_died(self.jobs[running.index], running, worker.process.exitcode),
-            )
-
     def stop(self, signum: int) -> list[tuple[int, Outcome]]:
-        """End the run now (a signal asked for it): kill every worker; the outcomes not
-        yet yielded, in order, each finished target's result, and the others not run."""
-        running = {w.job.index: w.job for w in self._workers if w.job is not None}
+        """End the run now (a signal asked for it): kill every process; the outcomes
+        not yet yielded, in order, each finished target's result, and the others not
+        run."""
+        running = dict(self._running)
         self.close(graceful=False)
         out: list[tuple[int, Outcome]] = []
         for index in range(self._next, len(self.jobs)):
@@ -519,22 +933,97 @@ class Run:
         return out
 
     def close(self, graceful: bool = True) -> None:
-        """Let idle workers go (or kill them at once), kill busy ones (what they ran is
-        not needed any more)."""
-        if graceful:  # a worker still starting has nothing to finish: killed below
-            for worker in self._workers:
-                if worker.ready and worker.job is None and worker.process.is_alive():
-                    try:
-                        worker.conn.send(None)
-                    except OSError:
-                        pass
-            deadline = time.monotonic() + 2.0
-            for worker in self._workers:
-                if worker.ready and worker.job is None:
-                    worker.process.join(max(0.0, deadline - time.monotonic()))
-        for worker in self._workers:
-            worker.kill()
-        self._workers.clear()
+        """Kill the jobs still running (what they ran is not needed any more) and the
+        zygote (``graceful``: asked to go first)."""
+        for running in self._running.values():
+            self._kill(running)
+        self._running.clear()
+        zygote, self._zygote = self._zygote, None
+        if zygote is None:
+            return
+        if graceful and zygote.ready and zygote.process.is_alive():
+            try:
+                zygote.conn.send(None)
+                zygote.process.join(2.0)
+            except OSError:
+                pass
+        zygote.kill()
+
+
+# --- one call in a child process (the pytest plugin) -------------------------------------
+
+
+def in_child_process(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``function(*args, **kwargs)`` run in a child forked for it (where there is
+    ``fork``; else here): its result or its exception comes back. The op's
+    ``os._exit``, a crash, ``SystemExit`` or ``KeyboardInterrupt`` end the child only,
+    and come back as a :class:`~gradcheck.errors.WorkerDied` error saying so; what the
+    child started (its process group) is killed when it ends.
+
+    The target need not pickle (the child has it already); the result must (else its
+    parts that do not are sent as their repr).
+    """
+    if not hasattr(os, "fork"):  # pragma: no cover - Windows
+        return function(*args, **kwargs)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        _call_in_child(read, write, function, args, kwargs)
+    os.close(write)
+    with os.fdopen(read, "rb") as stream:
+        data = stream.read()
+    _, status = os.waitpid(pid, 0)
+    _kill_group(pid)
+    if not data:
+        how = _how_it_ended(os.waitstatus_to_exitcode(status))
+        raise WorkerDied(
+            f"the process checking it {how}: the op ended its process (os._exit, a crash "
+            f"in native code, or it was killed)"
+        )
+    outcome, value = pickle.loads(data)
+    if outcome == "raised":
+        raise value
+    return value
+
+
+def _call_in_child(
+    read: int, write: int, function: Callable[..., Any], args: Any, kwargs: Any
+) -> None:
+    try:
+        os.close(read)
+        os.setpgid(0, 0)
+        try:
+            payload: tuple[str, Any] = ("returned", function(*args, **kwargs))
+        except (SystemExit, KeyboardInterrupt) as exc:
+            payload = (
+                "raised",
+                WorkerDied(
+                    f"the op raised {exception_text(exc)}, which would have ended the test session"
+                ),
+            )
+        except Exception as exc:
+            payload = ("raised", exc)
+        try:
+            data = pickle.dumps(payload)
+        except Exception:
+            if payload[0] == "returned":
+                data = pickle.dumps(("returned", _picklable_any(payload[1])))
+            else:
+                data = pickle.dumps(("raised", _transportable(payload[1])))
+        with os.fdopen(write, "wb") as stream:
+            stream.write(data)
+    finally:
+        _flush_all()
+        os._exit(0)
+
+
+def _picklable_any(value: Any) -> Any:
+    if isinstance(value, VerifyResult):
+        return _picklable_result(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        fields = {f.name: _picklable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return dataclasses.replace(value, **fields)
+    return _picklable(value)
 
 
 # --- signals ------------------------------------------------------------------------------
@@ -579,6 +1068,8 @@ class StopOnSignals:
 
 
 def _how_it_ended(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "ended (how is not known: the process that started it is gone)"
     if exitcode is not None and exitcode < 0:
         try:
             name = signal.Signals(-exitcode).name
@@ -655,6 +1146,31 @@ def _timed_out(job: Job, running: _Running, limit: str) -> VerifyResult:
         )
     elapsed = time.monotonic() - running.started
     return _unfinished(job, running, Verdict.TIMED_OUT, Kind.TIMED_OUT, message, elapsed)
+
+
+def _internal_error(job: Job, running: _Running, type_name: str, message: str) -> VerifyResult:
+    if type_name == "MemoryError":
+        text = "gradcheck ran out of memory while checking it (a huge output or gradient?)"
+        if job.max_memory:
+            text += f"; the limit is {_size(job.max_memory)} (--max-memory)"
+    else:
+        text = (
+            f"gradcheck itself failed while checking it ({type_name}: {message}; its "
+            f"traceback is above): a bug in gradcheck, please report it"
+        )
+    elapsed = time.monotonic() - running.started
+    return _unfinished(job, running, Verdict.FAILED, Kind.INTERNAL_ERROR, text, elapsed)
+
+
+def is_gradcheck_bug(result: VerifyResult) -> bool:
+    """Whether the result is an internal_error failure that is a bug of gradcheck's."""
+    check = result.failure
+    return (
+        check is not None
+        and check.failure is not None
+        and check.failure.kind == Kind.INTERNAL_ERROR
+        and "ran out of memory" not in check.failure.message
+    )
 
 
 def _worker_died(job: Job, running: _Running, exitcode: int | None) -> VerifyResult:

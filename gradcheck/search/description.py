@@ -59,6 +59,8 @@ __all__ = [
     "normalize_device",
     "normalize_nondet_tol",
     "normalize_skip_on",
+    "normalize_reference_forward",
+    "normalize_compiled",
     "normalize_domain",
     "normalize_dtype",
     "normalize_kwargs",
@@ -172,6 +174,10 @@ class Description:
     skip_on : tuple of str, optional
         Exceptions (``"module:Name"``, or a builtin's name) that say an input is
         outside the op's domain: an example where the forward raises one is skipped.
+    reference_forward : callable or str, optional
+        A NumPy reference of the forward (``"module:function"`` or the function).
+    compiled : str, optional
+        Compare the op compiled (torch.compile's backend, or ``jax.jit``) with eager.
     """
 
     shapes: tuple[str | tuple[int | str, ...], ...] | None = None
@@ -194,6 +200,8 @@ class Description:
     device: str | None = None
     nondet_tol: float | None = None
     skip_on: tuple[str, ...] | None = None
+    reference_forward: Any = None
+    compiled: str | None = None
 
     def merged(self, **overrides: Any) -> Description:
         """A copy where every override that is not ``None`` replaces the declared
@@ -231,6 +239,8 @@ def describe(
     device: str | None = None,
     nondet_tol: float | None = None,
     skip_on: Any = None,
+    reference_forward: Any = None,
+    compiled: Any = None,
 ) -> Any:
     """Declare how an op should be checked, and mark a function as a target.
 
@@ -305,6 +315,14 @@ def describe(
         example where the forward raises one is skipped and counted, as one whose
         output is not finite. NumPy's and torch's ``LinAlgError`` (a singular matrix)
         always are; any other exception is a failure.
+    reference_forward : callable or str, optional
+        What the forward is meant to compute: a NumPy function of the same inputs
+        (arrays) and keyword parameters, or ``"module:function"`` naming one. Every
+        example also compares the op's output with it (kind ``forward_mismatch``).
+    compiled : {"aot_eager", "eager", "inductor"} or True, optional
+        Also run a torch op under ``torch.compile`` with this backend (True:
+        ``"aot_eager"``), a JAX op under ``jax.jit``: its output and gradients must
+        agree with the eager op's (kind ``compiled_mismatch``).
 
     Returns
     -------
@@ -343,6 +361,10 @@ def describe(
         device=None if device is None else normalize_device(device),
         nondet_tol=None if nondet_tol is None else normalize_nondet_tol(nondet_tol),
         skip_on=None if skip_on is None else normalize_skip_on(skip_on),
+        reference_forward=None
+        if reference_forward is None
+        else normalize_reference_forward(reference_forward),
+        compiled=None if compiled is None else normalize_compiled(compiled),
     )
 
     def decorate(obj: T) -> T:
@@ -628,6 +650,37 @@ def normalize_skip_on(value: Any) -> tuple[str, ...]:
                 raise InvalidDescription(str(exc)) from None
         names.append(text)
     return tuple(dict.fromkeys(names))
+
+
+def normalize_reference_forward(value: Any) -> Any:
+    """A reference forward: a function, or ``"module:function"`` (loaded when checked,
+    in the process that checks)."""
+    if callable(value):
+        return value
+    if isinstance(value, str):
+        module, sep, name = value.strip().partition(":")
+        if sep and module and name and ":" not in name and " " not in value.strip():
+            return value.strip()
+    raise InvalidDescription(
+        f"reference_forward must be a function or 'module:function' (numpy:tanh), got {value!r}"
+    )
+
+
+#: torch.compile's backends that ``compiled`` takes (JAX: any means ``jax.jit``).
+COMPILE_BACKENDS = ("eager", "aot_eager", "inductor")
+
+
+def normalize_compiled(value: Any) -> str | None:
+    """``compiled``: a backend name; True means ``"aot_eager"``, False None."""
+    if value is False:
+        return None
+    if value is True:
+        return "aot_eager"
+    if isinstance(value, str) and value.strip() in COMPILE_BACKENDS:
+        return value.strip()
+    raise InvalidDescription(
+        f"compiled must be true or one of {', '.join(COMPILE_BACKENDS)}, got {value!r}"
+    )
 
 
 def normalize_nondet_tol(value: Any) -> float:

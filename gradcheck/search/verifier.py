@@ -33,6 +33,7 @@ from gradcheck.search.description import (
     Description,
     description_of,
     normalize_avoid,
+    normalize_compiled,
     normalize_device,
     normalize_domain,
     normalize_dtype,
@@ -45,6 +46,7 @@ from gradcheck.search.description import (
     normalize_modes,
     normalize_nondet_tol,
     normalize_order,
+    normalize_reference_forward,
     normalize_shapes,
     normalize_skip_on,
     normalize_tolerance,
@@ -233,6 +235,22 @@ class _ExampleFailed(Exception):
         self.result = result
 
 
+class _OutOfMemory(BaseException):
+    """Raised inside the Hypothesis test when the op ran out of memory: a BaseException,
+    so that Hypothesis neither retries nor shrinks it (each try would fill the memory
+    again); the search ends with that example's failure."""
+
+    def __init__(self, result: Any) -> None:
+        super().__init__("the op ran out of memory")
+        self.result = result
+
+
+def _out_of_memory(result: Any) -> bool:
+    failure = result.failure
+    text = (failure.exception or "") if failure is not None else ""
+    return text.split(":")[0] in ("MemoryError", "_ArrayMemoryError")
+
+
 def verify(
     target: Any,
     *,
@@ -257,6 +275,8 @@ def verify(
     device: str | None = None,
     nondet_tol: float | None = None,
     skip_on: Any = None,
+    reference_forward: Any = None,
+    compiled: Any = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
@@ -314,6 +334,13 @@ def verify(
         a builtin's name): examples where the forward raises one are skipped and
         counted ("forward raised a domain error there"), as NumPy's and torch's
         ``LinAlgError`` always are.
+    reference_forward : callable or str, optional
+        As for :func:`gradcheck.check`: a NumPy function (or ``"module:function"``)
+        the op's forward must agree with on every drawn example (``forward_mismatch``).
+    compiled : {"aot_eager", "eager", "inductor"} or True, optional
+        As for :func:`gradcheck.check`: the op compiled (``torch.compile``,
+        ``jax.jit``) must agree with the eager op on every example
+        (``compiled_mismatch``).
     name : str, optional
         The name to report (default: from the target).
     progress : callable, optional
@@ -370,6 +397,8 @@ def verify(
         device=device,
         nondet_tol=nondet_tol,
         skip_on=skip_on,
+        reference_forward=reference_forward,
+        compiled=compiled,
     )
     if seed is None:
         seed = secrets.randbits(32)
@@ -421,6 +450,8 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("device", normalize_device),
         ("nondet_tol", normalize_nondet_tol),
         ("skip_on", normalize_skip_on),
+        ("reference_forward", normalize_reference_forward),
+        ("compiled", normalize_compiled),
     ):
         if options.get(key) is not None:
             try:
@@ -764,6 +795,8 @@ def _check(
             nondet_tol=options.get("nondet_tol", 0.0),
             skip_on=options.get("skip_on") or (),
             upstream=upstream,
+            reference_forward=options.get("reference_forward"),
+            compiled=options.get("compiled"),
             **mode,
         )
 
@@ -913,6 +946,9 @@ class _Search:
             if is_ctrl_c(exc):
                 raise
             result = _exited(self.tgt, arrays, self.options, check_seed, exc)
+        if not result.passed and _out_of_memory(result):  # before any retry or rejection
+            self.first_failure = self.first_failure or result
+            raise _OutOfMemory(result)
         if result.verdict in (Verdict.NOT_DIFFERENTIABLE, Verdict.INCONCLUSIVE):
             if searching:
                 self.rejected += 1
@@ -1120,6 +1156,9 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
         test()
     except _ExampleFailed as exc:  # the final replay of the shrunk example
         return _in_full(search, exc.result), Verdict.FAILED, ""
+    except _OutOfMemory as exc:
+        note = "the op ran out of memory: the first example where it did, not shrunk"
+        return exc.result, Verdict.FAILED, note
     except Unsatisfiable:
         return None, Verdict.INCONCLUSIVE, _unsatisfied(search.skipped, drawn=False)
     except _Rejected:

@@ -98,9 +98,10 @@ def test_json_stdout_stays_clean_when_the_module_prints(workdir: Path, capfd) ->
     result = run("verify", "chatty:op", *FAST, "--format", "json")
     assert result.exit_code == 0
     assert json.loads(result.stdout)["passed"] is True
-    assert "loading chatty" in result.stderr  # at import, in this process
-    # in the worker process, whose file descriptor 2 is this process's
+    # the import and the forward run in worker processes, whose file descriptor 2 is
+    # this process's (and so is their descriptor 1: never this process's stdout)
     worker = capfd.readouterr()
+    assert "loading chatty" in worker.err and "loading chatty" not in result.stdout
     assert "forward!" in worker.err and "forward!" not in worker.out
 
 

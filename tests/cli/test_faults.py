@@ -134,7 +134,10 @@ def test_an_op_that_exits_or_kills_its_process_fails_alone(ops: Path, jobs: str)
     assert "internal error" not in out.stderr and "Traceback" not in out.stderr
 
 
-def test_a_module_that_kills_the_workers_at_import_fails_its_targets(ops: Path):
+def test_a_module_that_ends_its_process_at_import_is_a_load_error(ops: Path):
+    # Issue 35: the import runs in a worker, never in the command; a module that
+    # ends that process is a load error naming the targets (exit 2), never a silent
+    # green run.
     (ops / "dies.py").write_text(
         "import multiprocessing, os\n"
         "from ops import Good\n"
@@ -142,10 +145,16 @@ def test_a_module_that_kills_the_workers_at_import_fails_its_targets(ops: Path):
         "    os._exit(3)\n"
     )
     out = gradcheck(ops, "verify", "dies:Good", *FAST, "--format", "json")
-    assert out.returncode == 1, out.stderr
-    (entry,) = targets(out).values()
-    assert kind(entry) == "worker_died"
-    assert "exited with code 3 before its first example" in entry["failure"]["message"]
+    assert out.returncode == 2, out.stderr
+    assert out.stdout == ""
+    assert "exited with code 3 while importing dies:Good" in out.stderr
+
+
+def test_a_module_that_exits_0_at_import_is_never_a_silent_green_run(ops: Path):
+    (ops / "exits.py").write_text("import os\nfrom ops import Good\nos._exit(0)\n")
+    out = gradcheck(ops, "verify", "exits:Good", "ops:Bad", *FAST)
+    assert out.returncode == 2, out.stderr
+    assert "exited with code 0 while importing" in out.stderr
 
 
 HANGS = textwrap.dedent(
@@ -403,12 +412,13 @@ def test_with_json_the_users_writes_to_stdout_go_to_stderr(ops: Path, jobs: str)
         assert text in out.stderr, text
 
 
-def test_the_table_leaves_the_users_writes_on_stdout(ops: Path):
+def test_the_table_keeps_the_users_writes_off_stdout(ops: Path):
+    # Issue 35: the command's stdout carries gradcheck's output only, in every format.
     (ops / "noisy.py").write_text(NOISY)
     out = gradcheck(ops, "verify", "noisy:Noisy", *FAST)
     assert out.returncode == 0, out.stderr
     for text in WRITES:
-        assert text in out.stdout, text
+        assert text in out.stderr and text not in out.stdout, text
 
 
 def test_list_with_json_keeps_stdout_one_document(ops: Path):

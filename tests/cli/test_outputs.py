@@ -8,7 +8,6 @@ import os
 import stat
 import subprocess
 import sys
-import threading
 from pathlib import Path
 
 import pytest
@@ -152,14 +151,14 @@ def test_stdout_that_cannot_be_written_fails_the_command(project: Path):
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs")
-def test_a_destination_that_is_not_a_regular_file_is_written_in_place(tmp_path: Path):
+def test_a_destination_that_is_not_a_regular_file_is_refused_before_the_run(tmp_path: Path):
+    # Issue 35: a FIFO would block the write forever (after every check ran), a
+    # device would be written through; both are refused up front, and left as they are.
     fifo = tmp_path / "report.fifo"
     os.mkfifo(fifo)
-    out = OutputFile(fifo, what="JUnit report", error=OutputError)
-    got: list[bytes] = []
-    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()))
-    reader.start()
-    out.write(b"<testsuites/>\n")
-    reader.join(10)
-    assert got == [b"<testsuites/>\n"]
-    assert stat.S_ISFIFO(fifo.stat().st_mode)  # not replaced by a regular file
+    with pytest.raises(OutputError, match="not a regular file"):
+        OutputFile(fifo, what="JUnit report", error=OutputError)
+    assert stat.S_ISFIFO(fifo.stat().st_mode)
+    if Path("/dev/null").exists():
+        with pytest.raises(OutputError, match="not a regular file"):
+            OutputFile("/dev/null", what="JUnit report", error=OutputError)

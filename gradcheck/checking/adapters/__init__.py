@@ -522,6 +522,18 @@ class _Bridge(Operation):
             return None
         return self._backprop(self._upstream(grad))
 
+    def backward_undefined(
+        self, grad: np.ndarray, undefined: Sequence[int]
+    ) -> list[np.ndarray | None] | None:
+        """Each input's gradient from a backprop of ``grad`` on the same graph where the
+        outputs ``undefined`` get no upstream gradient at all (torch's undefined grad,
+        ``None`` in a Function's backward), where the framework has such a thing;
+        else None."""
+        if not getattr(self._backprop, "undefined", False) or self.outputs is None:
+            return None
+        pieces = self.outputs.split(np.array(grad))
+        return self._backprop([None if k in undefined else g for k, g in enumerate(pieces)])
+
 
 def bridge_target(
     obj: Any,

@@ -83,10 +83,16 @@ class _JaxOp:
     parameters) replaces the op's own call for a derived target (a higher order)."""
 
     def __init__(
-        self, obj: Any, call: Callable[..., Any] | None = None, trees: Sequence[Any] = ()
+        self,
+        obj: Any,
+        call: Callable[..., Any] | None = None,
+        trees: Sequence[Any] = (),
+        compiled: bool = False,
     ) -> None:
         self.obj, self.sig, self.trees = obj, op_signature(obj), tuple(trees)
         self.name = getattr(obj, "__name__", None) or type(obj).__name__
+        self.compiled = compiled
+        self._jitted: dict[tuple[str, ...], Any] = {}
         if call is not None:
             self.call = call  # type: ignore[method-assign]
 
@@ -94,7 +100,15 @@ class _JaxOp:
         if any(t is not None for t in self.trees):
             xs = rebuild(xs, self.trees)  # the leaves back in their dicts and lists
         args, kwargs = arrange(self.sig, xs, params)
-        return self.obj(*args, **kwargs)
+        if not self.compiled:
+            return self.obj(*args, **kwargs)
+        import jax
+
+        # the keyword parameters are static (an axis, a flag), the arrays traced
+        names = tuple(sorted(kwargs))
+        if names not in self._jitted:
+            self._jitted[names] = jax.jit(self.obj, static_argnames=names)
+        return self._jitted[names](*args, **kwargs)
 
     def run(
         self, arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
@@ -158,7 +172,9 @@ class _JaxOp:
 def target(obj: Any, variant: Any = None) -> Any:
     """The :class:`~gradcheck.checking.target.Target` of a JAX function; checked as
     ``variant``: complex inputs, forward mode (``jax.jvp`` with each unit tangent), any
-    order (:func:`_order`)."""
+    order (:func:`_order`), compiled (``jax.jit``)."""
+    from dataclasses import replace
+
     import jax  # noqa: F401  (a missing JAX fails here, before anything runs)
 
     from gradcheck.checking.adapters.variants import Variant, forward_mode
@@ -170,7 +186,9 @@ def target(obj: Any, variant: Any = None) -> Any:
             f"{qualname(obj)}: the JAX adapter checks any order in reverse and forward "
             f"mode, complex inputs too, on the CPU; {variant.describe()} is torch's only here"
         )
-    op = _JaxOp(obj, trees=variant.trees)
+    if variant.compiled:
+        variant = replace(variant, compiled="jax.jit")  # (whatever torch backend named)
+    op = _JaxOp(obj, trees=variant.trees, compiled=bool(variant.compiled))
     complex_inputs = variant.complex_inputs
     if any(complex_inputs) and (variant.order > 1 or variant.forward):
         # Beyond the first derivative the op is differentiated as a real function

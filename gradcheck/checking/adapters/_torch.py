@@ -472,6 +472,15 @@ class _TorchOp:
         # Function.apply takes no keywords reliably: every parameter goes by position.
         self.by_position = self.function_class is not None
         self.place = _Placement(variant.device, variant.bfloat16)
+        if variant.compiled:
+            import torch
+
+            # The Function itself (the recording subclass's side effect would break
+            # the graph); its dtypes were checked eagerly.
+            fc: Any = self.function_class
+            plain = fc.apply if fc is not None else self.call
+            self.recording = None
+            self.call = torch.compile(plain, backend=variant.compiled)
 
     def apply(self, tensors: Sequence[Any], params: Mapping[str, Any]) -> tuple[Any, list[int]]:
         """The output, and the position of each tensor among the arguments (the
@@ -586,6 +595,10 @@ class _TorchOp:
             isinstance(o, torch.Tensor) and o.requires_grad for o in outs
         ]
         backward.repeatable = True  # type: ignore[attr-defined]
+        # A None upstream gradient leaves its output out of torch.autograd.grad: torch
+        # then hands the op's backward an undefined gradient (zeros for a Function,
+        # unless it called ctx.set_materialize_grads(False): then None).
+        backward.undefined = several  # type: ignore[attr-defined]
         return value, backward
 
     def evaluate(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:

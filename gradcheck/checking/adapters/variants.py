@@ -63,6 +63,9 @@ class Variant:
     trees : tuple of Tree or None
         Per input of the op, its :class:`~gradcheck.checking.trees.Tree` when it is a
         tree of arrays (a dict of parameters), given to the checker as its leaves.
+    compiled : str or None
+        The op runs compiled: torch's ``torch.compile`` with this backend
+        (``"eager"``, ``"aot_eager"``, ``"inductor"``), JAX's ``jax.jit``; None: eager.
     """
 
     order: int = 1
@@ -72,18 +75,14 @@ class Variant:
     complex_inputs: tuple[bool, ...] = field(default=())
     differentiated: tuple[int, ...] = field(default=())
     trees: tuple[Any, ...] = field(default=())
+    compiled: str | None = None
 
     @property
     def plain(self) -> bool:
         """True for the first-order reverse-mode gradient on the CPU."""
+        plain = (self.order, self.forward, self.device, self.bfloat16, self.compiled)
         return (
-            (self.order, self.forward, self.device, self.bfloat16)
-            == (
-                1,
-                False,
-                None,
-                False,
-            )
+            plain == (1, False, None, False, None)
             and not any(self.complex_inputs)
             and not any(t is not None for t in self.trees)
         )
@@ -103,6 +102,8 @@ class Variant:
             parts.append("inputs that are trees of arrays")
         if self.device:
             parts.append(f"on {self.device}")
+        if self.compiled:
+            parts.append(f"compiled ({self.compiled})")
         return " ".join(parts) or "first order"
 
 
@@ -255,6 +256,8 @@ class _RealView:
                 flags.extend([d, d] if c else [d])
             backward.differentiable = flags  # type: ignore[attr-defined]
         backward.repeatable = getattr(backprop, "repeatable", False)  # type: ignore[attr-defined]
+        # (a None piece stays None: an undefined gradient reaches the op as one)
+        backward.undefined = getattr(backprop, "undefined", False)  # type: ignore[attr-defined]
         return split, backward
 
     def evaluate(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
