@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -19,6 +20,9 @@ collect_ignore = [
     for path in (Path(__file__).parent / "gradcheck").glob("*.py")
     if "sys.modules[__name__] = " in path.read_text()
 ]
+# The JAX page's examples run where JAX is installed.
+if importlib.util.find_spec("jax") is None:
+    collect_ignore.append("docs/jax.md")
 
 # Hypothesis profiles (README, "Development"). The suite's default, the same everywhere, on
 # a developer's machine as in CI: derandomized (each test draws the same examples in every

@@ -36,7 +36,7 @@ import click
 # `verify --help` import neither NumPy nor the engine (benchmarks/cli_startup.py); the
 # commands import what they use when they run.
 from gradcheck import __version__
-from gradcheck.checking.vocabulary import MODES, Verdict
+from gradcheck.checking.vocabulary import MAX_ORDER, MODES, Verdict
 from gradcheck.defaults import (
     DEFAULT_EXAMPLE_TIMEOUT,
     DEFAULT_REGRESSION_FACTOR,
@@ -398,19 +398,40 @@ def _fail(message: str, code: int, exc: BaseException | None, verbose: bool) -> 
 # --- option parsing ---------------------------------------------------------------
 
 
-def _parse_shapes(values: Sequence[str]) -> tuple[str, ...] | None:
+def _parse_shapes(values: Sequence[str]) -> tuple[Any, ...] | None:
+    """The ``--shape`` specs; one that starts with ``{`` is the JSON of a tree input's
+    shapes (``{"dense": {"w": "n,k", "b": "k"}}``: one leaf per shape)."""
     if not values:
         return None
     from hypothesis.errors import InvalidArgument
 
+    from gradcheck.checking.trees import of_specs
     from gradcheck.strategies import parse_shape_spec
 
+    specs: list[Any] = []
     for value in values:
-        try:
-            parse_shape_spec(value)
-        except InvalidArgument as exc:
-            raise click.BadParameter(str(exc), param_hint="'--shape'") from None
-    return tuple(values)
+        spec: Any = value
+        if value.lstrip().startswith("{"):
+            try:
+                spec = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise click.BadParameter(
+                    f"{value!r} is not valid JSON ({exc}); a tree of shapes is written "
+                    f'{{"dense": {{"w": "n,k", "b": "k"}}}}',
+                    param_hint="'--shape'",
+                ) from None
+        for leaf in of_specs([spec])[0]:
+            if not isinstance(leaf, str):
+                raise click.BadParameter(
+                    f'each shape in a tree of shapes is a string like "n,k", got {leaf!r}',
+                    param_hint="'--shape'",
+                )
+            try:
+                parse_shape_spec(leaf)
+            except InvalidArgument as exc:
+                raise click.BadParameter(str(exc), param_hint="'--shape'") from None
+        specs.append(spec)
+    return tuple(specs)
 
 
 def _parse_domain(values: Sequence[str]) -> Any:
@@ -642,10 +663,11 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
 )
 @click.option(
     "--order",
-    type=click.IntRange(min=1, max=2),
+    type=click.IntRange(min=1, max=MAX_ORDER),
     help="2: also check the gradient of the backward against finite differences of the "
     "backward, with respect to the inputs and the upstream gradient (torch's "
-    "gradgradcheck; torch and JAX targets) [default: 1].",
+    "gradgradcheck; torch and JAX targets); N: every order up to N, each the gradient "
+    "of the one below's backward (JAX targets) [default: 1].",
 )
 @click.option(
     "--modes",

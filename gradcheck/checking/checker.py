@@ -43,7 +43,9 @@ from gradcheck.checking.reference import forward_disagreement, reference_name
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.structure import Evidence, Stage, first_failure, repeated_and_scaled
 from gradcheck.checking.target import Target, resolve_target, user_frame
-from gradcheck.checking.vocabulary import MODES, Kind, Mode, Skip, Verdict
+from gradcheck.checking.trees import flatten as flatten_trees
+from gradcheck.checking.trees import paths as leaf_paths
+from gradcheck.checking.vocabulary import MAX_ORDER, MODES, Kind, Mode, Skip, Verdict
 from gradcheck.errors import (
     CheckUsageError,
     ComplexStepUnsupported,
@@ -134,8 +136,11 @@ def check(
     ----------
     target : Operation subclass, function of Tensors, or Target
         The op (see :func:`gradcheck.resolve_target`).
-    *arrays : array_like
-        One value per tensor input. Non-float inputs are constants.
+    *arrays : array_like, or a tree of them
+        One value per tensor input. Non-float inputs are constants. For a torch or
+        JAX target, an input may be a dict, list, tuple or dataclass of arrays (a
+        parameter tree): each leaf is then an input of its own (``constants`` counts
+        leaves), and a failure names it by its path (``params['dense']['w']``).
     params : mapping, optional
         The op's keyword parameters. Parameters whose names are not settings of
         ``check`` may also be given directly as keywords (``check(Sum, x, axis=0)``);
@@ -170,13 +175,15 @@ def check(
         groups a random partition of the input (two forward calls per group): an
         element's error then hides only below the tolerance of its group's sum, not
         of the whole input's (:func:`gradcheck.verify` screens large inputs so).
-    order : {1, 2}
+    order : int, 1 to :data:`~gradcheck.checking.vocabulary.MAX_ORDER`
         2: check order 1 (in every one of ``modes``), then, where it passed, the
         gradient of the backward (torch's ``gradgradcheck``): the
         target ``(x..., v) -> backward(x, v)``, with an upstream gradient ``v`` drawn
         from the seed, whose gradient (the double backward) is compared with finite
         differences of the backward, with respect to the inputs and to ``v``.
-        torch and JAX targets.
+        ``N``: every order below ``N`` first, then the target
+        ``(x..., v_2, ..., v_N)``, order ``N - 1``'s backward with the upstream
+        gradient ``v_N``, the same way. torch and JAX targets, complex inputs too.
     modes : sequence of {"rev", "fwd"}, or a string ``"rev,fwd"``
         The derivatives compared with the finite differences: the backward (reverse
         mode) and the ``jvp`` (forward mode: each element of the gradient from the
@@ -254,7 +261,11 @@ def check(
     bfloat16 = isinstance(dtype, str) and dtype == "bfloat16"
     if bfloat16:
         dtype = np.float32  # arrays holding bfloat16 values (rounded below)
-    xs, cast, const = _inputs(tgt, arrays, dtype, all_params, constants)
+    # Inputs that are trees of arrays (a dict of parameters) are checked leaf by leaf.
+    leaves, trees = flatten_trees(arrays)
+    if not any(t is not None for t in trees):
+        trees = ()
+    xs, cast, const = _inputs(tgt, leaves, dtype, all_params, constants, len(arrays))
     if mode == Mode.AUTO:
         size = sum(xs[i].size for i in range(len(xs)) if i not in const)
         mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
@@ -276,10 +287,10 @@ def check(
         reference_forward=None if reference_forward is None else reference_name(reference_forward),
         compiled=backend,
     )
-    variant = Variant(device=device, bfloat16=bfloat16)
+    variant = Variant(device=device, bfloat16=bfloat16, trees=trees)
     if bfloat16:
         xs = [_bfloat16_values(x) for x in xs]
-    names = _input_names(tgt, all_params, len(xs), order)
+    names = _input_names(tgt, all_params, len(xs), order, trees)
     if reference_forward is not None:
         precision: Any = "bfloat16" if bfloat16 else None
         differs = forward_disagreement(
@@ -351,16 +362,22 @@ CHECK_SETTINGS: tuple[str, ...] = tuple(
 )
 
 
-def _input_names(tgt: Target, params: Mapping[str, Any], n: int, order: int) -> list[str]:
+def _input_names(
+    tgt: Target, params: Mapping[str, Any], n: int, order: int, trees: Sequence[Any] = ()
+) -> list[str]:
     """The names of a check's ``n`` inputs as the user named them: the forward's
-    parameters, then the parameters a module brings along (``linear.weight``), and
-    ``v`` for the upstream gradient that order 2 appends; "" where not known (the
-    extra inputs of a variadic op)."""
+    parameters (a tree input's leaves by their paths, ``params['dense']['w']``), then
+    the parameters a module brings along (``linear.weight``), and ``v`` for the
+    upstream gradient that order 2 appends (``v_3``, ``v_4`` for those of higher
+    orders); "" where not known (the extra inputs of a variadic op)."""
     own = list(tgt.signature.given(params).input_names)
+    if trees:
+        own = leaf_paths(own, trees)
     brought = [f.name for f in tgt.fixed]
     count = n - len(brought)
     names = own[:count] + [""] * (count - len(own)) + brought
-    return [*names, "v"] if order == 2 else names
+    upstream = ["v", *(f"v_{k}" for k in range(3, order + 1))] if order >= 2 else []
+    return [*names, *upstream]
 
 
 _INPUT_INDEX = re.compile(r"\binput (\d+)\b")
@@ -395,8 +412,8 @@ def _validate(
     rtol: Any,
 ) -> None:
     """:func:`check`'s settings, each a :class:`CheckUsageError` naming it when wrong."""
-    if order not in (1, 2):
-        raise CheckUsageError(f"order must be 1 or 2, not {order!r}")
+    if isinstance(order, bool) or order not in range(1, MAX_ORDER + 1):
+        raise CheckUsageError(f"order must be an integer from 1 to {MAX_ORDER}, not {order!r}")
     if not modes or any(m not in AD_MODES for m in modes):
         raise CheckUsageError(f"modes must be 'rev', 'fwd' or both, not {tuple(modes)!r}")
     # (numbers.Real declares no comparisons in the stubs: the ignores below)
@@ -430,10 +447,12 @@ def _inputs(
     dtype: Any,
     params: Mapping[str, Any],
     constants: Sequence[int],
+    given: int | None = None,
 ) -> tuple[list[np.ndarray], list[int], set[int]]:
     """:func:`check`'s inputs as arrays; the integer inputs cast to float64; the
-    constants (named, not floating, or the target's constant fixed inputs)."""
-    xs = _as_arrays(tgt, arrays, dtype, params)
+    constants (named, not floating, or the target's constant fixed inputs).
+    ``given``: how many inputs the op is given (its trees' leaves are ``arrays``)."""
+    xs = _as_arrays(tgt, arrays, dtype, params, given)
     bad = [i for i in constants if not 0 <= i < len(xs)]
     if bad:
         raise CheckUsageError(f"constants={tuple(constants)} names inputs that do not exist")
@@ -458,11 +477,7 @@ def _as_variant(
     """The target checked as ``variant``; complex inputs as their real and imaginary
     parts (``parts`` says how, None without complex inputs)."""
     if any(x.dtype.kind == "c" for x in xs):
-        if order != 1 or "fwd" in modes:
-            raise CheckUsageError(
-                f"{tgt.name}: complex inputs are checked at first order in reverse mode "
-                f"only; check order 2 and forward mode with real inputs"
-            )
+        # (at every order and in both modes: the adapters differentiate the parts)
         return _complex_as_real(tgt, xs, const, variant)
     return tgt.derive(variant), xs, const, None
 
@@ -532,9 +547,10 @@ def _check_orders(
     upstream: Any = None,
 ) -> CheckResult:
     """Every order up to ``order``, each in every one of ``modes``: a stronger setting
-    checks what the plain one does, and more. Order 2 runs only where order 1 passed:
-    its failure would hide order 1's, and where order 1 found a kink or nothing to
-    compare, the example says nothing about the gradient of the backward either.
+    checks what the plain one does, and more. Order ``k`` runs only where order
+    ``k - 1`` passed: its failure would hide the lower order's, and where that found a
+    kink or nothing to compare, the example says nothing about the derivative of its
+    backward either.
 
     The first failure is the result; without one, the first result that is not a pass
     (a kink, nothing compared), else the strongest check's (the first mode at
@@ -542,10 +558,10 @@ def _check_orders(
     # What the op cannot be checked at is a usage error before anything runs, not
     # after a first-order failure that would hide it.
     base = tgt.variant or Variant()
-    if order == 2:
-        tgt.derive(replace(base, order=2))
+    if order >= 2:
+        tgt.derive(replace(base, order=order))
     if "fwd" in modes:
-        tgt.derive(replace(base, forward=True))
+        tgt.derive(replace(base, order=order, forward=True))
     results: list[CheckResult] = []
     for k in range(1, order + 1):
         for ad_mode in modes:
@@ -579,15 +595,26 @@ def _say_where(
     if failure is None:
         return None
     failure = replace(failure, order=order, ad_mode=ad_mode)
-    if order == 2:
-        what = "the gradient of the backward (order 2)"
+    if order >= 2:
+        if order == 2:
+            what = "the gradient of the backward (order 2)"
+        else:
+            what = f"the gradient of the order {order - 1} backward (order {order})"
         if ad_mode == "fwd":
             what += " in forward mode (jvp)"
-        if failure.input == inputs:
-            what += ", with respect to the upstream gradient (its last input)"
+        if failure.input is not None and failure.input >= inputs:
+            # the upstream gradients of the lower orders follow the op's inputs
+            level = failure.input - inputs + 1
+            if order == 2:
+                what += ", with respect to the upstream gradient (its last input)"
+            else:
+                what += (
+                    f", with respect to the upstream gradient of order {level} "
+                    f"(input {failure.input})"
+                )
     elif ad_mode == "fwd":
         what = "forward mode (jvp)"
-    elif asked_order == 2 or tuple(asked_modes) != ("rev",):
+    elif asked_order >= 2 or tuple(asked_modes) != ("rev",):
         what = "the backward (order 1, reverse mode)"
     else:
         return failure
@@ -610,21 +637,24 @@ def _check_one(
     """One check of ``tgt`` (already derived for the device, dtype, complex inputs) at
     ``order`` in ``ad_mode``, with the upstream gradient ``upstream`` (None: drawn)."""
     variant = tgt.variant or Variant()
-    if order == 2:
-        free = tuple(i for i, x in enumerate(xs) if i not in const and x.dtype.kind == "f")
+    base = tgt
+    free = tuple(i for i, x in enumerate(xs) if i not in const and x.dtype.kind == "f")
+    # Order k is the target (x..., v_2, ..., v_k) -> the backward of order k - 1's
+    # target with the upstream gradient v_k (drawn from the seed, of that target's
+    # output's shape), built one order at a time.
+    for level in range(2, order + 1):
         try:
             graph = tgt.apply(xs, params, constants=sorted(const))
         except TargetRaised:
-            graph = None  # the first-order check says what the forward raised
-        if graph is not None:
-            out = graph.output
-            if upstream is None:
-                v = np.random.default_rng([seed, 2]).standard_normal(out.shape)
-            else:
-                v = _fitted(upstream, out.shape)
-            v = v.astype(out.dtype)
-            tgt = tgt.derive(replace(variant, order=2, differentiated=free))
-            xs = [*xs, v]
+            break  # the lower order's check says what the forward raised
+        out = graph.output
+        if upstream is None or level > 2:
+            v = np.random.default_rng([seed, level]).standard_normal(out.shape)
+        else:
+            v = _fitted(upstream, out.shape)  # the upstream gradient of order 1's output
+        v = v.astype(out.dtype)
+        tgt = base.derive(replace(variant, order=level, differentiated=free))
+        xs = [*xs, v]
     if ad_mode == "fwd":
         tgt = tgt.derive(replace(tgt.variant or Variant(), forward=True))
     run = _Run(tgt, xs, params, const, np.random.default_rng(seed), settings)
@@ -714,10 +744,14 @@ def _merge_params(
 
 
 def _as_arrays(
-    tgt: Target, arrays: Sequence[Any], dtype: Any, params: Mapping[str, Any]
+    tgt: Target,
+    arrays: Sequence[Any],
+    dtype: Any,
+    params: Mapping[str, Any],
+    given: int | None = None,
 ) -> list[np.ndarray]:
     sig = tgt.signature.given(params)
-    n = len(arrays)
+    n = len(arrays) if given is None else given
     # An op that brings inputs along (a module's parameters) takes them as given
     # after its own inputs, or appends their values.
     fixed = len(tgt.fixed) if n == sig.arity + len(tgt.fixed) and tgt.fixed else 0

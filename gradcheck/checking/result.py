@@ -70,7 +70,7 @@ class Failure:
     when it has one, or when the failure is not one output's); ``worst`` the worst
     elements for a mismatch; ``exception`` and ``frame`` the exception text and the
     op's own frame when the op raised; ``order`` and ``ad_mode`` the check that
-    failed (order 1 or 2, ``"rev"`` or ``"fwd"``).
+    failed (order 1, 2..., ``"rev"`` or ``"fwd"``).
     """
 
     kind: str

@@ -7,7 +7,16 @@ once, so that no module spells them out again. They are never instantiated.
 
 from __future__ import annotations
 
-__all__ = ["Verdict", "Skip", "Kind", "Mode", "FAILURE_KINDS", "RUN_FAILURE_KINDS", "MODES"]
+__all__ = [
+    "Verdict",
+    "Skip",
+    "Kind",
+    "Mode",
+    "FAILURE_KINDS",
+    "RUN_FAILURE_KINDS",
+    "MODES",
+    "MAX_ORDER",
+]
 
 
 class Verdict:
@@ -144,3 +153,8 @@ class Mode:
 
 #: The modes, in the order options and errors list them.
 MODES: tuple[str, ...] = (Mode.AUTO, Mode.FULL, Mode.FAST)
+
+
+#: The highest derivative order a check takes (``--order``): order ``k`` compares the
+#: gradient of the order ``k - 1`` backward with its finite differences.
+MAX_ORDER = 4

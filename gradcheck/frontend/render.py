@@ -64,7 +64,7 @@ inputs included, with ``input_names``, the inputs' names as the user named them,
 ``message``, ``input`` (index of the input concerned), ``worst`` (elements with
 ``index``, ``analytic``, ``numeric``, ``abs_error``, ``rel_error``: the error over the
 gradient's scale, as ``max_rel_error``), ``order`` and ``ad_mode`` (the check that
-failed: order 1 or 2, ``"rev"`` or ``"fwd"``) lifted to the top level; ``worst_seen``
+failed: order 1, 2..., ``"rev"`` or ``"fwd"``) lifted to the top level; ``worst_seen``
 has the same form. Floats are written at full precision; values
 that are not finite are the strings ``"nan"``, ``"inf"``, ``"-inf"``, as in
 :meth:`~gradcheck.CheckResult.to_dict`. Fields may be added in later versions; none will

@@ -149,7 +149,7 @@ def format_result(result: CheckResult, *, seed: bool = True) -> str:
 def _failed_at_order_2(result: CheckResult) -> bool:
     """Whether the failing check is the gradient of the backward, whose inputs end
     with ``v`` (an order-2 check fails at order 1 first where the backward is wrong)."""
-    return result.failure is not None and result.failure.order == 2
+    return result.failure is not None and (result.failure.order or 1) >= 2
 
 
 def _named_only(result: CheckResult, i: int) -> str:
@@ -240,7 +240,10 @@ def target_text(result: Any, *, replay: str) -> str:
         lines.append("  " + inputs_text(worst).replace("\n", "\n  "))
         # In Python with the v shown (one seed per report: the run's, below).
         inputs = "*inputs, upstream=v"
-        if _failed_at_order_2(worst):
+        k = worst.failure.order if worst.failure is not None else None
+        if k is not None and k > 2:  # v_3..v_k come from the seed
+            inputs = f"*inputs[:-{k - 1}], upstream=v, order={k}"
+        elif _failed_at_order_2(worst):
             inputs = "*inputs[:-1], upstream=v, order=2"
         elif worst.settings.get("order") == 2:  # (order 1 failed first, with that v)
             inputs = "*inputs, upstream=v, order=2"

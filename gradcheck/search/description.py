@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from gradcheck.checking.vocabulary import MODES
+from gradcheck.checking.vocabulary import MAX_ORDER, MODES
 from gradcheck.defaults import MAX_EXAMPLES
 from gradcheck.errors import GradcheckError, InvalidDescription
 
@@ -250,9 +250,14 @@ def describe(
 
     Parameters
     ----------
-    shapes : sequence of str or tuple, optional
+    shapes : sequence of str, tuple or dict, optional
         One shape per input: ``"n,k"`` (named sizes are shared between inputs),
-        ``"3,4"``, ``(3, "k")``, ``3`` (1-d), ``""`` or ``()`` for a 0-d input.
+        ``"3,4"``, ``(3, "k")``, ``3`` (1-d), ``""`` or ``()`` for a 0-d input; for an
+        input that is a tree of arrays (a JAX function's parameter dict), a dict of
+        shapes, dicts and lists of them (``{"dense": {"w": "n,k", "b": "k"}}``): each
+        leaf is an input of its own, named by its path (``params['dense']['w']``),
+        and ``integers``, ``booleans``, ``constants`` and per-input domains count
+        leaves.
     domain : (lo, hi) or sequence of (lo, hi), optional
         Bounds with ``lo < hi`` (``None`` for no bound): one pair for every input or
         one pair per input, where ``None`` is an input without bounds
@@ -293,9 +298,10 @@ def describe(
     min_dims : int, optional
         The fewest dimensions of a drawn shape, for ops that reject smaller ones
         (``min_dims=2`` for an op of matrices).
-    order : {1, 2}, optional
+    order : int, optional
         2: check order 1, then the gradient of the backward too (torch's
-        ``gradgradcheck``), for torch targets.
+        ``gradgradcheck``), for torch and JAX targets; ``N`` (JAX, up to
+        :data:`~gradcheck.checking.vocabulary.MAX_ORDER`): every order up to ``N``.
     modes : sequence of {"rev", "fwd"}, optional
         Check the backward (``"rev"``, the default), the ``jvp`` (``"fwd"``), or both.
     device : str, optional
@@ -403,9 +409,11 @@ def normalize_shapes(shapes: Any) -> tuple[str | tuple[int | str, ...], ...]:
         raise InvalidDescription(
             f"shapes must be a list with one shape per input, e.g. ['n,k', 'k,m'], got {shapes!r}"
         )
-    out: list[str | tuple[int | str, ...]] = []
+    out: list[Any] = []
     for spec in shapes:
-        if isinstance(spec, str):
+        if isinstance(spec, Mapping):
+            out.append(_tree_of_shapes(spec))
+        elif isinstance(spec, str):
             out.append(spec)
         elif isinstance(spec, (int, np.integer)) and not isinstance(spec, bool) and spec >= 0:
             out.append((int(spec),))  # 3: a 1-d shape, as NumPy reads it
@@ -419,6 +427,22 @@ def normalize_shapes(shapes: Any) -> tuple[str | tuple[int | str, ...], ...]:
                 f"got {spec!r}"
             )
     return tuple(out)
+
+
+def _tree_of_shapes(spec: Any) -> Any:
+    """A tree input's shapes (issue 38): a dict whose values are shapes, dicts or lists
+    of them, each shape normalized as :func:`normalize_shapes` does its items.
+
+    >>> _tree_of_shapes({"dense": {"w": "n,k", "b": 3}, "out": ["k"]})
+    {'dense': {'w': 'n,k', 'b': (3,)}, 'out': ['k']}
+    """
+    if isinstance(spec, Mapping):
+        if not all(isinstance(k, str) for k in spec):
+            raise InvalidDescription(f"the keys of a tree of shapes must be strings, got {spec!r}")
+        return {k: _tree_of_shapes(v) for k, v in spec.items()}
+    if isinstance(spec, list):
+        return [_tree_of_shapes(v) for v in spec]
+    return normalize_shapes([spec])[0]
 
 
 def _bound(text: Any, default: float) -> float:
@@ -560,9 +584,10 @@ def normalize_dtype(dtype: Any) -> str:
 
 
 def normalize_order(value: Any) -> int:
-    """1 (the gradient) or 2 (the gradient of the backward too)."""
-    if isinstance(value, bool) or value not in (1, 2):
-        raise InvalidDescription(f"order must be 1 or 2, got {value!r}")
+    """1 (the gradient), 2 (the gradient of the backward too), up to
+    :data:`~gradcheck.checking.vocabulary.MAX_ORDER`."""
+    if isinstance(value, bool) or value not in range(1, MAX_ORDER + 1):
+        raise InvalidDescription(f"order must be an integer from 1 to {MAX_ORDER}, got {value!r}")
     return int(value)
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.signature import op_signature
+from gradcheck.checking.trees import of_specs, rebuild
 from gradcheck.checking.vocabulary import Kind, Mode, Skip, Verdict
 from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.search.description import (
@@ -532,6 +533,7 @@ def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
     inputs = ", ".join(sig.input_names) or "none"
     expected = f"{sig.arity}{' or more' if sig.variadic else ''}"
     shapes = options.get("shapes")
+    leaves = None if shapes is None else of_specs(shapes)[0]
     if shapes is not None:
         count = len(shapes)
         if count < sig.arity or (count > sig.arity and not sig.variadic):
@@ -548,16 +550,15 @@ def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
                 "shapes",
             )
     domain = options.get("domain")
+    n_inputs = len(leaves) if leaves is not None else sig.arity  # a tree's leaves count
     if domain is not None and isinstance(domain[0], tuple):
         count = len(domain)
-        n_inputs = len(shapes) if shapes is not None else sig.arity
         if count != n_inputs:
             raise _invalid(
                 f"got {count} domains for an op with {n_inputs} inputs ({inputs}); give "
                 f"one domain for all inputs or one per input",
                 "domain",
             )
-    n_inputs = len(shapes) if shapes is not None else sig.arity
     for key in ("integers", "booleans", "constants"):
         # a constant may also be an input the op brings along (a module's parameter)
         limit = n_inputs + (_brought(obj) if key == "constants" else 0)
@@ -656,6 +657,8 @@ def inputs_strategy(
     from gradcheck.strategies import op_inputs
 
     shapes = options.get("shapes")
+    if shapes is not None:
+        shapes = of_specs(shapes)[0]  # a tree input's leaves are drawn as inputs
     # A variadic op takes as many inputs as shapes are given.
     kwargs = options.get("kwargs") or {}
     arity = len(shapes) if shapes is not None else op_signature(obj).given(kwargs).arity
@@ -770,10 +773,15 @@ def _check(
     for the report (:func:`_in_full`)."""
     from gradcheck.checking.checker import FULL_MODE_MAX_SIZE, check
 
+    shapes = options.get("shapes")
+    trees = () if shapes is None else of_specs(shapes)[1]
+    # The leaves drawn for a tree input, in their tree again (check() names them).
+    given = rebuild(arrays, trees) if any(t is not None for t in trees) else arrays
+
     def run(**mode: Any) -> Any:
         return check(
             tgt,
-            *arrays,
+            *given,
             params=options.get("kwargs"),
             constants=constant_inputs(options),
             atol=options.get("atol"),
@@ -836,9 +844,14 @@ def _in_full(search: _Search, failure: Any) -> Any:
     if first is not None and _same_example(first, failure):
         return first  # (nothing shrank: that one was checked in full already)
     inputs, upstream = failure.inputs, None
-    if search.options.get("order", 1) == 2:  # the search's v: the last input at order 2
-        order2 = failure.failure.order == 2
-        inputs, upstream = (inputs[:-1], inputs[-1]) if order2 else (inputs, failure.upstream)
+    if search.options.get("order", 1) >= 2:
+        # the search's v: at order k >= 2, the first of the k - 1 upstream gradients
+        # that follow the inputs (the others are drawn from the seed)
+        k = failure.failure.order or 1
+        if k >= 2:
+            inputs, upstream = inputs[: -(k - 1)], inputs[-(k - 1)]
+        else:
+            upstream = failure.upstream
     full = _check(search.tgt, inputs, search.options, failure.seed, upstream=upstream)
     return full if full.verdict == Verdict.FAILED else search.first_failure
 
@@ -974,11 +987,12 @@ class _Search:
             hypothesis_target(ratio, label="error / tolerance")
 
     def upstream(self, arrays: Any, data: Any) -> np.ndarray | None:
-        """At order 2, the upstream gradient ``v`` the checked backward takes, drawn
+        """At order 2 and above, the upstream gradient ``v`` the checked backward takes
+        (order 2's; those of higher orders come from the check's seed), drawn
         by Hypothesis (of the output's shape and dtype, from a forward call) so that it
         shrinks with the inputs; None at order 1 (the check draws it from its seed),
         and where the forward raises (the check reports that)."""
-        if self.options.get("order", 1) != 2 or data is None:
+        if self.options.get("order", 1) < 2 or data is None:
             return None
         from hypothesis import strategies as st
         from hypothesis.extra import numpy as hnp

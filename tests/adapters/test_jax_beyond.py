@@ -57,6 +57,6 @@ def test_forward_mode_of_a_jax_function():
     assert result.failure.message.startswith("forward mode (jvp)")
 
 
-def test_order_2_of_a_jax_function_says_it_is_not_supported_yet():
-    with pytest.raises(CheckUsageError, match="order 2"):
-        check(jnp.sin, np.array([0.3]), order=2)
+def test_a_device_is_torchs_only():
+    with pytest.raises(CheckUsageError, match="on cuda is torch's only"):
+        check(jnp.sin, np.array([0.3]), device="cuda")

@@ -546,6 +546,7 @@ def bridge_target(
     variant: Any = None,
     derive: Callable[[Any], Any] | None = None,
     conjugate: bool = False,
+    complex_inputs: Sequence[bool] | None = None,
 ) -> Any:
     """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
     with ``run`` (through the engine, so that every check applies) and evaluates
@@ -559,14 +560,18 @@ def bridge_target(
     convention, not torch's). ``derive(variant)`` is the target of ``obj`` checked
     as another :class:`~gradcheck.checking.adapters.variants.Variant` (order 2,
     forward mode, a device...): :meth:`Target.derive`; None when the framework has
-    no variant."""
+    no variant. ``complex_inputs`` (default ``variant.complex_inputs``): the inputs
+    ``run`` and ``evaluate`` take as complex arrays (``()``: they take real parts
+    already)."""
     from gradcheck.checking.adapters.variants import Variant, real_view
     from gradcheck.checking.signature import op_signature
     from gradcheck.checking.target import Joined, Target, qualname
     from gradcheck.tensor_base import execute_op
 
     variant = Variant() if variant is None else variant
-    run, evaluate = real_view(run, evaluate, variant.complex_inputs, conjugate=conjugate)
+    if complex_inputs is None:
+        complex_inputs = variant.complex_inputs
+    run, evaluate = real_view(run, evaluate, complex_inputs, conjugate=conjugate)
 
     bridge: type[_Bridge] = type(f"{name or _name(obj)}", (_Bridge,), {"run": staticmethod(run)})
 

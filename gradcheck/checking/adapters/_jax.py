@@ -28,6 +28,7 @@ import numpy as np
 from gradcheck.checking.adapters import bridge_target
 from gradcheck.checking.signature import arrange, op_signature
 from gradcheck.checking.target import qualname
+from gradcheck.checking.trees import rebuild
 
 # jax is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not jax is installed).
@@ -78,15 +79,26 @@ def _maybe_array(value: Any) -> np.ndarray | None:
 
 class _JaxOp:
     """A JAX function as the checker runs it: ``jax.vjp`` for the gradient, an eager
-    call for the reference."""
+    call for the reference. ``call`` (the op on a list of jax arrays and its
+    parameters) replaces the op's own call for a derived target (a higher order)."""
 
-    def __init__(self, obj: Any, compiled: bool = False) -> None:
-        self.obj, self.sig = obj, op_signature(obj)
+    def __init__(
+        self,
+        obj: Any,
+        call: Callable[..., Any] | None = None,
+        trees: Sequence[Any] = (),
+        compiled: bool = False,
+    ) -> None:
+        self.obj, self.sig, self.trees = obj, op_signature(obj), tuple(trees)
         self.name = getattr(obj, "__name__", None) or type(obj).__name__
         self.compiled = compiled
         self._jitted: dict[tuple[str, ...], Any] = {}
+        if call is not None:
+            self.call = call  # type: ignore[method-assign]
 
     def call(self, xs: Sequence[Any], params: Mapping[str, Any]) -> Any:
+        if any(t is not None for t in self.trees):
+            xs = rebuild(xs, self.trees)  # the leaves back in their dicts and lists
         args, kwargs = arrange(self.sig, xs, params)
         if not self.compiled:
             return self.obj(*args, **kwargs)
@@ -159,7 +171,8 @@ class _JaxOp:
 
 def target(obj: Any, variant: Any = None) -> Any:
     """The :class:`~gradcheck.checking.target.Target` of a JAX function; checked as
-    ``variant`` (complex inputs, forward mode: ``jax.jvp`` with each unit tangent)."""
+    ``variant``: complex inputs, forward mode (``jax.jvp`` with each unit tangent), any
+    order (:func:`_order`), compiled (``jax.jit``)."""
     from dataclasses import replace
 
     import jax  # noqa: F401  (a missing JAX fails here, before anything runs)
@@ -168,14 +181,25 @@ def target(obj: Any, variant: Any = None) -> Any:
     from gradcheck.errors import CheckUsageError
 
     variant = Variant() if variant is None else variant
-    if variant.order != 1 or variant.device or variant.bfloat16:
+    if variant.device or variant.bfloat16:
         raise CheckUsageError(
-            f"{qualname(obj)}: the JAX adapter checks first order (reverse and forward "
-            f"mode, complex inputs) on the CPU; {variant.describe()} is torch's only here"
+            f"{qualname(obj)}: the JAX adapter checks any order in reverse and forward "
+            f"mode, complex inputs too, on the CPU; {variant.describe()} is torch's only here"
         )
     if variant.compiled:
         variant = replace(variant, compiled="jax.jit")  # (whatever torch backend named)
-    op = _JaxOp(obj, compiled=bool(variant.compiled))
+    op = _JaxOp(obj, trees=variant.trees, compiled=bool(variant.compiled))
+    complex_inputs = variant.complex_inputs
+    if any(complex_inputs) and (variant.order > 1 or variant.forward):
+        # Beyond the first derivative the op is differentiated as a real function
+        # (complex inputs joined from their parts, complex outputs split into theirs,
+        # inside JAX), so that JAX's own rules for complex(), real() and imag() carry
+        # its convention through every order; the user's rules are still the ones
+        # differentiated.
+        op = _JaxOp(obj, _real_function(op.call, complex_inputs))
+        complex_inputs = ()
+    if variant.order > 1:
+        op = _JaxOp(obj, _order(op.call, variant.order, variant.differentiated))
     run = op.run
     if variant.forward:
         run = forward_mode(run, _jvp(op.call))
@@ -188,7 +212,90 @@ def target(obj: Any, variant: Any = None) -> Any:
         variant=variant,
         derive=lambda other: target(obj, other),
         conjugate=True,  # JAX's vjp convention for complex numbers
+        complex_inputs=complex_inputs,
     )
+
+
+def _real_function(call: Callable[..., Any], complex_inputs: Sequence[bool]) -> Callable[..., Any]:
+    """``call`` on real arrays: each complex input given as its real and imaginary
+    parts, each complex output returned as two (the checker's real view,
+    :func:`~gradcheck.checking.adapters.variants.real_view`, computed by JAX)."""
+    import jax
+    import jax.numpy as jnp
+
+    def real_call(xs: Sequence[Any], params: Mapping[str, Any]) -> Any:
+        joined: list[Any] = []
+        k = 0
+        while k < len(xs):
+            if len(joined) < len(complex_inputs) and complex_inputs[len(joined)]:
+                joined.append(jax.lax.complex(xs[k], xs[k + 1]))
+                k += 2
+            else:
+                joined.append(xs[k])
+                k += 1
+        out = call(joined, params)
+        several = isinstance(out, (tuple, list))
+        outs = list(out) if several else [out]
+        if not any(_is_complex(o) for o in outs):
+            return out
+        parts: list[Any] = []
+        for o in outs:
+            parts.extend([jnp.real(o), jnp.imag(o)] if _is_complex(o) else [o])
+        return tuple(parts)
+
+    return real_call
+
+
+def _is_complex(value: Any) -> bool:
+    import jax.numpy as jnp
+
+    return hasattr(value, "dtype") and jnp.issubdtype(value.dtype, jnp.complexfloating)
+
+
+def _flat(out: Any) -> Any:
+    """The output as the checker sees it: one array, or the floating outputs of
+    several raveled and joined (:class:`~gradcheck.checking.outputs.Outputs`)."""
+    import jax.numpy as jnp
+
+    if not isinstance(out, (tuple, list)):
+        return out
+    parts = [jnp.ravel(o) for o in out if _floating(o)]
+    return jnp.concatenate(parts) if parts else jnp.zeros(0)
+
+
+def _order(
+    call: Callable[..., Any], order: int, differentiated: Sequence[int]
+) -> Callable[..., Any]:
+    """The order ``order`` target of the op ``call`` (a function of its ``n`` inputs):
+    a function of ``(x_1..x_n, v_2..v_order)`` whose value is the ``jax.vjp`` of the
+    order ``order - 1`` target with the upstream gradient ``v_order``, with respect to
+    its differentiated inputs (``differentiated`` at order 1, then also each upstream
+    gradient before ``v_order``); one array for one of them, else a tuple. Its own
+    ``jax.vjp`` (or ``jax.jvp``) is then the derivative checked, as
+    ``jax.test_util.check_grads`` checks ``order`` by differentiating the ``vjp``."""
+    import jax
+    import jax.numpy as jnp
+
+    if order == 1:
+        return call
+    lower = _order(call, order - 1, differentiated)
+
+    def backward(xs: Sequence[Any], params: Mapping[str, Any]) -> Any:
+        *inputs, v = xs
+        n = len(inputs) - (order - 2)  # the op's inputs, then v_2..v_(order-1)
+        wanted = [*differentiated, *range(n, len(inputs))]
+
+        def of(*chosen: Any) -> Any:
+            full = list(inputs)
+            for i, x in zip(wanted, chosen):
+                full[i] = x
+            return _flat(lower(full, params))
+
+        out, vjp = jax.vjp(of, *[inputs[i] for i in wanted])
+        grads = vjp(jnp.reshape(jnp.asarray(v, dtype=out.dtype), out.shape))
+        return grads[0] if len(grads) == 1 else tuple(grads)
+
+    return backward
 
 
 def _jvp(call: Callable[..., Any]) -> Callable[..., list[Any]]:

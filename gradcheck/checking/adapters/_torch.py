@@ -28,6 +28,7 @@ from gradcheck.checking.adapters.variants import Variant, forward_mode
 from gradcheck.checking.layout import STRIDED
 from gradcheck.checking.signature import arrange, op_signature
 from gradcheck.checking.target import FixedInput, qualname
+from gradcheck.checking.trees import rebuild
 from gradcheck.errors import NotATarget
 
 # torch is imported when a target is resolved, not with this module (which the
@@ -191,16 +192,21 @@ class _Placement:
                     a[...] = value
 
 
-class _SecondOrder:
-    """``run`` and ``evaluate`` of the target ``(x..., v) -> backward(x, v)``: its
-    outputs are the gradients of the inputs ``differentiated`` (each a tensor with the
-    graph of the backward: ``create_graph=True``), its last input ``v`` the upstream
-    gradient of the op's differentiable outputs, raveled and joined (as the checker
-    joins them). Its gradient is torch's double backward; its evaluation the
-    first-order backward, whose finite differences are the reference."""
+class _HigherOrder:
+    """``run`` and ``evaluate`` of the order ``k`` target (``k >= 2``): order 2 is
+    ``(x..., v) -> backward(x, v)``, order ``k`` the backward of order ``k - 1``'s
+    target ``(x..., v_2, ..., v_k) -> backward_(k-1)(x, v_2..v_(k-1); v_k)``. Its
+    outputs are the gradients of the inputs differentiated at the order below (each a
+    tensor with the graph of the backward: ``create_graph=True``): the op's inputs
+    ``differentiated``, then each upstream gradient below; its last input ``v_k`` is
+    the upstream gradient of the order below's differentiable outputs, raveled and
+    joined (as the checker joins them). Its gradient is torch's backward of that
+    backward; its evaluation the order below's backward, whose finite differences are
+    the reference."""
 
-    def __init__(self, op: _TorchOp, differentiated: Sequence[int]) -> None:
+    def __init__(self, op: _TorchOp, order: int, differentiated: Sequence[int]) -> None:
         self.op, self.place, self.differentiated = op, op.place, differentiated
+        self.order = order
 
     def upstream(self, vt: Any, outs: Sequence[Any], differentiable: Sequence[Any]) -> list[Any]:
         """``v`` cut into the upstream gradient of each differentiable output. An op
@@ -222,20 +228,30 @@ class _SecondOrder:
             )
         return upstream
 
-    def first(
+    def level(
         self,
+        k: int,
         arrays: Sequence[np.ndarray],
         constants: Sequence[bool],
         params: Mapping[str, Any],
         create_graph: bool,
-    ) -> tuple[list[Any], Any, list[Any]]:
+    ) -> tuple[list[Any], list[Any]]:
+        """The order ``k`` target on ``arrays``: a tensor per array (None for the
+        constants at order ``k >= 2``), and its outputs."""
         import torch
 
+        if k == 1:
+            tensors, outs, _, _ = self.op.graph(arrays, constants, params)
+            return tensors, outs
         xs, v = list(arrays[:-1]), arrays[-1]
-        # The inputs differentiated at first order require a gradient whatever the
-        # second order makes a constant: they are what the outputs are of.
-        first_constants = [i not in self.differentiated for i in range(len(xs))]
-        tensors, outs, slots, _ = self.op.graph(xs, first_constants, params)
+        # The inputs differentiated at the order below require a gradient whatever
+        # this order makes a constant: they are what the outputs are of.
+        wanted = [*self.differentiated, *range(len(xs) - (k - 2), len(xs))]
+        below = [i not in wanted for i in range(len(xs))]
+        if k == 2:
+            tensors, outs, slots, _ = self.op.graph(xs, below, params)
+        else:
+            tensors, outs = self.level(k - 1, xs, below, params, True)
         differentiable = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
         if any(o.is_complex() for o in differentiable):
             raise TypeError("order 2 of an op with complex outputs is not supported")
@@ -244,18 +260,47 @@ class _SecondOrder:
             if create_graph and not constants[-1]:
                 vt.requires_grad_(True)
             upstream = self.upstream(vt, outs, differentiable)
-            found = self.op.gradients(
-                outs, tensors, slots, upstream, create_graph=create_graph, retain_graph=True
-            )
-        grads = [
-            torch.zeros_like(tensors[i]) if found[i] is None else found[i]
-            for i in self.differentiated
-        ]
-        # Second order: only the inputs that are not constants now.
+            if k == 2:  # the op's own backward, its gradients' dtypes recorded
+                found = self.op.gradients(
+                    outs, tensors, slots, upstream, create_graph=create_graph, retain_graph=True
+                )
+            else:
+                found = self.gradients(outs, upstream, tensors, wanted, create_graph)
+        grads = [torch.zeros_like(tensors[i]) if found[i] is None else found[i] for i in wanted]
+        # This order's own backward: only the inputs that are not constants here.
+        tensors = [*tensors, vt]
         for i, t in enumerate(tensors):
-            if constants[i] and t.requires_grad:
+            if t is not None and constants[i] and t.requires_grad:
                 tensors[i] = None
-        return tensors, vt, grads
+        return tensors, grads
+
+    @staticmethod
+    def gradients(
+        outs: Sequence[Any],
+        upstream: Sequence[Any],
+        tensors: Sequence[Any],
+        wanted: Sequence[int],
+        create_graph: bool,
+    ) -> list[Any]:
+        """torch.autograd.grad of ``outs`` (a backward's outputs) with ``upstream``, for
+        the inputs ``wanted``: a tensor or None per input."""
+        import torch
+
+        pairs = [(o, g) for o, g in zip(outs, upstream) if g is not None and o.requires_grad]
+        found: list[Any] = [None] * len(tensors)
+        if not pairs:
+            return found
+        got = torch.autograd.grad(
+            [o for o, _ in pairs],
+            [tensors[i] for i in wanted],
+            grad_outputs=[g for _, g in pairs],
+            allow_unused=True,
+            retain_graph=True,
+            create_graph=create_graph,
+        )
+        for i, g in zip(wanted, got):
+            found[i] = g
+        return found
 
     def value_of(self, grads: Sequence[Any]) -> Any:
         if len(grads) == 1:
@@ -268,10 +313,8 @@ class _SecondOrder:
         import torch
 
         place = self.place
-        tensors, vt, grads = self.first(arrays, constants, params, True)
+        tensors, grads = self.level(self.order, arrays, constants, params, True)
         leaves = [t for t in tensors if t is not None and t.requires_grad]
-        if vt.requires_grad:
-            leaves.append(vt)
 
         def backward(w: Any) -> list[np.ndarray | None]:
             ws = [w] if len(grads) == 1 else list(w)
@@ -282,7 +325,7 @@ class _SecondOrder:
             ]
             out: list[np.ndarray | None] = [None] * len(arrays)
             if not pairs or not leaves:
-                return out  # the backward has no graph: no second derivative (zeros)
+                return out  # the backward has no graph: no higher derivative (zeros)
             found = torch.autograd.grad(
                 [g for g, _ in pairs],
                 leaves,
@@ -291,20 +334,20 @@ class _SecondOrder:
                 retain_graph=True,
             )
             by_leaf = {id(leaf): g for leaf, g in zip(leaves, found)}
-            for i, t in enumerate([*tensors, vt]):
+            for i, t in enumerate(tensors):
                 if t is not None and id(t) in by_leaf:
                     g = by_leaf[id(t)]
                     out[i] = place.array(torch.zeros_like(t) if g is None else g)
             return out
 
         # Every gradient is an output to check, whether or not the backward built a
-        # graph for it (one it did not build has a second derivative of zero).
+        # graph for it (one it did not build has a derivative of zero).
         backward.differentiable = [True] * len(grads)  # type: ignore[attr-defined]
         backward.repeatable = True  # type: ignore[attr-defined]
         return self.value_of(grads), backward
 
     def evaluate(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
-        _, _, grads = self.first(arrays, [False] * len(arrays), params, False)
+        _, grads = self.level(self.order, arrays, [False] * len(arrays), params, False)
         return self.value_of(grads)
 
 
@@ -352,6 +395,36 @@ def _jvp(apply: Callable[..., Any], place: _Placement) -> Callable[..., list[Any
     return jvp
 
 
+def _joined(tensors: Sequence[Any], complex_inputs: Sequence[bool]) -> list[Any]:
+    """The op's inputs from the checker's real ones: a complex input from its parts."""
+    import torch
+
+    joined: list[Any] = []
+    k = 0
+    while k < len(tensors):
+        if len(joined) < len(complex_inputs) and complex_inputs[len(joined)]:
+            joined.append(torch.complex(tensors[k], tensors[k + 1]))
+            k += 2
+        else:
+            joined.append(tensors[k])
+            k += 1
+    return joined
+
+
+def _split(out: Any) -> Any:
+    """The op's output with each complex tensor as two real ones (real, imaginary)."""
+    import torch
+
+    outs = list(out) if isinstance(out, (tuple, list)) else [out]
+    if not any(isinstance(o, torch.Tensor) and o.is_complex() for o in outs):
+        return out
+    parts: list[Any] = []
+    for o in outs:
+        complex_tensor = isinstance(o, torch.Tensor) and o.is_complex()
+        parts.extend([torch.real(o), torch.imag(o)] if complex_tensor else [o])
+    return tuple(parts)
+
+
 def _is_float_tensor(t: Any) -> bool:
     import torch
 
@@ -370,7 +443,14 @@ class _TorchOp:
     """A torch op as the checker runs it: a forward with or without the graph, and the
     gradients of its outputs (what :func:`target`'s ``run`` and ``evaluate`` are made of)."""
 
-    def __init__(self, obj: Any, variant: Variant) -> None:
+    def __init__(self, obj: Any, variant: Variant, real_parts: Sequence[bool] = ()) -> None:
+        #: The inputs given as their real and imaginary parts, joined here into the
+        #: complex tensors the op takes (its complex outputs split into two): the op
+        #: as a real function of real tensors, differentiated by torch through
+        #: torch.complex, .real and .imag at any order and in forward mode.
+        self.real_parts = tuple(real_parts)
+        #: The inputs that are trees of tensors (a dict of them), given as leaves.
+        self.trees = variant.trees if any(t is not None for t in variant.trees) else ()
         self.function_class = (
             obj if isinstance(obj, type) and not _is_module(obj) else op_class_behind(obj)
         )
@@ -407,10 +487,16 @@ class _TorchOp:
         position of its gradient among what the Function's backward returns)."""
         n_inputs = len(tensors) - len(self.fixed)
         inputs, fixed = list(tensors[:n_inputs]), list(tensors[n_inputs:])
+        if self.real_parts:
+            inputs = _joined(inputs, self.real_parts)
+        if self.trees:
+            inputs = rebuild(inputs, self.trees)
         args, kwargs = arrange(self.sig, inputs, params, by_position=self.by_position)
         args += fixed
         slots = {id(a): k for k, a in enumerate(args)}
         out = _output(self.call(*args, **kwargs), self.name)
+        if self.real_parts:
+            out = _split(out)
         return out, [slots.get(id(t), -1) for t in tensors]
 
     def graph(
@@ -531,11 +617,16 @@ def target(obj: Any, variant: Variant | None = None) -> Any:
     of its ``apply``), an ``nn.Module``, or a function of torch tensors; checked as
     ``variant`` (order 2, forward mode, a device, bfloat16, complex inputs)."""
     variant = Variant() if variant is None else variant
-    op = _TorchOp(obj, variant)
+    complex_inputs: tuple[bool, ...] | None = None
+    real_parts: tuple[bool, ...] = ()
+    if any(variant.complex_inputs) and (variant.order > 1 or variant.forward):
+        # Beyond the first derivative, the op as a real function (see _TorchOp).
+        real_parts, complex_inputs = variant.complex_inputs, ()
+    op = _TorchOp(obj, variant, real_parts)
     run, evaluate = op.run, op.evaluate
-    if variant.order == 2:
-        second = _SecondOrder(op, variant.differentiated)
-        run, evaluate = second.run, second.evaluate
+    if variant.order >= 2:
+        higher = _HigherOrder(op, variant.order, variant.differentiated)
+        run, evaluate = higher.run, higher.evaluate
     elif variant.forward:
         run = forward_mode(run, _jvp(op.apply, op.place))
 
@@ -548,4 +639,5 @@ def target(obj: Any, variant: Variant | None = None) -> Any:
         fixed=op.fixed,
         variant=variant,
         derive=lambda other: target(obj, other),
+        complex_inputs=complex_inputs,
     )

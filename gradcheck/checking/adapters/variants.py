@@ -58,8 +58,11 @@ class Variant:
     complex_inputs : tuple of bool
         Per input, whether it is complex (given as two real inputs).
     differentiated : tuple of int
-        Order 2: the inputs whose gradients are the outputs (those that are not
-        constants at first order).
+        Order 2 and above: the op's inputs whose gradients are the outputs (those
+        that are not constants at first order).
+    trees : tuple of Tree or None
+        Per input of the op, its :class:`~gradcheck.checking.trees.Tree` when it is a
+        tree of arrays (a dict of parameters), given to the checker as its leaves.
     compiled : str or None
         The op runs compiled: torch's ``torch.compile`` with this backend
         (``"eager"``, ``"aot_eager"``, ``"inductor"``), JAX's ``jax.jit``; None: eager.
@@ -71,13 +74,18 @@ class Variant:
     bfloat16: bool = False
     complex_inputs: tuple[bool, ...] = field(default=())
     differentiated: tuple[int, ...] = field(default=())
+    trees: tuple[Any, ...] = field(default=())
     compiled: str | None = None
 
     @property
     def plain(self) -> bool:
         """True for the first-order reverse-mode gradient on the CPU."""
         plain = (self.order, self.forward, self.device, self.bfloat16, self.compiled)
-        return plain == (1, False, None, False, None) and not any(self.complex_inputs)
+        return (
+            plain == (1, False, None, False, None)
+            and not any(self.complex_inputs)
+            and not any(t is not None for t in self.trees)
+        )
 
     def describe(self) -> str:
         """``"order 2"``, ``"forward mode"``, ``"bfloat16 on cuda"``..."""
@@ -90,6 +98,8 @@ class Variant:
             parts.append("bfloat16")
         if any(self.complex_inputs):
             parts.append("complex")
+        if any(t is not None for t in self.trees):
+            parts.append("inputs that are trees of arrays")
         if self.device:
             parts.append(f"on {self.device}")
         if self.compiled:
