@@ -386,6 +386,11 @@ def _hypothesis_files_out_of_the_working_directory() -> Iterator[None]:
 
 
 def _fail(message: str, code: int, exc: BaseException | None, verbose: bool) -> NoReturn:
+    if isinstance(exc, InternalError):
+        # a bug of gradcheck's own (a RemoteError: raised in the worker that loaded the
+        # targets): its traceback and the request to report it, as anywhere else
+        _report_internal_error(exc)
+        raise click.exceptions.Exit(InternalError.exit_code)
     if verbose and exc is not None:
         cause = exc.__cause__ or exc
         # (an error from a worker carries its traceback as text)

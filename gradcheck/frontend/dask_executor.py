@@ -5,15 +5,16 @@ the cluster whose scheduler ``--scheduler ADDRESS`` names, or, without one, on a
 ``LocalCluster`` of ``--jobs`` worker processes started for the run. A job is one
 target with its seed (with ``--seeds S``, one of the target's seeds).
 
-The local runner's guarantees hold because each Dask worker does not check a target
-itself: it hands the job to a gradcheck worker process of its own
-(:class:`gradcheck.frontend.runner.Run`, kept between the tasks of that Dask worker),
-which enforces ``--timeout`` and ``--example-timeout``, and whose death (an op's
-``os._exit``, a crash in native code) fails that target alone with ``worker_died`` while
-the Dask worker carries on. So Dask never retries a target that killed its process,
-and nothing hangs. The command yields the outcomes in the order of the jobs, as the
-local runner does, and reports each target as soon as it finishes. SIGINT and SIGTERM
-cancel what has not finished (its targets are ``not_run``) and close the cluster.
+The local runner's guarantees hold because a Dask worker does not check a target
+itself: each task starts a gradcheck run of its own (:class:`gradcheck.frontend.runner.
+Run`, its zygote forked from the Dask worker, which preloads NumPy, Hypothesis and the
+checker), whose process checks the job, enforces ``--timeout`` and ``--example-timeout``,
+and whose death (an op's ``os._exit``, a crash in native code) fails that target alone
+with ``worker_died`` while the Dask worker carries on. So Dask never retries a target
+that killed its process, nothing of one task reaches the next, and nothing hangs. The
+command yields the outcomes in the order of the jobs, as the local runner does, and
+reports each target as soon as it finishes. SIGINT and SIGTERM cancel what has not
+finished (its targets are ``not_run``) and close the cluster.
 
 The workers of a cluster you start yourself must import the targets (your project
 installed, or on their ``PYTHONPATH``) and may start processes:
@@ -24,7 +25,6 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
-import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
@@ -34,47 +34,27 @@ from gradcheck.frontend.runner import Job, Outcome, Run, WorkerSetup, _not_run
 
 __all__ = ["DaskRun"]
 
-# The gradcheck runs of this Dask worker process that no task uses now (a worker with
-# several threads runs several tasks at once, each on a run of its own).
-_idle: list[Run] = []
-_idle_lock = threading.Lock()
 
-
-def _take_run(setup: WorkerSetup) -> Run:
-    with _idle_lock:
-        while _idle:
-            run = _idle.pop()
-            if run.setup == setup:
-                return run
-            run.close()
+def _new_run(setup: WorkerSetup) -> Run:
     run = Run(1, setup)
-    # This Dask worker has NumPy, Hypothesis and gradcheck imported already: a forked
-    # gradcheck worker starts with them at once (a spawned one imports them again).
+    # This Dask worker has NumPy, Hypothesis and gradcheck imported already (its
+    # preload): a zygote forked from it starts with them at once.
     run._context = multiprocessing.get_context("fork")  # type: ignore[assignment]
     return run
 
 
-def _warm(setup: WorkerSetup) -> None:
-    """Start this Dask worker's gradcheck worker process now, before its first task
-    (the process start, Python and NumPy, overlaps the scheduling)."""
-    run = _take_run(setup)
-    run.prestart()
-    with _idle_lock:
-        _idle.append(run)
-
-
 def _check_on_dask_worker(job: Job, setup: WorkerSetup, sys_path: list[str]) -> Outcome:
-    """The task: check ``job`` in this Dask worker's own gradcheck worker process."""
-    run = _take_run(setup)
+    """The task: check ``job`` in a process of a gradcheck run of its own (its zygote
+    forked from this Dask worker, the job's process from the zygote), closed after it:
+    nothing of one task reaches the next."""
     sys.path[:] = sys_path  # the coordinator's, where the project's folder may be
+    run = _new_run(setup)
     try:
         return run.check(job)
     except BaseException as exc:  # reported as the job's outcome
-        run.close(graceful=False)
         return exc
     finally:
-        with _idle_lock:
-            _idle.append(run)
+        run.close(graceful=False)
 
 
 class DaskRun:
@@ -93,7 +73,6 @@ class DaskRun:
         self._client: Any = None
         self._cluster: Any = None
         self._futures: list[Any] = []
-        self._futures_warm: list[Any] = []
         self._loader: Run | None = None
         self._finished: dict[int, Outcome] = {}
         self._started: dict[int, float] = {}
@@ -131,10 +110,6 @@ class DaskRun:
                 self._client = Client(self._cluster)
             else:
                 self._client = Client(self.scheduler, timeout=30)
-            for address in self._client.scheduler_info().get("workers", {}):
-                self._futures_warm.append(
-                    self._client.submit(_warm, self.setup, workers=[address], pure=False)
-                )
         except Exception as exc:  # OSError, TimeoutError, RuntimeError of a nanny...
             self.close()
             what = (

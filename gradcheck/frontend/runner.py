@@ -744,8 +744,9 @@ class Run:
             self._wait()
 
     def check(self, job: Job) -> Outcome:
-        """Check one job in a process of this run's zygote, which stays for the next
-        call (how a Dask worker uses a run: gradcheck.frontend.dask_executor)."""
+        """Check one job in a process of this run's zygote (how a Dask worker uses a
+        run: gradcheck.frontend.dask_executor). Once per run: the zygote's messages
+        name jobs by index, which a second call would reuse."""
         self._next = 0
         self._finished.clear()
         return next(iter(self.results([job])))[1]

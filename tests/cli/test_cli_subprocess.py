@@ -129,12 +129,15 @@ def test_an_internal_error_exits_101_with_the_traceback_and_please_report(
         workdir, "verify", "breaks_gradcheck:square", "breaks_gradcheck:cube", "--jobs", jobs, *ARGS
     )
     assert out.returncode == 101, out.stderr
-    assert "please report" in out.stderr
-    # the traceback, from this process or from the worker, without --verbose
+    # the traceback, from the worker, without --verbose
     assert "Traceback (most recent call last)" in out.stderr
     assert "RuntimeError: simulated bug in gradcheck" in out.stderr
     assert "verifier.py" in out.stderr
-    assert out.stderr.rstrip().splitlines()[-1].startswith("Error: breaks_gradcheck:square:")
+    # each target fails with kind internal_error, asking for a report; both reported
+    # (issue 35: a bug of gradcheck's on one target loses no other verdict)
+    assert out.stdout.count("internal_error") >= 2 and "please report" in out.stdout
+    assert "breaks_gradcheck:square" in out.stdout and "breaks_gradcheck:cube" in out.stdout
+    assert out.stdout.rstrip().splitlines()[-1].startswith("2 failed")
 
 
 def test_an_internal_error_outside_a_run_exits_101(workdir: Path) -> None:

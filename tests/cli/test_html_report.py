@@ -148,15 +148,22 @@ def test_an_op_that_cannot_be_run_again_still_gets_its_section() -> None:
     def broken(x):
         raise RuntimeError("not twice")
 
+    from gradcheck.frontend.html_report import _charts
+
+    # the charts are drawn in the worker (they run the op again): each says why not
     page = html_report(
         [result],
         seed=7,
         replay=lambda r: "gradcheck verify m:Op --seed 7",
-        objects={"m:Op": broken},
+        charts={"m:Op": _charts(check, broken)},
     )
     (section,) = sections(page)
     assert section.count("not drawn: RuntimeError: not twice") == 2
     assert "gradcheck verify m:Op --seed 7" in section
+    # and a worker that could not draw them at all: the section says so
+    page = html_report([result], seed=7, replay=lambda r: "r", charts={})
+    (section,) = sections(page)
+    assert "charts not drawn" in section and '<pre class="replay">' in section
 
 
 def test_a_chart_leaves_out_what_a_log_axis_cannot_show() -> None:
