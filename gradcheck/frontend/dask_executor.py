@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import multiprocessing
 import sys
-import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
@@ -75,7 +74,6 @@ class DaskRun:
         self._futures: list[Any] = []
         self._loader: Run | None = None
         self._finished: dict[int, Outcome] = {}
-        self._started: dict[int, float] = {}
         self._next = 0
 
     def prestart(self) -> None:
@@ -143,7 +141,6 @@ class DaskRun:
                 pure=False,
                 retries=0,
             )
-            self._started[index] = time.monotonic()
             index_of[future.key] = index
             self._futures.append(future)
         pending = as_completed(self._futures)
@@ -167,11 +164,10 @@ class DaskRun:
 
     def stop(self, signum: int) -> list[tuple[int, Outcome]]:
         """Cancel what has not finished (not run) and close the cluster."""
-        for future in self._futures:
-            if future.done() and future.status == "finished":
-                index = next(i for i, f in enumerate(self._futures) if f is future)
-                if index >= self._next and index not in self._finished:
-                    self._finished[index] = future.result()
+        for index, future in enumerate(self._futures):  # (futures are in job order)
+            finished = future.done() and future.status == "finished"
+            if finished and index >= self._next and index not in self._finished:
+                self._finished[index] = future.result()
         self.close()
         out: list[tuple[int, Outcome]] = []
         for index in range(self._next, len(self.jobs)):

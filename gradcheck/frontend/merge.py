@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gradcheck.errors import MergeError
+from gradcheck.errors import MergeError, printable
 from gradcheck.frontend.files import read_text
 
 __all__ = ["MergeError", "Merged", "ShardFile", "merge_files", "read_shard_file"]
@@ -221,7 +221,7 @@ def merge_files(paths: Iterable[str | Path]) -> Merged:
                 for name, entry in merged.baseline["targets"].items()
             ]
     if junits:
-        merged.junit, merged.junit_failures = _merge_junit(junits, manifest, order)
+        merged.junit, merged.junit_failures = _merge_junit(junits, manifest)
     return merged
 
 
@@ -317,9 +317,7 @@ def _merge_baselines(files: Sequence[ShardFile], order: dict[str, int]) -> dict[
     return document
 
 
-def _merge_junit(
-    files: Sequence[ShardFile], manifest: dict[str, Any], order: dict[str, int]
-) -> tuple[bytes, int]:
+def _merge_junit(files: Sequence[ShardFile], manifest: dict[str, Any]) -> tuple[bytes, int]:
     cases = _placed(files, lambda f: f.document.iter("testcase"))
     suites = [s for f in files for s in f.document.iter("testsuite")]
     name = suites[0].get("name", "gradcheck") if suites else "gradcheck"
@@ -354,7 +352,7 @@ def render_merged(merged: Merged, *, quiet: bool = False) -> str:
     if rows and not quiet:
         table = [
             [
-                escape_terminal(str(r["target"])),
+                printable(str(r["target"])),
                 r["verdict"],
                 r["examples"],
                 _number(r["error_ratio"]),
@@ -372,10 +370,10 @@ def render_merged(merged: Merged, *, quiet: bool = False) -> str:
         )
     failed = [r for r in rows if not r["passed"]]
     for r in failed:
-        replay = f"\n  Replay: {escape_terminal(r['replay'])}" if r.get("replay") else ""
-        lines.append(f"FAILED {escape_terminal(str(r['target']))}: {r['verdict']}{replay}")
+        replay = f"\n  Replay: {printable(r['replay'])}" if r.get("replay") else ""
+        lines.append(f"FAILED {printable(str(r['target']))}: {r['verdict']}{replay}")
     for target in merged.regressions:
-        lines.append(f"regression: {escape_terminal(target)} (see the shard's report)")
+        lines.append(f"regression: {printable(target)} (see the shard's report)")
     count = merged.manifest["count"]
     passed = len(rows) - len(failed)
     summary = f"{passed} passed"
@@ -385,17 +383,6 @@ def render_merged(merged: Merged, *, quiet: bool = False) -> str:
         summary += f", {len(merged.regressions)} regressed"
     lines.append(f"{summary} ({count} shards merged, seed {merged.manifest['seed']})")
     return "\n\n".join(lines) if not quiet else "\n".join(lines)
-
-
-def escape_terminal(text: str) -> str:
-    """``text`` with its control characters (newlines, escape sequences) written as
-    Python escapes, so that a name read from a file cannot drive the terminal or the
-    CI log.
-
-    >>> escape_terminal("m:Op\\n::error::x")
-    'm:Op\\\\n::error::x'
-    """
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _number(value: Any) -> str:
