@@ -105,6 +105,15 @@ OPS = textwrap.dedent(
             raise ValueError("bad\\n::error file=x.py,line=1::INJECTED\\x1b]0;title\\x07")
 
 
+    class BadlyNamed(Exp):
+        def backward_var(self, grad, index, **kw):
+            return 2 * super().backward_var(grad, index, **kw)
+
+
+    # a name the user's code may set to anything: a newline, a CI command, an escape
+    BadlyNamed.__qualname__ = "Badly\\x1b[31mNamed\\n::error file=x.py,line=1::INJECTED"
+
+
     @mg.describe(kwargs={"f": lambda v: v})
     def with_a_lambda(x, f=None):
         return x * 2.0
@@ -375,6 +384,20 @@ def test_an_op_message_with_control_characters_is_escaped_in_every_format(ops: P
         for stream in (out.stdout, out.stderr):
             assert "\x1b" not in stream and "\x07" not in stream
             assert not any(line.startswith("::error file=x.py") for line in stream.splitlines())
+
+
+def test_a_target_name_with_control_characters_is_escaped_in_every_format(ops: Path):
+    for fmt in ("table", "json"):
+        out = gradcheck(ops, "verify", "ops:BadlyNamed", *FAST, "--format", fmt,
+                        "--junit-xml", f"{fmt}.xml", "--html", f"{fmt}.html",
+                        env={"GITHUB_ACTIONS": "true"})  # fmt: skip
+        assert out.returncode == 1, out.stderr
+        written = [(ops / f"{fmt}.xml").read_text(), (ops / f"{fmt}.html").read_text()]
+        for text in (out.stdout, out.stderr, *written):
+            assert "\x1b" not in text
+            lines = text.splitlines()
+            assert not any(line.lstrip().startswith("::error file=x.py") for line in lines)
+        assert "Badly\\x1b[31mNamed\\n::error" in out.stdout + out.stderr
 
 
 def baseline(ops: Path, edit) -> Path:

@@ -48,7 +48,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from gradcheck.checking.outputs import Outputs
-from gradcheck.errors import MissingExtra, SkipGradient
+from gradcheck.errors import MissingExtra, SkipGradient, printable
 from gradcheck.operation import Operation
 
 __all__ = [
@@ -448,7 +448,8 @@ def resolve_foreign(obj: Any, kind: str) -> Any:
 
 
 def _name(obj: Any) -> str:
-    return getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    return printable(str(name))
 
 
 # --- the bridge into gradcheck's engine ------------------------------------------------
