@@ -49,6 +49,7 @@ from gradcheck.errors import (
     InternalError,
     Interrupted,
     InvalidDescription,
+    LoadError,
     NothingToCheck,
     OutputError,
     RemoteError,
@@ -1756,37 +1757,47 @@ def plot_command(
     }
     try:
         from gradcheck.checking.adapters import require
+        from gradcheck.frontend.runner import in_child_process
 
         require("matplotlib", needed_for="gradcheck plot")
-        from gradcheck.checking.diagnostics import diagnose
-        from gradcheck.frontend.loading import load_targets
-        from gradcheck.frontend.plot import save_figure
-        from gradcheck.search.verifier import draw_example
-
         # the image's folder created and the file checked before anything is drawn
         OutputFile(output, what="image", error=OutputError)
-        (loaded, *more) = load_targets(target)
-        if more:
-            raise click.UsageError(
-                f"'{target}' names {len(more) + 1} targets; plot one (module:Name)"
-            )
-        with _hypothesis_files_out_of_the_working_directory():
-            arrays, params = draw_example(loaded.obj, seed=seed, **options)
-        with warnings.catch_warnings():
-            if not verbose:
-                warnings.simplefilter("ignore", RuntimeWarning)
-            result = diagnose(loaded.obj, *arrays, params=params, seed=seed)
-        save_figure(result, output, seed=seed)
+        # the user's module is imported, and its op run, in a child (as verify does):
+        # its os._exit, a crash or what it prints cannot end or garble this command
+        right, slope = in_child_process(_plot_in_child, target, options, seed, output, verbose)
     except GradcheckError as exc:
         _fail(str(exc), exc.exit_code, exc, verbose)
-    if result.gradient_right is None:
+    if right is None:
         summary = "Taylor slope undecided (is the op linear along the direction?)"
     else:
-        verdict = "right" if result.gradient_right else "WRONG"
-        summary = f"Taylor slope {result.slope:.2f}: the gradient looks {verdict}"
+        verdict = "right" if right else "WRONG"
+        summary = f"Taylor slope {slope:.2f}: the gradient looks {verdict}"
     click.echo(f"wrote {output}; {summary}")
-    if result.gradient_right is False:  # as verify: 1 for a gradient that is wrong
+    if right is False:  # as verify: 1 for a gradient that is wrong
         raise click.exceptions.Exit(1)
+
+
+def _plot_in_child(
+    target: str, options: dict[str, Any], seed: int, output: str, verbose: bool
+) -> tuple[bool | None, float]:
+    """`gradcheck plot`'s work in the child process: load, draw, diagnose and save;
+    whether the gradient looks right (None: undecided) and the Taylor slope."""
+    from gradcheck.checking.diagnostics import diagnose
+    from gradcheck.frontend.loading import load_targets
+    from gradcheck.frontend.plot import save_figure
+    from gradcheck.search.verifier import draw_example
+
+    (loaded, *more) = load_targets(target)
+    if more:
+        raise LoadError(f"'{target}' names {len(more) + 1} targets; plot one (module:Name)")
+    with _hypothesis_files_out_of_the_working_directory():
+        arrays, params = draw_example(loaded.obj, seed=seed, **options)
+    with warnings.catch_warnings():
+        if not verbose:
+            warnings.simplefilter("ignore", RuntimeWarning)
+        result = diagnose(loaded.obj, *arrays, params=params, seed=seed)
+    save_figure(result, output, seed=seed)
+    return result.gradient_right, float(result.slope)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -483,3 +483,20 @@ def test_pytest_items_and_fixtures_survive_an_op_that_ends_its_process(ops: Path
     assert "4 failed, 1 passed" in out.stdout, out.stdout
     assert "PASSED test_faulty.py::test_after_them" in out.stdout
     assert "FAILED pyproject.toml::ops:Wrong" in out.stdout
+
+
+def test_pytest_collection_survives_a_module_that_ends_its_process_at_import(ops: Path):
+    # collecting [tool.gradcheck] imports the user's modules: in a child, so a module
+    # that calls os._exit(0) at import fails its item instead of ending the session green
+    (ops / "exits_at_import.py").write_text("import os\nfrom ops import Exp\nos._exit(0)\n")
+    (ops / "pyproject.toml").write_text(PYPROJECT.replace("faulty:Exits", "exits_at_import:Exp"))
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{ops}"}
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--gradcheck", "-q", "-rA",
+         "pyproject.toml"],
+        cwd=ops, env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "2 failed" in out.stdout, out.stdout
+    assert "loading it ended its process" in out.stdout
+    assert "FAILED pyproject.toml::ops:Wrong" in out.stdout
