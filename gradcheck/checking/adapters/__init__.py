@@ -39,6 +39,7 @@ import functools
 import importlib
 import inspect
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -59,6 +60,8 @@ __all__ = [
     "bridge_target",
     "framework",
     "framework_of",
+    "frameworks_imported",
+    "preloaded_modules",
     "framework_directories",
     "is_op_instance",
     "lacks_forward",
@@ -96,6 +99,10 @@ class Framework:
         Whether the framework's own subclasses of its ``op_bases`` are ops too (MyGrad's
         ``Operation`` subclasses, wherever they are defined); else only a user's are
         (torch's own Functions and modules are its internals).
+    first_use : tuple of str
+        Modules of the framework that its first backward imports (lazily, at a cost):
+        a run imports them once, before it forks a process per target
+        (:func:`preloaded_modules`).
     """
 
     name: str
@@ -106,6 +113,7 @@ class Framework:
     adapter: str
     op_instances: tuple[str, ...] = ()
     own_ops: bool = False
+    first_use: tuple[str, ...] = ()
 
     def bridge(self) -> ModuleType:
         """The adapter module (importing it imports no framework)."""
@@ -122,6 +130,9 @@ FRAMEWORKS: tuple[Framework, ...] = (
         op_bases=("torch.autograd.function:Function", "torch.nn.modules.module:Module"),
         adapter="gradcheck.checking.adapters._torch",
         op_instances=("torch.nn.modules.module:Module",),
+        # torch.autograd.grad with a grad_outputs tensor imports it, and with it SymPy
+        # (about 1 s): once per run, not once per target's process.
+        first_use=("torch.fx.experimental.symbolic_shapes",),
     ),
     Framework(
         name="mygrad",
@@ -176,6 +187,33 @@ def _index(frameworks: tuple[Framework, ...]) -> _Index:
         classes("op_bases"),
         classes("op_instances"),
     )
+
+
+#: ``import torch``, ``from jax import numpy``... at the start of a line (indented too).
+_IMPORT_LINE = re.compile(r"^[ \t]*(?:import|from)[ \t]+([A-Za-z_][A-Za-z0-9_]*)", re.MULTILINE)
+
+
+def frameworks_imported(source: str) -> list[Framework]:
+    """The frameworks whose packages a module's source text imports, in table order,
+    read from the text alone (nothing is run: what is a comment or a string, or an
+    import that never runs, counts too; an import the text does not spell, such as
+    ``importlib.import_module("torch")``, does not).
+
+    >>> [fw.name for fw in frameworks_imported("import numpy as np\nimport torch.nn")]
+    ['torch']
+    """
+    imported = set(_IMPORT_LINE.findall(source))
+    return [fw for fw in FRAMEWORKS if imported.intersection(fw.packages)]
+
+
+def preloaded_modules(frameworks: Sequence[Framework]) -> tuple[str, ...]:
+    """What a run imports before it forks its targets' processes, for targets of
+    ``frameworks``: each one's package and its :attr:`Framework.first_use` modules.
+
+    >>> preloaded_modules([FRAMEWORKS[0]])
+    ('torch', 'torch.fx.experimental.symbolic_shapes')
+    """
+    return tuple(m for fw in frameworks for m in (fw.packages[0], *fw.first_use))
 
 
 #: Optional dependency -> (extra of gradcheck that installs it, what it is called).
