@@ -1004,6 +1004,8 @@ def verify_command(
         frameworks = run.preload(targets, config, setup.cwd)
         if frameworks:
             run.shown.loading(", ".join(frameworks))
+        import gradcheck.frontend.render  # noqa: F401 - here while the worker starts
+
         # The targets are imported in the worker process, never here: whatever a
         # module does at import cannot end, block or write into the command's output
         # (the workers' stdout is stderr).
@@ -1455,8 +1457,7 @@ class _Runner:
 
     def preload(self, targets: Sequence[str], config: ProjectConfig | None, cwd: str) -> list[str]:
         """The frameworks the targets' modules import, as their text says
-        (gradcheck.frontend.preload), which the worker starts importing now; and, while
-        it does, what this process needs to show the results."""
+        (gradcheck.frontend.preload), which the worker starts importing now."""
         from gradcheck.frontend.preload import frameworks_of
 
         folders = [cwd]
@@ -1466,11 +1467,9 @@ class _Runner:
             specs = [listed.target for listed in config.targets]
         frameworks = frameworks_of(specs, folders)
         if frameworks and hasattr(self.run, "preload"):
-            from gradcheck.checking.adapters import preloaded_modules
+            from gradcheck.checking.frameworks import preloaded_modules
 
             self.run.preload(preloaded_modules(frameworks))
-        import gradcheck.frontend.render  # noqa: F401 - here while the worker starts
-
         return [fw.name for fw in frameworks]
 
     def _started(self, index: int, job: Job) -> Any:

@@ -3,7 +3,7 @@
 Importing a framework is most of a small run's time (``import torch``: seconds). The
 command knows the targets' modules from their specs, so it reads their source text
 (never runs it: the command runs no user code) for the frameworks they import
-(:func:`gradcheck.checking.adapters.frameworks_imported`). The worker that will load
+(:func:`gradcheck.checking.frameworks.frameworks_imported`). The worker that will load
 the targets starts importing those frameworks at once
 (:meth:`gradcheck.frontend.runner.Run.preload`), and the command says what it is
 loading (``loading torch...``) instead of nothing for seconds.
@@ -11,7 +11,7 @@ loading (``loading torch...``) instead of nothing for seconds.
 A guess from the text is only a head start: a module that imports torch through a
 helper module, or behind ``importlib``, is loaded all the same, without it; one that
 names torch in a comment costs an import the run did not need. This module imports
-nothing heavy (the command uses it before its worker is ready).
+nothing heavy, NumPy included (the command uses it before its first line).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from gradcheck.checking.adapters import Framework
+    from gradcheck.checking.frameworks import Framework
 
 __all__ = ["frameworks_of", "is_path", "module_source", "split_spec"]
 
@@ -82,7 +82,7 @@ def frameworks_of(specs: Sequence[str], folders: Sequence[str]) -> list[Framewor
     """The frameworks the modules of ``specs`` import, as their source text says, each
     once, in the table's order (``folders``: where the modules are looked for first,
     the working directory among them)."""
-    from gradcheck.checking.adapters import FRAMEWORKS, frameworks_imported
+    from gradcheck.checking.frameworks import FRAMEWORKS, frameworks_imported
 
     found: set[str] = set()
     for spec in specs:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from gradcheck.checking.adapters import FRAMEWORKS, frameworks_imported, preloaded_modules
+from gradcheck.checking.frameworks import FRAMEWORKS, frameworks_imported, preloaded_modules
 from gradcheck.cli import main
 from gradcheck.frontend.preload import frameworks_of, module_source
 from gradcheck.frontend.progress import Progress
@@ -56,6 +56,19 @@ def test_what_a_run_imports_for_torch_includes_what_its_first_backward_imports()
     torch = next(fw for fw in FRAMEWORKS if fw.name == "torch")
     modules = preloaded_modules([torch])
     assert modules[0] == "torch" and "torch.fx.experimental.symbolic_shapes" in modules
+
+
+def test_reading_the_frameworks_imports_no_numpy(tmp_path: Path):
+    # The command says what it loads before it imports NumPy (tenths of a second).
+    (tmp_path / "good.py").write_text("import torch\n")
+    code = (
+        "import sys; from gradcheck.frontend.preload import frameworks_of; "
+        f"print([f.name for f in frameworks_of(['good:Cube'], [{str(tmp_path)!r}])], "
+        "'numpy' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["['torch']", "False"], out.stderr
 
 
 def test_a_module_is_found_and_read_without_running_it(tmp_path: Path):
