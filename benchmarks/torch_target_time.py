@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import resource
 import selectors
 import statistics
 import subprocess
@@ -75,9 +76,15 @@ JAX_MODULE = textwrap.dedent(
 )
 
 
+#: The CPU seconds of each timed command, in order.
+CPU: list[float] = []
+
+
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float, int]:
     """Wall time (until the process has ended and its output is closed), time to the
-    first byte of output, time from the last byte of output to that end, exit status."""
+    first byte of output, time from the last byte of output to that end, exit status;
+    the CPU seconds of the process and of the processes it waited for go to CPU."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     assert proc.stdout is not None
@@ -95,6 +102,8 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float,
             last = time.perf_counter()
     code = proc.wait()
     end = time.perf_counter()
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     return end - start, first if first is not None else math.nan, end - last, code
 
 
@@ -129,11 +138,16 @@ def main() -> None:
             "old first",
             "old after",
             "old/B",
+            "A cpu",
+            "B cpu",
+            "old cpu",
         )
         rows: dict[str, list[float]] = {k: [] for k in keys}
         for i in range(args.repeats):
             a, a_first, a_after, a_code = timed(a_cmd, where, env)
+            rows["A cpu"].append(CPU[-1])
             b, _, _, b_code = timed(b_cmd, where, env)
+            rows["B cpu"].append(CPU[-1])
             if a_code != 0 or b_code != 0:
                 sys.exit(f"a run failed: verify exit {a_code}, script exit {b_code}")
             rows["A"].append(a)
@@ -142,18 +156,19 @@ def main() -> None:
             rows["B"].append(b)
             rows["A/B"].append(a / b)
             line = f"run {i + 1}: A {a:.2f} s (first output {a_first:.2f} s, "
-            line += f"ended {a_after:.2f} s after its last), B {b:.2f} s"
+            line += f"ended {a_after:.2f} s after its last; CPU {rows['A cpu'][-1]:.2f} s), "
+            line += f"B {b:.2f} s (CPU {rows['B cpu'][-1]:.2f} s)"
             if args.old:
                 old_env = {**env, "PYTHONPATH": args.old}
                 o, o_first, o_after, o_code = timed(a_cmd, where, old_env)
                 if o_code != 0:
                     sys.exit(f"the old verify exited {o_code}")
+                rows["old cpu"].append(CPU[-1])
                 for key, value in zip(("old", "old first", "old after"), (o, o_first, o_after)):
                     rows[key].append(value)
                 rows["old/B"].append(o / b)
-                line += (
-                    f", old A {o:.2f} s (first output {o_first:.2f} s, ended {o_after:.2f} s after)"
-                )
+                line += f", old A {o:.2f} s (first output {o_first:.2f} s, ended "
+                line += f"{o_after:.2f} s after; CPU {CPU[-1]:.2f} s)"
             if args.usage_error:
                 c, _, _, c_code = timed(c_cmd, where, env)
                 d, _, _, _ = timed(d_cmd, where, env)
@@ -172,10 +187,12 @@ def main() -> None:
     print(f"     from its last output to its end:           {med['A after']:.2f} s")
     print(f"  B  import torch + one torch.autograd.gradcheck: {med['B']:.2f} s")
     print(f"  A/B (median of the pairs' ratios): {med['A/B']:.2f}x (bar: at most 1.0x)")
+    print(f"  CPU seconds (the process and those it waited for): A {med['A cpu']:.2f} s,", end=" ")
+    print(f"B {med['B cpu']:.2f} s")
     if args.old:
         print(f"  old A ({args.old}): {med['old']:.2f} s, first output {med['old first']:.2f} s,")
         print(f"     ended {med['old after']:.2f} s after its last output;", end=" ")
-        print(f"old A/B {med['old/B']:.2f}x")
+        print(f"old A/B {med['old/B']:.2f}x; CPU {med['old cpu']:.2f} s")
     if args.usage_error:
         print(f"  C  a JAX target's usage error (--shape 3,-1): {med['C']:.2f} s")
         print(f"     python -c 'import jax':                    {med['D']:.2f} s")
