@@ -159,6 +159,14 @@ class _Gradcheck(click.Group):
         extra.setdefault("prog_name", "gradcheck")
         if not standalone:
             return super().main(args, standalone_mode=False, **extra)
+        try:
+            self._standalone(args, **extra)
+        except SystemExit as end:
+            if args is None:  # the process's own command line, not a caller's list
+                _end_process(end.code)
+            raise
+
+    def _standalone(self, args: Sequence[str] | None, **extra: Any) -> NoReturn:
         closed = _guard_standard_streams()
         if 1 in closed:
             click.echo(
@@ -182,6 +190,40 @@ class _Gradcheck(click.Group):
             _report_internal_error(exc)
             sys.exit(InternalError.exit_code)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _end_process(code: Any) -> None:
+    """End the command's process now that it has said everything: its output flushed,
+    then os._exit, without the interpreter's teardown (freeing every module's objects:
+    tenths of a second after the summary, for nothing). No user code ran here, so no
+    exit handler of the user's is skipped; a coverage run (which saves at exit) is left
+    to end as usual, and so is a process with anything else still running (a thread,
+    a child process: a Dask cluster's), which the interpreter's exit would join."""
+    import multiprocessing
+    import threading
+
+    if "coverage" in sys.modules or multiprocessing.active_children():
+        return
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate()[1:]):
+        return
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):  # sys.exit("message"): Python prints it, status 1
+        _write_stderr(f"{code}\n")
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # a closed pipe: what was lost is already reported
+            pass
+    os._exit(code)
+
+
+def _write_stderr(text: str) -> None:
+    try:
+        sys.stderr.write(text)
+    except Exception:
+        pass
 
 
 def _guard_standard_streams() -> list[int]:
@@ -960,6 +1002,11 @@ def verify_command(
         run.shown = _progress(output_format, quiet, color_choice)
         if config is not None:
             run.shown.note(f"config: {_shown_path(config.path)}")
+        frameworks = run.preload(targets, config, setup.cwd)
+        if frameworks:
+            run.shown.loading(", ".join(frameworks))
+        import gradcheck.frontend.render  # noqa: F401 - here while the worker starts
+
         # The targets are imported in the worker process, never here: whatever a
         # module does at import cannot end, block or write into the command's output
         # (the workers' stdout is stderr).
@@ -1010,6 +1057,7 @@ def verify_command(
             return _replay_command(ctx, result.target, result.seed)
 
         charts = _html_charts(run, results) if "HTML report" in outputs else {}
+        run.release()  # the workers are done: they end while the report is written
         unwritten = _write_outputs(outputs, results, run_seed, comparison, replay, charts, manifest)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             _annotate(items, results, comparison, to_stderr=output_format.document)
@@ -1408,6 +1456,23 @@ class _Runner:
         else:
             self.run = Run(jobs, setup, progress=self._started, on_finished=self._finished)
 
+    def preload(self, targets: Sequence[str], config: ProjectConfig | None, cwd: str) -> list[str]:
+        """The frameworks the targets' modules import, as their text says
+        (gradcheck.frontend.preload), which the worker starts importing now."""
+        from gradcheck.frontend.preload import frameworks_of
+
+        folders = [cwd]
+        specs = list(targets)
+        if not specs and config is not None:
+            folders.insert(0, str(config.path.parent.resolve()))
+            specs = [listed.target for listed in config.targets]
+        frameworks = frameworks_of(specs, folders)
+        if frameworks and hasattr(self.run, "preload"):
+            from gradcheck.checking.frameworks import preloaded_modules
+
+            self.run.preload(preloaded_modules(frameworks))
+        return [fw.name for fw in frameworks]
+
     def _started(self, index: int, job: Job) -> Any:
         shown = self.shown
         if shown is None:
@@ -1420,6 +1485,11 @@ class _Runner:
 
         if self.shown is not None and isinstance(outcome, VerifyResult):
             self.shown.finished_target(index, outcome)
+
+    def release(self) -> None:
+        release = getattr(self.run, "release", None)
+        if release is not None:
+            release()
 
     def close_bars(self) -> None:
         if self.shown is not None:
