@@ -123,6 +123,9 @@ class Target:
     #: framework has none).
     variant: Any = None
     deriver: Callable[[Any], Target] | None = None
+    #: ``binder(arrays, params)``: :meth:`bind` made by the op's framework (the
+    #: framework's tensors made once over the arrays), or None where it makes none.
+    binder: Callable[..., Callable[[], np.ndarray] | None] | None = None
 
     def derive(self, variant: Any) -> Target:
         """The target that checks ``variant`` of this target's op (the gradient of its
@@ -167,6 +170,10 @@ class Target:
         inside :data:`~gradcheck.graph.no_autodiff`. This saves the per-call wrapping
         of :meth:`forward`, which matters when a forward call takes microseconds.
         """
+        if self.binder is not None:
+            bound = self.binder(arrays, dict(params or {}))
+            if bound is not None:
+                return bound
         tensors = [Tensor(a, copy=False) for a in arrays]
         kwargs = dict(params or {})
         evaluate = self._evaluate

@@ -475,6 +475,7 @@ def bridge_target(
     derive: Callable[[Any], Any] | None = None,
     conjugate: bool = False,
     complex_inputs: Sequence[bool] | None = None,
+    bind: Callable[[Sequence[np.ndarray], Mapping[str, Any]], Any] | None = None,
 ) -> Any:
     """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
     with ``run`` (through the engine, so that every check applies) and evaluates
@@ -490,7 +491,10 @@ def bridge_target(
     forward mode, a device...): :meth:`Target.derive`; None when the framework has
     no variant. ``complex_inputs`` (default ``variant.complex_inputs``): the inputs
     ``run`` and ``evaluate`` take as complex arrays (``()``: they take real parts
-    already)."""
+    already). ``bind(arrays, params)``, optionally, is ``evaluate`` on ``arrays`` as
+    they are at call time, as a no-argument function (or None where it cannot be
+    made): :meth:`Target.bind`, the finite differences' inner loop; a complex output
+    then takes ``evaluate``'s path."""
     from gradcheck.checking.adapters.variants import Variant, real_view
     from gradcheck.checking.signature import op_signature
     from gradcheck.checking.target import Joined, Target, qualname
@@ -508,7 +512,23 @@ def bridge_target(
         return out if bridge.last is None else Joined(out, bridge.last)
 
     def forward(tensors: Sequence[Any], params: Mapping[str, Any]) -> np.ndarray:
-        value = evaluate([t.data for t in tensors], params)
+        return flat(evaluate([t.data for t in tensors], params))
+
+    def bound(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
+        call = None if bind is None or any(complex_inputs) else bind(arrays, params)
+        if call is None:
+            return None
+
+        def fast() -> np.ndarray:
+            value = call()
+            several = isinstance(value, (tuple, list))
+            if any(np.iscomplexobj(x) for x in (value if several else (value,))):
+                return flat(evaluate(arrays, params))  # (split into parts there)
+            return flat(value)
+
+        return fast
+
+    def flat(value: Any) -> np.ndarray:
         if not isinstance(value, (tuple, list)):
             return value
         layout = bridge.last
@@ -528,4 +548,5 @@ def bridge_target(
         fixed=tuple(fixed),
         variant=variant,
         deriver=derive,
+        binder=bound,
     )
