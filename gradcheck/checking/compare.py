@@ -472,9 +472,14 @@ class _FastMode:
             resolved = (np.abs(jump) > KINK_NOISE_MARGIN * LEVEL_RATIO * noise4) & (
                 np.abs(jump4) > KINK_NOISE_MARGIN * noise4
             )
-            settled = (
-                (np.abs(analytic - value) <= tolerance) & (error <= tolerance) & growing & resolved
-            )
+            within = (np.abs(analytic - value) <= tolerance) & (error <= tolerance)
+            # A zero gradient in float64 has a zero tolerance (no eps-sized allowance,
+            # issue 34), which the noise term of `error` alone exceeds: there, both
+            # differences exactly the analytic value (an even function along the
+            # direction, x·tanh(x) at 0) with J resolved and growing like h settle it,
+            # where the whole ladder of levels said the same at 12 calls a direction.
+            exact = (analytic == first) & (first == second)
+            settled = (within | exact) & growing & resolved
         return value, settled
 
     def agrees(self, e: np.ndarray, screened: bool = False) -> _Directional:
