@@ -1,0 +1,264 @@
+"""One check of one given input, against ``torch.autograd.gradcheck``, over PyTorch's
+operator database (OpInfo), side by side in one run (issue 40 item 4).
+
+For each op of ``op_db`` that supports autograd in float64 on the CPU (every
+``--every``-th of them, from ``--offset``: the whole database takes hours on a shared
+machine), each float64 sample its ``sample_inputs`` gives is checked on the same tensors
+twice, one right after the other:
+
+- torch: ``torch.testing._internal.common_utils.gradcheck`` with the arguments torch's
+  own ``test_fn_grad`` passes (``check_batched_grad=op.check_batched_grad``,
+  ``check_grad_dtypes=True``, ``nondet_tol=op.gradcheck_nondet_tol``,
+  ``fast_mode=op.gradcheck_fast_mode`` (fast unless the op says otherwise),
+  ``check_undefined_grad=True``), on the function of the tensors that require grad
+  that the test builds;
+- gradcheck: ``gradcheck.check(fn, *arrays, seed=0, mode=...)``, default settings
+  (``--mode``: ``auto``, the default, is full mode, every element, up to 4096 elements;
+  ``fast`` is random directions, as torch's fast mode), on the same function (marked
+  as a torch function) and the same values as NumPy arrays.
+
+Per sample the wall time of each (``time.perf_counter``), our forward and backward calls
+and verdict; then the median and 90th percentile of each side and of the ratios, and
+the slowest samples. BLAS and torch run single-threaded. Needs torch and its test
+helpers (``pip install expecttest``); without them the script says so and exits 0.
+
+Run from the repository root::
+
+    PYTHONPATH=. python benchmarks/torch_opinfo_cost.py --every 10 [--offset 0]
+        [--ops NAME ...] [--json out.json] [--slowest 10]
+"""
+
+from __future__ import annotations
+
+import os
+
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
+
+import argparse
+import json
+import statistics
+import sys
+import time
+import warnings
+from typing import Any
+
+
+def _database() -> tuple[Any, Any, Any] | None:
+    try:
+        import torch
+        from torch.testing._internal.common_methods_invocations import op_db
+        from torch.testing._internal.common_utils import gradcheck as torch_gradcheck
+    except ImportError as exc:
+        print(f"torch's operator database is not importable ({exc}): skipped")
+        return None
+    return torch, op_db, torch_gradcheck
+
+
+def _recompose(torch: Any, inputs: tuple[Any, ...], template: Any, at: int) -> tuple[Any, int]:
+    """``template`` with its tensors that require grad taken from ``inputs`` in order
+    (as torch's test does); (the value, the next index)."""
+    if isinstance(template, torch.Tensor) and template.requires_grad:
+        return inputs[at], at + 1
+    if isinstance(template, (list, tuple)) and all(isinstance(t, torch.Tensor) for t in template):
+        out = []
+        for t in template:
+            value, at = _recompose(torch, inputs, t, at)
+            out.append(value)
+        return type(template)(out), at
+    return template, at
+
+
+def sample_function(torch: Any, op: Any, sample: Any) -> tuple[Any, tuple[Any, ...]]:
+    """(fn, the tensors that require grad): the function torch's gradient test checks."""
+    from gradcheck.checking.adapters import framework
+
+    whole = sample.input
+    if isinstance(whole, (list, tuple)):
+        every = [*whole, *sample.args, *sample.kwargs.values()]
+    else:
+        every = [whole, *sample.args, *sample.kwargs.values()]
+    flat: list[Any] = []
+    for x in every:
+        if isinstance(x, (list, tuple)):
+            flat.extend(x)
+        else:
+            flat.append(x)
+    args = tuple(x for x in flat if isinstance(x, torch.Tensor) and x.requires_grad)
+    variant = op.get_op()
+
+    @framework("torch")
+    def fn(*inputs: Any) -> Any:
+        first, at = _recompose(torch, inputs, sample.input, 0)
+        positional = [first]
+        for a in sample.args:
+            value, at = _recompose(torch, inputs, a, at)
+            positional.append(value)
+        kwargs = {}
+        for k, a in sample.kwargs.items():
+            kwargs[k], at = _recompose(torch, inputs, a, at)
+        out = op.gradcheck_wrapper(variant, *positional, **kwargs)
+        if sample.output_process_fn_grad is not None:
+            return sample.output_process_fn_grad(out)
+        return out
+
+    return fn, args
+
+
+def torch_side(torch_gradcheck: Any, op: Any, fn: Any, args: tuple[Any, ...]) -> tuple[float, str]:
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ok = torch_gradcheck(
+                fn,
+                args,
+                check_batched_grad=op.check_batched_grad,
+                check_grad_dtypes=True,
+                nondet_tol=op.gradcheck_nondet_tol,
+                fast_mode=op.gradcheck_fast_mode,
+                check_forward_ad=False,
+                check_backward_ad=True,
+                check_undefined_grad=True,
+                check_batched_forward_grad=False,
+            )
+        how = "passed" if ok else "failed"
+    except Exception as exc:
+        how = type(exc).__name__
+    return time.perf_counter() - start, how
+
+
+def our_side(fn: Any, args: tuple[Any, ...], mode: str = "auto") -> tuple[float, dict[str, Any]]:
+    import gradcheck
+
+    arrays = [a.detach().numpy().copy() for a in args]
+    start = time.perf_counter()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = gradcheck.check(fn, *arrays, seed=0, mode=mode)
+        info = {
+            "verdict": r.verdict,
+            "kind": r.failure.kind if r.failure is not None else "",
+            "forward_calls": r.forward_calls,
+            "backward_calls": r.backward_calls,
+            "mode": r.settings.get("mode", ""),
+        }
+    except Exception as exc:
+        info = {"verdict": f"raised {type(exc).__name__}", "kind": "", "forward_calls": 0}
+        info["backward_calls"], info["mode"] = 0, ""
+    return time.perf_counter() - start, info
+
+
+def run(args: argparse.Namespace, torch: Any, op_db: Any, torch_gradcheck: Any) -> list[dict]:
+    torch.set_num_threads(1)
+    ops = [
+        op for op in op_db if op.supports_autograd and torch.float64 in op.supported_dtypes("cpu")
+    ]
+    if args.ops:
+        ops = [op for op in ops if op.name in args.ops or op.full_name in args.ops]
+    else:
+        ops = ops[args.offset :: args.every]
+    rows: list[dict] = []
+    for op in ops:
+        try:
+            samples = list(op.sample_inputs("cpu", torch.float64, requires_grad=True))
+        except Exception as exc:
+            print(f"{op.full_name}: no samples ({type(exc).__name__})", file=sys.stderr)
+            continue
+        for k, sample in enumerate(samples[: args.max_samples]):
+            fn, tensors = sample_function(torch, op, sample)
+            if not tensors or any(t.layout != torch.strided for t in tensors):
+                continue  # (sparse tensors: gradcheck takes arrays)
+            elements = sum(t.numel() for t in tensors)
+            # alternate which goes first, so that neither always meets warm caches
+            if k % 2:
+                ours_s, info = our_side(fn, tensors, args.mode)
+                torch_s, how = torch_side(torch_gradcheck, op, fn, tensors)
+            else:
+                torch_s, how = torch_side(torch_gradcheck, op, fn, tensors)
+                ours_s, info = our_side(fn, tensors, args.mode)
+            row = {"op": op.full_name, "sample": k, "elements": elements}
+            row.update(ours_s=ours_s, torch_s=torch_s, torch=how, **info)
+            rows.append(row)
+            if args.verbose:
+                print(
+                    f"{op.full_name}[{k}] n={elements} ours {ours_s * 1e3:.1f} ms "
+                    f"({info['verdict']} {info['kind']}, {info['forward_calls']}f/"
+                    f"{info['backward_calls']}b) torch {torch_s * 1e3:.1f} ms ({how})",
+                    flush=True,
+                )
+    return rows
+
+
+def summary(rows: list[dict], slowest: int) -> list[str]:
+    def pct(xs: list[float], q: float) -> float:
+        xs = sorted(xs)
+        return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+    ours = [r["ours_s"] for r in rows]
+    theirs = [r["torch_s"] for r in rows]
+    ratios = [r["ours_s"] / r["torch_s"] for r in rows if r["torch_s"] > 0]
+    ops = len({r["op"] for r in rows})
+    lines = [
+        f"{len(rows)} samples of {ops} ops",
+        f"gradcheck.check: median {statistics.median(ours) * 1e3:.1f} ms, 90th percentile "
+        f"{pct(ours, 0.9) * 1e3:.1f} ms, slowest {max(ours):.2f} s, total {sum(ours):.1f} s",
+        f"torch gradcheck: median {statistics.median(theirs) * 1e3:.1f} ms, 90th percentile "
+        f"{pct(theirs, 0.9) * 1e3:.1f} ms, slowest {max(theirs):.2f} s, total {sum(theirs):.1f} s",
+        f"ratio of medians {statistics.median(ours) / statistics.median(theirs):.2f}x; "
+        f"median of per-sample ratios {statistics.median(ratios):.2f}x; "
+        f"ratio of totals {sum(ours) / sum(theirs):.2f}x",
+        f"samples over 5 s: {sum(1 for x in ours if x > 5)}",
+        "slowest (ours):",
+    ]
+    for r in sorted(rows, key=lambda r: -r["ours_s"])[:slowest]:
+        lines.append(
+            f"  {r['op']}[{r['sample']}] {r['elements']} elements: {r['ours_s']:.3f} s "
+            f"({r['mode']}, {r['forward_calls']} forward, {r['backward_calls']} backward, "
+            f"{r['verdict']}) against torch {r['torch_s']:.3f} s"
+        )
+    verdicts: dict[str, int] = {}
+    for r in rows:
+        verdicts[r["verdict"]] = verdicts.get(r["verdict"], 0) + 1
+    lines.append(f"verdicts: {verdicts}")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--every", type=int, default=10, help="every k-th op (1: all)")
+    parser.add_argument("--offset", type=int, default=0, help="the first op taken")
+    parser.add_argument("--ops", nargs="*", help="these ops only (name or full name)")
+    parser.add_argument("--max-samples", type=int, default=10**9, help="per op, at most")
+    parser.add_argument("--slowest", type=int, default=10)
+    parser.add_argument(
+        "--mode",
+        default="auto",
+        choices=["auto", "full", "fast"],
+        help="gradcheck.check's mode (torch's test settings are its fast mode)",
+    )
+    parser.add_argument("--json", metavar="PATH", help="every sample's row")
+    parser.add_argument("--verbose", action="store_true", help="a line per sample")
+    args = parser.parse_args(argv)
+    found = _database()
+    if found is None:
+        return 0
+    torch, op_db, torch_gradcheck = found
+    print(
+        f"torch {torch.__version__}; gradcheck.check mode {args.mode}; "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
+    rows = run(args, torch, op_db, torch_gradcheck)
+    if not rows:
+        print("no samples")
+        return 0
+    print("\n".join(summary(rows, args.slowest)))
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(rows, fh, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
