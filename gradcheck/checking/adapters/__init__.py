@@ -521,6 +521,8 @@ def bridge_target(
 
         def fast() -> np.ndarray:
             value = call()
+            if type(value) is np.ndarray and value.dtype.kind != "c":
+                return value
             several = isinstance(value, (tuple, list))
             if any(np.iscomplexobj(x) for x in (value if several else (value,))):
                 return flat(evaluate(arrays, params))  # (split into parts there)

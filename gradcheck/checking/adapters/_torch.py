@@ -483,9 +483,10 @@ class _TorchOp:
             self.recording = None
             self.call = torch.compile(plain, backend=variant.compiled)
 
-    def apply(self, tensors: Sequence[Any], params: Mapping[str, Any]) -> tuple[Any, list[int]]:
-        """The output, and the position of each tensor among the arguments (the
-        position of its gradient among what the Function's backward returns)."""
+    def arguments(
+        self, tensors: Sequence[Any], params: Mapping[str, Any]
+    ) -> tuple[list[Any], dict[str, Any]]:
+        """The op's positional and keyword arguments for ``tensors`` and ``params``."""
         n_inputs = len(tensors) - len(self.fixed)
         inputs, fixed = list(tensors[:n_inputs]), list(tensors[n_inputs:])
         if self.real_parts:
@@ -494,6 +495,12 @@ class _TorchOp:
             inputs = rebuild(inputs, self.trees)
         args, kwargs = arrange(self.sig, inputs, params, by_position=self.by_position)
         args += fixed
+        return args, kwargs
+
+    def apply(self, tensors: Sequence[Any], params: Mapping[str, Any]) -> tuple[Any, list[int]]:
+        """The output, and the position of each tensor among the arguments (the
+        position of its gradient among what the Function's backward returns)."""
+        args, kwargs = self.arguments(tensors, params)
         slots = {id(a): k for k, a in enumerate(args)}
         out = _output(self.call(*args, **kwargs), self.name)
         if self.real_parts:
@@ -618,9 +625,9 @@ class _TorchOp:
 
         if self.place.copies or self.real_parts:
             return None
-        tensors = [torch.from_numpy(a) for a in arrays]
-        kwargs = dict(params)
-        apply, array = self.apply, self.place.array
+        # The same tensors every call: the arguments are arranged once too.
+        args, kwargs = self.arguments([torch.from_numpy(a) for a in arrays], params)
+        call, name, array = self.call, self.name, self.place.array
         grad_enabled, set_grad_enabled = torch.is_grad_enabled, torch._C._set_grad_enabled
         plain = torch.Tensor
 
@@ -628,7 +635,7 @@ class _TorchOp:
             was = grad_enabled()
             set_grad_enabled(False)
             try:
-                out, _ = apply(tensors, kwargs)
+                out = _output(call(*args, **kwargs), name)
             finally:
                 set_grad_enabled(was)
             if type(out) is plain and not out.is_complex():
