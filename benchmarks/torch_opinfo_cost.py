@@ -25,7 +25,8 @@ helpers (``pip install expecttest``); without them the script says so and exits 
 Run from the repository root::
 
     PYTHONPATH=. python benchmarks/torch_opinfo_cost.py --every 10 [--offset 0]
-        [--ops NAME ...] [--json out.json] [--slowest 10]
+        [--ops NAME ...] [--mode auto|full|fast] [--json out.json] [--slowest 10]
+    PYTHONPATH=. python benchmarks/torch_opinfo_cost.py --per-call add sin mul
 """
 
 from __future__ import annotations
@@ -191,6 +192,40 @@ def run(args: argparse.Namespace, torch: Any, op_db: Any, torch_gradcheck: Any) 
     return rows
 
 
+def per_call(torch: Any, op_db: Any, names: list[str], calls: int = 2000) -> list[str]:
+    """The finite differences' inner loop on a few ops' first samples: microseconds per
+    call of the torch target's bound forward (``Target.bind``: tensors made once) and of
+    the generic path it replaced (``Target.forward`` per call: a tensor per array,
+    ``torch.no_grad()``, a copy of the output), alternating in blocks, medians of 5."""
+    from dataclasses import replace
+
+    from gradcheck.checking.target import resolve_target
+    from gradcheck.graph import no_autodiff
+
+    lines = ["per forward call in the finite differences (us, median of 5 blocks):"]
+    for name in names:
+        op = next(o for o in op_db if o.full_name == name)
+        sample = next(iter(op.sample_inputs("cpu", torch.float64, requires_grad=True)))
+        fn, tensors = sample_function(torch, op, sample)
+        arrays = [t.detach().numpy().copy() for t in tensors]
+        tgt = resolve_target(fn)
+        generic = replace(tgt, binder=None)
+        tgt.forward(arrays)
+        times: dict[str, list[float]] = {"bound": [], "generic": []}
+        for _ in range(5):
+            for label, t in (("bound", tgt), ("generic", generic)):
+                call = t.bind(arrays)
+                start = time.perf_counter()
+                with no_autodiff:
+                    for _ in range(calls):
+                        call()
+                times[label].append((time.perf_counter() - start) / calls * 1e6)
+        b, g = statistics.median(times["bound"]), statistics.median(times["generic"])
+        size = sum(a.size for a in arrays)
+        lines.append(f"  {name} ({size} elements): bound {b:.1f}, generic {g:.1f} ({g / b:.2f}x)")
+    return lines
+
+
 def summary(rows: list[dict], slowest: int) -> list[str]:
     def pct(xs: list[float], q: float) -> float:
         xs = sorted(xs)
@@ -240,6 +275,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--json", metavar="PATH", help="every sample's row")
     parser.add_argument("--verbose", action="store_true", help="a line per sample")
+    parser.add_argument(
+        "--per-call",
+        nargs="*",
+        metavar="OP",
+        help="only the cost per forward call of the finite differences on these ops' "
+        "first samples (bound against generic path, alternating)",
+    )
     args = parser.parse_args(argv)
     found = _database()
     if found is None:
@@ -249,6 +291,10 @@ def main(argv: list[str] | None = None) -> int:
         f"torch {torch.__version__}; gradcheck.check mode {args.mode}; "
         f"load average {os.getloadavg()[0]:.2f}"
     )
+    if args.per_call is not None:
+        torch.set_num_threads(1)
+        print("\n".join(per_call(torch, op_db, args.per_call or ["add", "sin", "mul"])))
+        return 0
     rows = run(args, torch, op_db, torch_gradcheck)
     if not rows:
         print("no samples")
