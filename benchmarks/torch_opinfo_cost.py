@@ -17,7 +17,9 @@ twice, one right after the other:
   ``fast`` is random directions, as torch's fast mode), on the same function (marked
   as a torch function) and the same values as NumPy arrays.
 
-Per sample the wall time of each (``time.perf_counter``), our forward and backward calls
+Per sample the wall time of each (``time.perf_counter``) and the calling thread's CPU
+time (``time.thread_time``: on a loaded machine the wall time is mostly the wait for a
+core), our forward and backward calls
 and verdict; then the median and 90th percentile of each side and of the ratios, and
 the slowest samples. BLAS and torch run single-threaded. Needs torch and its test
 helpers (``pip install expecttest``); without them the script says so and exits 0.
@@ -106,8 +108,10 @@ def sample_function(torch: Any, op: Any, sample: Any) -> tuple[Any, tuple[Any, .
     return fn, args
 
 
-def torch_side(torch_gradcheck: Any, op: Any, fn: Any, args: tuple[Any, ...]) -> tuple[float, str]:
-    start = time.perf_counter()
+def torch_side(
+    torch_gradcheck: Any, op: Any, fn: Any, args: tuple[Any, ...]
+) -> tuple[float, float, str]:
+    start, cpu = time.perf_counter(), time.thread_time()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -126,14 +130,14 @@ def torch_side(torch_gradcheck: Any, op: Any, fn: Any, args: tuple[Any, ...]) ->
         how = "passed" if ok else "failed"
     except Exception as exc:
         how = type(exc).__name__
-    return time.perf_counter() - start, how
+    return time.perf_counter() - start, time.thread_time() - cpu, how
 
 
 def our_side(fn: Any, args: tuple[Any, ...], mode: str = "auto") -> tuple[float, dict[str, Any]]:
     import gradcheck
 
     arrays = [a.detach().numpy().copy() for a in args]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.thread_time()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -148,7 +152,7 @@ def our_side(fn: Any, args: tuple[Any, ...], mode: str = "auto") -> tuple[float,
     except Exception as exc:
         info = {"verdict": f"raised {type(exc).__name__}", "kind": "", "forward_calls": 0}
         info["backward_calls"], info["mode"] = 0, ""
-    return time.perf_counter() - start, info
+    return time.perf_counter() - start, time.thread_time() - cpu, info
 
 
 def run(args: argparse.Namespace, torch: Any, op_db: Any, torch_gradcheck: Any) -> list[dict]:
@@ -160,6 +164,11 @@ def run(args: argparse.Namespace, torch: Any, op_db: Any, torch_gradcheck: Any) 
         ops = [op for op in ops if op.name in args.ops or op.full_name in args.ops]
     else:
         ops = ops[args.offset :: args.every]
+    # Warm-up (the first check imports the checker's modules, torch its own): not timed.
+    warm = next(iter(op_db[0].sample_inputs("cpu", torch.float64, requires_grad=True)))
+    fn, tensors = sample_function(torch, op_db[0], warm)
+    our_side(fn, tensors, args.mode)
+    torch_side(torch_gradcheck, op_db[0], fn, tensors)
     rows: list[dict] = []
     for op in ops:
         try:
@@ -173,14 +182,17 @@ def run(args: argparse.Namespace, torch: Any, op_db: Any, torch_gradcheck: Any) 
                 continue  # (sparse tensors: gradcheck takes arrays)
             elements = sum(t.numel() for t in tensors)
             # alternate which goes first, so that neither always meets warm caches
+            if elements > args.max_elements:
+                continue
             if k % 2:
-                ours_s, info = our_side(fn, tensors, args.mode)
-                torch_s, how = torch_side(torch_gradcheck, op, fn, tensors)
+                ours_s, ours_cpu, info = our_side(fn, tensors, args.mode)
+                torch_s, torch_cpu, how = torch_side(torch_gradcheck, op, fn, tensors)
             else:
-                torch_s, how = torch_side(torch_gradcheck, op, fn, tensors)
-                ours_s, info = our_side(fn, tensors, args.mode)
+                torch_s, torch_cpu, how = torch_side(torch_gradcheck, op, fn, tensors)
+                ours_s, ours_cpu, info = our_side(fn, tensors, args.mode)
             row = {"op": op.full_name, "sample": k, "elements": elements}
-            row.update(ours_s=ours_s, torch_s=torch_s, torch=how, **info)
+            row.update(ours_s=ours_s, torch_s=torch_s, ours_cpu=ours_cpu, torch_cpu=torch_cpu)
+            row.update(torch=how, **info)
             rows.append(row)
             if args.verbose:
                 print(
@@ -234,6 +246,7 @@ def summary(rows: list[dict], slowest: int) -> list[str]:
     ours = [r["ours_s"] for r in rows]
     theirs = [r["torch_s"] for r in rows]
     ratios = [r["ours_s"] / r["torch_s"] for r in rows if r["torch_s"] > 0]
+    cpu_ratios = [r["ours_cpu"] / r["torch_cpu"] for r in rows if r["torch_cpu"] > 0]
     ops = len({r["op"] for r in rows})
     lines = [
         f"{len(rows)} samples of {ops} ops",
@@ -245,6 +258,11 @@ def summary(rows: list[dict], slowest: int) -> list[str]:
         f"median of per-sample ratios {statistics.median(ratios):.2f}x; "
         f"ratio of totals {sum(ours) / sum(theirs):.2f}x",
         f"samples over 5 s: {sum(1 for x in ours if x > 5)}",
+        "CPU seconds of the calling thread (less sensitive to a loaded machine): median "
+        f"{statistics.median(r['ours_cpu'] for r in rows) * 1e3:.2f} ms against "
+        f"{statistics.median(r['torch_cpu'] for r in rows) * 1e3:.2f} ms; median of "
+        f"per-sample ratios {statistics.median(cpu_ratios):.2f}x; ratio of totals "
+        f"{sum(r['ours_cpu'] for r in rows) / sum(r['torch_cpu'] for r in rows):.2f}x",
         "slowest (ours):",
     ]
     for r in sorted(rows, key=lambda r: -r["ours_s"])[:slowest]:
@@ -267,6 +285,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", nargs="*", help="these ops only (name or full name)")
     parser.add_argument("--max-samples", type=int, default=10**9, help="per op, at most")
     parser.add_argument("--slowest", type=int, default=10)
+    parser.add_argument(
+        "--max-elements", type=int, default=10**12, help="skip larger samples (elements)"
+    )
     parser.add_argument(
         "--mode",
         default="auto",
