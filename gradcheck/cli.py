@@ -109,6 +109,7 @@ _FLAGS = {
     "skip_on": "--skip-on",
     "reference_forward": "--reference-forward",
     "compiled": "--compiled",
+    "batched": "--batched",
     "timeout": "--timeout",
     "example_timeout": "--example-timeout",
     "max_memory": "--max-memory",
@@ -126,6 +127,7 @@ _SWITCHES = {
     "broadcast": "--no-broadcast",
     "unique": "--no-unique",
     "forward_mode": "--no-forward-mode",
+    "batched": "--no-batched",
 }
 
 
@@ -715,6 +717,14 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     "with the eager op's (failure kind compiled_mismatch).",
 )
 @click.option(
+    "--batched/--no-batched",
+    default=None,
+    help="Also run torch ops, their backward and (with forward mode) their jvp under "
+    "torch.func.vmap over a small batch: each batch element must agree with a plain "
+    "call on it (failure kinds batched_forward, batched_grad) [default: on for torch "
+    "Functions that declare a vmap rule]. A usage error for other ops.",
+)
+@click.option(
     "--reference-forward",
     metavar="MODULE:FN",
     help="Also compare the forward with FN, a NumPy function of the same inputs and "
@@ -887,6 +897,7 @@ def verify_command(
     skip_on: tuple[str, ...],
     reference_forward: str | None,
     compiled: str | None,
+    batched: bool | None,
     timeout: float | None,
     example_timeout: float | None,
     max_memory: int | None,

@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.adapters.variants import Variant, split_complex
+from gradcheck.checking.batched import BATCH_SIZE, batched_disagreement, batched_on
 from gradcheck.checking.compare import (
     WORST_ELEMENTS,
     Comparison,
@@ -128,6 +129,7 @@ def check(
     upstream: Any = None,
     reference_forward: Any = None,
     compiled: Any = None,
+    batched: bool | None = None,
     **op_params: Any,
 ) -> CheckResult:
     """Check the gradient of ``target`` at ``arrays``.
@@ -224,6 +226,18 @@ def check(
         and gradients must agree with the eager op's within the dtype's tolerances,
         else the check fails with kind ``compiled_mismatch``, saying which side
         (forward or backward). torch and JAX targets.
+    batched : bool, optional
+        Also run the op, its backward and (with ``"fwd"`` in ``modes``) its jvp under
+        ``torch.func.vmap`` over a small batch (the example and copies of it moved a
+        little, each with its own upstream gradient and tangent), where the gradient
+        check passed: each batch element must agree with the op called plainly on
+        it, else the check fails with kind ``batched_forward`` (the output) or
+        ``batched_grad`` (a gradient), naming the element and the vmap rule (torch's
+        ``check_batched_grad``, ``check_batched_forward_grad``). Default (None): on
+        for a ``torch.autograd.Function`` declaring a vmap rule (a ``vmap``
+        staticmethod or ``generate_vmap_rule = True``). True on anything but a torch
+        op of real inputs at first order (or a Function without a vmap rule) is a
+        usage error.
     **op_params
         The op's keyword parameters (convenience for ``params=``).
 
@@ -286,6 +300,7 @@ def check(
         skip_on=[exception_name(c) for c in named],
         reference_forward=None if reference_forward is None else reference_name(reference_forward),
         compiled=backend,
+        batched=batched,
     )
     variant = Variant(device=device, bfloat16=bfloat16, trees=trees)
     if bfloat16:
@@ -318,6 +333,8 @@ def check(
             return result
     tgt, xs, const, parts = _as_variant(tgt, xs, const, variant, order, modes)
     compiled_tgt = None if backend is None else compiled_target(tgt, backend)
+    # (complex inputs, checked as their parts, have no batched run: refused when asked)
+    batch = batched_on(tgt if parts is None else replace(tgt, batcher=None), batched)
     result = _check_orders(
         tgt, xs, all_params, const, seed, settings, atol, rtol, order, modes, upstream
     )
@@ -334,6 +351,21 @@ def check(
         )
         result.forward_calls += 2
         result.backward_calls += 2
+        if differs is not None:
+            result.verdict, result.failure, result.note = Verdict.FAILED, differs, ""
+    if batch and result.verdict == Verdict.PASSED:
+        differs = batched_disagreement(
+            tgt,
+            xs,
+            all_params,
+            sorted(const),
+            seed,
+            "fwd" in modes,
+            lambda dt: _tolerances(np.dtype(dt) if not bfloat16 else "bfloat16", atol, rtol),  # type: ignore[arg-type]
+        )
+        # (a plain call and a share of a vmapped one per element, each way)
+        result.forward_calls += 2 * BATCH_SIZE
+        result.backward_calls += 2 * BATCH_SIZE
         if differs is not None:
             result.verdict, result.failure, result.note = Verdict.FAILED, differs, ""
     if parts is not None:
@@ -530,6 +562,7 @@ _PLAIN: dict[str, Any] = {
     "skip_on": [],
     "reference_forward": None,
     "compiled": None,
+    "batched": None,
 }
 
 

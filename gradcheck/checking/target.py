@@ -123,6 +123,9 @@ class Target:
     #: framework has none).
     variant: Any = None
     deriver: Callable[[Any], Target] | None = None
+    #: The op under ``torch.func.vmap`` against a loop over the batch (see
+    #: :mod:`gradcheck.checking.batched`); None: the op's framework has no vmap here.
+    batcher: Callable[..., Any] | None = None
 
     def derive(self, variant: Any) -> Target:
         """The target that checks ``variant`` of this target's op (the gradient of its

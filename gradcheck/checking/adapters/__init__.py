@@ -547,6 +547,7 @@ def bridge_target(
     derive: Callable[[Any], Any] | None = None,
     conjugate: bool = False,
     complex_inputs: Sequence[bool] | None = None,
+    batcher: Callable[..., Any] | None = None,
 ) -> Any:
     """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
     with ``run`` (through the engine, so that every check applies) and evaluates
@@ -562,7 +563,8 @@ def bridge_target(
     forward mode, a device...): :meth:`Target.derive`; None when the framework has
     no variant. ``complex_inputs`` (default ``variant.complex_inputs``): the inputs
     ``run`` and ``evaluate`` take as complex arrays (``()``: they take real parts
-    already)."""
+    already). ``batcher``: the op under vmap against a loop
+    (:attr:`~gradcheck.checking.target.Target.batcher`), where the framework has vmap."""
     from gradcheck.checking.adapters.variants import Variant, real_view
     from gradcheck.checking.signature import op_signature
     from gradcheck.checking.target import Joined, Target, qualname
@@ -600,4 +602,5 @@ def bridge_target(
         fixed=tuple(fixed),
         variant=variant,
         deriver=derive,
+        batcher=batcher,
     )

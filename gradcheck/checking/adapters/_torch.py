@@ -482,9 +482,12 @@ class _TorchOp:
             self.recording = None
             self.call = torch.compile(plain, backend=variant.compiled)
 
-    def apply(self, tensors: Sequence[Any], params: Mapping[str, Any]) -> tuple[Any, list[int]]:
+    def apply(
+        self, tensors: Sequence[Any], params: Mapping[str, Any], call: Any = None
+    ) -> tuple[Any, list[int]]:
         """The output, and the position of each tensor among the arguments (the
-        position of its gradient among what the Function's backward returns)."""
+        position of its gradient among what the Function's backward returns);
+        ``call``: what to call instead of the op as checked (the Function itself)."""
         n_inputs = len(tensors) - len(self.fixed)
         inputs, fixed = list(tensors[:n_inputs]), list(tensors[n_inputs:])
         if self.real_parts:
@@ -494,7 +497,7 @@ class _TorchOp:
         args, kwargs = arrange(self.sig, inputs, params, by_position=self.by_position)
         args += fixed
         slots = {id(a): k for k, a in enumerate(args)}
-        out = _output(self.call(*args, **kwargs), self.name)
+        out = _output((call or self.call)(*args, **kwargs), self.name)
         if self.real_parts:
             out = _split(out)
         return out, [slots.get(id(t), -1) for t in tensors]
@@ -630,6 +633,16 @@ def target(obj: Any, variant: Variant | None = None) -> Any:
     elif variant.forward:
         run = forward_mode(run, _jvp(op.apply, op.place))
 
+    batcher = None
+    if variant.order == 1 and not real_parts and not variant.compiled:
+        from gradcheck.checking.adapters._torch_vmap import vmap_runner
+
+        fc: Any = op.function_class
+        # The Function itself: its vmap rule calls it, not the recording subclass.
+        plain = fc.apply if fc is not None else None
+        batcher = vmap_runner(
+            lambda ts, ps: op.apply(ts, ps, plain), fc, op.place.tensor, op.place.array
+        )
     return bridge_target(
         obj,
         run,
@@ -640,4 +653,5 @@ def target(obj: Any, variant: Variant | None = None) -> Any:
         variant=variant,
         derive=lambda other: target(obj, other),
         complex_inputs=complex_inputs,
+        batcher=batcher,
     )
