@@ -16,8 +16,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import gradcheck  # noqa: E402
-from tests.adapters import torch_batched_ops as ops  # noqa: E402
+import gradcheck
+from tests.adapters import torch_batched_ops as ops
 
 ROUNDS = 15
 
