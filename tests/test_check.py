@@ -188,11 +188,45 @@ def framework_exp(*, compiled_off: bool, variant=None):
     )
 
 
+def framework_tanh_batched(*, wrong: str | None):
+    """tanh as another framework's op with a vmap rule; under vmap, its output
+    (``wrong="forward"``) or its gradient (``"grad"``) is 1% off from a loop's."""
+    from gradcheck.checking.adapters import bridge_target
+    from gradcheck.checking.adapters._torch_vmap import BatchedCase
+
+    def run(arrays, constants, params):
+        y = np.tanh(arrays[0])
+        return y, lambda grad: [grad * (1 - y * y)]
+
+    def batcher(batch, differentiable, params, rng, forward):
+        ys = [[np.tanh(e[0])] for e in batch]
+        vs = [rng.standard_normal(y[0].shape) for y in ys]
+        gs = [[v * (1 - y[0] ** 2)] for v, y in zip(vs, ys)]
+        off = {
+            side: [[a * (1.01 if wrong == side else 1.0) for a in e] for e in found]
+            for side, found in (("forward", ys), ("grad", gs))
+        }
+        return [
+            BatchedCase("forward", ["output 0"], [None], ys, off["forward"]),
+            BatchedCase("backward", ["input 0's gradient"], [0], gs, off["grad"]),
+        ]
+
+    batcher.rule = "vmap"
+
+    def tanh(x):
+        return x
+
+    tanh.__qualname__ = "framework_tanh"
+    return bridge_target(tanh, run, lambda arrays, params: np.tanh(arrays[0]), batcher=batcher)
+
+
 WRONG = {
     "forward_error": (RaisesInForward, (X,), {}),
     "forward_mismatch": (sin_op(correct_sin), (X,), {"reference_forward": np.cos}),
     "undefined_grad": (framework_sin_cos(handles_none=False), (X,), {}),
     "compiled_mismatch": (framework_exp(compiled_off=True), (X,), {"compiled": True}),
+    "batched_forward": (framework_tanh_batched(wrong="forward"), (X,), {}),
+    "batched_grad": (framework_tanh_batched(wrong="grad"), (X,), {}),
     "low_precision_output": (
         sin_op(correct_sin, forward=lambda self, a: np.sin(a.data).astype(np.float32)),
         (X,),
@@ -276,6 +310,8 @@ RIGHT = {
     "forward_mismatch": (sin_op(correct_sin), (X,), {"reference_forward": np.sin}),
     "undefined_grad": (framework_sin_cos(handles_none=True), (X,), {}),
     "compiled_mismatch": (framework_exp(compiled_off=False), (X,), {"compiled": True}),
+    "batched_forward": (framework_tanh_batched(wrong=None), (X,), {}),
+    "batched_grad": (framework_tanh_batched(wrong=None), (X,), {}),
     "low_precision_output": (
         sin_op(correct_sin, forward=lambda self, a: np.sin(a.data).astype(np.float32)),
         (X.astype(np.float32),),
