@@ -208,7 +208,7 @@ def framework_tanh_batched(*, wrong: str | None):
         }
         return [
             BatchedCase("forward", ["output 0"], [None], ys, off["forward"]),
-            BatchedCase("backward", ["input 0's gradient"], [0], gs, off["grad"]),
+            BatchedCase("backward", ["input 0's gradient"], [0], gs, off["grad"], None, "rev"),
         ]
 
     batcher.rule = "vmap"

@@ -102,8 +102,8 @@ def batched_disagreement(
         return None  # a plain call raised: the gradient check's to say
     rule = RULES.get(getattr(tgt.batcher, "rule", "none"), "its vmap rule")
     for case in cases:
-        kind = Kind.BATCHED_FORWARD if case.what == "forward" else Kind.BATCHED_GRAD
-        ad_mode = "fwd" if case.what == "forward mode" else "rev"
+        kind = Kind.BATCHED_FORWARD if case.ad_mode is None else Kind.BATCHED_GRAD
+        ad_mode = case.ad_mode or "rev"
         where = f"{case.what} under torch.func.vmap (batched by {rule})"
         if case.raised is not None:
             exc = case.raised
@@ -113,7 +113,7 @@ def batched_disagreement(
                 exception=f"{type(exc).__name__}: {exc}",
                 ad_mode=ad_mode,
             )
-        one = len(case.labels) == 1 and case.what in ("forward", "forward mode")
+        one = len(case.labels) == 1 and case.inputs == [None]
         for b, (got, expected) in enumerate(zip(case.vmapped, case.looped)):
             element = f"batch element {b} of {len(batch)}"
             if len(got) != len(expected):

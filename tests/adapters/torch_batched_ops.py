@@ -2,6 +2,8 @@
 item 1), written from the public reports pytorch/pytorch#49120, #51144 and #130768:
 custom Functions right on one example and wrong under ``torch.func.vmap``.
 
+- ``MulAssumesFirst``, ``MulAllBatched``: the rule ignores where ``in_dims`` puts the
+  batch dimension, or that an input is not batched (twin: ``MulOutDimsFixed``).
 - ``MulOutDims``: the rule moves the batch dimension last and says it is first
   (``out_dims=0``): the wrong out_dims (the forward under vmap is wrong).
 - ``SumSquares``: the rule forgets the batch dimension and reduces over it too.
@@ -59,6 +61,27 @@ class MulOutDimsFixed(_Mul):
     def vmap(info, in_dims, x, y):
         x, y = _last(x, in_dims[0]), _last(y, in_dims[1])
         return MulOutDimsFixed.apply(x, y), -1
+
+
+class MulAssumesFirst(_Mul):
+    """x * y; the rule takes a batched input's batch dimension to be its first,
+    whatever ``in_dims`` says (caught with the batch dimension last)."""
+
+    @staticmethod
+    def vmap(info, in_dims, x, y):
+        x = x.unsqueeze(-1) if in_dims[0] is None else x.movedim(0, -1)
+        y = y.unsqueeze(-1) if in_dims[1] is None else y.movedim(0, -1)
+        return MulAssumesFirst.apply(x, y).movedim(-1, 0), 0
+
+
+class MulAllBatched(_Mul):
+    """x * y; the rule takes every input to be batched (an unbatched one's in_dims
+    is None: caught with one input batched alone)."""
+
+    @staticmethod
+    def vmap(info, in_dims, x, y):
+        x, y = x.movedim(in_dims[0] or 0, -1), y.movedim(in_dims[1] or 0, -1)
+        return MulAllBatched.apply(x, y).movedim(-1, 0), 0
 
 
 class _SumSquares(torch.autograd.Function):

@@ -10,9 +10,12 @@ makes) only where one of its inputs is batched: batching the upstream gradients 
 as ``torch.autograd.grad(..., is_grads_batched=True)`` does, runs only the vmap rules
 of the Functions its backward calls. So the cases batch the inputs too:
 
-- ``forward``: the output, the inputs batched;
+- ``forward``: the output, the inputs batched (at dimension 0); again with the batch
+  dimension last, and, for an op of several differentiable inputs, with the first
+  alone batched (a rule that ignores where ``in_dims`` puts the batch, or that an
+  input is not batched);
 - ``backward``: the vjp, the inputs and the upstream gradients batched;
-- ``backward, upstream gradients batched``: the vjp at the first element's inputs,
+- ``backward (upstream gradients alone batched)``: the vjp at the first element's inputs,
   only the upstream gradients batched (torch's ``check_batched_grad``);
 - ``forward mode``: the jvp, the inputs and the tangents batched (torch's
   ``check_batched_forward_grad``), where the op has a forward mode.
@@ -44,6 +47,8 @@ class BatchedCase:
     looped: list[list[np.ndarray]]
     vmapped: list[list[np.ndarray]] = field(default_factory=list)
     raised: BaseException | None = None
+    #: None: the output is compared; "rev": the vjp's gradients; "fwd": the jvp's.
+    ad_mode: str | None = None
 
 
 def vmap_rule(function_class: type | None) -> str:
@@ -99,11 +104,11 @@ def batched_cases(
             tensors[i].requires_grad_(grad)
         return tensors
 
-    def stacked() -> list[Any]:
+    def stacked(dims: Sequence[int | None] = in_dims) -> list[Any]:
         return [
-            torch.stack([to_tensor(np.array(e[i])) for e in batch])
-            if i in diff
-            else to_tensor(np.array(batch[0][i]))
+            to_tensor(np.array(batch[0][i]))
+            if dims[i] is None
+            else torch.stack([to_tensor(np.array(e[i])) for e in batch], dim=dims[i])
             for i in range(n)
         ]
 
@@ -125,13 +130,32 @@ def batched_cases(
     with torch.no_grad():
         looped_out = [arrays(call(at(e))) for e in batch]
     labels = [f"output {k}" for k in range(len(looped_out[0]))]
-    cases = [BatchedCase("forward", labels, [None] * len(labels), looped_out)]
-    try:
+
+    def forward_case(what: str, dims: tuple[int | None, ...], looped: Any) -> BatchedCase:
+        case = BatchedCase(what, labels, [None] * len(labels), looped)
+        try:
+            with torch.no_grad():
+                out = torch.func.vmap(lambda *ts: call(list(ts)), in_dims=dims)(*stacked(dims))
+            case.vmapped = elements(out)
+        except Exception as exc:
+            case.raised = exc
+        return case
+
+    cases = [forward_case("forward", in_dims, looped_out)]
+    # a rule that takes the batch dimension to be the first whatever in_dims says
+    last = tuple(None if d is None else batch[0][i].ndim for i, d in enumerate(in_dims))
+    if any(last):
+        cases.append(forward_case("forward (batch dimension last)", last, looped_out))
+    # a rule that takes every input to be batched (an unbatched one's in_dims is None)
+    if len(diff) >= 2:
+        alone = tuple(0 if i == diff[0] else None for i in range(n))
         with torch.no_grad():
-            out = torch.func.vmap(lambda *ts: call(list(ts)), in_dims=in_dims)(*stacked())
-        cases[0].vmapped = elements(out)
-    except Exception as exc:
-        cases[0].raised = exc
+            looped = [
+                arrays(call(at([e[i] if i == diff[0] else batch[0][i] for i in range(n)])))
+                for e in batch
+            ]
+        what = f"forward (only input {diff[0]} batched)"
+        cases.append(forward_case(what, alone, looped))
 
     shapes = [o.shape for o in looped_out[0] if o.dtype.kind == "f"]
     dtypes = [o.dtype for o in looped_out[0] if o.dtype.kind == "f"]
@@ -171,7 +195,7 @@ def batched_cases(
         except Exception:
             return cases  # a plain backward raised: the gradient check's to say
         # the inputs and the upstream gradients batched
-        case = BatchedCase("backward", grad_labels, list(diff), looped)
+        case = BatchedCase("backward", grad_labels, list(diff), looped, ad_mode="rev")
         cases.append(case)
 
         def one(*args: Any) -> tuple[Any, ...]:
@@ -189,9 +213,8 @@ def batched_cases(
             case.raised = exc
 
         # the upstream gradients alone batched, at the first element
-        case = BatchedCase(
-            "backward, upstream gradients batched", grad_labels, list(diff), at_first
-        )
+        what = "backward (upstream gradients alone batched)"
+        case = BatchedCase(what, grad_labels, list(diff), at_first, ad_mode="rev")
         cases.append(case)
         try:
             fn = vjp_at(at(batch[0]))
@@ -244,7 +267,7 @@ def _forward_mode(
                 ]
             )
     labels = [f"output {k}'s tangent" for k in range(len(looped[0]))]
-    case = BatchedCase("forward mode", labels, [None] * len(labels), looped)
+    case = BatchedCase("forward mode", labels, [None] * len(labels), looped, ad_mode="fwd")
 
     def one(*args: Any) -> tuple[Any, ...]:
         xs, ts = list(args[:n]), args[n:]
