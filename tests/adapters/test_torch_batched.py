@@ -138,3 +138,18 @@ def test_the_command_line_flags_and_the_schema():
     asked = CliRunner().invoke(main, ["verify", f"{MODULE}:_SumSquares", "--batched", *args])
     assert asked.exit_code == 2, asked.output
     assert "declares no vmap rule" in asked.output
+
+
+def test_the_configuration_file_key(tmp_path):
+    args = ["verify", f"{MODULE}:CumsumAll", "--max-examples", "5", "--seed", "0"]
+    config = tmp_path / "pyproject.toml"
+    config.write_text("[tool.gradcheck]\nbatched = false\n")
+    off = CliRunner().invoke(main, [*args, "--config", str(config)])
+    assert off.exit_code == 0, off.output
+    # the option overrides the file
+    on = CliRunner().invoke(main, [*args, "--config", str(config), "--batched"])
+    assert on.exit_code == 1, on.output
+    config.write_text('[tool.gradcheck]\nbatched = "yes"\n')
+    wrong = CliRunner().invoke(main, [*args, "--config", str(config)])
+    assert wrong.exit_code == 2
+    assert "key 'batched' must be true or false" in wrong.output
