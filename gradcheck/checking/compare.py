@@ -169,14 +169,6 @@ class Comparison:
         with np.errstate(all="ignore"):
             diff = np.abs(analytic - numeric)
             allowed = atol + self.rtol * np.abs(numeric) + ERROR_ESTIMATE_FACTOR * error + extra
-            if self.eps < np.finfo(np.float32).eps:
-                # float64 makes no allowance of a few eps of max|v| (abs_tol), but where
-                # the forward never moved at all (numeric exactly 0) finite differences
-                # resolved nothing: a forward that cancels (log-sum-exp minus the label's
-                # logit) hides a true gradient of 1e-45 there. That much is allowed
-                # there, and only there (a gradient the steps resolve keeps its scale).
-                unmoved = UPSTREAM_ROUNDING_FACTOR * self.eps * self.v_max
-                allowed = allowed + np.where(numeric == 0, unmoved, 0.0)
             ratio = np.where(np.isfinite(diff), diff / allowed, np.inf)
             floor = np.broadcast_to(ERROR_ESTIMATE_FACTOR * noise + extra, diff.shape)
         smooth = ~kink
