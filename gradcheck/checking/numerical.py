@@ -63,6 +63,7 @@ __all__ = [
     "ComplexStepUnsupported",
     "Evaluator",
     "Estimate",
+    "exact_in",
     "full_estimate",
     "refine_elements",
     "step_sizes",
@@ -148,6 +149,14 @@ def _wider(dtype: np.dtype) -> np.dtype | None:
     if dtype == np.float64 and np.finfo(longdouble).eps < np.finfo(np.float64).eps:
         return longdouble  # 80-bit extended on x86; the same as float64 elsewhere
     return None
+
+
+def exact_in(a: np.ndarray, dtype: np.dtype) -> bool:
+    """Whether every finite element of ``a`` is a number of ``dtype``."""
+    a = np.asarray(a, dtype=np.float64)
+    finite = a[np.isfinite(a)]
+    with np.errstate(all="ignore"):
+        return bool(np.array_equal(finite.astype(dtype).astype(np.float64), finite))
 
 
 def step_sizes(x: np.ndarray, eps: float) -> np.ndarray:
@@ -241,12 +250,17 @@ class Evaluator:
             if out is not None and out.dtype == np.float64 and out.shape == np.shape(v):
                 self.work = wide
                 self.eval_dtype = np.dtype(np.float64)
-        self.eps = float(np.finfo(self.eval_dtype).eps)
         self.v = np.asarray(v, dtype=np.float64)
         # Copies (np.array, not np.asarray), here and in `refine`: a forward may
         # return a view of its input (reshape, transpose, indexing), which the
         # perturbations below change in place.
         out0 = self.call(self.work)
+        inner = self._computes_in(out0)
+        if inner is not None:
+            self.work = [a.astype(inner) if a.dtype.kind == "f" else a for a in self.work]
+            self.eval_dtype = inner
+            out0 = self.call(self.work)
+        self.eps = float(np.finfo(self.eval_dtype).eps)
         self.f0 = np.array(out0, dtype=np.float64)
         # A real output minus f0 (float64) is float64 by NumPy's promotion alone;
         # asking for dtype=float64 costs ~0.3 us per subtraction (measured).
@@ -257,6 +271,38 @@ class Evaluator:
         #: (see :meth:`_LevelScores.quantize_noise`).
         self.quantum: float | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
+
+    def _computes_in(self, out0: np.ndarray) -> np.dtype | None:
+        """The dtype narrower than float64 that a forward given float64 computes in
+        (``f(x.half())`` cast back), or None: its output is a number of that dtype at
+        x, and at x moved by 1.5 of that dtype's ulps (every float element up), where
+        at least half its outputs moved. There, float64's steps (1e-5) are absorbed
+        by the rounding of x to that dtype, and finite differences see a staircase of
+        its ulps: any gradient passed below what they (did not) resolve. Steps for
+        that dtype (in it: the forward rounds to it anyway) see the function."""
+        if self.eval_dtype != np.float64 or out0.dtype != np.float64 or not out0.size:
+            return None
+        for narrow in (np.dtype(np.float16), np.dtype(np.float32)):
+            if not exact_in(out0, narrow):
+                continue
+            with np.errstate(all="ignore"):
+                moved = [
+                    a + 1.5 * np.spacing(np.abs(a).astype(narrow)).astype(np.float64)
+                    if a.dtype.kind == "f"
+                    else a
+                    for a in self.work
+                ]
+            try:
+                out1 = np.asarray(self.call(moved))
+            except Exception:
+                return None
+            if out1.shape != out0.shape or out1.dtype != np.float64:
+                return None
+            with np.errstate(invalid="ignore"):
+                changed = np.mean(out1 != out0) >= 0.5
+            if changed and exact_in(out1, narrow):
+                return narrow
+        return None
 
     def rounding_sizes(self) -> np.ndarray:
         """Per output, the size whose rounding (eps of it) the noise model assumes:
