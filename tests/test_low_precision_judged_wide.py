@@ -109,3 +109,26 @@ def test_a_gross_error_in_an_op_computing_in_float16_inside_still_fails(seed):
     op = _computed_in_float16(*FLOAT16_INSIDE["sin"], factor=1.5)
     x = np.random.default_rng(seed).uniform(-2, 2, 5).astype(np.float16)
     assert check(op, x, seed=seed).verdict == "failed"
+
+
+def _tanh_in_float32(factor: float = 1.0):
+    class TanhInFloat32(Operation):
+        def __call__(self, x):
+            self.variables = (x,)
+            return np.tanh(x.data.astype(np.float32)).astype(x.dtype)
+
+        def backward_var(self, grad, index, **kwargs):
+            x = self.variables[0].data
+            t = np.tanh(x.astype(np.float32))
+            return (grad * (1 - t * t) * np.float32(factor)).astype(x.dtype)
+
+    return TanhInFloat32
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_an_op_computing_in_float32_inside_passes_and_its_1_percent_error_fails(dtype, seed):
+    # (main: 'failed' or 'not differentiable' for the correct op at every seed)
+    x = np.random.default_rng(seed).uniform(-2, 2, 6).astype(dtype)
+    assert check(_tanh_in_float32(), x, seed=seed).verdict == "passed"
+    assert check(_tanh_in_float32(1.01), x, seed=seed).verdict == "failed"
