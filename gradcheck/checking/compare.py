@@ -119,6 +119,12 @@ class Comparison:
         self.atol_used = atol
         #: Full mode's estimates (numeric, error, kink, curvature, noise), flat.
         self.estimated: tuple[np.ndarray, ...] | None = None
+        #: The flat indices of the elements judged mismatched.
+        self.bad: list[int] = []
+        #: Where this is the judgement of a float64 run of a float32 or float16
+        #: backward (see ``_Run.convicted_wide``): the low-precision gradient and its
+        #: dtype's name, whose values the failure message shows beside the float64 ones.
+        self.low: tuple[np.ndarray, str] | None = None
 
     def abs_tol(self, numeric: np.ndarray) -> float:
         """The absolute tolerance for this input, given (an estimate of) its numeric
@@ -169,19 +175,12 @@ class Comparison:
         with np.errstate(all="ignore"):
             diff = np.abs(analytic - numeric)
             allowed = atol + self.rtol * np.abs(numeric) + ERROR_ESTIMATE_FACTOR * error + extra
-            if self.eps < np.finfo(np.float32).eps:
-                # float64 makes no allowance of a few eps of max|v| (abs_tol), but where
-                # the forward never moved at all (numeric exactly 0) finite differences
-                # resolved nothing: a forward that cancels (log-sum-exp minus the label's
-                # logit) hides a true gradient of 1e-45 there. That much is allowed
-                # there, and only there (a gradient the steps resolve keeps its scale).
-                unmoved = UPSTREAM_ROUNDING_FACTOR * self.eps * self.v_max
-                allowed = allowed + np.where(numeric == 0, unmoved, 0.0)
             ratio = np.where(np.isfinite(diff), diff / allowed, np.inf)
             floor = np.broadcast_to(ERROR_ESTIMATE_FACTOR * noise + extra, diff.shape)
         smooth = ~kink
         bad = smooth & ~(ratio <= 1.0)
         self.mismatched += int(bad.sum())
+        self.bad.extend(int(j) for j in flat_index[bad])
         self.below_floor += int(
             np.sum(smooth & (floor > 0) & (np.maximum(np.abs(analytic), np.abs(numeric)) <= floor))
         )
@@ -270,7 +269,16 @@ class Comparison:
                 f"analytic {e.analytic:.10g}, numeric {e.numeric:.10g}"
             )
             allowed = e.abs_error / e.ratio if e.ratio > 0 else 0.0
-            if e.floor >= 0.5 * allowed > 0:
+            if self.low is not None:
+                gradient, name = self.low
+                low = float(gradient[e.index])
+                message += (
+                    f" (the backward run in float64 on the same inputs, judged with "
+                    f"float64's tolerances; the {name} gradient, {low:.6g} "
+                    f"there, carries the same error, which its own precision hides: the "
+                    f"formula is wrong, not its rounding)"
+                )
+            elif e.floor >= 0.5 * allowed > 0:
                 message += (
                     f" (the difference allowed there, {allowed:.3g}, is mostly rounding: "
                     f"finite differences resolve this gradient no finer than {e.floor:.3g} "
