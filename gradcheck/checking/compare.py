@@ -113,6 +113,10 @@ class Comparison:
         self.below_floor = 0
         self.max_abs = 0.0
         self.max_numeric = 0.0  # the largest |numeric gradient| compared
+        #: Where finite differences cannot tell the gradient from 0 (|numeric| within
+        #: the allowed difference), the size whose rtol is that allowance: the scale
+        #: the tolerance judged such elements on (see :meth:`scale`).
+        self.unresolved_scale = 0.0
         self.max_ratio = 0.0
         self.size = analytic.size
         self.direction_failure: str | None = None
@@ -187,6 +191,10 @@ class Comparison:
         for j in flat_index[kink]:
             self.kinks.append(tuple(int(k) for k in np.unravel_index(j, shape)))
         if smooth.any():
+            self._note_unresolved(
+                np.broadcast_to(allowed - self.rtol * np.abs(numeric), diff.shape)[smooth],
+                numeric[smooth],
+            )
             self.max_abs = max(self.max_abs, float(diff[smooth].max()))
             self.max_numeric = max(self.max_numeric, float(np.abs(numeric[smooth]).max()))
             self.max_ratio = max(self.max_ratio, float(ratio[smooth].max()))
@@ -207,14 +215,29 @@ class Comparison:
                 )
             )
 
+    def _note_unresolved(self, allowance: np.ndarray, numeric: np.ndarray) -> None:
+        """Keep :attr:`unresolved_scale` from the elements whose |numeric| is within
+        ``allowance`` (the allowed difference but its rtol part): a gradient that finite
+        differences cannot tell from 0 there."""
+        if self.rtol <= 0:
+            return
+        with np.errstate(all="ignore"):
+            unresolved = np.isfinite(allowance) & (np.abs(numeric) <= allowance)
+        if unresolved.any():
+            size = float(allowance[unresolved].max()) / self.rtol
+            self.unresolved_scale = max(self.unresolved_scale, size)
+
     def scale(self) -> float:
         """The size a relative error of this input is taken against: the largest
         |numeric gradient element| compared (the scale the default tolerance uses), or
         atol / rtol where the absolute tolerance governs (a gradient smaller than that
-        counts as that size). Never 0 where a tolerance is: no error is relative to a
-        zero reference. 0 only with atol = rtol = 0 and a zero gradient."""
+        counts as that size), or, where finite differences cannot tell the gradient
+        from 0, the allowed difference / rtol (x³ at x = 0: numeric 5e-29 of pure
+        truncation against analytic 0 is not a relative error of 1). Never 0 where a
+        tolerance is: no error is relative to a zero reference. 0 only with
+        atol = rtol = 0 and a zero gradient."""
         floor = self.atol_used / self.rtol if self.rtol > 0 else self.atol_used
-        return max(self.max_numeric, floor)
+        return max(self.max_numeric, floor, self.unresolved_scale)
 
     def relative_error(self, abs_error: float) -> float:
         """``abs_error`` relative to :meth:`scale`: the one definition of a relative
@@ -559,6 +582,7 @@ def compare_fast(
             diff = abs(r.analytic - r.numeric)
             cmp.max_abs = max(cmp.max_abs, diff)
             cmp.max_numeric = max(cmp.max_numeric, abs(r.numeric))
+            cmp._note_unresolved(np.array([r.allowed]), np.array([r.numeric]))
             cmp.max_ratio = max(cmp.max_ratio, diff / r.allowed if r.allowed > 0 else np.inf)
         if not r.ok:
             cmp.direction_failure = (
