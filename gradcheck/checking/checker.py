@@ -601,7 +601,7 @@ def _say_where(
         else:
             what = f"the gradient of the order {order - 1} backward (order {order})"
         if ad_mode == "fwd":
-            what += " in forward mode (jvp)"
+            what += " in forward mode (the jvp of the backward: fwd-over-rev)"
         if failure.input is not None and failure.input >= inputs:
             # the upstream gradients of the lower orders follow the op's inputs
             level = failure.input - inputs + 1
