@@ -35,7 +35,8 @@ from gradcheck.checking.compare import (
     judge_full,
 )
 from gradcheck.checking.compiled import BACKENDS, compiled_disagreement, compiled_target
-from gradcheck.checking.layout import strided, strided_for
+from gradcheck.checking.contiguity import noncontiguous_disagreement
+from gradcheck.checking.layout import STRIDED, strided, strided_for
 from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
 from gradcheck.checking.outside import exception_class, exception_name, is_domain_error
 from gradcheck.checking.outside import skip_on as skip_on_classes
@@ -794,6 +795,7 @@ def _name_the_output(
         Kind.MUTATED_INPUT,
         Kind.INVALID_OUTPUT,
         Kind.UNDEFINED_GRAD,  # (its message names the outputs)
+        Kind.NONCONTIGUOUS_INPUT,  # (an input's: its message names it)
     ):
         return failure
     candidates = outputs.indices
@@ -888,6 +890,8 @@ class _Run:
         #: The upstream gradient: drawn from the seed, unless given here.
         self.v: np.ndarray | None = None
         self.v_given: np.ndarray | None = None
+        #: The output at the example (once the structural checks ran).
+        self.value: np.ndarray | None = None
         #: The exceptions besides LinAlgError that say an input is outside the domain.
         self.skip_on = tuple(exception_class(n) for n in settings.get("skip_on", ()))
 
@@ -923,6 +927,8 @@ class _Run:
             if result.failure is None:
                 self.each_input_constant(v, grads, atol, rtol)
                 self.undefined_upstream(v, atol, rtol)
+                if STRIDED.get():  # (gradcheck.checking.layout: a share of checks)
+                    self.noncontiguous_inputs(v, grads, atol, rtol)
             return result
         except _Fail as fail:
             return self.result(Verdict.FAILED, failure=fail.failure)
@@ -990,6 +996,7 @@ class _Run:
         # which it is.
         repeat = self.forward()
         e.output, e.output_again = np.array(out.data), np.array(repeat.output.data)
+        self.value = e.output
         e.scaled = self.backward(repeat, -2 * e.v)
         shared = repeated_and_scaled(e)
         if not shared:
@@ -1247,6 +1254,30 @@ class _Run:
                         input=i,
                     )
                 )
+
+    def noncontiguous_inputs(
+        self, v: np.ndarray, grads: list[Any], atol: float | None, rtol: float | None
+    ) -> None:
+        """Once more with the inputs non-contiguous views of the same values: the
+        output and the gradients must be the ones the numerics just confirmed, else
+        ``noncontiguous_input`` (:mod:`gradcheck.checking.contiguity`)."""
+        if self.value is None:
+            return
+        failure, runs = noncontiguous_disagreement(
+            self.tgt,
+            self.xs,
+            self.params,
+            sorted(self.const),
+            v,
+            self.outputs,
+            self.value,
+            grads,
+            lambda expected, got, like: _off(expected, got, like, atol, rtol, self),
+        )
+        self.forward_calls += runs
+        self.backward_calls += runs
+        if failure is not None:
+            raise _Fail(failure)
 
     def backward_again(self, creator: Any, v: np.ndarray) -> list[Any]:
         """The gradients of a second backward of ``v`` on the first forward's graph,

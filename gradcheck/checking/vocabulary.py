@@ -92,6 +92,7 @@ class Kind:
     FORWARD_MISMATCH = "forward_mismatch"
     UNDEFINED_GRAD = "undefined_grad"
     COMPILED_MISMATCH = "compiled_mismatch"
+    NONCONTIGUOUS_INPUT = "noncontiguous_input"
     EXITED = "exited"
     WORKER_DIED = "worker_died"
     TIMED_OUT = "timed_out"
@@ -123,6 +124,8 @@ FAILURE_KINDS: dict[str, str] = {
     "backward raised or gave other gradients than with zeros there",
     Kind.COMPILED_MISMATCH: "the compiled op (torch.compile, jax.jit) gave another output or "
     "gradient than the eager one",
+    Kind.NONCONTIGUOUS_INPUT: "with an input a non-contiguous view of the same values, the op "
+    "raised or gave another output or gradient",
 }
 
 #: The failure kinds of a run around the checks, each with what it means: a check lets

@@ -25,7 +25,7 @@ import numpy as np
 
 from gradcheck.checking.adapters import bridge_target, op_class_behind
 from gradcheck.checking.adapters.variants import Variant, forward_mode
-from gradcheck.checking.layout import STRIDED
+from gradcheck.checking.layout import INPUT_LAYOUTS, STRIDED
 from gradcheck.checking.signature import arrange, op_signature
 from gradcheck.checking.target import FixedInput, qualname
 from gradcheck.checking.trees import rebuild
@@ -383,7 +383,8 @@ def _dual(t: Any, tangent: Any) -> Any:
 def _noncontiguous(t: Any) -> Any:
     """A copy of the tensor ``t`` that is not contiguous: in the transposed layout
     where two axes are longer than 1, else every other element of a buffer twice as
-    long along its long axis (``t`` itself when it has one element or none)."""
+    long along its long axis, whose other elements are zeros (so that a replay reads
+    the same values there); ``t`` itself when it has one element or none."""
     import torch
 
     if not isinstance(t, torch.Tensor) or t.numel() < 2:
@@ -395,7 +396,7 @@ def _noncontiguous(t: Any) -> Any:
         out = torch.empty(sizes[::-1], dtype=t.dtype, device=t.device).permute(order)
     else:
         sizes[long[0]] *= 2
-        buffer = torch.empty(sizes, dtype=t.dtype, device=t.device)
+        buffer = torch.zeros(sizes, dtype=t.dtype, device=t.device)
         out = buffer[
             tuple(slice(None, None, 2) if d == long[0] else slice(None) for d in range(t.ndim))
         ]
@@ -543,6 +544,11 @@ class _TorchOp:
         place = self.place
         with torch.enable_grad():
             tensors = [place.tensor(a) for a in arrays]
+            layouts = INPUT_LAYOUTS.get()
+            if layouts is not None:  # (a share of checks: gradcheck.checking.layout)
+                for i in layouts.chosen & set(range(len(tensors))):
+                    tensors[i] = _noncontiguous(tensors[i])
+                    layouts.record(i, tuple(tensors[i].shape), tuple(tensors[i].stride()))
             for t, constant in zip(tensors, constants):
                 if not constant and (t.is_floating_point() or t.is_complex()):
                     t.requires_grad_(True)
