@@ -96,3 +96,17 @@ def test_builtin_ops_pass_on_fortran_inputs(seed):
         (lambda x: mg.reshape(x, (4, 3)), (a,)),
     ):
         assert check(op, *arrays, seed=2 * seed + 1).verdict == "passed"
+
+
+def test_only_frameworks_whose_ops_see_layouts_are_run_again():
+    from gradcheck.checking.adapters import FRAMEWORKS, bridge_target
+    from gradcheck.checking.contiguity import candidates
+
+    assert {f.name for f in FRAMEWORKS if f.layouts} == {"torch"}
+
+    def op(x):
+        return x
+
+    foreign = bridge_target(op, lambda arrays, constants, params: None, lambda a, p: a[0])
+    assert candidates(foreign, [M]) == frozenset()
+    assert candidates(resolve_target(lambda x: mg.sin(x)), [M, M[0]]) == {0}

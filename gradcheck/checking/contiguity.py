@@ -38,10 +38,16 @@ Off = Callable[[Any, Any, np.ndarray], "float | None"]
 
 def candidates(tgt: Target, xs: Sequence[np.ndarray]) -> frozenset[int]:
     """The inputs that can be handed over non-contiguous: every one of two elements
-    or more for a framework's op (torch lays out each itself); for gradcheck's
-    engine, whose tensors keep a Fortran order but copy a strided view into a
-    contiguous array, those with two axes longer than 1."""
+    or more for an op of a framework whose ops see layouts (torch lays out each
+    itself; none for JAX's); for gradcheck's engine, whose tensors keep a Fortran
+    order but copy a strided view into a contiguous array, those with two axes
+    longer than 1."""
     if tgt.foreign:
+        from gradcheck.checking.adapters import FRAMEWORKS, framework_of
+
+        name = framework_of(tgt.obj)
+        if not any(f.name == name and f.layouts for f in FRAMEWORKS):
+            return frozenset()
         return frozenset(i for i, x in enumerate(xs) if x.size >= 2)
     return frozenset(i for i, x in enumerate(xs) if sum(n > 1 for n in x.shape) >= 2)
 

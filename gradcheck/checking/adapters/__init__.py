@@ -96,6 +96,10 @@ class Framework:
         Whether the framework's own subclasses of its ``op_bases`` are ops too (MyGrad's
         ``Operation`` subclasses, wherever they are defined); else only a user's are
         (torch's own Functions and modules are its internals).
+    layouts : bool
+        Whether its ops see how an input lies in memory (torch's strides), so that
+        a check hands them non-contiguous inputs too
+        (:mod:`gradcheck.checking.contiguity`); JAX's arrays have no layout.
     """
 
     name: str
@@ -106,6 +110,7 @@ class Framework:
     adapter: str
     op_instances: tuple[str, ...] = ()
     own_ops: bool = False
+    layouts: bool = False
 
     def bridge(self) -> ModuleType:
         """The adapter module (importing it imports no framework)."""
@@ -122,6 +127,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
         op_bases=("torch.autograd.function:Function", "torch.nn.modules.module:Module"),
         adapter="gradcheck.checking.adapters._torch",
         op_instances=("torch.nn.modules.module:Module",),
+        layouts=True,
     ),
     Framework(
         name="mygrad",
