@@ -27,7 +27,7 @@ import gradcheck
 from gradcheck.checking.layout import INPUT_LAYOUTS, STRIDED, noncontiguous
 from gradcheck.checking.outputs import Outputs
 from gradcheck.checking.signature import OpSignature, arrange, arranged_class, op_signature
-from gradcheck.errors import NotATarget, SkipGradient, TargetRaised
+from gradcheck.errors import NotATarget, SkipGradient, TargetRaised, printable
 from gradcheck.graph import no_autodiff
 from gradcheck.operation import BroadcastableOp, Operation, reduce_broadcast
 from gradcheck.tensor_base import Tensor, execute_op
@@ -353,9 +353,11 @@ class Target:
 
 
 def qualname(obj: Any) -> str:
+    """``module.QualName`` of a target, printable: the name comes from the user's code,
+    which may have set it to anything (a newline, a terminal escape, a CI command)."""
     module = getattr(obj, "__module__", None) or ""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
-    return f"{module}.{name}" if module and module != "__main__" else name
+    return printable(f"{module}.{name}" if module and module != "__main__" else str(name))
 
 
 def resolve_target(obj: Any) -> Target:

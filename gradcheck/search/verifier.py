@@ -28,7 +28,7 @@ from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.signature import op_signature
 from gradcheck.checking.trees import of_specs, rebuild
 from gradcheck.checking.vocabulary import Kind, Mode, Skip, Verdict
-from gradcheck.errors import GradcheckError, InvalidDescription
+from gradcheck.errors import GradcheckError, InvalidDescription, printable
 from gradcheck.search.description import (
     Description,
     description_of,
@@ -78,7 +78,7 @@ def target_label(obj: Callable[..., Any]) -> str:
     """A ``module:QualName`` label for an object given directly (not by a spec)."""
     module = getattr(obj, "__module__", None) or "?"
     qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
-    return f"{module}:{qualname}"
+    return printable(f"{module}:{qualname}")
 
 
 @dataclass(frozen=True)

@@ -8,9 +8,9 @@ backward by that framework's backprop. :func:`bridge_target` wraps such a run in
 gradcheck :class:`~gradcheck.Operation`, so that the checker, the search and the
 reports work on it unchanged (:func:`gradcheck.checking.target.resolve_target` dispatches here).
 
-Every framework is one row of :data:`FRAMEWORKS` (how its ops are recognised, the
-extra that installs it, the module that bridges it, the packages whose frames a
-traceback skips) and one module, ``_<name>.py``, with two functions:
+Every framework is one row of :data:`FRAMEWORKS` (in :mod:`gradcheck.checking.frameworks`:
+how its ops are recognised, the extra that installs it, the module that bridges it, the
+packages whose frames a traceback skips) and one module, ``_<name>.py``, with two functions:
 ``target(obj)``, the :class:`~gradcheck.checking.target.Target` of one of its ops (built
 with :func:`bridge_target`), and ``forward_of(cls)``, the function whose signature
 gives an op class's inputs. Nothing else in gradcheck names a framework.
@@ -47,8 +47,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from gradcheck.checking.frameworks import (
+    FRAMEWORKS,
+    Framework,
+    frameworks_imported,
+    preloaded_modules,
+)
 from gradcheck.checking.outputs import Outputs
-from gradcheck.errors import MissingExtra, SkipGradient
+from gradcheck.errors import MissingExtra, SkipGradient, printable
 from gradcheck.operation import Operation
 
 __all__ = [
@@ -59,6 +65,8 @@ __all__ = [
     "bridge_target",
     "framework",
     "framework_of",
+    "frameworks_imported",
+    "preloaded_modules",
     "framework_directories",
     "is_op_instance",
     "lacks_forward",
@@ -66,93 +74,6 @@ __all__ = [
     "require",
     "resolve_foreign",
 ]
-
-
-@dataclass(frozen=True)
-class Framework:
-    """Everything gradcheck knows about one framework.
-
-    Attributes
-    ----------
-    name : str
-        What :func:`framework_of` returns and :func:`framework` takes (``"torch"``).
-    label : str
-        Its name in messages (``"PyTorch"``).
-    extra : str
-        The extra of gradcheck that installs it (``pip install '.[torch]'`` from a clone).
-    packages : tuple of str
-        Its top-level modules, the first the one to import: a function whose globals
-        use one is its target; their frames are not the user's in a traceback.
-    op_bases : tuple of str
-        ``"module:Class"`` of the base classes whose subclasses are its op classes.
-    adapter : str
-        The module that bridges it to gradcheck's engine (``target``, ``forward_of``).
-    op_instances : tuple of str
-        ``"module:Class"`` of the classes whose instances (a user's subclasses' too)
-        are ops that bring their own derivative: an ``nn.Module``, a
-        ``jax.custom_vjp`` function. A module's such instances are its targets
-        (:func:`gradcheck.frontend.loading.discover`).
-    own_ops : bool
-        Whether the framework's own subclasses of its ``op_bases`` are ops too (MyGrad's
-        ``Operation`` subclasses, wherever they are defined); else only a user's are
-        (torch's own Functions and modules are its internals).
-    layouts : bool
-        Whether its ops see how an input lies in memory (torch's strides), so that
-        a check hands them non-contiguous inputs too
-        (:mod:`gradcheck.checking.contiguity`); JAX's arrays have no layout.
-    """
-
-    name: str
-    label: str
-    extra: str
-    packages: tuple[str, ...]
-    op_bases: tuple[str, ...]
-    adapter: str
-    op_instances: tuple[str, ...] = ()
-    own_ops: bool = False
-    layouts: bool = False
-
-    def bridge(self) -> ModuleType:
-        """The adapter module (importing it imports no framework)."""
-        return importlib.import_module(self.adapter)
-
-
-#: The frameworks, one row each. Adding one: a row here and its ``_<name>.py``.
-FRAMEWORKS: tuple[Framework, ...] = (
-    Framework(
-        name="torch",
-        label="PyTorch",
-        extra="torch",
-        packages=("torch",),
-        op_bases=("torch.autograd.function:Function", "torch.nn.modules.module:Module"),
-        adapter="gradcheck.checking.adapters._torch",
-        op_instances=("torch.nn.modules.module:Module",),
-        layouts=True,
-    ),
-    Framework(
-        name="mygrad",
-        label="MyGrad",
-        extra="mygrad",
-        packages=("mygrad",),
-        op_bases=("mygrad.operation_base:Operation",),
-        adapter="gradcheck.checking.adapters._mygrad",
-        # MyGrad's own ops (its FocalLoss, SoftmaxCrossEntropy) are Operation
-        # subclasses like a user's: a user may import one and check it.
-        own_ops=True,
-    ),
-    Framework(
-        name="jax",
-        label="JAX",
-        extra="jax",
-        packages=("jax", "jaxlib"),
-        op_bases=(),  # functions only: jax.custom_vjp/custom_jvp objects are instances
-        adapter="gradcheck.checking.adapters._jax",
-        op_instances=(
-            "jax._src.custom_derivatives:custom_vjp",
-            "jax._src.custom_derivatives:custom_jvp",
-        ),
-    ),
-)
 
 
 @dataclass(frozen=True)
@@ -454,7 +375,8 @@ def resolve_foreign(obj: Any, kind: str) -> Any:
 
 
 def _name(obj: Any) -> str:
-    return getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    return printable(str(name))
 
 
 # --- the bridge into gradcheck's engine ------------------------------------------------

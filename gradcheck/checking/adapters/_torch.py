@@ -29,7 +29,7 @@ from gradcheck.checking.layout import INPUT_LAYOUTS, STRIDED
 from gradcheck.checking.signature import arrange, op_signature
 from gradcheck.checking.target import FixedInput, qualname
 from gradcheck.checking.trees import rebuild
-from gradcheck.errors import NotATarget
+from gradcheck.errors import NotATarget, printable
 
 # torch is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not torch is installed).
@@ -104,7 +104,8 @@ class _Module:
         import torch
 
         self.module = module
-        self.names = [name for name, _ in module.named_parameters()]
+        # parameter names are any string a module registered: printable for reports
+        self.names = [printable(name) for name, _ in module.named_parameters()]
         self.constant = [not p.requires_grad for _, p in module.named_parameters()]
         self.values = [p.detach().cpu().numpy().copy() for _, p in module.named_parameters()]
         self._by_dtype: dict[Any, Any] = {}
