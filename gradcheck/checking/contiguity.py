@@ -41,7 +41,10 @@ def candidates(tgt: Target, xs: Sequence[np.ndarray]) -> frozenset[int]:
     or more for an op of a framework whose ops see layouts (torch lays out each
     itself; none for JAX's); for gradcheck's engine, whose tensors keep a Fortran
     order but copy a strided view into a contiguous array, those with two axes
-    longer than 1."""
+    longer than 1. None for complex inputs, which reach the op joined from their
+    parts (the op's inputs are not the checker's, one for one)."""
+    if tgt.variant is not None and any(tgt.variant.complex_inputs):
+        return frozenset()
     if tgt.foreign:
         from gradcheck.checking.adapters import FRAMEWORKS, framework_of
 

@@ -88,3 +88,15 @@ def test_the_search_finds_it_at_every_seed(seed):
     found = {t["target"].split(":")[1]: t for t in json.loads(result.stdout)["targets"]}
     assert found["CubeViewInBackward"]["failure"]["kind"] == "noncontiguous_input"
     assert found["CubeReshapeInBackward"]["verdict"] == "passed"
+
+
+def test_complex_inputs_are_not_laid_out_otherwise():
+    # (the op gets them joined from their real and imaginary parts: other indices)
+    from gradcheck.checking.adapters.variants import Variant
+    from gradcheck.checking.contiguity import candidates
+    from gradcheck.checking.target import resolve_target
+
+    tgt = resolve_target(ops.CubeViewInBackward)
+    parts = [A, A]
+    assert candidates(tgt, parts) == {0, 1}
+    assert candidates(tgt.derive(Variant(complex_inputs=(True,))), parts) == frozenset()
