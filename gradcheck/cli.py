@@ -723,7 +723,8 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     "--modes",
     metavar="rev,fwd",
     help="What is compared with finite differences: rev (the backward), fwd (the jvp, "
-    "forward mode; torch and JAX targets) or rev,fwd [default: rev].",
+    "forward mode; torch and JAX targets; at --order 2 and above the jvp of the "
+    "backward, fwd-over-rev) or rev,fwd [default: rev].",
 )
 @click.option(
     "--forward-mode/--no-forward-mode",

@@ -220,6 +220,20 @@ def framework_tanh_batched(*, wrong: str | None):
     return bridge_target(tanh, run, lambda arrays, params: np.tanh(arrays[0]), batcher=batcher)
 
 
+def _square_raveled(order):
+    """x**2 whose backward ravels x in ``order`` ("K": its memory order, which is not
+    C order for a Fortran-ordered input) and reshapes in C order."""
+
+    def backward(self, grad, index, **kw):
+        x = self.variables[0].data
+        return 2 * np.ravel(x, order=order).reshape(x.shape) * grad
+
+    return sin_op(backward, forward=lambda self, a: a.data**2)
+
+
+#: A matrix, which a check of an odd seed also hands over in Fortran order.
+M = np.array([[0.3, -1.2, 2.0], [0.7, 1.1, -0.4]])
+
 WRONG = {
     "forward_error": (RaisesInForward, (X,), {}),
     "forward_mismatch": (sin_op(correct_sin), (X,), {"reference_forward": np.cos}),
@@ -227,6 +241,7 @@ WRONG = {
     "compiled_mismatch": (framework_exp(compiled_off=True), (X,), {"compiled": True}),
     "batched_forward": (framework_tanh_batched(wrong="forward"), (X,), {}),
     "batched_grad": (framework_tanh_batched(wrong="grad"), (X,), {}),
+    "noncontiguous_input": (_square_raveled("K"), (M,), {"seed": 1}),
     "low_precision_output": (
         sin_op(correct_sin, forward=lambda self, a: np.sin(a.data).astype(np.float32)),
         (X,),
@@ -312,6 +327,7 @@ RIGHT = {
     "compiled_mismatch": (framework_exp(compiled_off=False), (X,), {"compiled": True}),
     "batched_forward": (framework_tanh_batched(wrong=None), (X,), {}),
     "batched_grad": (framework_tanh_batched(wrong=None), (X,), {}),
+    "noncontiguous_input": (_square_raveled("C"), (M,), {"seed": 1}),
     "low_precision_output": (
         sin_op(correct_sin, forward=lambda self, a: np.sin(a.data).astype(np.float32)),
         (X.astype(np.float32),),

@@ -36,7 +36,8 @@ from gradcheck.checking.compare import (
     judge_full,
 )
 from gradcheck.checking.compiled import BACKENDS, compiled_disagreement, compiled_target
-from gradcheck.checking.layout import strided, strided_for
+from gradcheck.checking.contiguity import noncontiguous_disagreement
+from gradcheck.checking.layout import STRIDED, strided, strided_for
 from gradcheck.checking.numerical import (
     Estimate,
     Evaluator,
@@ -641,7 +642,7 @@ def _say_where(
         else:
             what = f"the gradient of the order {order - 1} backward (order {order})"
         if ad_mode == "fwd":
-            what += " in forward mode (jvp)"
+            what += " in forward mode (the jvp of the backward: fwd-over-rev)"
         if failure.input is not None and failure.input >= inputs:
             # the upstream gradients of the lower orders follow the op's inputs
             level = failure.input - inputs + 1
@@ -834,6 +835,7 @@ def _name_the_output(
         Kind.MUTATED_INPUT,
         Kind.INVALID_OUTPUT,
         Kind.UNDEFINED_GRAD,  # (its message names the outputs)
+        Kind.NONCONTIGUOUS_INPUT,  # (an input's: its message names it)
     ):
         return failure
     candidates = outputs.indices
@@ -928,6 +930,8 @@ class _Run:
         #: The upstream gradient: drawn from the seed, unless given here.
         self.v: np.ndarray | None = None
         self.v_given: np.ndarray | None = None
+        #: The output at the example (once the structural checks ran).
+        self.value: np.ndarray | None = None
         #: The exceptions besides LinAlgError that say an input is outside the domain.
         self.skip_on = tuple(exception_class(n) for n in settings.get("skip_on", ()))
         #: Float64 copies of the inputs and the backward's gradients there, once run
@@ -966,6 +970,8 @@ class _Run:
             if result.failure is None:
                 self.each_input_constant(v, grads, atol, rtol)
                 self.undefined_upstream(v, atol, rtol)
+                if STRIDED.get():  # (gradcheck.checking.layout: a share of checks)
+                    self.noncontiguous_inputs(v, grads, atol, rtol)
             return result
         except _Fail as fail:
             return self.result(Verdict.FAILED, failure=fail.failure)
@@ -1033,6 +1039,7 @@ class _Run:
         # which it is.
         repeat = self.forward()
         e.output, e.output_again = np.array(out.data), np.array(repeat.output.data)
+        self.value = e.output
         e.scaled = self.backward(repeat, -2 * e.v)
         shared = repeated_and_scaled(e)
         if not shared:
@@ -1290,6 +1297,37 @@ class _Run:
                         input=i,
                     )
                 )
+
+    def noncontiguous_inputs(
+        self, v: np.ndarray, grads: list[Any], atol: float | None, rtol: float | None
+    ) -> None:
+        """Once more with the inputs non-contiguous views of the same values: the
+        output and the gradients must be the ones the numerics just confirmed, else
+        ``noncontiguous_input`` (:mod:`gradcheck.checking.contiguity`)."""
+        if self.value is None:
+            return
+        nondet_tol = float(self.settings.get("nondet_tol", 0.0))
+
+        def off(expected: Any, got: Any, like: np.ndarray) -> float | None:
+            # (an op allowed to differ run to run, nondet_tol, may here too)
+            diff = _off(expected, got, like, atol, rtol, self)
+            return None if diff is None or diff <= nondet_tol else diff
+
+        failure, runs = noncontiguous_disagreement(
+            self.tgt,
+            self.xs,
+            self.params,
+            sorted(self.const),
+            v,
+            self.outputs,
+            self.value,
+            grads,
+            off,
+        )
+        self.forward_calls += runs
+        self.backward_calls += runs
+        if failure is not None:
+            raise _Fail(failure)
 
     def backward_again(self, creator: Any, v: np.ndarray) -> list[Any]:
         """The gradients of a second backward of ``v`` on the first forward's graph,

@@ -94,6 +94,7 @@ class Kind:
     COMPILED_MISMATCH = "compiled_mismatch"
     BATCHED_FORWARD = "batched_forward"
     BATCHED_GRAD = "batched_grad"
+    NONCONTIGUOUS_INPUT = "noncontiguous_input"
     EXITED = "exited"
     WORKER_DIED = "worker_died"
     TIMED_OUT = "timed_out"
@@ -129,6 +130,8 @@ FAILURE_KINDS: dict[str, str] = {
     "batch element differs from a plain call on that element",
     Kind.COMPILED_MISMATCH: "the compiled op (torch.compile, jax.jit) gave another output or "
     "gradient than the eager one",
+    Kind.NONCONTIGUOUS_INPUT: "with an input a non-contiguous view of the same values, the op "
+    "raised or gave another output or gradient",
 }
 
 #: The failure kinds of a run around the checks, each with what it means: a check lets
