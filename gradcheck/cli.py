@@ -110,6 +110,7 @@ _FLAGS = {
     "skip_on": "--skip-on",
     "reference_forward": "--reference-forward",
     "compiled": "--compiled",
+    "batched": "--batched",
     "timeout": "--timeout",
     "example_timeout": "--example-timeout",
     "max_memory": "--max-memory",
@@ -127,6 +128,7 @@ _SWITCHES = {
     "broadcast": "--no-broadcast",
     "unique": "--no-unique",
     "forward_mode": "--no-forward-mode",
+    "batched": "--no-batched",
 }
 
 
@@ -721,7 +723,8 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     "--modes",
     metavar="rev,fwd",
     help="What is compared with finite differences: rev (the backward), fwd (the jvp, "
-    "forward mode; torch and JAX targets) or rev,fwd [default: rev].",
+    "forward mode; torch and JAX targets; at --order 2 and above the jvp of the "
+    "backward, fwd-over-rev) or rev,fwd [default: rev].",
 )
 @click.option(
     "--forward-mode/--no-forward-mode",
@@ -756,6 +759,14 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     help="Also run torch targets under torch.compile with this backend (--compiled "
     "alone: aot_eager), JAX targets under jax.jit: the output and gradients must agree "
     "with the eager op's (failure kind compiled_mismatch).",
+)
+@click.option(
+    "--batched/--no-batched",
+    default=None,
+    help="Also run torch ops, their backward and (with forward mode) their jvp under "
+    "torch.func.vmap over a small batch: each batch element must agree with a plain "
+    "call on it (failure kinds batched_forward, batched_grad) [default: on for torch "
+    "Functions that declare a vmap rule]. A usage error for other ops.",
 )
 @click.option(
     "--reference-forward",
@@ -930,6 +941,7 @@ def verify_command(
     skip_on: tuple[str, ...],
     reference_forward: str | None,
     compiled: str | None,
+    batched: bool | None,
     timeout: float | None,
     example_timeout: float | None,
     max_memory: int | None,

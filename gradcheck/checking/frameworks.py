@@ -47,6 +47,10 @@ class Framework:
         Whether the framework's own subclasses of its ``op_bases`` are ops too (MyGrad's
         ``Operation`` subclasses, wherever they are defined); else only a user's are
         (torch's own Functions and modules are its internals).
+    layouts : bool
+        Whether its ops see how an input lies in memory (torch's strides), so that
+        a check hands them non-contiguous inputs too
+        (:mod:`gradcheck.checking.contiguity`); JAX's arrays have no layout.
     first_use : tuple of str
         Modules of the framework that its first backward imports (lazily, at a cost):
         a run imports them once, before it forks a process per target
@@ -61,6 +65,7 @@ class Framework:
     adapter: str
     op_instances: tuple[str, ...] = ()
     own_ops: bool = False
+    layouts: bool = False
     first_use: tuple[str, ...] = ()
 
     def bridge(self) -> ModuleType:
@@ -78,6 +83,7 @@ FRAMEWORKS: tuple[Framework, ...] = (
         op_bases=("torch.autograd.function:Function", "torch.nn.modules.module:Module"),
         adapter="gradcheck.checking.adapters._torch",
         op_instances=("torch.nn.modules.module:Module",),
+        layouts=True,
         # torch.autograd.grad with a grad_outputs tensor imports it, and with it SymPy
         # (about 1 s): once per run, not once per target's process.
         first_use=("torch.fx.experimental.symbolic_shapes",),

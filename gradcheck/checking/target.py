@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 import gradcheck
-from gradcheck.checking.layout import STRIDED, noncontiguous
+from gradcheck.checking.layout import INPUT_LAYOUTS, STRIDED, noncontiguous
 from gradcheck.checking.outputs import Outputs
 from gradcheck.checking.signature import OpSignature, arrange, arranged_class, op_signature
 from gradcheck.errors import NotATarget, SkipGradient, TargetRaised, printable
@@ -123,6 +123,9 @@ class Target:
     #: framework has none).
     variant: Any = None
     deriver: Callable[[Any], Target] | None = None
+    #: The op under ``torch.func.vmap`` against a loop over the batch (see
+    #: :mod:`gradcheck.checking.batched`); None: the op's framework has no vmap here.
+    batcher: Callable[..., Any] | None = None
     #: ``binder(arrays, params)``: :meth:`bind` made by the op's framework (the
     #: framework's tensors made once over the arrays), or None where it makes none.
     binder: Callable[..., Callable[[], np.ndarray] | None] | None = None
@@ -191,9 +194,18 @@ class Target:
 
         Raises :class:`TargetRaised` (phase "forward") when the target raises.
         """
+        layouts = INPUT_LAYOUTS.get()
+        if layouts is not None and not self.foreign:
+            # (gradcheck.checking.layout: a share of checks) in Fortran order, which
+            # the engine's tensors keep; a framework's adapter lays out its own
+            arrays = [noncontiguous(a) if i in layouts.chosen else a for i, a in enumerate(arrays)]
         tensors = tuple(
             Tensor(a, constant=True if i in constants else None) for i, a in enumerate(arrays)
         )
+        if layouts is not None and not self.foreign:
+            for i in layouts.chosen & set(range(len(tensors))):
+                data = tensors[i].data
+                layouts.record(i, data.shape, tuple(st // data.itemsize for st in data.strides))
         try:
             out = self._build(tensors, params or {})
         except Exception as exc:

@@ -476,6 +476,7 @@ def bridge_target(
     conjugate: bool = False,
     complex_inputs: Sequence[bool] | None = None,
     bind: Callable[[Sequence[np.ndarray], Mapping[str, Any]], Any] | None = None,
+    batcher: Callable[..., Any] | None = None,
 ) -> Any:
     """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
     with ``run`` (through the engine, so that every check applies) and evaluates
@@ -494,7 +495,8 @@ def bridge_target(
     already). ``bind(arrays, params)``, optionally, is ``evaluate`` on ``arrays`` as
     they are at call time, as a no-argument function (or None where it cannot be
     made): :meth:`Target.bind`, the finite differences' inner loop; a complex output
-    then takes ``evaluate``'s path."""
+    then takes ``evaluate``'s path. ``batcher``: the op under vmap against a loop
+    (:attr:`~gradcheck.checking.target.Target.batcher`), where the framework has vmap."""
     from gradcheck.checking.adapters.variants import Variant, real_view
     from gradcheck.checking.signature import op_signature
     from gradcheck.checking.target import Joined, Target, qualname
@@ -551,4 +553,5 @@ def bridge_target(
         variant=variant,
         deriver=derive,
         binder=bound,
+        batcher=batcher,
     )
