@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from gradcheck.tensor_base import Tensor
 
 __all__ = [
+    "Node",
     "no_autodiff",
     "is_tracking",
     "backpropagate",
@@ -58,6 +59,16 @@ no_autodiff_depth = NO_AUTODIFF_DEPTH.get
 #: under the GIL, and numbers that grow across threads still order every graph.
 SEQUENCE = itertools.count(1)
 _SEQ = attrgetter("_seq")
+
+
+class Node:
+    """A value the graph connects. :class:`~gradcheck.tensor_base.Tensor` is the one
+    kind; the class is here so that this module, and the view bookkeeping below the
+    tensor module (:mod:`gradcheck._utils.views`, :mod:`gradcheck._utils.overrides`),
+    can tell a tensor from other values without importing the module that defines it
+    (which imports them)."""
+
+    __slots__ = ()
 
 
 def is_tracking() -> bool:
@@ -115,12 +126,10 @@ no_autodiff = _NoAutodiff()
 
 def _as_numpy(out: Any) -> Any:
     """Tensors (alone, or in a tuple or list) as their arrays; anything else as it is."""
-    from gradcheck.tensor_base import Tensor
-
-    if isinstance(out, Tensor):
-        return out.data
+    if isinstance(out, Node):
+        return out.data  # type: ignore[attr-defined]
     if isinstance(out, (tuple, list)):
-        return type(out)(x.data if isinstance(x, Tensor) else x for x in out)
+        return type(out)(x.data if isinstance(x, Node) else x for x in out)  # type: ignore[attr-defined]
     return out
 
 
@@ -239,7 +248,13 @@ def _refcount_of_a_lone_local() -> int:
 _UNHELD = _refcount_of_a_lone_local()
 
 
-def backpropagate(root: Tensor) -> None:
+#: What is done with the tensors in a view relation that left the graph (see
+#: ``gradcheck._utils.views``), oldest first: the caller's, which knows how to build
+#: a view's final gradient (``tensor_base`` passes its ``_left_graph``).
+Leaving = Callable[[list[tuple["Tensor", "Operation | None"]]], None]
+
+
+def backpropagate(root: Tensor, leaving: Leaving) -> None:
     """Send ``root.grad`` back through the graph that created ``root``, clearing
     the graph as it goes (see :func:`clear_graph`).
 
@@ -250,6 +265,7 @@ def backpropagate(root: Tensor) -> None:
     rather than after it (an op's output is gone before the op's own backward runs,
     when the op did not keep it). If an op raises, the rest of the graph is
     cleared as well and the exception propagates; the gradients already stored stay.
+    The tensors in a view relation that left the graph are handed to ``leaving``.
     """
     viewed: list[tuple[Tensor, Operation | None]] = []  # (in a view relation)
     collected, ends = _tensors_in_order(root, viewed)
@@ -291,28 +307,26 @@ def backpropagate(root: Tensor) -> None:
             var._ops = 0
             var._locks = None
             if var._creator is not None:
-                clear_graph(var)
+                clear_graph(var, leaving)
         if viewed:
-            _leaving_graph(viewed)
+            _leaving_graph(viewed, leaving)
 
 
-def _leaving_graph(viewed: list[tuple[Tensor, Operation | None]]) -> None:
-    """The tensors in a view relation that left the graph (see
-    ``gradcheck._utils.views.leaving_graph``), once each, oldest first (a view's
-    parent before it)."""
-    from gradcheck._utils.views import leaving_graph
-
+def _leaving_graph(viewed: list[tuple[Tensor, Operation | None]], leaving: Leaving) -> None:
+    """The tensors in a view relation that left the graph, handed to ``leaving`` once
+    each, oldest first (a view's parent before it)."""
     once = list({id(t): (t, op) for t, op in viewed}.values())
     once.sort(key=lambda pair: abs(pair[0]._seq))
-    leaving_graph(once)
+    leaving(once)
 
 
-def clear_graph(root: Tensor) -> None:
+def clear_graph(root: Tensor, leaving: Leaving) -> None:
     """Detach ``root`` and every tensor upstream of it from the graph.
 
     Creators are dropped (so the ops and intermediate arrays can be freed) and every
     tensor forgets the ops it fed: backprop through an op that still refers to one of
-    them raises :class:`InvalidBackprop` ("cleared prior to backprop").
+    them raises :class:`InvalidBackprop` ("cleared prior to backprop"). The tensors
+    in a view relation that left the graph are handed to ``leaving``.
     """
     root._ops = 0
     root._locks = None
@@ -336,4 +350,4 @@ def clear_graph(root: Tensor) -> None:
             elif var._views is not None:
                 viewed.append((var, None))
     if viewed:
-        _leaving_graph(viewed)
+        _leaving_graph(viewed, leaving)

@@ -96,6 +96,10 @@ class MyGradUfunc(type):
     ``reduceat``) exist and raise NotImplementedError, as MyGrad's do.
     """
 
+    #: NumPy's ``out=``, ``where=`` and ``dtype=`` mean the same to these functions:
+    #: a NumPy ufunc call on tensors passes them on (``gradcheck._utils.overrides``).
+    takes_numpy_keywords = True
+
     _wrapped_op: type[Operation]
     _decorated_func: Callable[..., Any]
 
