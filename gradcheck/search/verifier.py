@@ -522,7 +522,7 @@ def _invalid(message: str, key: str) -> InvalidDescription:
 
 def _brought(obj: Any) -> int:
     """How many inputs the op brings along (an ``nn.Module``'s parameters)."""
-    from gradcheck.checking.target import resolve_target
+    from gradcheck.checking.resolve import resolve_target
 
     return len(resolve_target(obj).fixed)
 
@@ -1086,7 +1086,7 @@ def _run(
 ) -> VerifyResult:
     # Hypothesis is imported in _phase, not at module level: `import gradcheck` (which
     # exports verify) stays as light as the engine.
-    from gradcheck.checking.target import resolve_target
+    from gradcheck.checking.resolve import resolve_target
 
     search = _Search(resolve_target(obj), options, progress, on_example)
     search.arity = op_signature(obj).given(options.get("kwargs") or {}).arity
