@@ -9,8 +9,9 @@ Threads and asyncio tasks: the one switch, :data:`no_autodiff`, is a context var
 (each thread and task has its own). What the engine shares between threads is safe
 under the GIL: the creation numbers (:data:`SEQUENCE`, one C call per op), the cache of
 constant tensors for Python numbers (``tensor_base._SCALAR_CACHE``: dict reads and
-writes of read-only tensors), NumPy's dispatch tables (``interop``, built once; a
-thread that finds them unbuilt builds them itself) and ``gradcheck.random``'s generator
+writes of read-only tensors), NumPy's dispatch tables (``_utils.overrides``, filled by
+the op families as they are imported, under Python's import lock; a thread that finds
+them incomplete imports the families itself) and ``gradcheck.random``'s generator
 (NumPy's generators lock each draw; with several threads their draws interleave). What
 is not shared is the graph: building and backpropagating it writes the tensors
 (``_ops``, ``_seq``, ``.grad``), so a tensor that takes a gradient must not be used by
