@@ -49,6 +49,7 @@ from gradcheck.errors import (
     InternalError,
     Interrupted,
     InvalidDescription,
+    LoadError,
     NothingToCheck,
     OutputError,
     RemoteError,
@@ -109,6 +110,7 @@ _FLAGS = {
     "skip_on": "--skip-on",
     "reference_forward": "--reference-forward",
     "compiled": "--compiled",
+    "batched": "--batched",
     "timeout": "--timeout",
     "example_timeout": "--example-timeout",
     "max_memory": "--max-memory",
@@ -126,6 +128,7 @@ _SWITCHES = {
     "broadcast": "--no-broadcast",
     "unique": "--no-unique",
     "forward_mode": "--no-forward-mode",
+    "batched": "--no-batched",
 }
 
 
@@ -158,6 +161,14 @@ class _Gradcheck(click.Group):
         extra.setdefault("prog_name", "gradcheck")
         if not standalone:
             return super().main(args, standalone_mode=False, **extra)
+        try:
+            self._standalone(args, **extra)
+        except SystemExit as end:
+            if args is None:  # the process's own command line, not a caller's list
+                _end_process(end.code)
+            raise
+
+    def _standalone(self, args: Sequence[str] | None, **extra: Any) -> NoReturn:
         closed = _guard_standard_streams()
         if 1 in closed:
             click.echo(
@@ -181,6 +192,40 @@ class _Gradcheck(click.Group):
             _report_internal_error(exc)
             sys.exit(InternalError.exit_code)
         sys.exit(code if isinstance(code, int) else 0)
+
+
+def _end_process(code: Any) -> None:
+    """End the command's process now that it has said everything: its output flushed,
+    then os._exit, without the interpreter's teardown (freeing every module's objects:
+    tenths of a second after the summary, for nothing). No user code ran here, so no
+    exit handler of the user's is skipped; a coverage run (which saves at exit) is left
+    to end as usual, and so is a process with anything else still running (a thread,
+    a child process: a Dask cluster's), which the interpreter's exit would join."""
+    import multiprocessing
+    import threading
+
+    if "coverage" in sys.modules or multiprocessing.active_children():
+        return
+    if any(t.is_alive() and not t.daemon for t in threading.enumerate()[1:]):
+        return
+    if code is None:
+        code = 0
+    elif not isinstance(code, int):  # sys.exit("message"): Python prints it, status 1
+        _write_stderr(f"{code}\n")
+        code = 1
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:  # a closed pipe: what was lost is already reported
+            pass
+    os._exit(code)
+
+
+def _write_stderr(text: str) -> None:
+    try:
+        sys.stderr.write(text)
+    except Exception:
+        pass
 
 
 def _guard_standard_streams() -> list[int]:
@@ -678,7 +723,8 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     "--modes",
     metavar="rev,fwd",
     help="What is compared with finite differences: rev (the backward), fwd (the jvp, "
-    "forward mode; torch and JAX targets) or rev,fwd [default: rev].",
+    "forward mode; torch and JAX targets; at --order 2 and above the jvp of the "
+    "backward, fwd-over-rev) or rev,fwd [default: rev].",
 )
 @click.option(
     "--forward-mode/--no-forward-mode",
@@ -713,6 +759,14 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     help="Also run torch targets under torch.compile with this backend (--compiled "
     "alone: aot_eager), JAX targets under jax.jit: the output and gradients must agree "
     "with the eager op's (failure kind compiled_mismatch).",
+)
+@click.option(
+    "--batched/--no-batched",
+    default=None,
+    help="Also run torch ops, their backward and (with forward mode) their jvp under "
+    "torch.func.vmap over a small batch: each batch element must agree with a plain "
+    "call on it (failure kinds batched_forward, batched_grad) [default: on for torch "
+    "Functions that declare a vmap rule]. A usage error for other ops.",
 )
 @click.option(
     "--reference-forward",
@@ -887,6 +941,7 @@ def verify_command(
     skip_on: tuple[str, ...],
     reference_forward: str | None,
     compiled: str | None,
+    batched: bool | None,
     timeout: float | None,
     example_timeout: float | None,
     max_memory: int | None,
@@ -959,6 +1014,11 @@ def verify_command(
         run.shown = _progress(output_format, quiet, color_choice)
         if config is not None:
             run.shown.note(f"config: {_shown_path(config.path)}")
+        frameworks = run.preload(targets, config, setup.cwd)
+        if frameworks:
+            run.shown.loading(", ".join(frameworks))
+        import gradcheck.frontend.render  # noqa: F401 - here while the worker starts
+
         # The targets are imported in the worker process, never here: whatever a
         # module does at import cannot end, block or write into the command's output
         # (the workers' stdout is stderr).
@@ -1009,6 +1069,7 @@ def verify_command(
             return _replay_command(ctx, result.target, result.seed)
 
         charts = _html_charts(run, results) if "HTML report" in outputs else {}
+        run.release()  # the workers are done: they end while the report is written
         unwritten = _write_outputs(outputs, results, run_seed, comparison, replay, charts, manifest)
         if os.environ.get("GITHUB_ACTIONS") == "true":
             _annotate(items, results, comparison, to_stderr=output_format.document)
@@ -1407,6 +1468,23 @@ class _Runner:
         else:
             self.run = Run(jobs, setup, progress=self._started, on_finished=self._finished)
 
+    def preload(self, targets: Sequence[str], config: ProjectConfig | None, cwd: str) -> list[str]:
+        """The frameworks the targets' modules import, as their text says
+        (gradcheck.frontend.preload), which the worker starts importing now."""
+        from gradcheck.frontend.preload import frameworks_of
+
+        folders = [cwd]
+        specs = list(targets)
+        if not specs and config is not None:
+            folders.insert(0, str(config.path.parent.resolve()))
+            specs = [listed.target for listed in config.targets]
+        frameworks = frameworks_of(specs, folders)
+        if frameworks and hasattr(self.run, "preload"):
+            from gradcheck.checking.frameworks import preloaded_modules
+
+            self.run.preload(preloaded_modules(frameworks))
+        return [fw.name for fw in frameworks]
+
     def _started(self, index: int, job: Job) -> Any:
         shown = self.shown
         if shown is None:
@@ -1419,6 +1497,11 @@ class _Runner:
 
         if self.shown is not None and isinstance(outcome, VerifyResult):
             self.shown.finished_target(index, outcome)
+
+    def release(self) -> None:
+        release = getattr(self.run, "release", None)
+        if release is not None:
+            release()
 
     def close_bars(self) -> None:
         if self.shown is not None:
@@ -1756,37 +1839,47 @@ def plot_command(
     }
     try:
         from gradcheck.checking.adapters import require
+        from gradcheck.frontend.runner import in_child_process
 
         require("matplotlib", needed_for="gradcheck plot")
-        from gradcheck.checking.diagnostics import diagnose
-        from gradcheck.frontend.loading import load_targets
-        from gradcheck.frontend.plot import save_figure
-        from gradcheck.search.verifier import draw_example
-
         # the image's folder created and the file checked before anything is drawn
         OutputFile(output, what="image", error=OutputError)
-        (loaded, *more) = load_targets(target)
-        if more:
-            raise click.UsageError(
-                f"'{target}' names {len(more) + 1} targets; plot one (module:Name)"
-            )
-        with _hypothesis_files_out_of_the_working_directory():
-            arrays, params = draw_example(loaded.obj, seed=seed, **options)
-        with warnings.catch_warnings():
-            if not verbose:
-                warnings.simplefilter("ignore", RuntimeWarning)
-            result = diagnose(loaded.obj, *arrays, params=params, seed=seed)
-        save_figure(result, output, seed=seed)
+        # the user's module is imported, and its op run, in a child (as verify does):
+        # its os._exit, a crash or what it prints cannot end or garble this command
+        right, slope = in_child_process(_plot_in_child, target, options, seed, output, verbose)
     except GradcheckError as exc:
         _fail(str(exc), exc.exit_code, exc, verbose)
-    if result.gradient_right is None:
+    if right is None:
         summary = "Taylor slope undecided (is the op linear along the direction?)"
     else:
-        verdict = "right" if result.gradient_right else "WRONG"
-        summary = f"Taylor slope {result.slope:.2f}: the gradient looks {verdict}"
+        verdict = "right" if right else "WRONG"
+        summary = f"Taylor slope {slope:.2f}: the gradient looks {verdict}"
     click.echo(f"wrote {output}; {summary}")
-    if result.gradient_right is False:  # as verify: 1 for a gradient that is wrong
+    if right is False:  # as verify: 1 for a gradient that is wrong
         raise click.exceptions.Exit(1)
+
+
+def _plot_in_child(
+    target: str, options: dict[str, Any], seed: int, output: str, verbose: bool
+) -> tuple[bool | None, float]:
+    """`gradcheck plot`'s work in the child process: load, draw, diagnose and save;
+    whether the gradient looks right (None: undecided) and the Taylor slope."""
+    from gradcheck.checking.diagnostics import diagnose
+    from gradcheck.frontend.loading import load_targets
+    from gradcheck.frontend.plot import save_figure
+    from gradcheck.search.verifier import draw_example
+
+    (loaded, *more) = load_targets(target)
+    if more:
+        raise LoadError(f"'{target}' names {len(more) + 1} targets; plot one (module:Name)")
+    with _hypothesis_files_out_of_the_working_directory():
+        arrays, params = draw_example(loaded.obj, seed=seed, **options)
+    with warnings.catch_warnings():
+        if not verbose:
+            warnings.simplefilter("ignore", RuntimeWarning)
+        result = diagnose(loaded.obj, *arrays, params=params, seed=seed)
+    save_figure(result, output, seed=seed)
+    return result.gradient_right, float(result.slope)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -462,20 +462,30 @@ class GradcheckFile(pytest.File):
     it; a target listed twice is one item, with the settings of its first entry)."""
 
     def collect(self) -> Iterator[GradcheckItem]:
-        from gradcheck.errors import GradcheckError
+        from gradcheck.errors import GradcheckError, WorkerDied
         from gradcheck.frontend.config import load_config
-        from gradcheck.frontend.loading import load_targets
+        from gradcheck.frontend.runner import in_child_process
 
         project = load_config(self.path)
         assert project is not None  # load_config raises for an explicit file without it
         _importable(self.path.parent)  # targets are named relative to the project
         seen: set[str] = set()
         for entry in project.targets:
+            # The user's modules are imported in a child, as `gradcheck list` does: a
+            # module that ends its process (os._exit) at import fails its entry's item,
+            # it does not end the session (green) before anything was checked.
             try:
-                names = [t.name for t in load_targets(entry.target)]
+                names = in_child_process(_target_names, entry.target)
                 problem = None
+            except WorkerDied:
+                names = [entry.target]
+                problem = (
+                    f"gradcheck: {entry.target}: loading it ended its process (os._exit or "
+                    f"sys.exit at import, a crash in native code, or a signal); nothing of it "
+                    f"was checked"
+                )
             except GradcheckError as exc:  # that entry fails, the others run
-                names, problem = [entry.target], f"gradcheck: {exc}"
+                names, problem = [entry.target], f"gradcheck: {entry.target}: {exc}"
             for name in names:
                 if name not in seen:
                     seen.add(name)
@@ -489,6 +499,12 @@ def _importable(folder: Path) -> None:
 
     if str(folder) not in sys.path:
         sys.path.insert(0, str(folder))
+
+
+def _target_names(spec: str) -> list[str]:
+    from gradcheck.frontend.loading import load_targets
+
+    return [t.name for t in load_targets(spec)]
 
 
 def _load_and_verify(spec: str, options: dict[str, Any]) -> Any:

@@ -408,6 +408,10 @@ IMPORTS_INSIDE_FUNCTIONS = {
     "gradcheck.search.description": "import time of @describe in users' modules",
     "gradcheck.search.domain": "import time of @describe in users' modules",
     "gradcheck.checking.diagnostics": "import time of `gradcheck plot` (matplotlib)",
+    # torch.func's vmap, for the batched check of an order-1 torch target only
+    "gradcheck.checking.adapters._torch": "an optional framework's part (torch.func)",
+    # the command reads the table of frameworks when it has targets to preload
+    "gradcheck.frontend.preload": "import time of the command",
     "gradcheck.testing.suite": "import time of the mutation suite's listing",
 }
 
@@ -457,7 +461,9 @@ LOADED_BY_NAME = {
     ("gradcheck.checking.adapters", "_MOVED[name]"): "old path of bridge_target",
     ("gradcheck.checking.target", "_MOVED[name]"): "old path of resolve_target",
     # optional frameworks: a framework's adapter module, and the framework itself
-    ("gradcheck.checking.adapters", "self.adapter"): "a framework's adapter (the table)",
+    ("gradcheck.checking.frameworks", "self.adapter"): "a framework's adapter (the table)",
+    # the frameworks a run's targets import, imported early (frontend.preload)
+    ("gradcheck.frontend.runner", "name"): "optional frameworks, preloaded",
     ("gradcheck.checking.adapters", "module"): "an optional framework (require)",
     # the user's modules, named on the command line or in the settings
     ("gradcheck.frontend.loading", "module"): "the user's targets",

@@ -188,11 +188,60 @@ def framework_exp(*, compiled_off: bool, variant=None):
     )
 
 
+def framework_tanh_batched(*, wrong: str | None):
+    """tanh as another framework's op with a vmap rule; under vmap, its output
+    (``wrong="forward"``) or its gradient (``"grad"``) is 1% off from a loop's."""
+    from gradcheck.checking.adapters import bridge_target
+    from gradcheck.checking.adapters._torch_vmap import BatchedCase
+
+    def run(arrays, constants, params):
+        y = np.tanh(arrays[0])
+        return y, lambda grad: [grad * (1 - y * y)]
+
+    def batcher(batch, differentiable, params, rng, forward):
+        ys = [[np.tanh(e[0])] for e in batch]
+        vs = [rng.standard_normal(y[0].shape) for y in ys]
+        gs = [[v * (1 - y[0] ** 2)] for v, y in zip(vs, ys)]
+        off = {
+            side: [[a * (1.01 if wrong == side else 1.0) for a in e] for e in found]
+            for side, found in (("forward", ys), ("grad", gs))
+        }
+        return [
+            BatchedCase("forward", ["output 0"], [None], ys, off["forward"]),
+            BatchedCase("backward", ["input 0's gradient"], [0], gs, off["grad"], None, "rev"),
+        ]
+
+    batcher.rule = "vmap"
+
+    def tanh(x):
+        return x
+
+    tanh.__qualname__ = "framework_tanh"
+    return bridge_target(tanh, run, lambda arrays, params: np.tanh(arrays[0]), batcher=batcher)
+
+
+def _square_raveled(order):
+    """x**2 whose backward ravels x in ``order`` ("K": its memory order, which is not
+    C order for a Fortran-ordered input) and reshapes in C order."""
+
+    def backward(self, grad, index, **kw):
+        x = self.variables[0].data
+        return 2 * np.ravel(x, order=order).reshape(x.shape) * grad
+
+    return sin_op(backward, forward=lambda self, a: a.data**2)
+
+
+#: A matrix, which a check of an odd seed also hands over in Fortran order.
+M = np.array([[0.3, -1.2, 2.0], [0.7, 1.1, -0.4]])
+
 WRONG = {
     "forward_error": (RaisesInForward, (X,), {}),
     "forward_mismatch": (sin_op(correct_sin), (X,), {"reference_forward": np.cos}),
     "undefined_grad": (framework_sin_cos(handles_none=False), (X,), {}),
     "compiled_mismatch": (framework_exp(compiled_off=True), (X,), {"compiled": True}),
+    "batched_forward": (framework_tanh_batched(wrong="forward"), (X,), {}),
+    "batched_grad": (framework_tanh_batched(wrong="grad"), (X,), {}),
+    "noncontiguous_input": (_square_raveled("K"), (M,), {"seed": 1}),
     "low_precision_output": (
         sin_op(correct_sin, forward=lambda self, a: np.sin(a.data).astype(np.float32)),
         (X,),
@@ -276,6 +325,9 @@ RIGHT = {
     "forward_mismatch": (sin_op(correct_sin), (X,), {"reference_forward": np.sin}),
     "undefined_grad": (framework_sin_cos(handles_none=True), (X,), {}),
     "compiled_mismatch": (framework_exp(compiled_off=False), (X,), {"compiled": True}),
+    "batched_forward": (framework_tanh_batched(wrong=None), (X,), {}),
+    "batched_grad": (framework_tanh_batched(wrong=None), (X,), {}),
+    "noncontiguous_input": (_square_raveled("C"), (M,), {"seed": 1}),
     "low_precision_output": (
         sin_op(correct_sin, forward=lambda self, a: np.sin(a.data).astype(np.float32)),
         (X.astype(np.float32),),

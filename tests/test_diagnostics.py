@@ -163,3 +163,22 @@ def test_plot_to_a_path_that_cannot_be_written_is_one_line_before_drawing(ops_di
     assert out.exit_code == 2
     assert out.output.startswith("Error: f.txt/p.png: cannot write the image")
     assert len(out.output.strip().splitlines()) == 1
+
+
+def test_plot_imports_the_users_module_in_a_child_not_in_the_command(ops_dir):
+    # a module that ends its process at import (or an op that does) must not end the
+    # command silently (exit 0, no image): plot loads and runs it in a child
+    pytest.importorskip("matplotlib")
+    (ops_dir / "exits_ops.py").write_text(
+        "import os\nimport gradcheck as mg\n\n@mg.describe\ndef cube(x):\n    return x**3\n\n"
+        "os._exit(0)\n"
+    )
+    import subprocess
+
+    out = subprocess.run(
+        [sys.executable, "-m", "gradcheck", "plot", "exits_ops:cube", "-o", "x.png"],
+        cwd=ops_dir, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ops_dir), *sys.path])},
+    )  # fmt: skip
+    assert out.returncode != 0, out.stdout + out.stderr
+    assert "ended" in out.stderr and not (ops_dir / "x.png").exists()

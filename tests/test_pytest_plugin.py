@@ -571,6 +571,7 @@ SETTING_SAMPLES = {
     "min_dims": 1,
     "reference_forward": "numpy:square",
     "compiled": "eager",
+    "batched": False,
 }
 
 RECORDER = """

@@ -308,3 +308,34 @@ def test_the_ops_own_exception_text_is_not_renamed():
     result = gradcheck.check(raises, np.array([1.0]), np.array([2.0]))
     assert result.failure.kind == "forward_error"
     assert "ValueError: input 0 must be positive" in result.failure.message
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_zero_gradient_with_truncation_noise_is_no_relative_error_of_one(seed):
+    # x³ at x = 0: the numeric gradient is pure truncation (~1e-29) against an analytic
+    # 0. Relative to that noise the error read 1.0 ("100% wrong") on a passing op; on
+    # the scale the tolerance judged it (allowance / rtol) it is tiny.
+    def cube(x):
+        return x**3
+
+    result = gradcheck.check(cube, np.zeros((1, 1, 65)), seed=seed)
+    assert result.passed
+    assert 0 < result.max_abs_error < 1e-20
+    assert result.max_rel_error < 1e-3
+
+
+def test_a_wrong_gradient_keeps_its_relative_error():
+    def double(x):
+        return 2 * x
+
+    class Double(Operation):
+        def __call__(self, x):
+            self.variables = (x,)
+            return double(x.data)
+
+        def backward_var(self, grad, index, **kwargs):
+            return 3 * grad
+
+    result = gradcheck.check(Double, np.linspace(-1, 1, 5), seed=0)
+    assert not result.passed
+    assert abs(result.max_rel_error - 0.5) < 1e-6

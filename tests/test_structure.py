@@ -13,6 +13,8 @@ from gradcheck.checking.vocabulary import FAILURE_KINDS, Kind
 #: finite differences, a reference forward, the op compiled, the backward given None).
 ELSEWHERE = {Kind.FORWARD_ERROR, Kind.BACKWARD_ERROR, Kind.MISSING_GRADIENT, Kind.MISMATCH}
 ELSEWHERE |= {Kind.FORWARD_MISMATCH, Kind.COMPILED_MISMATCH, Kind.UNDEFINED_GRAD}
+ELSEWHERE |= {Kind.BATCHED_FORWARD, Kind.BATCHED_GRAD}
+ELSEWHERE |= {Kind.NONCONTIGUOUS_INPUT}
 
 
 def test_every_structural_kind_has_one_check_named_after_it():

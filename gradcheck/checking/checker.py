@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.adapters.variants import Variant, split_complex
+from gradcheck.checking.batched import BATCH_SIZE, batched_disagreement, batched_on
 from gradcheck.checking.compare import (
     WORST_ELEMENTS,
     Comparison,
@@ -35,8 +36,16 @@ from gradcheck.checking.compare import (
     judge_full,
 )
 from gradcheck.checking.compiled import BACKENDS, compiled_disagreement, compiled_target
-from gradcheck.checking.layout import strided, strided_for
-from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
+from gradcheck.checking.contiguity import noncontiguous_disagreement
+from gradcheck.checking.layout import STRIDED, strided, strided_for
+from gradcheck.checking.numerical import (
+    Estimate,
+    Evaluator,
+    exact_in,
+    full_estimate,
+    refine_elements,
+    step_sizes,
+)
 from gradcheck.checking.outside import exception_class, exception_name, is_domain_error
 from gradcheck.checking.outside import skip_on as skip_on_classes
 from gradcheck.checking.reference import forward_disagreement, reference_name
@@ -129,6 +138,7 @@ def check(
     upstream: Any = None,
     reference_forward: Any = None,
     compiled: Any = None,
+    batched: bool | None = None,
     **op_params: Any,
 ) -> CheckResult:
     """Check the gradient of ``target`` at ``arrays``.
@@ -225,6 +235,18 @@ def check(
         and gradients must agree with the eager op's within the dtype's tolerances,
         else the check fails with kind ``compiled_mismatch``, saying which side
         (forward or backward). torch and JAX targets.
+    batched : bool, optional
+        Also run the op, its backward and (with ``"fwd"`` in ``modes``) its jvp under
+        ``torch.func.vmap`` over a small batch (the example and copies of it moved a
+        little, each with its own upstream gradient and tangent), where the gradient
+        check passed: each batch element must agree with the op called plainly on
+        it, else the check fails with kind ``batched_forward`` (the output) or
+        ``batched_grad`` (a gradient), naming the element and the vmap rule (torch's
+        ``check_batched_grad``, ``check_batched_forward_grad``). Default (None): on
+        for a ``torch.autograd.Function`` declaring a vmap rule (a ``vmap``
+        staticmethod or ``generate_vmap_rule = True``). True on anything but a torch
+        op of real inputs at first order (or a Function without a vmap rule) is a
+        usage error.
     **op_params
         The op's keyword parameters (convenience for ``params=``).
 
@@ -287,6 +309,7 @@ def check(
         skip_on=[exception_name(c) for c in named],
         reference_forward=None if reference_forward is None else reference_name(reference_forward),
         compiled=backend,
+        batched=batched,
     )
     variant = Variant(device=device, bfloat16=bfloat16, trees=trees)
     if bfloat16:
@@ -319,6 +342,8 @@ def check(
             return result
     tgt, xs, const, parts = _as_variant(tgt, xs, const, variant, order, modes)
     compiled_tgt = None if backend is None else compiled_target(tgt, backend)
+    # (complex inputs, checked as their parts, have no batched run: refused when asked)
+    batch = batched_on(tgt if parts is None else replace(tgt, batcher=None), batched)
     result = _check_orders(
         tgt, xs, all_params, const, seed, settings, atol, rtol, order, modes, upstream
     )
@@ -335,6 +360,21 @@ def check(
         )
         result.forward_calls += 2
         result.backward_calls += 2
+        if differs is not None:
+            result.verdict, result.failure, result.note = Verdict.FAILED, differs, ""
+    if batch and result.verdict == Verdict.PASSED:
+        differs = batched_disagreement(
+            tgt,
+            xs,
+            all_params,
+            sorted(const),
+            seed,
+            "fwd" in modes,
+            lambda dt: _tolerances(np.dtype(dt) if not bfloat16 else "bfloat16", atol, rtol),  # type: ignore[arg-type]
+        )
+        # (a plain call and a share of a vmapped one per element, each way)
+        result.forward_calls += 2 * BATCH_SIZE
+        result.backward_calls += 2 * BATCH_SIZE
         if differs is not None:
             result.verdict, result.failure, result.note = Verdict.FAILED, differs, ""
     if parts is not None:
@@ -531,6 +571,7 @@ _PLAIN: dict[str, Any] = {
     "skip_on": [],
     "reference_forward": None,
     "compiled": None,
+    "batched": None,
 }
 
 
@@ -602,7 +643,7 @@ def _say_where(
         else:
             what = f"the gradient of the order {order - 1} backward (order {order})"
         if ad_mode == "fwd":
-            what += " in forward mode (jvp)"
+            what += " in forward mode (the jvp of the backward: fwd-over-rev)"
         if failure.input is not None and failure.input >= inputs:
             # the upstream gradients of the lower orders follow the op's inputs
             level = failure.input - inputs + 1
@@ -795,6 +836,7 @@ def _name_the_output(
         Kind.MUTATED_INPUT,
         Kind.INVALID_OUTPUT,
         Kind.UNDEFINED_GRAD,  # (its message names the outputs)
+        Kind.NONCONTIGUOUS_INPUT,  # (an input's: its message names it)
     ):
         return failure
     candidates = outputs.indices
@@ -889,8 +931,13 @@ class _Run:
         #: The upstream gradient: drawn from the seed, unless given here.
         self.v: np.ndarray | None = None
         self.v_given: np.ndarray | None = None
+        #: The output at the example (once the structural checks ran).
+        self.value: np.ndarray | None = None
         #: The exceptions besides LinAlgError that say an input is outside the domain.
         self.skip_on = tuple(exception_class(n) for n in settings.get("skip_on", ()))
+        #: Float64 copies of the inputs and the backward's gradients there, once run
+        #: (see :meth:`wide_gradient`).
+        self._wide: tuple[list[np.ndarray], list[Any]] | None = None
 
     def outside(self, exc: BaseException) -> bool:
         """Whether ``exc`` (what the op raised) says the input is outside its domain
@@ -924,6 +971,8 @@ class _Run:
             if result.failure is None:
                 self.each_input_constant(v, grads, atol, rtol)
                 self.undefined_upstream(v, atol, rtol)
+                if STRIDED.get():  # (gradcheck.checking.layout: a share of checks)
+                    self.noncontiguous_inputs(v, grads, atol, rtol)
             return result
         except _Fail as fail:
             return self.result(Verdict.FAILED, failure=fail.failure)
@@ -991,6 +1040,7 @@ class _Run:
         # which it is.
         repeat = self.forward()
         e.output, e.output_again = np.array(out.data), np.array(repeat.output.data)
+        self.value = e.output
         e.scaled = self.backward(repeat, -2 * e.v)
         shared = repeated_and_scaled(e)
         if not shared:
@@ -1249,6 +1299,37 @@ class _Run:
                     )
                 )
 
+    def noncontiguous_inputs(
+        self, v: np.ndarray, grads: list[Any], atol: float | None, rtol: float | None
+    ) -> None:
+        """Once more with the inputs non-contiguous views of the same values: the
+        output and the gradients must be the ones the numerics just confirmed, else
+        ``noncontiguous_input`` (:mod:`gradcheck.checking.contiguity`)."""
+        if self.value is None:
+            return
+        nondet_tol = float(self.settings.get("nondet_tol", 0.0))
+
+        def off(expected: Any, got: Any, like: np.ndarray) -> float | None:
+            # (an op allowed to differ run to run, nondet_tol, may here too)
+            diff = _off(expected, got, like, atol, rtol, self)
+            return None if diff is None or diff <= nondet_tol else diff
+
+        failure, runs = noncontiguous_disagreement(
+            self.tgt,
+            self.xs,
+            self.params,
+            sorted(self.const),
+            v,
+            self.outputs,
+            self.value,
+            grads,
+            off,
+        )
+        self.forward_calls += runs
+        self.backward_calls += runs
+        if failure is not None:
+            raise _Fail(failure)
+
     def backward_again(self, creator: Any, v: np.ndarray) -> list[Any]:
         """The gradients of a second backward of ``v`` on the first forward's graph,
         where the framework keeps it (torch); [] where not."""
@@ -1281,7 +1362,12 @@ class _Run:
         return found
 
     def rounding_jitter(
-        self, v: np.ndarray, grads: list[Any], *, every: bool = False
+        self,
+        v: np.ndarray,
+        grads: list[Any],
+        *,
+        every: bool = False,
+        arrays: list[np.ndarray] | None = None,
     ) -> list[np.ndarray | None]:
         """Per input, how far its gradient moves when every float input of a float32 or
         float16 example moves by a few units in the last place (1 to
@@ -1296,13 +1382,18 @@ class _Run:
         gradient by about that much when the inputs' last bits change, where the
         exact gradient moves by far less; a systematic error (a precision lost the
         same way whatever the last bits) does not move, and stays a failure.
+
+        ``arrays`` (with ``every``): the moves are of these instead of the example's
+        inputs (float64 copies of a float32 or float16 example, see
+        :meth:`convicted_wide`).
         """
-        if not every and all(x.dtype.kind != "f" or x.dtype == np.float64 for x in self.xs):
-            return [None] * len(self.xs)
+        xs = self.xs if arrays is None else arrays
+        if not every and all(x.dtype.kind != "f" or x.dtype == np.float64 for x in xs):
+            return [None] * len(xs)
         rng = np.random.default_rng(0)  # the same moves for the same example
         jitter = [None if g is None else np.zeros(np.shape(g)) for g in grads]
         for _ in range(ROUNDING_SAMPLES):
-            moved = [_few_ulps(x, rng, 0.0 if every else None) for x in self.xs]
+            moved = [_few_ulps(x, rng, 0.0 if every else None) for x in xs]
             try:
                 _, again = self.tgt.run(
                     moved, self.params, v, constants=sorted(self.const), outputs=self.outputs
@@ -1318,7 +1409,7 @@ class _Run:
                         d = np.abs(np.asarray(g1, np.float64) - np.asarray(g0, np.float64))
                     # (jitter[i] is not None: checked above)
                     jitter[i] = np.maximum(jitter[i], np.where(np.isfinite(d), d, 0.0))  # type: ignore[arg-type]
-        return [None if x.dtype == np.float64 and not every else j for x, j in zip(self.xs, jitter)]
+        return [None if x.dtype == np.float64 and not every else j for x, j in zip(xs, jitter)]
 
     def judged_wide(
         self,
@@ -1336,24 +1427,9 @@ class _Run:
         gradient) from it. Then that judgement stands (0.5·x·(1 + tanh u) in float32 at
         x = -5.25, where tanh rounds to -1: every term cancels to its rounding, and no
         move of the inputs' last bits shows it); else the mismatch."""
-        wide = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in self.xs]
-        try:
-            out, grads = self.tgt.run(
-                wide,
-                self.params,
-                v.astype(np.float64),
-                constants=sorted(self.const),
-                outputs=self.outputs,
-            )
-        except Exception:
+        g, g64 = comparison.analytic, self.wide_gradient(v, i)
+        if g64 is None or g64.shape != g.shape:
             return comparison
-        finally:
-            self.forward_calls += 1
-            self.backward_calls += 1
-        g64, g = grads[i] if i < len(grads) else None, comparison.analytic
-        if np.asarray(out).dtype != np.float64 or g64 is None or np.shape(g64) != np.shape(g):
-            return comparison
-        g64 = np.asarray(g64, dtype=np.float64)
         scale = max(1.0, float(np.max(np.abs(g64), initial=0.0)))
         with np.errstate(all="ignore"):
             off = float(np.max(np.abs(g - g64), initial=0.0))
@@ -1365,6 +1441,96 @@ class _Run:
         again = Comparison(i, x, g64, *tolerances, v_max, comparison.jitter)
         judge_full(again, estimated)
         return comparison if again.mismatched else again
+
+    def wide_gradient(self, v: np.ndarray, i: int) -> np.ndarray | None:
+        """Input ``i``'s gradient from the backward run on float64 copies of the
+        inputs (with ``v`` in float64), once per check; None where the op does not run
+        in float64 (it raised, or its output is not float64)."""
+        if self._wide is None:
+            wide = [a.astype(np.float64) if a.dtype.kind == "f" else a for a in self.xs]
+            try:
+                out, grads = self.tgt.run(
+                    wide,
+                    self.params,
+                    v.astype(np.float64),
+                    constants=sorted(self.const),
+                    outputs=self.outputs,
+                )
+            except Exception:
+                out, grads = None, []
+            finally:
+                self.forward_calls += 1
+                self.backward_calls += 1
+            if np.asarray(out).dtype != np.float64:
+                grads = []
+            self._wide = (wide, list(grads))
+        grads = self._wide[1]
+        g64 = grads[i] if i < len(grads) else None
+        return None if g64 is None else np.asarray(g64, dtype=np.float64)
+
+    def convicted_wide(
+        self, i: int, x: np.ndarray, v: np.ndarray, comparison: Comparison, ev: Evaluator
+    ) -> Comparison | None:
+        """A float32 or float16 gradient that passed its dtype's tolerances, where a
+        float64 check of the same backward fails, and the low-precision gradient
+        carries that error: the failing float64 judgement (a Comparison whose failure
+        says so); else None.
+
+        A low-precision gradient is right only to its dtype's rounding, so its
+        tolerances are wide (float16: 1e-2 of the gradient's scale), and an error
+        below them, though far above what the float64 finite differences resolve
+        (a wrong reduction off by 8% of one element, a zeroed element of 6e-6 beside
+        elements of 0.5), passes. The same backward run on float64 copies of the
+        inputs shows the formula's error without that rounding; judged as a float64
+        check would judge it (the elements it flags refined at float64's threshold,
+        and allowed the float64 backward's measured rounding), it is a failure where
+        the low-precision gradient is off the same way (within half the error).
+
+        Not judged so: an op whose float64 run computes in the low dtype (a forward
+        that the finite differences evaluate in it, see
+        :meth:`~gradcheck.checking.numerical.Evaluator`; a gradient exactly
+        representable in it: a float16 backward cast back), whose float64 numbers say
+        nothing finer than the dtype's own."""
+        if comparison.estimated is None or ev.eval_dtype != np.float64:
+            return None
+        g64 = self.wide_gradient(v, i)
+        if g64 is None or g64.shape != comparison.analytic.shape:
+            return None
+        if exact_in(g64, x.dtype):
+            return None
+        numeric, error, kink, curvature, noise = (np.array(a) for a in comparison.estimated)
+        x64 = x.astype(np.float64)
+        tolerances = _tolerances(np.dtype(np.float64), None, None)
+        v_max = float(np.max(np.abs(v), initial=0.0))
+        wide = Comparison(i, x64, g64, *tolerances, v_max)
+        judge_full(wide, (numeric, error, kink, curvature, noise))
+        if not wide.mismatched:
+            return None
+        # The flagged elements at float64's jump threshold (the low dtype's may have
+        # left a small kink unmarked, or settled an element by its first difference).
+        which = np.array(sorted(set(wide.bad)))
+        est = Estimate(numeric, error, kink, curvature, np.zeros(numeric.size, bool), 0, noise)
+        threshold = wide.jump_threshold(np.where(kink, 0.0, numeric))
+        refine_elements(ev, i, est, which, threshold)
+        estimated = (est.value, est.error, est.kink, est.curvature, est.noise)
+        assert self._wide is not None  # (made by wide_gradient)
+        arrays, grads = self._wide
+        jitter = self.rounding_jitter(v.astype(np.float64), grads, every=True, arrays=arrays)
+        wide = Comparison(i, x64, g64, *tolerances, v_max, jitter[i])
+        judge_full(wide, estimated)
+        bad = np.array(wide.bad, dtype=int)
+        if not bad.size:
+            return None
+        low = comparison.analytic.reshape(-1)
+        with np.errstate(invalid="ignore"):
+            carried = np.abs(low[bad] - g64.reshape(-1)[bad]) <= 0.5 * np.abs(
+                g64.reshape(-1)[bad] - est.value[bad]
+            )
+        if not carried.any():
+            return None
+        wide.estimated = estimated
+        wide.low = (comparison.analytic, str(x.dtype))
+        return wide
 
     def walk(self, stage: str, e: Evidence) -> None:
         failure = first_failure(stage, e)
@@ -1442,6 +1608,9 @@ class _Run:
                     comparison = again
                 if comparison.mismatched and comparison.estimated and x.dtype.itemsize < 8:
                     comparison = self.judged_wide(i, x, v, comparison, (r, a, relative), v_max)
+                elif x.dtype.itemsize < 8 and atol is None and rtol is None:
+                    # (tolerances the user chose are what they accept)
+                    comparison = self.convicted_wide(i, x, v, comparison, ev) or comparison
                 per_input.append(comparison.summary())
                 elements.extend(comparison.elements)
                 kinks.extend((i, idx) for idx in comparison.kinks)

@@ -113,12 +113,22 @@ class Comparison:
         self.below_floor = 0
         self.max_abs = 0.0
         self.max_numeric = 0.0  # the largest |numeric gradient| compared
+        #: Where finite differences cannot tell the gradient from 0 (|numeric| within
+        #: the allowed difference), the size whose rtol is that allowance: the scale
+        #: the tolerance judged such elements on (see :meth:`scale`).
+        self.unresolved_scale = 0.0
         self.max_ratio = 0.0
         self.size = analytic.size
         self.direction_failure: str | None = None
         self.atol_used = atol
         #: Full mode's estimates (numeric, error, kink, curvature, noise), flat.
         self.estimated: tuple[np.ndarray, ...] | None = None
+        #: The flat indices of the elements judged mismatched.
+        self.bad: list[int] = []
+        #: Where this is the judgement of a float64 run of a float32 or float16
+        #: backward (see ``_Run.convicted_wide``): the low-precision gradient and its
+        #: dtype's name, whose values the failure message shows beside the float64 ones.
+        self.low: tuple[np.ndarray, str] | None = None
 
     def abs_tol(self, numeric: np.ndarray) -> float:
         """The absolute tolerance for this input, given (an estimate of) its numeric
@@ -169,25 +179,22 @@ class Comparison:
         with np.errstate(all="ignore"):
             diff = np.abs(analytic - numeric)
             allowed = atol + self.rtol * np.abs(numeric) + ERROR_ESTIMATE_FACTOR * error + extra
-            if self.eps < np.finfo(np.float32).eps:
-                # float64 makes no allowance of a few eps of max|v| (abs_tol), but where
-                # the forward never moved at all (numeric exactly 0) finite differences
-                # resolved nothing: a forward that cancels (log-sum-exp minus the label's
-                # logit) hides a true gradient of 1e-45 there. That much is allowed
-                # there, and only there (a gradient the steps resolve keeps its scale).
-                unmoved = UPSTREAM_ROUNDING_FACTOR * self.eps * self.v_max
-                allowed = allowed + np.where(numeric == 0, unmoved, 0.0)
             ratio = np.where(np.isfinite(diff), diff / allowed, np.inf)
             floor = np.broadcast_to(ERROR_ESTIMATE_FACTOR * noise + extra, diff.shape)
         smooth = ~kink
         bad = smooth & ~(ratio <= 1.0)
         self.mismatched += int(bad.sum())
+        self.bad.extend(int(j) for j in flat_index[bad])
         self.below_floor += int(
             np.sum(smooth & (floor > 0) & (np.maximum(np.abs(analytic), np.abs(numeric)) <= floor))
         )
         for j in flat_index[kink]:
             self.kinks.append(tuple(int(k) for k in np.unravel_index(j, shape)))
         if smooth.any():
+            self._note_unresolved(
+                np.broadcast_to(allowed - self.rtol * np.abs(numeric), diff.shape)[smooth],
+                numeric[smooth],
+            )
             self.max_abs = max(self.max_abs, float(diff[smooth].max()))
             self.max_numeric = max(self.max_numeric, float(np.abs(numeric[smooth]).max()))
             self.max_ratio = max(self.max_ratio, float(ratio[smooth].max()))
@@ -208,14 +215,29 @@ class Comparison:
                 )
             )
 
+    def _note_unresolved(self, allowance: np.ndarray, numeric: np.ndarray) -> None:
+        """Keep :attr:`unresolved_scale` from the elements whose |numeric| is within
+        ``allowance`` (the allowed difference but its rtol part): a gradient that finite
+        differences cannot tell from 0 there."""
+        if self.rtol <= 0:
+            return
+        with np.errstate(all="ignore"):
+            unresolved = np.isfinite(allowance) & (np.abs(numeric) <= allowance)
+        if unresolved.any():
+            size = float(allowance[unresolved].max()) / self.rtol
+            self.unresolved_scale = max(self.unresolved_scale, size)
+
     def scale(self) -> float:
         """The size a relative error of this input is taken against: the largest
         |numeric gradient element| compared (the scale the default tolerance uses), or
         atol / rtol where the absolute tolerance governs (a gradient smaller than that
-        counts as that size). Never 0 where a tolerance is: no error is relative to a
-        zero reference. 0 only with atol = rtol = 0 and a zero gradient."""
+        counts as that size), or, where finite differences cannot tell the gradient
+        from 0, the allowed difference / rtol (x³ at x = 0: numeric 5e-29 of pure
+        truncation against analytic 0 is not a relative error of 1). Never 0 where a
+        tolerance is: no error is relative to a zero reference. 0 only with
+        atol = rtol = 0 and a zero gradient."""
         floor = self.atol_used / self.rtol if self.rtol > 0 else self.atol_used
-        return max(self.max_numeric, floor)
+        return max(self.max_numeric, floor, self.unresolved_scale)
 
     def relative_error(self, abs_error: float) -> float:
         """``abs_error`` relative to :meth:`scale`: the one definition of a relative
@@ -270,7 +292,16 @@ class Comparison:
                 f"analytic {e.analytic:.10g}, numeric {e.numeric:.10g}"
             )
             allowed = e.abs_error / e.ratio if e.ratio > 0 else 0.0
-            if e.floor >= 0.5 * allowed > 0:
+            if self.low is not None:
+                gradient, name = self.low
+                low = float(gradient[e.index])
+                message += (
+                    f" (the backward run in float64 on the same inputs, judged with "
+                    f"float64's tolerances; the {name} gradient, {low:.6g} "
+                    f"there, carries the same error, which its own precision hides: the "
+                    f"formula is wrong, not its rounding)"
+                )
+            elif e.floor >= 0.5 * allowed > 0:
                 message += (
                     f" (the difference allowed there, {allowed:.3g}, is mostly rounding: "
                     f"finite differences resolve this gradient no finer than {e.floor:.3g} "
@@ -551,6 +582,7 @@ def compare_fast(
             diff = abs(r.analytic - r.numeric)
             cmp.max_abs = max(cmp.max_abs, diff)
             cmp.max_numeric = max(cmp.max_numeric, abs(r.numeric))
+            cmp._note_unresolved(np.array([r.allowed]), np.array([r.numeric]))
             cmp.max_ratio = max(cmp.max_ratio, diff / r.allowed if r.allowed > 0 else np.inf)
         if not r.ok:
             cmp.direction_failure = (

@@ -63,6 +63,7 @@ __all__ = [
     "ComplexStepUnsupported",
     "Evaluator",
     "Estimate",
+    "exact_in",
     "full_estimate",
     "refine_elements",
     "step_sizes",
@@ -148,6 +149,14 @@ def _wider(dtype: np.dtype) -> np.dtype | None:
     if dtype == np.float64 and np.finfo(longdouble).eps < np.finfo(np.float64).eps:
         return longdouble  # 80-bit extended on x86; the same as float64 elsewhere
     return None
+
+
+def exact_in(a: np.ndarray, dtype: np.dtype) -> bool:
+    """Whether every finite element of ``a`` is a number of ``dtype``."""
+    a = np.asarray(a, dtype=np.float64)
+    finite = a[np.isfinite(a)]
+    with np.errstate(all="ignore"):
+        return bool(np.array_equal(finite.astype(dtype).astype(np.float64), finite))
 
 
 def step_sizes(x: np.ndarray, eps: float) -> np.ndarray:
@@ -241,12 +250,17 @@ class Evaluator:
             if out is not None and out.dtype == np.float64 and out.shape == np.shape(v):
                 self.work = wide
                 self.eval_dtype = np.dtype(np.float64)
-        self.eps = float(np.finfo(self.eval_dtype).eps)
         self.v = np.asarray(v, dtype=np.float64)
         # Copies (np.array, not np.asarray), here and in `refine`: a forward may
         # return a view of its input (reshape, transpose, indexing), which the
         # perturbations below change in place.
         out0 = self.call(self.work)
+        inner = self._computes_in(out0)
+        if inner is not None:
+            self.work = [a.astype(inner) if a.dtype.kind == "f" else a for a in self.work]
+            self.eval_dtype = inner
+            out0 = self.call(self.work)
+        self.eps = float(np.finfo(self.eval_dtype).eps)
         self.f0 = np.array(out0, dtype=np.float64)
         # A real output minus f0 (float64) is float64 by NumPy's promotion alone;
         # asking for dtype=float64 costs ~0.3 us per subtraction (measured).
@@ -257,6 +271,38 @@ class Evaluator:
         #: (see :meth:`_LevelScores.quantize_noise`).
         self.quantum: float | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
+
+    def _computes_in(self, out0: np.ndarray) -> np.dtype | None:
+        """The dtype narrower than float64 that a forward given float64 computes in
+        (``f(x.half())`` cast back), or None: its output is a number of that dtype at
+        x, and at x moved by 1.5 of that dtype's ulps (every float element up), where
+        at least half its outputs moved. There, float64's steps (1e-5) are absorbed
+        by the rounding of x to that dtype, and finite differences see a staircase of
+        its ulps: any gradient passed below what they (did not) resolve. Steps for
+        that dtype (in it: the forward rounds to it anyway) see the function."""
+        if self.eval_dtype != np.float64 or out0.dtype != np.float64 or not out0.size:
+            return None
+        for narrow in (np.dtype(np.float16), np.dtype(np.float32)):
+            if not exact_in(out0, narrow):
+                continue
+            with np.errstate(all="ignore"):
+                moved = [
+                    a + 1.5 * np.spacing(np.abs(a).astype(narrow)).astype(np.float64)
+                    if a.dtype.kind == "f"
+                    else a
+                    for a in self.work
+                ]
+            try:
+                out1 = np.asarray(self.call(moved))
+            except Exception:
+                return None
+            if out1.shape != out0.shape or out1.dtype != np.float64:
+                return None
+            with np.errstate(invalid="ignore"):
+                changed = np.mean(out1 != out0) >= 0.5
+            if changed and exact_in(out1, narrow):
+                return narrow
+        return None
 
     def rounding_sizes(self) -> np.ndarray:
         """Per output, the size whose rounding (eps of it) the noise model assumes:
@@ -528,6 +574,7 @@ class Evaluator:
         self.rounding_sizes()  # (at x itself, before any level moves it)
         multipliers, base_index = _levels(scale)
         levels = _LevelScores(len(multipliers), self.f0.shape)
+        levels.magnitude = max(1.0, scale) if math.isfinite(scale) else 1.0
         levels.powers = np.arange(len(multipliers)) - base_index
         ladder = base_index + _LOWEST  # the first level of the base ladder
         self._run_levels(i, along, h0, multipliers[ladder:], ladder, levels)
@@ -664,10 +711,14 @@ class Evaluator:
                 noise[k] = OUTPUT_ROUNDING_EPS * eps * float(vdot(absv[t], size[t])) / h
             else:
                 # NOTE: no output moved, which is not proof that none depends on x:
-                # each may have absorbed a change below its half ulp (1e-13·γ + 1,
-                # batchnorm's gamma where a channel is constant). All that is known
-                # is |s'| <= eps·<|v|, |f|> / 2h: that is the noise.
-                noise[k] = eps * float(vdot(absv, measured)) / (2 * h)
+                # each may have absorbed a change below half an ulp of an intermediate
+                # (1e-13·γ + 1, batchnorm's gamma where a channel is constant; a
+                # cross-entropy at a logit of 35, log(1 + 1e-15), whose output of
+                # 1e-15 never moves). All that is known is |s'| <= eps·<|v|, m> / 2h,
+                # m the size of those intermediates: at least the output's, and at
+                # least the moved element's and 1 (see _LevelScores.magnitude).
+                size = np.maximum(measured, levels.magnitude)
+                noise[k] = eps * float(vdot(absv, size)) / (2 * h)
                 levels.still[k] = True
         levels.pending = []
 
@@ -745,12 +796,19 @@ class _LevelScores:
         self.noise = np.zeros(n)
         self.hs = np.ones(n)
         #: Each level's resolution where ``s`` moves in quanta (:meth:`quantize_noise`):
-        #: part of the error estimate, not of the noise that kinks stand out of.
+        #: part of the error estimate, and of the noise that a kink's J stands out of
+        #: (not of what a jump of s, D·h, stands out of: see :func:`_is_kink`).
         self.floor = np.zeros(n)
         #: Each level's step as a power of LEVEL_RATIO times the base step.
         self.powers = np.arange(n) + _LOWEST
         #: Levels at which no output moved at all (the step was absorbed somewhere).
         self.still = np.zeros(n, dtype=bool)
+        #: The size of the intermediates a step of the moved element (or direction)
+        #: may have been absorbed in, where no output moved: ``max(|x_j|, 1)``. The
+        #: element itself is one (35 + 1e-15 - 35), and 1 is in most formulas (1 + δ,
+        #: exp near 0); the steps are relative to it, so the noise it gives at a still
+        #: level is eps**(2/3)·<|v|, 1> / 2 over the level's multiplier, at every scale.
+        self.magnitude = 1.0
 
     def quantize_noise(self, known: float | None = None) -> float | None:
         """Where some level's outputs did not move at all and a level of a larger step
@@ -786,6 +844,7 @@ class _LevelScores:
         for name in ("d", "jump", "noise", "hs", "still"):
             getattr(new, name)[more:] = getattr(self, name)
         new.floor[more:] = self.floor
+        new.magnitude = self.magnitude
         new.powers = np.concatenate([self.powers[0] - np.arange(more, 0, -1), self.powers])
         return new
 
@@ -960,17 +1019,19 @@ def _kink_signature(
     f: _Finite,
     jump_threshold: float,
     upto: int | None = None,
+    noise: list[float] | None = None,
 ) -> str | None:
     """Going up from the smallest step, the first windows of :data:`KINK_WINDOW`
     neighbouring levels where ``signal`` stands out of the modelled rounding noise
-    (by :data:`KINK_NOISE_MARGIN` ×) decide: ``seen`` (the signal or a multiple of
-    it) steady there is a kink (if the signal is larger than ``jump_threshold``, what
-    matters); growing like h is a smooth function (no kink); anything else, and the
-    next window decides. Shrinking like 1/h far above the noise is a singularity
-    within the steps' reach (a pole, a log, a jump of s: every step straddles it), a
-    kink too, unless smaller steps already showed a smooth function: a window where
-    the signal is within the noise while D is well above it (the one-sided quotients
-    agree there; arccot at -6e-8, whose larger steps straddle its jump at 0).
+    (``noise``, by default ``f.N``; by :data:`KINK_NOISE_MARGIN` ×) decide: ``seen``
+    (the signal or a multiple of it) steady there is a kink (if the signal is larger
+    than ``jump_threshold``, what matters); growing like h is a smooth function (no
+    kink); anything else, and the next window decides. Shrinking like 1/h far above
+    the noise is a singularity within the steps' reach (a pole, a log, a jump of s:
+    every step straddles it), a kink too, unless smaller steps already showed a
+    smooth function: a window where the signal is within the noise while D is well
+    above it (the one-sided quotients agree there; arccot at -6e-8, whose larger steps
+    straddle its jump at 0).
 
     With ``upto``, no window starting above that level decides: the Richardson
     values converged there, and larger steps only straddle the function's scale
@@ -980,7 +1041,7 @@ def _kink_signature(
     Returns the trend that marks the kink (:data:`STEADY` or :data:`SHRINKING`), or
     None."""
     k, span = f.k, KINK_WINDOW - 1
-    limit = [KINK_NOISE_MARGIN * n for n in f.N]
+    limit = [KINK_NOISE_MARGIN * n for n in (f.N if noise is None else noise)]
     above = [abs(signal[b]) > limit[b] for b in range(len(signal))]
     measured = [abs(f.D[b]) > limit[b] for b in range(len(signal))]
     smooth_below = False
@@ -1033,7 +1094,14 @@ def _is_kink(f: _Finite, jump_threshold: float, upto: int | None = None) -> str 
     :data:`UNBOUNDED` for the others (no finite derivative), None where smooth.
     """
     D, H = f.D, f.H
-    jump = _kink_signature(f.J, f.J, f, jump_threshold, upto)
+    # Where s moves in quanta (see _LevelScores.quantize_noise), s(x) itself lies
+    # anywhere within one: J·h = s(x+h) + s(x-h) - 2 s(x) of a few quanta is rounding,
+    # which shrinks like 1/h as exactly as a pole does (a cross-entropy at a logit of
+    # 30, whose log(1 + 1e-13) moves by ulps of 1). J must stand out of the quantum too.
+    # (D·h of one quantum stays a jump of s: round(x) just below a half, whose
+    # smaller steps stand still, moves by its jump, the only quantum it shows.)
+    quantized = [max(n, q) for n, q in zip(f.N, f.floor)]
+    jump = _kink_signature(f.J, f.J, f, jump_threshold, upto, quantized)
     if jump is not None:
         return KINK if jump == STEADY else UNBOUNDED
     if _kink_signature(D, [D[b] * H[b] for b in range(len(D))], f, jump_threshold, upto):

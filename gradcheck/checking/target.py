@@ -28,10 +28,10 @@ import numpy as np
 
 import gradcheck
 from gradcheck.checking.adapters import framework_directories
-from gradcheck.checking.layout import STRIDED, noncontiguous
+from gradcheck.checking.layout import INPUT_LAYOUTS, STRIDED, noncontiguous
 from gradcheck.checking.outputs import Outputs
 from gradcheck.checking.signature import OpSignature, arrange
-from gradcheck.errors import CheckUsageError, NotATarget, SkipGradient, TargetRaised
+from gradcheck.errors import CheckUsageError, NotATarget, SkipGradient, TargetRaised, printable
 from gradcheck.graph import no_autodiff
 from gradcheck.operation import BroadcastableOp, Operation, reduce_broadcast
 from gradcheck.ops.joining import concatenate
@@ -137,6 +137,9 @@ class Target:
     #: framework has none).
     variant: Any = None
     deriver: Callable[[Any], Target] | None = None
+    #: The op under ``torch.func.vmap`` against a loop over the batch (see
+    #: :mod:`gradcheck.checking.batched`); None: the op's framework has no vmap here.
+    batcher: Callable[..., Any] | None = None
 
     def derive(self, variant: Any) -> Target:
         """The target that checks ``variant`` of this target's op (the gradient of its
@@ -197,9 +200,18 @@ class Target:
 
         Raises :class:`TargetRaised` (phase "forward") when the target raises.
         """
+        layouts = INPUT_LAYOUTS.get()
+        if layouts is not None and not self.foreign:
+            # (gradcheck.checking.layout: a share of checks) in Fortran order, which
+            # the engine's tensors keep; a framework's adapter lays out its own
+            arrays = [noncontiguous(a) if i in layouts.chosen else a for i, a in enumerate(arrays)]
         tensors = tuple(
             Tensor(a, constant=True if i in constants else None) for i, a in enumerate(arrays)
         )
+        if layouts is not None and not self.foreign:
+            for i in layouts.chosen & set(range(len(tensors))):
+                data = tensors[i].data
+                layouts.record(i, data.shape, tuple(st // data.itemsize for st in data.strides))
         try:
             out = self._build(tensors, params or {})
         except Exception as exc:
@@ -358,9 +370,11 @@ class Target:
 
 
 def qualname(obj: Any) -> str:
+    """``module.QualName`` of a target, printable: the name comes from the user's code,
+    which may have set it to anything (a newline, a terminal escape, a CI command)."""
     module = getattr(obj, "__module__", None) or ""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
-    return f"{module}.{name}" if module and module != "__main__" else name
+    return printable(f"{module}.{name}" if module and module != "__main__" else str(name))
 
 
 #: gradcheck's own code, all of it: where the package is, not a list of its modules.

@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.errors import printable
+
 __all__ = ["Tree", "flatten", "is_tree", "of_specs", "paths", "rebuild"]
 
 
@@ -69,7 +71,9 @@ class Tree:
         """Each leaf's path, ``prefix['key'][0].field``."""
         out: list[str] = []
         for key, child in zip(self.keys, self.children):
-            here = f"{prefix}.{key}" if self.kind == "dataclass" else f"{prefix}[{key!r}]"
+            # a key is any object the user chose: its repr, printable
+            key_text = str(key) if self.kind == "dataclass" else f"[{printable(repr(key))}]"
+            here = f"{prefix}.{key_text}" if self.kind == "dataclass" else prefix + key_text
             out.extend([here] if child is None else child.paths(here))
         return out
 

@@ -92,6 +92,9 @@ class Kind:
     FORWARD_MISMATCH = "forward_mismatch"
     UNDEFINED_GRAD = "undefined_grad"
     COMPILED_MISMATCH = "compiled_mismatch"
+    BATCHED_FORWARD = "batched_forward"
+    BATCHED_GRAD = "batched_grad"
+    NONCONTIGUOUS_INPUT = "noncontiguous_input"
     EXITED = "exited"
     WORKER_DIED = "worker_died"
     TIMED_OUT = "timed_out"
@@ -121,8 +124,14 @@ FAILURE_KINDS: dict[str, str] = {
     Kind.FORWARD_MISMATCH: "the forward differs from the reference forward (reference_forward)",
     Kind.UNDEFINED_GRAD: "with no (None) upstream gradient for some outputs of a torch op, the "
     "backward raised or gave other gradients than with zeros there",
+    Kind.BATCHED_FORWARD: "under torch.func.vmap, the op's output for a batch element differs "
+    "from a plain call on that element (its vmap rule)",
+    Kind.BATCHED_GRAD: "under torch.func.vmap, the backward's (or the jvp's) gradient for a "
+    "batch element differs from a plain call on that element",
     Kind.COMPILED_MISMATCH: "the compiled op (torch.compile, jax.jit) gave another output or "
     "gradient than the eager one",
+    Kind.NONCONTIGUOUS_INPUT: "with an input a non-contiguous view of the same values, the op "
+    "raised or gave another output or gradient",
 }
 
 #: The failure kinds of a run around the checks, each with what it means: a check lets

@@ -38,6 +38,7 @@ from gradcheck.errors import ConfigError, InvalidDescription
 from gradcheck.frontend.files import read_text, unreadable_number
 from gradcheck.search.description import (
     normalize_avoid,
+    normalize_batched,
     normalize_broadcast,
     normalize_compiled,
     normalize_device,
@@ -370,6 +371,7 @@ _NORMALIZERS: dict[str, Callable[[Any], Any]] = {
     "skip-on": normalize_skip_on,
     "reference-forward": normalize_reference_forward,
     "compiled": normalize_compiled,
+    "batched": normalize_batched,
     "timeout": normalize_seconds,
     "example-timeout": normalize_seconds,
     "max-memory": normalize_memory,

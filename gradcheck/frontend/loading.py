@@ -39,32 +39,11 @@ from typing import Any
 from gradcheck.checking.adapters import missing_extra_hint
 from gradcheck.errors import EmptyModule, ModuleLoadError, NotATarget, TargetNotFound
 from gradcheck.frontend.discovery import discover, is_operation_class, no_target_message
+from gradcheck.frontend.preload import is_path, split_spec
 from gradcheck.operation import Operation
 from gradcheck.search.verifier import LoadedTarget, is_ctrl_c
 
 __all__ = ["LoadedTarget", "load_targets", "load_module", "module_targets", "split_spec"]
-
-
-def split_spec(spec: str) -> tuple[str, str | None]:
-    """Split ``"module:Name"`` into ``("module", "Name")``; a bare module gives
-    ``("module", None)``.
-
-    Only the last ``:`` followed by a dotted identifier separates the name, so a
-    Windows drive letter (``C:\\ops.py``) stays part of the path.
-
-    >>> split_spec("pkg.mod:Ops.Mul")
-    ('pkg.mod', 'Ops.Mul')
-    >>> split_spec("ops/my_ops.py")
-    ('ops/my_ops.py', None)
-    """
-    module, sep, name = spec.rpartition(":")
-    if sep and module and all(part.isidentifier() for part in name.split(".")):
-        return module, name
-    return spec, None
-
-
-def _is_path(module: str) -> bool:
-    return module.endswith(".py") or "/" in module or os.sep in module
 
 
 def _one_line(exc: BaseException) -> str:
@@ -88,7 +67,7 @@ def load_module(module: str) -> ModuleType:
     ModuleLoadError
         The module does not exist or raised while it was imported.
     """
-    if _is_path(module):
+    if is_path(module):
         return _load_file(Path(module))
     _ensure_cwd_importable()
     try:

@@ -7,6 +7,9 @@
 - On a terminal, also a live line at the bottom, rewritten in place: the count and the
   examples of the targets being checked (``[2/5] ops:Matmul 37/100``). Not with
   ``TERM=dumb`` (a terminal that cannot move the cursor): escape codes, none at all.
+- Before the first target starts, when the targets import a framework (whose import
+  takes seconds): ``loading torch...``, as the live line on a terminal, else as one
+  plain line (:mod:`gradcheck.frontend.preload`).
 
 ``-q`` turns both off. The lines go to the stream the report goes to, unless the
 report is a document (``--format json``): then to stderr. The live line goes to stderr
@@ -85,13 +88,27 @@ class Progress:
         self._last_draw = 0.0
         #: Whether a line was written (the report is then set off by a blank line).
         self.wrote = False
+        #: The live line until the first target starts (``loading torch...``).
+        self._loading: str | None = None
 
     # -- what happens
     def note(self, text: str) -> None:
         """A plain line before the run (the configuration file used)."""
         self._write(text)
 
+    def loading(self, what: str) -> None:
+        """What the run is loading before its first target starts (``torch``: a
+        framework's import takes seconds): the live line on a terminal, else one
+        plain line."""
+        text = f"loading {what}..."
+        if self.live is not None:
+            self._loading = text
+            self._draw(force=True)
+        else:
+            self._write(text)
+
     def started(self, index: int, name: str) -> None:
+        self._loading = None
         self._running[index] = (name, 0, 0)
         self._draw(force=True)
 
@@ -108,6 +125,7 @@ class Progress:
         self._draw(force=True)
 
     def close(self) -> None:
+        self._loading = None
         self._running.clear()
         self._clear()
 
@@ -139,15 +157,18 @@ class Progress:
         click.echo(text, file=self.lines, color=self.color)
         self.lines.flush()
         self.wrote = True
+        if self._loading is not None:
+            self._draw(force=True)
 
     def _draw(self, force: bool = False) -> None:
-        if self.live is None or not self._running:
+        if self.live is None or not (self._running or self._loading):
             return
         now = time.monotonic()
         if not force and now - self._last_draw < REDRAW_INTERVAL:
             return
         self._last_draw = now
-        self.live.write(f"\r\x1b[K{self.live_text()}")
+        text = self.live_text() if self._running else self._loading
+        self.live.write(f"\r\x1b[K{text}")
         self.live.flush()
         self._drawn = True
 

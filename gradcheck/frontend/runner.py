@@ -31,7 +31,8 @@ the target's module already imported (or imports it). The zygote is started with
 Each target's seed is fixed before any job starts, so a run checks the same examples
 whatever ``--jobs`` is, and results come back in the order of the jobs.
 
-The coordinator sends the zygote ``("load", function, args)`` (answered ``("loaded",
+The coordinator sends the zygote ``("preload", modules)`` (the frameworks to import at
+once; not answered), ``("load", function, args)`` (answered ``("loaded",
 result)`` or ``("load_error", exception, traceback)``), ``("warm",)`` before the jobs
 of a run of several (:func:`_warm_up`), ``("job", index, job)``
 followed by one end of a new pipe (answered ``("forked", index, pid)``; ``("exit",
@@ -51,6 +52,7 @@ when that job's turn comes, as it would be in a serial run.
 from __future__ import annotations
 
 import dataclasses
+import gc
 import math
 import multiprocessing
 import os
@@ -235,7 +237,9 @@ def _zygote_main(conn: Connection, setup: WorkerSetup) -> None:
                 message = conn.recv()
                 if message is None:
                     return
-                if message[0] == "load":
+                if message[0] == "preload":
+                    _preload(message[1])
+                elif message[0] == "load":
                     _zygote_load(conn, message[1], message[2])
                 elif message[0] == "warm":
                     _warm_up()
@@ -259,8 +263,6 @@ def _warm_up() -> None:
     inherited by every job's process, not built again for each target; then the heap
     is frozen (gc.freeze), so that the children's collections do not copy its pages.
     (A run of one target does without: it would pay the same once, plus the warm-up.)"""
-    import gc
-
     import gradcheck.builtin_targets as builtin
 
     try:
@@ -271,6 +273,19 @@ def _warm_up() -> None:
     except Exception:  # only a warm-up: a job meets any real problem again
         pass
     gc.freeze()
+
+
+def _preload(modules: Sequence[str]) -> None:
+    """Import the frameworks the targets will need, before they are loaded (a head
+    start, and imported once for every target's process: gradcheck.frontend.preload).
+    A module that cannot be imported is left to the loading, which says why."""
+    import importlib
+
+    for name in modules:
+        try:
+            importlib.import_module(name)
+        except Exception:
+            pass
 
 
 def _zygote_load(conn: Connection, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
@@ -298,6 +313,10 @@ def _zygote_fork(
     from multiprocessing.reduction import recv_handle
 
     fd = recv_handle(conn)
+    # What the zygote imported (a framework: hundreds of thousands of objects) is never
+    # garbage for a child: frozen, the child's collections neither walk it (a full
+    # collection would take tenths of a second) nor copy its pages by touching it.
+    gc.freeze()
     pid = os.fork()
     if pid == 0:  # the child: never returns
         _child_main(conn, fd, index, job, setup)
@@ -613,6 +632,8 @@ class _Zygote:
             target=_zygote_main, args=(self._child, setup), daemon=False, name="gradcheck-worker"
         )
         self.ready = False
+        #: Told to go (:meth:`Run.release`).
+        self.released = False
 
     def start(self) -> None:
         # A spawned child runs the parent's main script again (as __mp_main__) unless
@@ -678,6 +699,18 @@ class Run:
         if self._zygote is None:
             self._zygote = _Zygote(self._context, self.setup)
             self._zygote.start()
+
+    def preload(self, modules: Sequence[str]) -> None:
+        """Have the zygote import ``modules`` (the frameworks the targets will need)
+        as soon as it is ready, before it loads the targets; nothing is answered."""
+        if not modules:
+            return
+        self.prestart()
+        assert self._zygote is not None
+        try:
+            self._zygote.conn.send(("preload", tuple(modules)))
+        except OSError:
+            pass  # the zygote is gone: the load meets it
 
     def _ready_zygote(self) -> _Zygote:
         """The zygote, started and ready (started again after a death)."""
@@ -933,6 +966,20 @@ class Run:
         self._next = len(self.jobs)
         return out
 
+    def release(self) -> None:
+        """Let the zygote go now, without waiting for its end (the run needs it no
+        more: its results are in): it ends while the command writes its report, and
+        :meth:`close` finds it gone, instead of waiting for a large process's exit
+        (a framework's memory unmapped) after the report."""
+        zygote = self._zygote
+        if zygote is None or not zygote.ready or self._running or zygote.released:
+            return
+        try:
+            zygote.conn.send(None)
+            zygote.released = True
+        except OSError:
+            pass
+
     def close(self, graceful: bool = True) -> None:
         """Kill the jobs still running (what they ran is not needed any more) and the
         zygote (``graceful``: asked to go first)."""
@@ -944,7 +991,8 @@ class Run:
             return
         if graceful and zygote.ready and zygote.process.is_alive():
             try:
-                zygote.conn.send(None)
+                if not zygote.released:
+                    zygote.conn.send(None)
                 zygote.process.join(2.0)
             except OSError:
                 pass

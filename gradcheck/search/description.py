@@ -61,6 +61,7 @@ __all__ = [
     "normalize_skip_on",
     "normalize_reference_forward",
     "normalize_compiled",
+    "normalize_batched",
     "normalize_domain",
     "normalize_dtype",
     "normalize_kwargs",
@@ -178,6 +179,8 @@ class Description:
         A NumPy reference of the forward (``"module:function"`` or the function).
     compiled : str, optional
         Compare the op compiled (torch.compile's backend, or ``jax.jit``) with eager.
+    batched : bool, optional
+        Run a torch op under ``torch.func.vmap`` against a loop over the batch.
     """
 
     shapes: tuple[str | tuple[int | str, ...], ...] | None = None
@@ -202,6 +205,7 @@ class Description:
     skip_on: tuple[str, ...] | None = None
     reference_forward: Any = None
     compiled: str | None = None
+    batched: bool | None = None
 
     def merged(self, **overrides: Any) -> Description:
         """A copy where every override that is not ``None`` replaces the declared
@@ -241,6 +245,7 @@ def describe(
     skip_on: Any = None,
     reference_forward: Any = None,
     compiled: Any = None,
+    batched: bool | None = None,
 ) -> Any:
     """Declare how an op should be checked, and mark a function as a target.
 
@@ -323,6 +328,11 @@ def describe(
         Also run a torch op under ``torch.compile`` with this backend (True:
         ``"aot_eager"``), a JAX op under ``jax.jit``: its output and gradients must
         agree with the eager op's (kind ``compiled_mismatch``).
+    batched : bool, optional
+        Run a torch op, its backward and (with forward mode) its jvp under
+        ``torch.func.vmap`` over a small batch: each element must agree with a plain
+        call on it (kinds ``batched_forward``, ``batched_grad``). Default: on for a
+        ``torch.autograd.Function`` that declares a vmap rule.
 
     Returns
     -------
@@ -365,6 +375,7 @@ def describe(
         if reference_forward is None
         else normalize_reference_forward(reference_forward),
         compiled=None if compiled is None else normalize_compiled(compiled),
+        batched=None if batched is None else normalize_batched(batched),
     )
 
     def decorate(obj: T) -> T:
@@ -681,6 +692,11 @@ def normalize_compiled(value: Any) -> str | None:
     raise InvalidDescription(
         f"compiled must be true or one of {', '.join(COMPILE_BACKENDS)}, got {value!r}"
     )
+
+
+def normalize_batched(value: Any) -> bool:
+    """``batched``: true or false."""
+    return normalize_broadcast(value, "batched")
 
 
 def normalize_nondet_tol(value: Any) -> float:

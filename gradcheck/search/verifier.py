@@ -28,11 +28,12 @@ from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.signature import op_signature
 from gradcheck.checking.trees import of_specs, rebuild
 from gradcheck.checking.vocabulary import Kind, Mode, Skip, Verdict
-from gradcheck.errors import GradcheckError, InvalidDescription
+from gradcheck.errors import GradcheckError, InvalidDescription, printable
 from gradcheck.search.description import (
     Description,
     description_of,
     normalize_avoid,
+    normalize_batched,
     normalize_compiled,
     normalize_device,
     normalize_domain,
@@ -78,7 +79,7 @@ def target_label(obj: Callable[..., Any]) -> str:
     """A ``module:QualName`` label for an object given directly (not by a spec)."""
     module = getattr(obj, "__module__", None) or "?"
     qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
-    return f"{module}:{qualname}"
+    return printable(f"{module}:{qualname}")
 
 
 @dataclass(frozen=True)
@@ -277,6 +278,7 @@ def verify(
     skip_on: Any = None,
     reference_forward: Any = None,
     compiled: Any = None,
+    batched: bool | None = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
@@ -341,6 +343,10 @@ def verify(
         As for :func:`gradcheck.check`: the op compiled (``torch.compile``,
         ``jax.jit``) must agree with the eager op on every example
         (``compiled_mismatch``).
+    batched : bool, optional
+        As for :func:`gradcheck.check`: a torch op under ``torch.func.vmap`` must
+        agree with a loop over the batch on every example (``batched_forward``,
+        ``batched_grad``); default: on for Functions that declare a vmap rule.
     name : str, optional
         The name to report (default: from the target).
     progress : callable, optional
@@ -399,6 +405,7 @@ def verify(
         skip_on=skip_on,
         reference_forward=reference_forward,
         compiled=compiled,
+        batched=batched,
     )
     if seed is None:
         seed = secrets.randbits(32)
@@ -452,6 +459,7 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("skip_on", normalize_skip_on),
         ("reference_forward", normalize_reference_forward),
         ("compiled", normalize_compiled),
+        ("batched", normalize_batched),
     ):
         if options.get(key) is not None:
             try:
@@ -797,6 +805,7 @@ def _check(
             upstream=upstream,
             reference_forward=options.get("reference_forward"),
             compiled=options.get("compiled"),
+            batched=options.get("batched"),
             **mode,
         )
 

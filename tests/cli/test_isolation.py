@@ -105,6 +105,15 @@ OPS = textwrap.dedent(
             raise ValueError("bad\\n::error file=x.py,line=1::INJECTED\\x1b]0;title\\x07")
 
 
+    class BadlyNamed(Exp):
+        def backward_var(self, grad, index, **kw):
+            return 2 * super().backward_var(grad, index, **kw)
+
+
+    # a name the user's code may set to anything: a newline, a CI command, an escape
+    BadlyNamed.__qualname__ = "Badly\\x1b[31mNamed\\n::error file=x.py,line=1::INJECTED"
+
+
     @mg.describe(kwargs={"f": lambda v: v})
     def with_a_lambda(x, f=None):
         return x * 2.0
@@ -377,6 +386,20 @@ def test_an_op_message_with_control_characters_is_escaped_in_every_format(ops: P
             assert not any(line.startswith("::error file=x.py") for line in stream.splitlines())
 
 
+def test_a_target_name_with_control_characters_is_escaped_in_every_format(ops: Path):
+    for fmt in ("table", "json"):
+        out = gradcheck(ops, "verify", "ops:BadlyNamed", *FAST, "--format", fmt,
+                        "--junit-xml", f"{fmt}.xml", "--html", f"{fmt}.html",
+                        env={"GITHUB_ACTIONS": "true"})  # fmt: skip
+        assert out.returncode == 1, out.stderr
+        written = [(ops / f"{fmt}.xml").read_text(), (ops / f"{fmt}.html").read_text()]
+        for text in (out.stdout, out.stderr, *written):
+            assert "\x1b" not in text
+            lines = text.splitlines()
+            assert not any(line.lstrip().startswith("::error file=x.py") for line in lines)
+        assert "Badly\\x1b[31mNamed\\n::error" in out.stdout + out.stderr
+
+
 def baseline(ops: Path, edit) -> Path:
     assert gradcheck(ops, "verify", "ops:Exp", *FAST, "--save-baseline", "b.json").returncode == 0
     document = json.loads((ops / "b.json").read_text())
@@ -459,4 +482,21 @@ def test_pytest_items_and_fixtures_survive_an_op_that_ends_its_process(ops: Path
     assert out.returncode == 1, out.stdout + out.stderr
     assert "4 failed, 1 passed" in out.stdout, out.stdout
     assert "PASSED test_faulty.py::test_after_them" in out.stdout
+    assert "FAILED pyproject.toml::ops:Wrong" in out.stdout
+
+
+def test_pytest_collection_survives_a_module_that_ends_its_process_at_import(ops: Path):
+    # collecting [tool.gradcheck] imports the user's modules: in a child, so a module
+    # that calls os._exit(0) at import fails its item instead of ending the session green
+    (ops / "exits_at_import.py").write_text("import os\nfrom ops import Exp\nos._exit(0)\n")
+    (ops / "pyproject.toml").write_text(PYPROJECT.replace("faulty:Exits", "exits_at_import:Exp"))
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{ops}"}
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--gradcheck", "-q", "-rA",
+         "pyproject.toml"],
+        cwd=ops, env=env, capture_output=True, text=True, timeout=240,
+    )  # fmt: skip
+    assert out.returncode == 1, out.stdout + out.stderr
+    assert "2 failed" in out.stdout, out.stdout
+    assert "loading it ended its process" in out.stdout
     assert "FAILED pyproject.toml::ops:Wrong" in out.stdout

@@ -10,15 +10,15 @@ gradcheck :class:`~gradcheck.Operation`, so that the checker, the search and the
 reports work on it unchanged (:func:`gradcheck.checking.resolve.resolve_target`
 dispatches to the framework's module).
 
-Every framework is one row of :data:`FRAMEWORKS` (how its ops are recognised, the
-extra that installs it, the module that bridges it, the packages whose frames a
-traceback skips) and one module, ``_<name>.py``, with two functions:
+Every framework is one row of :data:`FRAMEWORKS` (in :mod:`gradcheck.checking.frameworks`:
+how its ops are recognised, the extra that installs it, the module that bridges it, the
+packages whose frames a traceback skips) and one module, ``_<name>.py``, with two functions:
 ``target(obj)``, the :class:`~gradcheck.checking.target.Target` of one of its ops
 (built with :func:`~gradcheck.checking.adapters.bridge.bridge_target`), and
 ``forward_of(cls)``, the function whose signature gives an op class's inputs. Nothing
 else in gradcheck names a framework.
 
-This module is the table, and what is read off it; it sits below the checker's
+This module is what is read off the table; it sits below the checker's
 :mod:`~gradcheck.checking.signature` and :mod:`~gradcheck.checking.target`, which ask
 it whether an object is another framework's op. The bridge (:mod:`.bridge`) sits above
 them, as it builds targets, and so does :mod:`gradcheck.checking.resolve`, which
@@ -54,6 +54,12 @@ from dataclasses import dataclass
 from types import CodeType, ModuleType
 from typing import Any, TypeVar
 
+from gradcheck.checking.frameworks import (
+    FRAMEWORKS,
+    Framework,
+    frameworks_imported,
+    preloaded_modules,
+)
 from gradcheck.errors import MissingExtra
 
 __all__ = [
@@ -64,6 +70,8 @@ __all__ = [
     "framework",
     "framework_named",
     "framework_of",
+    "frameworks_imported",
+    "preloaded_modules",
     "framework_directories",
     "is_op_instance",
     "lacks_forward",
@@ -84,87 +92,6 @@ def __getattr__(name: str) -> Any:
     if name in _MOVED:
         return getattr(importlib.import_module(_MOVED[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-@dataclass(frozen=True)
-class Framework:
-    """Everything gradcheck knows about one framework.
-
-    Attributes
-    ----------
-    name : str
-        What :func:`framework_of` returns and :func:`framework` takes (``"torch"``).
-    label : str
-        Its name in messages (``"PyTorch"``).
-    extra : str
-        The extra of gradcheck that installs it (``pip install '.[torch]'`` from a clone).
-    packages : tuple of str
-        Its top-level modules, the first the one to import: a function whose globals
-        use one is its target; their frames are not the user's in a traceback.
-    op_bases : tuple of str
-        ``"module:Class"`` of the base classes whose subclasses are its op classes.
-    adapter : str
-        The module that bridges it to gradcheck's engine (``target``, ``forward_of``).
-    op_instances : tuple of str
-        ``"module:Class"`` of the classes whose instances (a user's subclasses' too)
-        are ops that bring their own derivative: an ``nn.Module``, a
-        ``jax.custom_vjp`` function. A module's such instances are its targets
-        (:func:`gradcheck.frontend.loading.discover`).
-    own_ops : bool
-        Whether the framework's own subclasses of its ``op_bases`` are ops too (MyGrad's
-        ``Operation`` subclasses, wherever they are defined); else only a user's are
-        (torch's own Functions and modules are its internals).
-    """
-
-    name: str
-    label: str
-    extra: str
-    packages: tuple[str, ...]
-    op_bases: tuple[str, ...]
-    adapter: str
-    op_instances: tuple[str, ...] = ()
-    own_ops: bool = False
-
-    def bridge(self) -> ModuleType:
-        """The adapter module (importing it imports no framework)."""
-        return importlib.import_module(self.adapter)
-
-
-#: The frameworks, one row each. Adding one: a row here and its ``_<name>.py``.
-FRAMEWORKS: tuple[Framework, ...] = (
-    Framework(
-        name="torch",
-        label="PyTorch",
-        extra="torch",
-        packages=("torch",),
-        op_bases=("torch.autograd.function:Function", "torch.nn.modules.module:Module"),
-        adapter="gradcheck.checking.adapters._torch",
-        op_instances=("torch.nn.modules.module:Module",),
-    ),
-    Framework(
-        name="mygrad",
-        label="MyGrad",
-        extra="mygrad",
-        packages=("mygrad",),
-        op_bases=("mygrad.operation_base:Operation",),
-        adapter="gradcheck.checking.adapters._mygrad",
-        # MyGrad's own ops (its FocalLoss, SoftmaxCrossEntropy) are Operation
-        # subclasses like a user's: a user may import one and check it.
-        own_ops=True,
-    ),
-    Framework(
-        name="jax",
-        label="JAX",
-        extra="jax",
-        packages=("jax", "jaxlib"),
-        op_bases=(),  # functions only: jax.custom_vjp/custom_jvp objects are instances
-        adapter="gradcheck.checking.adapters._jax",
-        op_instances=(
-            "jax._src.custom_derivatives:custom_vjp",
-            "jax._src.custom_derivatives:custom_jvp",
-        ),
-    ),
-)
 
 
 @dataclass(frozen=True)

@@ -26,11 +26,11 @@ import numpy as np
 from gradcheck.checking.adapters import op_class_behind
 from gradcheck.checking.adapters.bridge import bridge_target
 from gradcheck.checking.adapters.variants import Variant, forward_mode
-from gradcheck.checking.layout import STRIDED
+from gradcheck.checking.layout import INPUT_LAYOUTS, STRIDED
 from gradcheck.checking.signature import arrange, op_signature
 from gradcheck.checking.target import FixedInput, qualname
 from gradcheck.checking.trees import rebuild
-from gradcheck.errors import NotATarget
+from gradcheck.errors import NotATarget, printable
 
 # torch is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not torch is installed).
@@ -105,7 +105,8 @@ class _Module:
         import torch
 
         self.module = module
-        self.names = [name for name, _ in module.named_parameters()]
+        # parameter names are any string a module registered: printable for reports
+        self.names = [printable(name) for name, _ in module.named_parameters()]
         self.constant = [not p.requires_grad for _, p in module.named_parameters()]
         self.values = [p.detach().cpu().numpy().copy() for _, p in module.named_parameters()]
         self._by_dtype: dict[Any, Any] = {}
@@ -236,23 +237,27 @@ class _HigherOrder:
         constants: Sequence[bool],
         params: Mapping[str, Any],
         create_graph: bool,
+        tangent: tuple[int, np.ndarray] | None = None,
     ) -> tuple[list[Any], list[Any]]:
         """The order ``k`` target on ``arrays``: a tensor per array (None for the
-        constants at order ``k >= 2``), and its outputs."""
+        constants at order ``k >= 2``), and its outputs. ``tangent`` ``(i, t)``: array
+        ``i`` enters as a dual tensor of tangent ``t`` (inside a forward-mode level),
+        so that the outputs carry the jvp of this order's backward (fwd-over-rev)."""
         import torch
 
         if k == 1:
-            tensors, outs, _, _ = self.op.graph(arrays, constants, params)
+            tensors, outs, _, _ = self.op.graph(arrays, constants, params, tangent)
             return tensors, outs
         xs, v = list(arrays[:-1]), arrays[-1]
+        below_tangent = tangent if tangent is not None and tangent[0] < len(xs) else None
         # The inputs differentiated at the order below require a gradient whatever
         # this order makes a constant: they are what the outputs are of.
         wanted = [*self.differentiated, *range(len(xs) - (k - 2), len(xs))]
         below = [i not in wanted for i in range(len(xs))]
         if k == 2:
-            tensors, outs, slots, _ = self.op.graph(xs, below, params)
+            tensors, outs, slots, _ = self.op.graph(xs, below, params, below_tangent)
         else:
-            tensors, outs = self.level(k - 1, xs, below, params, True)
+            tensors, outs = self.level(k - 1, xs, below, params, True, below_tangent)
         differentiable = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
         if any(o.is_complex() for o in differentiable):
             raise TypeError("order 2 of an op with complex outputs is not supported")
@@ -260,6 +265,8 @@ class _HigherOrder:
             vt = self.place.tensor(v)
             if create_graph and not constants[-1]:
                 vt.requires_grad_(True)
+            if tangent is not None and below_tangent is None:  # the tangent of v_k
+                vt = _dual(vt, self.place.tensor(tangent[1]))
             upstream = self.upstream(vt, outs, differentiable)
             if k == 2:  # the op's own backward, its gradients' dtypes recorded
                 found = self.op.gradients(
@@ -351,11 +358,35 @@ class _HigherOrder:
         _, grads = self.level(self.order, arrays, [False] * len(arrays), params, False)
         return self.value_of(grads)
 
+    def jvp(
+        self, arrays: Sequence[np.ndarray], params: Mapping[str, Any], i: int, tangent: np.ndarray
+    ) -> list[Any]:
+        """The forward mode of this order's backward (torch's ``check_fwd_over_rev``):
+        the backward computed with input ``i`` a dual tensor of tangent ``tangent``
+        (torch.autograd.forward_ad), each of its outputs' tangent (for
+        :func:`~gradcheck.checking.adapters.variants.forward_mode`). A Function in the
+        backward's path (a custom double backward) runs its own ``jvp`` here."""
+        import torch.autograd.forward_ad as fwAD
+
+        n = len(arrays)
+        with fwAD.dual_level():
+            _, grads = self.level(self.order, arrays, [False] * n, params, True, (i, tangent))
+            tangents = [fwAD.unpack_dual(g).tangent for g in grads]
+            return [None if t is None else self.place.array(t) for t in tangents]
+
+
+def _dual(t: Any, tangent: Any) -> Any:
+    """``t`` as a dual tensor of ``tangent`` (in the current forward-mode level)."""
+    import torch.autograd.forward_ad as fwAD
+
+    return fwAD.make_dual(t, tangent.to(t.dtype))
+
 
 def _noncontiguous(t: Any) -> Any:
     """A copy of the tensor ``t`` that is not contiguous: in the transposed layout
     where two axes are longer than 1, else every other element of a buffer twice as
-    long along its long axis (``t`` itself when it has one element or none)."""
+    long along its long axis, whose other elements are zeros (so that a replay reads
+    the same values there); ``t`` itself when it has one element or none."""
     import torch
 
     if not isinstance(t, torch.Tensor) or t.numel() < 2:
@@ -367,7 +398,7 @@ def _noncontiguous(t: Any) -> Any:
         out = torch.empty(sizes[::-1], dtype=t.dtype, device=t.device).permute(order)
     else:
         sizes[long[0]] *= 2
-        buffer = torch.empty(sizes, dtype=t.dtype, device=t.device)
+        buffer = torch.zeros(sizes, dtype=t.dtype, device=t.device)
         out = buffer[
             tuple(slice(None, None, 2) if d == long[0] else slice(None) for d in range(t.ndim))
         ]
@@ -483,9 +514,12 @@ class _TorchOp:
             self.recording = None
             self.call = torch.compile(plain, backend=variant.compiled)
 
-    def apply(self, tensors: Sequence[Any], params: Mapping[str, Any]) -> tuple[Any, list[int]]:
+    def apply(
+        self, tensors: Sequence[Any], params: Mapping[str, Any], call: Any = None
+    ) -> tuple[Any, list[int]]:
         """The output, and the position of each tensor among the arguments (the
-        position of its gradient among what the Function's backward returns)."""
+        position of its gradient among what the Function's backward returns);
+        ``call``: what to call instead of the op as checked (the Function itself)."""
         n_inputs = len(tensors) - len(self.fixed)
         inputs, fixed = list(tensors[:n_inputs]), list(tensors[n_inputs:])
         if self.real_parts:
@@ -495,24 +529,37 @@ class _TorchOp:
         args, kwargs = arrange(self.sig, inputs, params, by_position=self.by_position)
         args += fixed
         slots = {id(a): k for k, a in enumerate(args)}
-        out = _output(self.call(*args, **kwargs), self.name)
+        out = _output((call or self.call)(*args, **kwargs), self.name)
         if self.real_parts:
             out = _split(out)
         return out, [slots.get(id(t), -1) for t in tensors]
 
     def graph(
-        self, arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
+        self,
+        arrays: Sequence[np.ndarray],
+        constants: Sequence[bool],
+        params: Mapping[str, Any],
+        tangent: tuple[int, np.ndarray] | None = None,
     ) -> tuple[list[Any], list[Any], list[int], bool]:
         """A forward with the graph: the input tensors, the outputs, the slots, and
-        whether the op returned several outputs."""
+        whether the op returned several outputs. ``tangent`` ``(i, t)``: input ``i``
+        is a dual tensor of tangent ``t`` (inside a forward-mode level)."""
         import torch
 
         place = self.place
         with torch.enable_grad():
             tensors = [place.tensor(a) for a in arrays]
+            layouts = INPUT_LAYOUTS.get()
+            if layouts is not None:  # (a share of checks: gradcheck.checking.layout)
+                for i in layouts.chosen & set(range(len(tensors))):
+                    tensors[i] = _noncontiguous(tensors[i])
+                    layouts.record(i, tuple(tensors[i].shape), tuple(tensors[i].stride()))
             for t, constant in zip(tensors, constants):
                 if not constant and (t.is_floating_point() or t.is_complex()):
                     t.requires_grad_(True)
+            if tangent is not None:
+                i, t = tangent
+                tensors[i] = _dual(tensors[i], place.tensor(t))
             before = place.snapshot(tensors)
             out, slots = self.apply(tensors, params)
         place.written_back(arrays, tensors, before)
@@ -628,9 +675,21 @@ def target(obj: Any, variant: Variant | None = None) -> Any:
     if variant.order >= 2:
         higher = _HigherOrder(op, variant.order, variant.differentiated)
         run, evaluate = higher.run, higher.evaluate
+        if variant.forward:  # fwd-over-rev: the jvp of the backward
+            run = forward_mode(run, higher.jvp)
     elif variant.forward:
         run = forward_mode(run, _jvp(op.apply, op.place))
 
+    batcher = None
+    if variant.order == 1 and not real_parts and not variant.compiled:
+        from gradcheck.checking.adapters._torch_vmap import vmap_runner
+
+        fc: Any = op.function_class
+        # The Function itself: its vmap rule calls it, not the recording subclass.
+        plain = fc.apply if fc is not None else None
+        batcher = vmap_runner(
+            lambda ts, ps: op.apply(ts, ps, plain), fc, op.place.tensor, op.place.array
+        )
     return bridge_target(
         obj,
         run,
@@ -641,4 +700,5 @@ def target(obj: Any, variant: Variant | None = None) -> Any:
         variant=variant,
         derive=lambda other: target(obj, other),
         complex_inputs=complex_inputs,
+        batcher=batcher,
     )

@@ -15,7 +15,7 @@ from gradcheck.checking.adapters.variants import Variant, real_view
 from gradcheck.checking.outputs import Outputs
 from gradcheck.checking.signature import op_signature
 from gradcheck.checking.target import Joined, Target, qualname
-from gradcheck.errors import SkipGradient
+from gradcheck.errors import SkipGradient, printable
 from gradcheck.operation import Operation
 from gradcheck.tensor_base import execute_op
 
@@ -23,8 +23,10 @@ __all__ = ["Evaluate", "Run", "bridge_target", "op_name"]
 
 
 def op_name(obj: Any) -> str:
-    """How messages name an op: its qualified name, else its name, else its repr."""
-    return getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    """How messages name an op: its qualified name, else its name, else its repr,
+    printable (the name comes from the user's code)."""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    return printable(str(name))
 
 
 #: ``run(arrays, constants, params) -> (output, backward)``: a forward with the
@@ -121,6 +123,7 @@ def bridge_target(
     derive: Callable[[Any], Any] | None = None,
     conjugate: bool = False,
     complex_inputs: Sequence[bool] | None = None,
+    batcher: Callable[..., Any] | None = None,
 ) -> Any:
     """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
     with ``run`` (through the engine, so that every check applies) and evaluates
@@ -136,7 +139,8 @@ def bridge_target(
     forward mode, a device...): :meth:`Target.derive`; None when the framework has
     no variant. ``complex_inputs`` (default ``variant.complex_inputs``): the inputs
     ``run`` and ``evaluate`` take as complex arrays (``()``: they take real parts
-    already)."""
+    already). ``batcher``: the op under vmap against a loop
+    (:attr:`~gradcheck.checking.target.Target.batcher`), where the framework has vmap."""
     variant = Variant() if variant is None else variant
     if complex_inputs is None:
         complex_inputs = variant.complex_inputs
@@ -169,4 +173,5 @@ def bridge_target(
         fixed=tuple(fixed),
         variant=variant,
         deriver=derive,
+        batcher=batcher,
     )

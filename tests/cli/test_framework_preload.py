@@ -1,0 +1,189 @@
+"""A framework target's run (issue 40): the framework read from the module's text and
+imported by the worker at once, ``loading <framework>...`` first, and nothing left
+running after the summary (gradcheck.frontend.preload, gradcheck.frontend.runner)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from gradcheck.checking.frameworks import FRAMEWORKS, frameworks_imported, preloaded_modules
+from gradcheck.cli import main
+from gradcheck.frontend.preload import frameworks_of, module_source
+from gradcheck.frontend.progress import Progress
+from gradcheck.frontend.runner import Job, Run, WorkerSetup
+from tests.cli.conftest import REPO
+
+SQUARE = "gradcheck.builtin_targets:square"
+
+# A module that imports MyGrad (a framework of the table, light to import) and offers
+# an op of gradcheck's own; running it leaves a file behind.
+MYGRAD_MODULE = """
+import mygrad  # noqa: F401
+import gradcheck as mg
+
+open("module-ran", "w").close()
+
+
+class Square(mg.Operation):
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data ** 2
+
+    def backward_var(self, grad, index, **kw):
+        return grad * 2 * self.variables[0].data
+"""
+
+
+def names(frameworks) -> list[str]:
+    return [fw.name for fw in frameworks]
+
+
+def test_the_frameworks_a_text_imports():
+    assert names(frameworks_imported("import torch\n")) == ["torch"]
+    assert names(frameworks_imported("import numpy as np\nfrom torch import nn\n")) == ["torch"]
+    assert names(frameworks_imported("def f():\n    import jax.numpy as jnp\n")) == ["jax"]
+    assert names(frameworks_imported("import jax, torch\n")) == ["jax"]  # the first name
+    assert names(frameworks_imported("import mygrad\nimport torch\n")) == ["torch", "mygrad"]
+    assert frameworks_imported("import torchvision\nimport numpy\nx = 'torch'\n") == []
+
+
+def test_what_a_run_imports_for_torch_includes_what_its_first_backward_imports():
+    torch = next(fw for fw in FRAMEWORKS if fw.name == "torch")
+    modules = preloaded_modules([torch])
+    assert modules[0] == "torch" and "torch.fx.experimental.symbolic_shapes" in modules
+
+
+def test_reading_the_frameworks_imports_no_numpy(tmp_path: Path):
+    # The command says what it loads before it imports NumPy (tenths of a second).
+    (tmp_path / "good.py").write_text("import torch\n")
+    code = (
+        "import sys; from gradcheck.frontend.preload import frameworks_of; "
+        f"print([f.name for f in frameworks_of(['good:Cube'], [{str(tmp_path)!r}])], "
+        "'numpy' in sys.modules)"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert out.stdout.split() == ["['torch']", "False"], out.stderr
+
+
+def test_a_module_is_found_and_read_without_running_it(tmp_path: Path):
+    (tmp_path / "mgmod.py").write_text(MYGRAD_MODULE)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "ops.py").write_text("from jax import numpy as jnp\n")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "file_ops.py").write_text("import torch\n")
+    folders = [str(tmp_path)]
+    assert names(frameworks_of(["mgmod:Square"], folders)) == ["mygrad"]
+    assert names(frameworks_of(["pkg.ops:cube", "sub/file_ops.py:F"], folders)) == ["torch", "jax"]
+    assert names(frameworks_of(["sub/file_ops.py"], folders)) == ["torch"]
+    assert frameworks_of(["no_such_module:Op", "pkg:Op", "bad-name:Op"], folders) == []
+    assert module_source("pkg", folders) == ""
+    assert not (tmp_path / "module-ran").exists()
+
+
+class Stream:
+    def __init__(self, tty: bool) -> None:
+        self.text, self.tty = "", tty
+
+    def write(self, text: str) -> None:
+        self.text += text
+
+    def flush(self) -> None:
+        pass
+
+    def isatty(self) -> bool:
+        return self.tty
+
+
+def test_loading_is_the_live_line_on_a_terminal_until_a_target_starts():
+    lines, live = Stream(True), Stream(True)
+    progress = Progress(1, lines, live)
+    progress.loading("torch")
+    assert live.text == "\r\x1b[Kloading torch..." and lines.text == ""
+    progress.note("config: pyproject.toml")  # a note keeps it at the bottom
+    assert live.text.endswith("\r\x1b[Kloading torch...") and "config" in lines.text
+    progress.started(0, "good:Cube")
+    assert live.text.endswith("\r\x1b[K[0/1] good:Cube")
+
+
+def test_loading_is_one_plain_line_off_a_terminal():
+    lines = Stream(False)
+    progress = Progress(1, lines, None)
+    progress.loading("torch")
+    progress.started(0, "good:Cube")
+    assert lines.text == "loading torch...\n"
+
+
+def test_the_command_says_what_it_loads_first(tmp_path: Path, monkeypatch):
+    (tmp_path / "mgmod.py").write_text(MYGRAD_MODULE)
+    monkeypatch.chdir(tmp_path)
+    args = ["verify", "mgmod:Square", "--max-examples", "2", "--seed", "1"]
+    out = CliRunner().invoke(main, args)
+    assert out.exit_code == 0, out.output
+    assert out.output.startswith("loading mygrad...\n[1/1] mgmod:Square passed")
+    quiet = CliRunner().invoke(main, [*args, "-q"])
+    assert quiet.exit_code == 0 and "loading" not in quiet.output
+    plain = CliRunner().invoke(main, ["verify", SQUARE, "--max-examples", "2", "--seed", "1"])
+    assert plain.exit_code == 0 and "loading" not in plain.output  # no framework
+
+
+def in_worker(run: Run, expression: str):
+    """``expression``'s value in the run's zygote (eval pickles by reference)."""
+    return run.load(eval, expression)
+
+
+def test_the_worker_imports_the_frameworks_before_it_loads_anything(tmp_path: Path):
+    imported = "'mygrad' in __import__('sys').modules"
+    run = Run(1, WorkerSetup(cwd=str(tmp_path)))
+    try:
+        assert in_worker(run, imported) is False  # nothing imports it but the preload
+    finally:
+        run.close()
+    run = Run(1, WorkerSetup(cwd=str(tmp_path)))
+    try:
+        run.preload(["mygrad", "no_such_framework_module"])  # one missing: left to the load
+        assert in_worker(run, imported) is True
+    finally:
+        run.close()
+
+
+def test_what_the_worker_imported_is_frozen_for_the_targets_processes(tmp_path: Path):
+    run = Run(1, WorkerSetup(cwd=str(tmp_path)))
+    try:
+        outcome = run.check(Job(SQUARE, {"max_examples": 2, "seed": 1}))
+        assert outcome.passed
+        assert in_worker(run, "__import__('gc').get_freeze_count()") > 0
+    finally:
+        run.close()
+
+
+def test_a_released_worker_ends_without_being_waited_for(tmp_path: Path):
+    run = Run(1, WorkerSetup(cwd=str(tmp_path)))
+    try:
+        assert run.check(Job(SQUARE, {"max_examples": 2, "seed": 1})).passed
+        zygote = run._zygote
+        assert zygote is not None
+        run.release()
+        zygote.process.join(60)
+        assert zygote.process.exitcode == 0
+    finally:
+        run.close()
+
+
+def test_the_command_ends_without_the_interpreter_teardown():
+    hook = "import atexit; atexit.register(lambda: print('teardown ran', flush=True)); "
+    code = hook + "from gradcheck.cli import main; import sys; sys.argv[1:] = ['-V']; main()"
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    own = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert own.returncode == 0 and "gradcheck" in own.stdout
+    assert "teardown ran" not in own.stdout
+    # A caller's argument list (a test, an embedding program): its process goes on.
+    code = hook + "from gradcheck.cli import main; main(['-V'])"
+    called = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert called.returncode == 0 and "teardown ran" in called.stdout
