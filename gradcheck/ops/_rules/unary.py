@@ -48,8 +48,8 @@ class UnaryOp(Operation):
 
     def __call__(self, x: Tensor) -> np.ndarray:
         self.variables = (x,)
-        self.out = self.func(x._data)
-        return self.out
+        out = self.out = self.func(x._data)
+        return out  # (a local: reading self.out back is a lookup on every op)
 
     def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
         """d(out)/dx elementwise, given the input ``x`` and the output ``out``."""
