@@ -80,7 +80,11 @@ def execute(Op: type, inputs: tuple[Any, ...]) -> T:
     out = op(*inputs)
     t = _new(T)
     t._data, t._grad, t._creator, t._seq = out, None, op, next(_SEQ)
-    t._constant = all(x._constant for x in inputs)
+    constant = True
+    for x in inputs:
+        if not x._constant:
+            constant = False
+    t._constant = constant
     return t
 
 
