@@ -147,12 +147,12 @@ class BackpropGraph(Collection["Operation"]):
 
     __slots__ = ("_tensors",)
 
-    def __init__(self, tensors: list[Tensor | None]) -> None:
+    def __init__(self, tensors: list[Tensor]) -> None:
         self._tensors = tensors
 
     def __iter__(self) -> Iterator[Operation]:
         for tensor in self._tensors:
-            if tensor is not None and tensor._creator is not None:
+            if tensor._creator is not None:
                 yield tensor._creator
 
     def __len__(self) -> int:
@@ -166,14 +166,15 @@ def _tensors_in_order(
     root: Tensor, viewed: list[tuple[Tensor, Operation | None]]
 ) -> tuple[list[Tensor], list[Tensor]]:
     """The non-constant tensors with a creator that lead to ``root`` (itself
-    included), each after every tensor computed from it (reverse topological order
-    of creation); and the other inputs met on the way (with repeats): the leaves
-    that take a gradient, and constants computed by ops.
+    included), each before every tensor computed from it (topological order of
+    creation: backprop pops them from the end, newest first); and the other inputs
+    met on the way (with repeats): the leaves that take a gradient, and constants
+    computed by ops.
 
     Every op output gets a sequence number when it is created (``Tensor._seq``), and
     an op's inputs exist before its output does, so creation order is a topological
-    order: collecting the reachable tensors and sorting them by that number, newest
-    first, replaces a depth-first search. (Profiled: the search's (tensor, flag)
+    order: collecting the reachable tensors and sorting them by that number
+    replaces a depth-first search. (Profiled: the search's (tensor, flag)
     tuples and second visit per node cost more than the ops' own backward on small
     arrays; a C-level sort of ints does not.)
 
@@ -210,7 +211,7 @@ def _tensors_in_order(
         for tensor in tensors:
             tensor._seq = abs(tensor._seq)
         raise
-    tensors.sort(key=_SEQ)  # (negated: newest first)
+    tensors.sort(key=_SEQ, reverse=True)  # (negated: oldest first, newest last)
     return tensors, ends
 
 
@@ -247,6 +248,7 @@ def _refcount_of_a_lone_local() -> int:
 #: What ``sys.getrefcount`` says of an object that one local variable alone holds
 #: (measured, not assumed: it depends on the interpreter version).
 _UNHELD = _refcount_of_a_lone_local()
+_getrefcount = sys.getrefcount
 
 
 #: What is done with the tensors in a view relation that left the graph (see
@@ -270,14 +272,14 @@ def backpropagate(root: Tensor, leaving: Leaving) -> None:
     """
     viewed: list[tuple[Tensor, Operation | None]] = []  # (in a view relation)
     collected, ends = _tensors_in_order(root, viewed)
-    tensors: list[Any] = collected  # entries become None as they leave the graph
+    tensors: list[Any] = collected  # (oldest first: popped from the end)
     graph = BackpropGraph(tensors)
+    pop = tensors.pop
     try:
-        for i in range(len(tensors)):
-            tensor = tensors[i]
+        while tensors:
             # Every consumer of this tensor has run: it leaves the graph now (and
             # releases its memory-guarding locks, see tensor_base.execute_op).
-            tensors[i] = None
+            tensor = pop()
             op = tensor._creator
             tensor._creator = None
             tensor._ops = 0
@@ -285,21 +287,21 @@ def backpropagate(root: Tensor, leaving: Leaving) -> None:
             grad = tensor._grad
             if grad is None:  # every path to it was skipped
                 continue
-            if sys.getrefcount(tensor) == _UNHELD:
+            if _getrefcount(tensor) == _UNHELD:
                 # Nothing but this loop holds the tensor: nobody can read it again,
                 # so it (and its value, unless its op kept that) is released before
                 # the op's backward, which needs the gradient, not the output.
                 tensor = None
-            if op.backward(grad, graph=graph) and tensor is not None:
+            # (op.backward's body, called positionally: see Operation._engine_backprop)
+            if op._engine_backprop(grad, graph) and tensor is not None:
                 # an input now holds `grad` itself (see Operation.backward): this
                 # tensor's own `.grad` is copied when it is read
                 tensor._shared = True
     except BaseException:
         for tensor in tensors:
-            if tensor is not None:
-                tensor._creator = None
-                tensor._ops = 0
-                tensor._locks = None
+            tensor._creator = None
+            tensor._ops = 0
+            tensor._locks = None
         raise
     finally:
         # Constants never count their consumers (`_ops`); the graph behind a
