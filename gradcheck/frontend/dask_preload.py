@@ -1,9 +1,22 @@
 """Imported by each worker of gradcheck's Dask LocalCluster as it starts (Dask's
-``distributed.worker.preload``): what every check needs, so that the first task does
-not wait for it (gradcheck.frontend.dask_executor)."""
+``distributed.worker.preload``): the worker starts its gradcheck run (its zygote, which
+imports NumPy, Hypothesis and the checker, and warms up) while it connects to the
+scheduler, so that its first task does not wait for it
+(gradcheck.frontend.dask_executor)."""
 
-import hypothesis  # noqa: F401
+from typing import Any
 
-import gradcheck.checking.checker
-import gradcheck.frontend.dask_executor
-import gradcheck.strategies  # noqa: F401
+import dask
+
+from gradcheck.frontend.dask_executor import SETUP_KEY, close_worker_runs, start_worker_run
+from gradcheck.frontend.runner import WorkerSetup
+
+
+def dask_setup(worker: Any) -> None:
+    fields = dask.config.get(SETUP_KEY, None)
+    if fields is not None:
+        start_worker_run(WorkerSetup(*fields))
+
+
+def dask_teardown(worker: Any) -> None:
+    close_worker_runs()
