@@ -35,6 +35,7 @@ installed, or on their ``PYTHONPATH``) and may start processes:
 from __future__ import annotations
 
 import dataclasses
+import multiprocessing
 import os
 import signal
 import sys
@@ -72,16 +73,25 @@ class _Context:
 
 
 class _WorkerRun:
-    """A Dask worker's gradcheck run: a zygote started by the Dask worker (spawned, as
-    the local runner's: a process forked from the Dask worker would be a copy of it,
-    which every job's process would copy again), kept for every task of one command's
-    run (one per task thread at a time)."""
+    """A Dask worker's gradcheck run: a zygote of its own, kept for every task of one
+    command's run (one per task thread at a time)."""
 
-    def __init__(self, setup: WorkerSetup) -> None:
+    def __init__(self, setup: WorkerSetup, fork: bool = False) -> None:
         self.setup = setup
         self.run = Run(1, setup)
+        if fork:
+            # The zygote forked from this Dask worker, as it starts (its preload: one
+            # thread besides the main one, blocked reading a pipe), and not started as
+            # a second interpreter, which would import NumPy and gradcheck again.
+            self.run._context = multiprocessing.get_context("fork")  # type: ignore[assignment]
         self.run.prestart()
-        self.run.warm()
+        # Later zygotes (after one died) are spawned: by then the Dask worker runs
+        # threads of its own, which a fork would copy holding their locks.
+        self.run._context = multiprocessing.get_context("spawn")
+        # A warm-up now, while the Dask worker starts (not waited for: the zygote reads
+        # it once ready); another follows the targets' loading (_enter).
+        assert self.run._zygote is not None
+        self.run._zygote.conn.send(("warm",))
         #: The token of the run whose loads the zygote (the object named) has made.
         self._entered: tuple[str, Any] | None = None
 
@@ -118,6 +128,8 @@ def _like_a_local_zygote(sys_path: list[str]) -> None:
     installed as editable) into the values it draws: the jobs' processes must find the
     modules a local zygote has, to draw the same examples as ``--jobs``."""
     sys.path[:] = sys_path
+    if threading.current_thread() is threading.main_thread():
+        signal.set_wakeup_fd(-1)  # (a forked zygote's is the Dask worker's event loop's)
     sys.modules["__main__"] = types.ModuleType("__main__")
     for name in ("__mp_main__", "gradcheck.frontend.dask_preload", __name__):
         sys.modules.pop(name, None)
@@ -129,10 +141,10 @@ _idle_lock = threading.Lock()
 
 
 def start_worker_run(setup: WorkerSetup) -> None:
-    """Start a run for ``setup`` on this Dask worker now (its preload, as it starts):
-    its first task then finds the zygote ready and warm."""
+    """Start a run for ``setup`` on this Dask worker now (its preload, as it starts),
+    its zygote forked from here: its first task then finds the zygote ready and warm."""
     with _idle_lock:
-        _idle_runs.append(_WorkerRun(setup))
+        _idle_runs.append(_WorkerRun(setup, fork=True))
 
 
 def close_worker_runs() -> None:
