@@ -298,11 +298,14 @@ class DaskRun:
     def _started(self) -> None:
         """Wait for the cluster; its start's error, if any, is raised here."""
         self.prestart()
+        self._join()
+        if self._start_error is not None:
+            raise self._start_error
+
+    def _join(self) -> None:
         if self._starting is not None:
             self._starting.join()
             self._starting = None
-        if self._start_error is not None:
-            raise self._start_error
 
     def load(self, function: Callable[..., Any], *args: Any, what: str = "the targets") -> Any:
         """``function(*args)`` in a local worker process (the loading of the targets, the
@@ -313,8 +316,10 @@ class DaskRun:
         assert self._loader is not None
         try:
             result = self._loader.load(function, *args, what=what)
-        finally:
-            self._started()
+        except BaseException:
+            self._join()  # (the loading's error is the one to report)
+            raise
+        self._started()
         if not self._futures:  # the targets' loading, not the charts' after the run
             self._loads.append((function, args))
         return result
@@ -377,9 +382,7 @@ class DaskRun:
         if self._loader is not None:
             self._loader.close(graceful)
             self._loader = None
-        if self._starting is not None:  # a cluster still starting is closed once up
-            self._starting.join()
-            self._starting = None
+        self._join()  # a cluster still starting is closed once up
         for future in self._futures:
             if not future.done():
                 future.cancel()

@@ -306,6 +306,47 @@ def test_the_dask_executor_gives_the_local_verdicts_and_a_crash_fails_alone(
     assert verdicts(dask)[0][1] == verdicts(dask)[3][1] == "passed"
 
 
+def test_a_cluster_of_ones_own_keeps_a_zygote_per_worker_too(project: Path) -> None:
+    # --scheduler: no preload of ours runs on the workers; a worker makes its gradcheck
+    # run at its first task, and keeps it for the next ones.
+    pytest.importorskip("distributed", reason="Dask's distributed is not installed")
+    import dask
+    from distributed import LocalCluster
+
+    with dask.config.set({"distributed.worker.daemon": False}):
+        cluster = LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": ":0"},
+            silence_logs=40,
+        )
+    try:
+        specs = ["RecordsParent", "Dies", "RecordsParent"]
+        out = run(
+            project,
+            *[f"deep_ops:{spec}" for spec in specs],
+            "--seed",
+            "2",
+            "--max-examples",
+            "3",
+            "--executor",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--format",
+            "json",
+        )
+    finally:
+        cluster.close()
+    assert out.returncode == 1, out.stderr
+    got = [t["verdict"] for t in json.loads(out.stdout)["targets"]]
+    assert got == ["passed", "failed", "passed"]
+    parents = [line.split()[0] for line in (project / "parents.txt").read_text().splitlines()]
+    assert len(parents) == 2 and parents[0] == parents[1]
+
+
 def test_the_dask_executor_keeps_the_time_limits_and_stops_on_sigterm(project: Path) -> None:
     pytest.importorskip("distributed", reason="Dask's distributed is not installed")
     out = run(
