@@ -2,30 +2,31 @@
 
 Dask's ``distributed`` (the optional extra ``gradcheck[dask]``) schedules the jobs: on
 the cluster whose scheduler ``--scheduler ADDRESS`` names, or, without one, on a
-``LocalCluster`` of ``--jobs`` worker processes started for the run. A job is one
-target with its seed (with ``--seeds S``, one of the target's seeds); a task is one job.
+``LocalCluster`` of ``--jobs`` worker processes started for the run. A job is one target
+with its seed (with ``--seeds S``, one of the target's seeds); a task is one job.
 
-The local runner's guarantees hold because a Dask worker does not check a target
-itself. Each Dask worker keeps a gradcheck run of its own (:class:`gradcheck.frontend.
-runner.Run`: a zygote forked from the Dask worker, which has NumPy, Hypothesis and the
-checker imported), and each task checks its job in a process forked from that zygote
-for the job alone, exactly as ``--jobs`` does: the zygote imports the target's module
-once, the job's process enforces ``--timeout`` and ``--example-timeout``, and its
-death (an op's ``os._exit``, a crash in native code) fails that target alone with
-``worker_died`` while the zygote and the Dask worker carry on to the next task (a
-zygote that died itself is started again). Each task's job has an index of its own in
-the worker's run (:meth:`Run.check`), so the end of one task's process is never taken
-for the next one's. So Dask never retries a target that killed its process, nothing of
-one target reaches the next, and nothing hangs. The command yields the outcomes in the
-order of the jobs, as the local runner does, and reports each target as soon as it
-finishes. SIGINT and SIGTERM cancel what has not finished (its targets are
-``not_run``) and close the cluster.
+The local runner's guarantees hold because a Dask worker does not check a target itself.
+Each Dask worker keeps a gradcheck run of its own (:class:`gradcheck.frontend.
+runner.Run`: a zygote started by the Dask worker, which imports NumPy, Hypothesis and
+the checker, then loads the targets as the command's worker loaded them), and each task
+checks its job in a process forked from that zygote for the job alone, exactly as
+``--jobs`` does, on the same examples: the job's process enforces ``--timeout`` and
+``--example-timeout``, and its death (an op's ``os._exit``, a crash in native code)
+fails that target alone with ``worker_died`` while the zygote and the Dask worker carry
+on to the next task (a zygote that died itself is started again). Each task's job has an
+index of its own in the worker's run (:meth:`Run.check`), so the end of one task's
+process is never taken for the next one's. So Dask never retries a target that killed
+its process, nothing of one target reaches the next, and nothing hangs. The command
+yields the outcomes in the order of the jobs, as the local runner does, and reports each
+target as soon as it finishes. SIGINT and SIGTERM cancel what has not finished (its
+targets are ``not_run``) and close the cluster.
 
 Where the time goes (``benchmarks/dask_vs_jobs.py``): the LocalCluster starts in a
-thread of the command while a local worker loads the targets; each Dask worker forks
-its zygote as it starts (``gradcheck.frontend.dask_preload``) and warms it up before
-its first task. On a cluster you start yourself, a worker's run is made at its first
-task (and made again when a task of another command comes, whose settings differ).
+thread of the command while a local worker loads the targets; each Dask worker starts
+its zygote as it starts (``gradcheck.frontend.dask_preload``), which warms up before its
+first task; the cluster is killed, not closed, at the end. On a cluster you start
+yourself, a worker's run is made at its first task (and made again when a task of
+another command comes, whose settings differ).
 
 The workers of a cluster you start yourself must import the targets (your project
 installed, or on their ``PYTHONPATH``) and may start processes:
@@ -35,7 +36,6 @@ installed, or on their ``PYTHONPATH``) and may start processes:
 from __future__ import annotations
 
 import dataclasses
-import multiprocessing
 import os
 import signal
 import sys
@@ -74,20 +74,16 @@ class _Context:
 
 class _WorkerRun:
     """A Dask worker's gradcheck run: a zygote of its own, kept for every task of one
-    command's run (one per task thread at a time)."""
+    command's run (one per task thread at a time). The zygote is spawned, as the local
+    runner's is: one forked from the Dask worker (which spares a second interpreter
+    start) made the jobs' processes a third dearer in CPU (their writes copy pages of a
+    larger, scattered heap: benchmarks/RESULTS.md), and would copy the locks of the
+    Dask worker's threads."""
 
-    def __init__(self, setup: WorkerSetup, fork: bool = False) -> None:
+    def __init__(self, setup: WorkerSetup) -> None:
         self.setup = setup
         self.run = Run(1, setup)
-        if fork:
-            # The zygote forked from this Dask worker, as it starts (its preload: one
-            # thread besides the main one, blocked reading a pipe), and not started as
-            # a second interpreter, which would import NumPy and gradcheck again.
-            self.run._context = multiprocessing.get_context("fork")  # type: ignore[assignment]
         self.run.prestart()
-        # Later zygotes (after one died) are spawned: by then the Dask worker runs
-        # threads of its own, which a fork would copy holding their locks.
-        self.run._context = multiprocessing.get_context("spawn")
         # A warm-up now, while the Dask worker starts (not waited for: the zygote reads
         # it once ready); another follows the targets' loading (_enter).
         assert self.run._zygote is not None
@@ -128,8 +124,6 @@ def _like_a_local_zygote(sys_path: list[str]) -> None:
     installed as editable) into the values it draws: the jobs' processes must find the
     modules a local zygote has, to draw the same examples as ``--jobs``."""
     sys.path[:] = sys_path
-    if threading.current_thread() is threading.main_thread():
-        signal.set_wakeup_fd(-1)  # (a forked zygote's is the Dask worker's event loop's)
     sys.modules["__main__"] = types.ModuleType("__main__")
     for name in ("__mp_main__", "gradcheck.frontend.dask_preload", __name__):
         sys.modules.pop(name, None)
@@ -141,10 +135,10 @@ _idle_lock = threading.Lock()
 
 
 def start_worker_run(setup: WorkerSetup) -> None:
-    """Start a run for ``setup`` on this Dask worker now (its preload, as it starts),
-    its zygote forked from here: its first task then finds the zygote ready and warm."""
+    """Start a run for ``setup`` on this Dask worker now (its preload, as it starts):
+    its first task then finds the zygote ready and warm."""
     with _idle_lock:
-        _idle_runs.append(_WorkerRun(setup, fork=True))
+        _idle_runs.append(_WorkerRun(setup))
 
 
 def close_worker_runs() -> None:
@@ -249,8 +243,8 @@ class DaskRun:
                     # Worker processes that may start processes (the gradcheck zygote,
                     # and the op's own), one task at a time each, quiet.
                     "distributed.worker.daemon": False,
-                    # Each imports what every check needs and forks its zygote as it
-                    # starts (the zygote's settings: SETUP_KEY).
+                    # Each starts its zygote as it starts (the zygote's settings:
+                    # SETUP_KEY).
                     "distributed.worker.preload": ["gradcheck.frontend.dask_preload"],
                     SETUP_KEY: list(dataclasses.astuple(self.setup)),
                     # The workers' (and so the checks') environment is the command's,

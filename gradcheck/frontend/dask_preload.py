@@ -1,7 +1,7 @@
 """Imported by each worker of gradcheck's Dask LocalCluster as it starts (Dask's
-``distributed.worker.preload``): the worker forks its gradcheck run's zygote at once
-(which imports Hypothesis and the checker, and warms up, while the Dask worker goes on
-to connect to the scheduler), so that its first task does not wait for it
+``distributed.worker.preload``): the worker starts its gradcheck run's zygote at once
+(which imports NumPy, Hypothesis and the checker, and warms up, while the Dask worker
+goes on to connect to the scheduler), so that its first task does not wait for it
 (gradcheck.frontend.dask_executor)."""
 
 from typing import Any
@@ -11,7 +11,8 @@ import dask
 from gradcheck.frontend.dask_executor import SETUP_KEY, close_worker_runs, start_worker_run
 from gradcheck.frontend.runner import WorkerSetup
 
-# At import, not in dask_setup: the Dask worker has not started its threads yet.
+# At import, not in dask_setup: the earliest moment, and in the main thread (the zygote
+# dies with the thread that started it).
 _fields = dask.config.get(SETUP_KEY, None)
 if _fields is not None:
     start_worker_run(WorkerSetup(*_fields))
