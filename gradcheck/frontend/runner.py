@@ -777,12 +777,30 @@ class Run:
             self._wait()
 
     def check(self, job: Job) -> Outcome:
-        """Check one job in a process of this run's zygote (how a Dask worker uses a
-        run: gradcheck.frontend.dask_executor). Once per run: the zygote's messages
-        name jobs by index, which a second call would reuse."""
-        self._next = 0
-        self._finished.clear()
-        return next(iter(self.results([job])))[1]
+        """Check one more job in a process of this run's zygote, and return its outcome
+        (how a Dask worker uses a run, task after task: gradcheck.frontend.dask_executor).
+
+        Each call gives its job an index of its own, never used before in this run: the
+        zygote's messages name jobs by index, and one about an earlier job (the exit of
+        its process, which may come after its result) must never be taken for this
+        one's."""
+        index = len(self.jobs)
+        self.jobs.append(job)
+        self._next = index
+        self._pending.append(index)
+        while index not in self._finished:
+            self._dispatch()
+            self._wait()
+        self._next = index + 1
+        return self._finished.pop(index)
+
+    def warm(self) -> None:
+        """Have the zygote build now what every check builds on first use
+        (:func:`_warm_up`), which each job's process then inherits; not waited for."""
+        try:
+            self._ready_zygote().conn.send(("warm",))
+        except OSError:
+            pass  # the zygote is gone: the next job meets it
 
     def _dispatch(self) -> None:
         while self._pending and len(self._running) < self.n_jobs:
