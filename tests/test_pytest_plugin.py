@@ -571,6 +571,7 @@ SETTING_SAMPLES = {
     "min_dims": 1,
     "reference_forward": "numpy:square",
     "compiled": "eager",
+    "time_budget": 30.0,
 }
 
 RECORDER = """

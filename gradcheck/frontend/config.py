@@ -56,6 +56,7 @@ from gradcheck.search.description import (
     normalize_seed,
     normalize_shapes,
     normalize_skip_on,
+    normalize_time_budget,
     normalize_tolerance,
 )
 from gradcheck.search.precedence import layered
@@ -370,6 +371,7 @@ _NORMALIZERS: dict[str, Callable[[Any], Any]] = {
     "skip-on": normalize_skip_on,
     "reference-forward": normalize_reference_forward,
     "compiled": normalize_compiled,
+    "time-budget": normalize_time_budget,
     "timeout": normalize_seconds,
     "example-timeout": normalize_seconds,
     "max-memory": normalize_memory,

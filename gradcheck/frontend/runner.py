@@ -93,6 +93,8 @@ __all__ = [
     "Run",
     "StopOnSignals",
     "WorkerSetup",
+    "default_jobs",
+    "usable_cores",
     "default_max_memory",
     "in_child_process",
     "is_gradcheck_bug",
@@ -377,6 +379,26 @@ _MEMORY_LIMIT = "RLIMIT_DATA" if sys.platform.startswith("linux") else "RLIMIT_A
 #: --max-memory says otherwise: an op that allocates without end fails at once (a
 #: MemoryError), before the machine swaps.
 MEMORY_SHARE = 0.75
+
+
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask, where the platform
+    has one: a container or ``taskset`` may allow fewer than the machine has)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined, unused-ignore]
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def default_jobs(n_targets: int, devices: bool = False) -> int:
+    """How many jobs a run checks at once without ``--jobs``: one per usable core, no
+    more than there are targets; one where a job names a device (the jobs would
+    share one accelerator's memory). Each job is a process of its own, forked from
+    the zygote, with its own memory limit and state: running two at once changes no
+    verdict, only the order in which the progress lines appear."""
+    if devices:
+        return 1
+    return max(1, min(usable_cores(), n_targets))
 
 
 def default_max_memory(n_jobs: int) -> int | None:

@@ -68,6 +68,7 @@ __all__ = [
     "normalize_mode",
     "normalize_seed",
     "normalize_shapes",
+    "normalize_time_budget",
     "normalize_tolerance",
 ]
 
@@ -178,6 +179,9 @@ class Description:
         A NumPy reference of the forward (``"module:function"`` or the function).
     compiled : str, optional
         Compare the op compiled (torch.compile's backend, or ``jax.jit``) with eager.
+    time_budget : float, optional
+        Seconds the search may spend generating examples before it stops (and says
+        so); a failure found in time is still shrunk.
     """
 
     shapes: tuple[str | tuple[int | str, ...], ...] | None = None
@@ -202,6 +206,7 @@ class Description:
     skip_on: tuple[str, ...] | None = None
     reference_forward: Any = None
     compiled: str | None = None
+    time_budget: float | None = None
 
     def merged(self, **overrides: Any) -> Description:
         """A copy where every override that is not ``None`` replaces the declared
@@ -241,6 +246,7 @@ def describe(
     skip_on: Any = None,
     reference_forward: Any = None,
     compiled: Any = None,
+    time_budget: float | None = None,
 ) -> Any:
     """Declare how an op should be checked, and mark a function as a target.
 
@@ -323,6 +329,12 @@ def describe(
         Also run a torch op under ``torch.compile`` with this backend (True:
         ``"aot_eager"``), a JAX op under ``jax.jit``: its output and gradients must
         agree with the eager op's (kind ``compiled_mismatch``).
+    time_budget : float, optional
+        Seconds the search may spend drawing and checking new examples: when they are
+        spent, it checks no new one and the result says so (its ``note``: how many of
+        the examples were checked). A failure found before is still shrunk and
+        reported; a target that must not run past a limit at all takes
+        ``--timeout``.
 
     Returns
     -------
@@ -365,6 +377,7 @@ def describe(
         if reference_forward is None
         else normalize_reference_forward(reference_forward),
         compiled=None if compiled is None else normalize_compiled(compiled),
+        time_budget=None if time_budget is None else normalize_time_budget(time_budget),
     )
 
     def decorate(obj: T) -> T:
@@ -681,6 +694,22 @@ def normalize_compiled(value: Any) -> str | None:
     raise InvalidDescription(
         f"compiled must be true or one of {', '.join(COMPILE_BACKENDS)}, got {value!r}"
     )
+
+
+#: The largest time budget accepted (a year): a bound, so that a typo is an error.
+MAX_TIME_BUDGET = 365 * 24 * 3600.0
+
+
+def normalize_time_budget(value: Any) -> float:
+    """Seconds: a finite number > 0, at most :data:`MAX_TIME_BUDGET`."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value <= 0:
+        raise InvalidDescription(f"time_budget must be a positive number of seconds, got {value!r}")
+    if value > MAX_TIME_BUDGET:
+        raise InvalidDescription(
+            f"time_budget must be at most {MAX_TIME_BUDGET:.0f} seconds (a year), got {value:g}"
+        )
+    return float(value)
 
 
 def normalize_nondet_tol(value: Any) -> float:
