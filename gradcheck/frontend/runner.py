@@ -20,7 +20,12 @@ writes into its output, or changes another target's verdict:
 
 and every other target's result is kept. The cost is one Python start per run (the
 zygote, started while the command reads its options) and one fork per target
-(``benchmarks/cli_verify_time.py`` measures it). A job's process can be stopped
+(``benchmarks/cli_verify_time.py`` measures it), made ahead of the target's turn: while
+``--jobs`` targets run, the next one's process is already forked and waits for the
+coordinator's ``("go", index)`` (the *spare*), so that neither the fork nor the
+zygote's waking up (tenths of a second on a loaded machine) lies between one target's
+end and the next one's start; its time limits count from its turn
+(``benchmarks/library_verify_time.py``). A job's process can be stopped
 whatever it runs (a C loop that holds the GIL included), and may allocate at most
 ``Job.max_memory`` bytes (``--max-memory``).
 
@@ -36,7 +41,8 @@ result)`` or ``("load_error", exception, traceback)``), ``("warm",)`` before the
 of a run of several (:func:`_warm_up`), ``("job", index, job)``
 followed by one end of a new pipe (answered ``("forked", index, pid)``; ``("exit",
 index, exit_code)`` when that process has ended), or ``None`` to let it go. Over its
-pipe, a job's process sends ``("started", index, settings)`` (the effective settings),
+pipe, a job's process waits for ``("go", index)``, then sends ``("started", index,
+settings)`` (the effective settings),
 ``("example", index, inputs, check_seed, done, total)`` before each example is checked
 (``done`` of ``total`` examples counted so far: one message per example, not two),
 and last ``("result",
