@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -511,7 +510,7 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
         return tuple(drawn)
     arrays: list[Any] = [None] * len(per_input)
     for i in spec.discrete:
-        arrays[i] = draw(_arrays(dtypes[i], input_shapes[i], per_input[i]))
+        arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i]))
     if grid is not None:
         sizes = [int(np.prod(input_shapes[i])) for i in floats]
         total = sum(sizes)
@@ -535,7 +534,7 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
     # One domain per input (or the caller's own elements): distinct values per
     # input, then reject draws with two values closer than `margin`.
     for i in floats:
-        arrays[i] = draw(_arrays(dtypes[i], input_shapes[i], per_input[i], True))
+        arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i], unique=True))
     assume(_min_gap([arrays[i] for i in floats]) >= spec.margin)
     return tuple(arrays)
 
@@ -563,24 +562,8 @@ def draw_array(
     None; else :func:`_large_array`."""
     size = int(np.prod(shape))
     if spread is None or size <= SPARSE_LIMIT:
-        return draw(_arrays(dtype, shape, elements))
+        return draw(hnp.arrays(dtype, shape, elements=elements))
     return _large_array(draw, dtype, shape, elements, spread)
-
-
-def _arrays(dtype: Any, shape: Any, elements: Any, unique: bool = False) -> Any:
-    """:func:`hypothesis.extra.numpy.arrays`, made once per dtype, shape and elements: a
-    search draws the same few shapes again and again, and a new strategy object is
-    built and validated on its first draw (a few percent of a search's time); the
-    same strategy draws the same arrays from the same choices."""
-    try:
-        return _cached_arrays(dtype, tuple(shape), elements, unique)
-    except TypeError:  # something unhashable: made anew
-        return hnp.arrays(dtype, shape, elements=elements, unique=unique)
-
-
-@functools.lru_cache(maxsize=1024)
-def _cached_arrays(dtype: Any, shape: tuple[int, ...], elements: Any, unique: bool) -> Any:
-    return hnp.arrays(dtype, shape, elements=elements, unique=unique)
 
 
 def _large_array(
