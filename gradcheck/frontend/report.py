@@ -225,8 +225,9 @@ def target_text(result: Any, *, replay: str) -> str:
         errs = f"max abs err {_err(result.max_abs_error)}, max rel err {_err(result.max_rel_error)}"
         said = f"{head} ({result.examples} examples, {errs})"
         if result.passed:
+            spent = [f"Note: {result.note}"] if getattr(result, "budget_spent", False) else []
             return "\n".join(
-                [said, *result.skip_lines, *([result.shapes] if result.shapes else [])]
+                [said, *result.skip_lines, *([result.shapes] if result.shapes else []), *spent]
             )
         return f"{head}: {result.note}\nReplay: {replay}"
     lines = [check_text(result.failure, seed=False)]
