@@ -28,7 +28,7 @@ import time
 import numpy as np
 
 import gradcheck as mg
-from gradcheck.checking.target import resolve_target
+from gradcheck.checking.resolve import resolve_target
 
 
 def tanh_times_x(x: mg.Tensor) -> mg.Tensor:

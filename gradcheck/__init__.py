@@ -49,7 +49,7 @@ _EXPORTS: dict[str, str] = {
     "CheckResult": "gradcheck.checking.result",
     "Failure": "gradcheck.checking.result",
     "Target": "gradcheck.checking.target",
-    "resolve_target": "gradcheck.checking.target",
+    "resolve_target": "gradcheck.checking.resolve",
     "numerical_gradient": "gradcheck.checking.checker",
     "describe": "gradcheck.search.description",
     "verify": "gradcheck.search.verifier",
@@ -121,8 +121,9 @@ if TYPE_CHECKING:  # static type checkers and IDEs see the eager imports
         turn_memory_guarding_on,
     )
     from gradcheck.checking.checker import check, numerical_gradient
+    from gradcheck.checking.resolve import resolve_target
     from gradcheck.checking.result import CheckResult, Failure
-    from gradcheck.checking.target import Target, resolve_target
+    from gradcheck.checking.target import Target
     from gradcheck.errors import GradcheckError, InvalidBackprop, InvalidGradient, SkipGradient
     from gradcheck.graph import no_autodiff
     from gradcheck.operation import BroadcastableOp, Operation, is_invalid_gradient

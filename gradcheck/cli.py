@@ -111,6 +111,7 @@ _FLAGS = {
     "reference_forward": "--reference-forward",
     "compiled": "--compiled",
     "batched": "--batched",
+    "time_budget": "--time-budget",
     "timeout": "--timeout",
     "example_timeout": "--example-timeout",
     "max_memory": "--max-memory",
@@ -791,6 +792,14 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     "the example it was on; the run goes on [default: no limit].",
 )
 @click.option(
+    "--time-budget",
+    type=_Seconds(),
+    metavar="SECONDS",
+    help="Let the search of a target draw new examples for SECONDS at most: then it "
+    "stops, and its report says after how many examples (a failure found in time is "
+    "still shrunk and reported) [default: no budget].",
+)
+@click.option(
     "--example-timeout",
     type=_Seconds(),
     metavar="SECONDS",
@@ -810,9 +819,9 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     "-j",
     type=click.IntRange(min=1),
     metavar="N",
-    default=1,
-    show_default=True,
-    help="Check targets in N worker processes (same results and order as one).",
+    help="Check N targets at once, each in a process of its own (same results and order "
+    "as one) [default: one per CPU core this process may use, at most one per target; "
+    "1 with --device].",
 )
 @click.option(
     "--save-baseline",
@@ -912,7 +921,7 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
 )
 @click.pass_context
 # One of the two functions over 60 code lines (issue 24): click passes each of the
-# command's 33 options and its TARGETs as a parameter (35 signature lines); the body
+# command's 34 options and its TARGETs as a parameter (36 signature lines); the body
 # is the run's sequence, its parts in the functions below.
 def verify_command(
     ctx: click.Context,
@@ -943,11 +952,12 @@ def verify_command(
     compiled: str | None,
     batched: bool | None,
     timeout: float | None,
+    time_budget: float | None,
     example_timeout: float | None,
     max_memory: int | None,
     output_format: OutputFormat,
     config_path: Path | None,
-    jobs: int,
+    jobs: int | None,
     save_baseline: Path | None,
     baseline_path: Path | None,
     regression_factor: float | None,
@@ -992,7 +1002,12 @@ def verify_command(
     # time), while the options and the targets are read here; a usage error stops it.
     if scheduler is not None and executor != "dask":
         raise click.BadParameter("needs --executor dask", param_hint="'--scheduler'")
-    with StopOnSignals() as signals, _Runner(jobs, setup, executor, scheduler, verbose) as run:
+    from gradcheck.frontend.runner import usable_cores
+
+    # Without --jobs, one job per usable core (fewer when there are fewer targets, one
+    # with a device: _jobs_at_once); the workers start before the targets are known.
+    starting = jobs or usable_cores()
+    with StopOnSignals() as signals, _Runner(starting, setup, executor, scheduler, verbose) as run:
         overrides = _settings_from_options(ctx)
         if regression_factor is not None and not is_regression_factor(regression_factor):
             raise click.BadParameter(
@@ -1033,10 +1048,9 @@ def verify_command(
             run.shown.note(line)
         for line in skipped or ():
             run.shown.note(f"skipped {line}")
-        plan = [
-            _job(item, _job_settings(item, overrides, seed, baseline, run_seed), verbose, jobs)
-            for item in items
-        ]
+        settings = [_job_settings(item, overrides, seed, baseline, run_seed) for item in items]
+        at_once = _jobs_at_once(jobs, settings, run.run, seeds or 1)
+        plan = [_job(item, s, verbose, at_once) for item, s in zip(items, settings)]
         manifest = None
         if shard is not None:  # whole targets, each with all its seeds (--seeds)
             fixed = (
@@ -1424,6 +1438,23 @@ def _job_settings(
         baseline={"seed": old["seed"]} if old is not None else None,
         options=dict(overrides, seed=seed),
     )
+
+
+def _jobs_at_once(
+    jobs: int | None, settings: list[dict[str, Any]], run: Any, seeds: int = 1
+) -> int:
+    """The jobs the run checks at once: ``--jobs``, else one per usable core but no
+    more than the jobs (targets times ``--seeds``), and one where a target is checked
+    on a device (a GPU the processes would share); the local runner is told (a Dask
+    cluster was sized when it started)."""
+    from gradcheck.frontend.runner import Run, default_jobs
+
+    n = len(settings) * max(1, seeds)
+    if jobs is None:
+        jobs = default_jobs(n, any(s.get("device") for s in settings))
+        if isinstance(run, Run):
+            run.n_jobs = jobs
+    return max(1, min(jobs, n))
 
 
 def _job(item: RunItem, settings: dict[str, Any], verbose: bool, jobs: int = 1) -> Job:

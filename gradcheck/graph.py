@@ -9,8 +9,9 @@ Threads and asyncio tasks: the one switch, :data:`no_autodiff`, is a context var
 (each thread and task has its own). What the engine shares between threads is safe
 under the GIL: the creation numbers (:data:`SEQUENCE`, one C call per op), the cache of
 constant tensors for Python numbers (``tensor_base._SCALAR_CACHE``: dict reads and
-writes of read-only tensors), NumPy's dispatch tables (``interop``, built once; a
-thread that finds them unbuilt builds them itself) and ``gradcheck.random``'s generator
+writes of read-only tensors), NumPy's dispatch tables (``_utils.overrides``, filled by
+the op families as they are imported, under Python's import lock; a thread that finds
+them incomplete imports the families itself) and ``gradcheck.random``'s generator
 (NumPy's generators lock each draw; with several threads their draws interleave). What
 is not shared is the graph: building and backpropagating it writes the tensors
 (``_ops``, ``_seq``, ``.grad``), so a tensor that takes a gradient must not be used by
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from gradcheck.tensor_base import Tensor
 
 __all__ = [
+    "Node",
     "no_autodiff",
     "is_tracking",
     "backpropagate",
@@ -58,6 +60,16 @@ no_autodiff_depth = NO_AUTODIFF_DEPTH.get
 #: under the GIL, and numbers that grow across threads still order every graph.
 SEQUENCE = itertools.count(1)
 _SEQ = attrgetter("_seq")
+
+
+class Node:
+    """A value the graph connects. :class:`~gradcheck.tensor_base.Tensor` is the one
+    kind; the class is here so that this module, and the view bookkeeping below the
+    tensor module (:mod:`gradcheck._utils.views`, :mod:`gradcheck._utils.overrides`),
+    can tell a tensor from other values without importing the module that defines it
+    (which imports them)."""
+
+    __slots__ = ()
 
 
 def is_tracking() -> bool:
@@ -115,12 +127,10 @@ no_autodiff = _NoAutodiff()
 
 def _as_numpy(out: Any) -> Any:
     """Tensors (alone, or in a tuple or list) as their arrays; anything else as it is."""
-    from gradcheck.tensor_base import Tensor
-
-    if isinstance(out, Tensor):
-        return out.data
+    if isinstance(out, Node):
+        return out.data  # type: ignore[attr-defined]
     if isinstance(out, (tuple, list)):
-        return type(out)(x.data if isinstance(x, Tensor) else x for x in out)
+        return type(out)(x.data if isinstance(x, Node) else x for x in out)  # type: ignore[attr-defined]
     return out
 
 
@@ -137,12 +147,12 @@ class BackpropGraph(Collection["Operation"]):
 
     __slots__ = ("_tensors",)
 
-    def __init__(self, tensors: list[Tensor | None]) -> None:
+    def __init__(self, tensors: list[Tensor]) -> None:
         self._tensors = tensors
 
     def __iter__(self) -> Iterator[Operation]:
         for tensor in self._tensors:
-            if tensor is not None and tensor._creator is not None:
+            if tensor._creator is not None:
                 yield tensor._creator
 
     def __len__(self) -> int:
@@ -156,14 +166,15 @@ def _tensors_in_order(
     root: Tensor, viewed: list[tuple[Tensor, Operation | None]]
 ) -> tuple[list[Tensor], list[Tensor]]:
     """The non-constant tensors with a creator that lead to ``root`` (itself
-    included), each after every tensor computed from it (reverse topological order
-    of creation); and the other inputs met on the way (with repeats): the leaves
-    that take a gradient, and constants computed by ops.
+    included), each before every tensor computed from it (topological order of
+    creation: backprop pops them from the end, newest first); and the other inputs
+    met on the way (with repeats): the leaves that take a gradient, and constants
+    computed by ops.
 
     Every op output gets a sequence number when it is created (``Tensor._seq``), and
     an op's inputs exist before its output does, so creation order is a topological
-    order: collecting the reachable tensors and sorting them by that number, newest
-    first, replaces a depth-first search. (Profiled: the search's (tensor, flag)
+    order: collecting the reachable tensors and sorting them by that number
+    replaces a depth-first search. (Profiled: the search's (tensor, flag)
     tuples and second visit per node cost more than the ops' own backward on small
     arrays; a C-level sort of ints does not.)
 
@@ -200,7 +211,7 @@ def _tensors_in_order(
         for tensor in tensors:
             tensor._seq = abs(tensor._seq)
         raise
-    tensors.sort(key=_SEQ)  # (negated: newest first)
+    tensors.sort(key=_SEQ, reverse=True)  # (negated: oldest first, newest last)
     return tensors, ends
 
 
@@ -237,9 +248,16 @@ def _refcount_of_a_lone_local() -> int:
 #: What ``sys.getrefcount`` says of an object that one local variable alone holds
 #: (measured, not assumed: it depends on the interpreter version).
 _UNHELD = _refcount_of_a_lone_local()
+_getrefcount = sys.getrefcount
 
 
-def backpropagate(root: Tensor) -> None:
+#: What is done with the tensors in a view relation that left the graph (see
+#: ``gradcheck._utils.views``), oldest first: the caller's, which knows how to build
+#: a view's final gradient (``tensor_base`` passes its ``_left_graph``).
+Leaving = Callable[[list[tuple["Tensor", "Operation | None"]]], None]
+
+
+def backpropagate(root: Tensor, leaving: Leaving) -> None:
     """Send ``root.grad`` back through the graph that created ``root``, clearing
     the graph as it goes (see :func:`clear_graph`).
 
@@ -250,17 +268,18 @@ def backpropagate(root: Tensor) -> None:
     rather than after it (an op's output is gone before the op's own backward runs,
     when the op did not keep it). If an op raises, the rest of the graph is
     cleared as well and the exception propagates; the gradients already stored stay.
+    The tensors in a view relation that left the graph are handed to ``leaving``.
     """
     viewed: list[tuple[Tensor, Operation | None]] = []  # (in a view relation)
     collected, ends = _tensors_in_order(root, viewed)
-    tensors: list[Any] = collected  # entries become None as they leave the graph
+    tensors: list[Any] = collected  # (oldest first: popped from the end)
     graph = BackpropGraph(tensors)
+    pop = tensors.pop
     try:
-        for i in range(len(tensors)):
-            tensor = tensors[i]
+        while tensors:
             # Every consumer of this tensor has run: it leaves the graph now (and
             # releases its memory-guarding locks, see tensor_base.execute_op).
-            tensors[i] = None
+            tensor = pop()
             op = tensor._creator
             tensor._creator = None
             tensor._ops = 0
@@ -268,21 +287,21 @@ def backpropagate(root: Tensor) -> None:
             grad = tensor._grad
             if grad is None:  # every path to it was skipped
                 continue
-            if sys.getrefcount(tensor) == _UNHELD:
+            if _getrefcount(tensor) == _UNHELD:
                 # Nothing but this loop holds the tensor: nobody can read it again,
                 # so it (and its value, unless its op kept that) is released before
                 # the op's backward, which needs the gradient, not the output.
                 tensor = None
-            if op.backward(grad, graph=graph) and tensor is not None:
+            # (op.backward's body, called positionally: see Operation._engine_backprop)
+            if op._engine_backprop(grad, graph) and tensor is not None:
                 # an input now holds `grad` itself (see Operation.backward): this
                 # tensor's own `.grad` is copied when it is read
                 tensor._shared = True
     except BaseException:
         for tensor in tensors:
-            if tensor is not None:
-                tensor._creator = None
-                tensor._ops = 0
-                tensor._locks = None
+            tensor._creator = None
+            tensor._ops = 0
+            tensor._locks = None
         raise
     finally:
         # Constants never count their consumers (`_ops`); the graph behind a
@@ -291,28 +310,26 @@ def backpropagate(root: Tensor) -> None:
             var._ops = 0
             var._locks = None
             if var._creator is not None:
-                clear_graph(var)
+                clear_graph(var, leaving)
         if viewed:
-            _leaving_graph(viewed)
+            _leaving_graph(viewed, leaving)
 
 
-def _leaving_graph(viewed: list[tuple[Tensor, Operation | None]]) -> None:
-    """The tensors in a view relation that left the graph (see
-    ``gradcheck._utils.views.leaving_graph``), once each, oldest first (a view's
-    parent before it)."""
-    from gradcheck._utils.views import leaving_graph
-
+def _leaving_graph(viewed: list[tuple[Tensor, Operation | None]], leaving: Leaving) -> None:
+    """The tensors in a view relation that left the graph, handed to ``leaving`` once
+    each, oldest first (a view's parent before it)."""
     once = list({id(t): (t, op) for t, op in viewed}.values())
     once.sort(key=lambda pair: abs(pair[0]._seq))
-    leaving_graph(once)
+    leaving(once)
 
 
-def clear_graph(root: Tensor) -> None:
+def clear_graph(root: Tensor, leaving: Leaving) -> None:
     """Detach ``root`` and every tensor upstream of it from the graph.
 
     Creators are dropped (so the ops and intermediate arrays can be freed) and every
     tensor forgets the ops it fed: backprop through an op that still refers to one of
-    them raises :class:`InvalidBackprop` ("cleared prior to backprop").
+    them raises :class:`InvalidBackprop` ("cleared prior to backprop"). The tensors
+    in a view relation that left the graph are handed to ``leaving``.
     """
     root._ops = 0
     root._locks = None
@@ -336,4 +353,4 @@ def clear_graph(root: Tensor) -> None:
             elif var._views is not None:
                 viewed.append((var, None))
     if viewed:
-        _leaving_graph(viewed)
+        _leaving_graph(viewed, leaving)

@@ -7,16 +7,18 @@ apply: no import cycle (tests/test_architecture.py).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from types import ModuleType
+import functools
+import weakref
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from gradcheck import graph as _graph
 from gradcheck._utils import lock_management as _lm
+from gradcheck._utils import overrides as _overrides
 from gradcheck._utils import views as _views
-from gradcheck.errors import InvalidBackprop, InvalidBackwardGradient
+from gradcheck.errors import DisconnectedView, InvalidBackprop, InvalidBackwardGradient
 from gradcheck.operation import Operation, is_invalid_gradient
 
 # The rules the operators and methods apply (below this module: they import nothing
@@ -36,9 +38,10 @@ _no_autodiff_depth = _graph.no_autodiff_depth
 #: The dtypes whose tensors are always constant (no gradient): integers and bools.
 CONSTANT_ONLY_DTYPES = (np.integer, np.bool_)
 _SEQUENCE = _graph.SEQUENCE
+_UFUNCS = _overrides.UFUNCS
 
 
-class Tensor:
+class Tensor(_graph.Node):
     """An array that records the operations applied to it, for reverse-mode autodiff.
 
     Parameters
@@ -179,7 +182,7 @@ class Tensor:
         """The view op that made this tensor, applied again to ``input_vars`` (with
         the same arguments); :class:`~gradcheck.errors.DisconnectedView` when this
         tensor has no such op (any more)."""
-        return _views.replay_op(self, input_vars)
+        return _replay_op(self, input_vars)
 
     @property
     def creator(self) -> Operation | None:
@@ -195,7 +198,7 @@ class Tensor:
 
     @shape.setter
     def shape(self, newshape: Any) -> None:
-        _views.reshape_in_place(self, newshape)
+        _reshape_in_place(self, newshape)
 
     @property
     def ndim(self) -> int:
@@ -212,7 +215,7 @@ class Tensor:
     @property
     def T(self) -> Tensor:
         """The transposed tensor (a graph op)."""
-        return execute_op(_shape.Transpose, self, op_kwargs={"axes": None})
+        return _execute(_shape.Transpose, (self,), (), {"axes": None}, None)
 
     def copy(self, *, constant: bool | None = None) -> Tensor:
         """A new tensor with a copy of this one's data and gradient, in no graph;
@@ -333,7 +336,7 @@ class Tensor:
         """
         grad = self._grad
         if self._views is not None:  # a view's gradient is a view of its base's
-            return _views.grad_of(self, self._views)
+            return _grad_of_view(self, self._views)
         if self._shared:
             self._shared = False
             if grad is not None:
@@ -373,7 +376,7 @@ class Tensor:
             if tensor._creator is not None:
                 stack.extend(tensor._creator.variables)
         if clear_graph:
-            _graph.clear_graph(self)
+            _graph.clear_graph(self, _left_graph)
 
     def clear_graph(self) -> None:
         """Remove this tensor, and every tensor upstream of it, from the graph.
@@ -381,7 +384,7 @@ class Tensor:
         The creators are dropped, and backprop through an op that was built on any
         of these tensors raises :class:`InvalidBackprop` from then on.
         """
-        _graph.clear_graph(self)
+        _graph.clear_graph(self, _left_graph)
 
     def backward(self, grad: Any = None) -> None:
         """Compute the gradient of this tensor with respect to every tensor it was
@@ -427,7 +430,7 @@ class Tensor:
         if _no_autodiff_depth():
             return  # (no graph is tracked: nothing to do, as in MyGrad)
         if self._constant:
-            _graph.clear_graph(self)
+            _graph.clear_graph(self, _left_graph)
             return
         if grad is not None:
             grad = grad._data if isinstance(grad, Tensor) else grad
@@ -463,9 +466,9 @@ class Tensor:
             dtype = float if np.issubdtype(self._data.dtype, np.signedinteger) else self._data.dtype
             self.grad = np.ones(self._data.shape, dtype=dtype)
         if self._creator is not None:
-            _graph.backpropagate(self)
+            _graph.backpropagate(self, _left_graph)
         elif self._views is not None:
-            _views.leaving_graph([(self, None)])
+            _left_graph([(self, None)])
         self._ops = 0
         self._locks = None
 
@@ -474,28 +477,28 @@ class Tensor:
     # execute_op, as the documented functions of gradcheck.ops do: those sit above
     # this module, which they import.
     def __add__(self, other: Any) -> Tensor:
-        return execute_op(_arithmetic.Add, self, other)
+        return _execute(_arithmetic.Add, (self, other), (), None, None)
 
     def __radd__(self, other: Any) -> Tensor:
-        return execute_op(_arithmetic.Add, other, self)
+        return _execute(_arithmetic.Add, (other, self), (), None, None)
 
     def __sub__(self, other: Any) -> Tensor:
-        return execute_op(_arithmetic.Subtract, self, other)
+        return _execute(_arithmetic.Subtract, (self, other), (), None, None)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return execute_op(_arithmetic.Subtract, other, self)
+        return _execute(_arithmetic.Subtract, (other, self), (), None, None)
 
     def __mul__(self, other: Any) -> Tensor:
-        return execute_op(_arithmetic.Multiply, self, other)
+        return _execute(_arithmetic.Multiply, (self, other), (), None, None)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return execute_op(_arithmetic.Multiply, other, self)
+        return _execute(_arithmetic.Multiply, (other, self), (), None, None)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return execute_op(_arithmetic.Divide, self, other)
+        return _execute(_arithmetic.Divide, (self, other), (), None, None)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return execute_op(_arithmetic.Divide, other, self)
+        return _execute(_arithmetic.Divide, (other, self), (), None, None)
 
     def __pow__(self, other: Any) -> Tensor:
         # x ** 1 and x ** 2 (a scalar exponent) are Positive and Square, as in MyGrad:
@@ -504,32 +507,32 @@ class Tensor:
         if kind is int or kind is float or (kind is np.ndarray and other.ndim == 0):
             if other == 1 or other == 2:
                 return _special_power(self, other)
-        return execute_op(_arithmetic.Power, self, other)
+        return _execute(_arithmetic.Power, (self, other), (), None, None)
 
     def __rpow__(self, other: Any) -> Tensor:
-        return execute_op(_arithmetic.Power, other, self)
+        return _execute(_arithmetic.Power, (other, self), (), None, None)
 
     # In-place arithmetic, as NumPy's on arrays: `x += y` writes x (and every view of
     # its memory) and keeps the name bound to the same tensor; the graph keeps x's
     # previous value for the ops that read it (see gradcheck._utils.views).
     def __iadd__(self, other: Any) -> Tensor:
-        _views.augment(self, _arithmetic.Add, other, "add")
+        _augment(self, _arithmetic.Add, other, "add")
         return self
 
     def __isub__(self, other: Any) -> Tensor:
-        _views.augment(self, _arithmetic.Subtract, other, "subtract")
+        _augment(self, _arithmetic.Subtract, other, "subtract")
         return self
 
     def __imul__(self, other: Any) -> Tensor:
-        _views.augment(self, _arithmetic.Multiply, other, "multiply")
+        _augment(self, _arithmetic.Multiply, other, "multiply")
         return self
 
     def __itruediv__(self, other: Any) -> Tensor:
-        _views.augment(self, _arithmetic.Divide, other, "divide")
+        _augment(self, _arithmetic.Divide, other, "divide")
         return self
 
     def __ipow__(self, other: Any) -> Tensor:
-        _views.augment(self, _arithmetic.Power, other, "power")
+        _augment(self, _arithmetic.Power, other, "power")
         return self
 
     def __floordiv__(self, other: Any) -> np.ndarray:
@@ -539,22 +542,22 @@ class Tensor:
         return _floor_divide(other, self)
 
     def __matmul__(self, other: Any) -> Tensor:
-        return execute_op(_linalg.MatMul, self, other)
+        return _execute(_linalg.MatMul, (self, other), (), None, None)
 
     def __rmatmul__(self, other: Any) -> Tensor:
-        return execute_op(_linalg.MatMul, other, self)
+        return _execute(_linalg.MatMul, (other, self), (), None, None)
 
     def __neg__(self) -> Tensor:
-        return execute_op(_arithmetic.Negative, self)
+        return _execute(_arithmetic.Negative, (self,), (), None, None)
 
     def __pos__(self) -> Tensor:
-        return execute_op(_arithmetic.Positive, self)
+        return _execute(_arithmetic.Positive, (self,), (), None, None)
 
     def __abs__(self) -> Tensor:
-        return execute_op(_misc.Absolute, self, op_kwargs={"nan_to_num": True})
+        return _execute(_misc.Absolute, (self,), (), {"nan_to_num": True}, None)
 
     def __getitem__(self, index: Any) -> Tensor:
-        return execute_op(_indexing.GetItem, self, op_kwargs={"index": _plain_index(index)})
+        return _execute(_indexing.GetItem, (self,), (), {"index": _plain_index(index)}, None)
 
     def __setitem__(self, index: Any, value: Any) -> None:
         """``x[index] = value`` as a graph op (MyGrad semantics): ``x`` becomes the
@@ -598,33 +601,28 @@ class Tensor:
     __hash__ = object.__hash__
 
     # -- NumPy functions on tensors (see gradcheck.interop) -------------------------
-    # (gradcheck.interop dispatches to the documented functions, which sit above this
-    # module: it is imported on the first NumPy call on a tensor)
+    # (the dispatch tables are gradcheck._utils.overrides', below this module; the op
+    # families, above it, fill them)
     def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any:
-        interop = _interop or _import_interop()
         if method == "__call__" and not kwargs:  # the common case (`array + tensor`)
-            function = interop.UFUNCS.get(ufunc)
+            function = _UFUNCS.get(ufunc)
             if function is not None:
                 return function(*inputs)
-        return interop.array_ufunc(ufunc, method, inputs, kwargs)
+        return _overrides.array_ufunc(ufunc, method, inputs, kwargs)
 
     def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
-        return (_interop or _import_interop()).array_function(func, types, args, kwargs)
+        return _overrides.array_function(func, types, args, kwargs)
 
     # -- methods mirroring the functions ------------------------------------------
     def sum(
         self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
     ) -> Tensor:
-        return execute_op(
-            _reductions.Sum, self, op_kwargs=_reduction_kwargs(axis, keepdims), constant=constant
-        )
+        return _execute(_reductions.Sum, (self,), (), _reduction_kwargs(axis, keepdims), constant)
 
     def mean(
         self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
     ) -> Tensor:
-        return execute_op(
-            _reductions.Mean, self, op_kwargs=_reduction_kwargs(axis, keepdims), constant=constant
-        )
+        return _execute(_reductions.Mean, (self,), (), _reduction_kwargs(axis, keepdims), constant)
 
     def var(
         self,
@@ -635,7 +633,7 @@ class Tensor:
         constant: bool | None = None,
     ) -> Tensor:
         kwargs = {"axis": axis, "ddof": ddof, "keepdims": keepdims}
-        return execute_op(_reductions.Var, self, op_kwargs=kwargs, constant=constant)
+        return _execute(_reductions.Var, (self,), (), kwargs, constant)
 
     def std(
         self,
@@ -646,34 +644,28 @@ class Tensor:
         constant: bool | None = None,
     ) -> Tensor:
         kwargs = {"axis": axis, "ddof": ddof, "keepdims": keepdims}
-        return execute_op(_reductions.Std, self, op_kwargs=kwargs, constant=constant)
+        return _execute(_reductions.Std, (self,), (), kwargs, constant)
 
     def max(
         self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
     ) -> Tensor:
-        return execute_op(
-            _reductions.Max, self, op_kwargs=_reduction_kwargs(axis, keepdims), constant=constant
-        )
+        return _execute(_reductions.Max, (self,), (), _reduction_kwargs(axis, keepdims), constant)
 
     def min(
         self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
     ) -> Tensor:
-        return execute_op(
-            _reductions.Min, self, op_kwargs=_reduction_kwargs(axis, keepdims), constant=constant
-        )
+        return _execute(_reductions.Min, (self,), (), _reduction_kwargs(axis, keepdims), constant)
 
     def prod(
         self, axis: Any = None, keepdims: bool = False, *, constant: bool | None = None
     ) -> Tensor:
-        return execute_op(
-            _reductions.Prod, self, op_kwargs=_reduction_kwargs(axis, keepdims), constant=constant
-        )
+        return _execute(_reductions.Prod, (self,), (), _reduction_kwargs(axis, keepdims), constant)
 
     def cumsum(self, axis: int | None = None, *, constant: bool | None = None) -> Tensor:
-        return execute_op(_reductions.CumSum, self, op_kwargs={"axis": axis}, constant=constant)
+        return _execute(_reductions.CumSum, (self,), (), {"axis": axis}, constant)
 
     def cumprod(self, axis: int | None = None, *, constant: bool | None = None) -> Tensor:
-        return execute_op(_reductions.CumProd, self, op_kwargs={"axis": axis}, constant=constant)
+        return _execute(_reductions.CumProd, (self,), (), {"axis": axis}, constant)
 
     def clip(self, a_min: Any, a_max: Any, *, constant: bool | None = None) -> Tensor:
         a_min, a_max = _misc._bounds(self._data.dtype, a_min, a_max)
@@ -684,7 +676,7 @@ class Tensor:
             raise TypeError("reshape() takes exactly 1 argument (0 given)")
         if len(newshape) == 1:
             newshape = newshape[0]
-        return execute_op(_shape.Reshape, self, op_kwargs={"newshape": newshape}, constant=constant)
+        return _execute(_shape.Reshape, (self,), (), {"newshape": newshape}, constant)
 
     def transpose(self, *axes: Any, constant: bool | None = None) -> Tensor:
         order: Sequence[Any] | None = axes
@@ -699,22 +691,22 @@ class Tensor:
 
     # -- shape methods (structural ops) ---------------------------------------------
     def flatten(self, *, constant: bool | None = None) -> Tensor:
-        return execute_op(_shape.Reshape, self, op_kwargs={"newshape": -1}, constant=constant)
+        return _execute(_shape.Reshape, (self,), (), {"newshape": -1}, constant)
 
     def ravel(self, *, constant: bool | None = None) -> Tensor:
-        return execute_op(_shape.Reshape, self, op_kwargs={"newshape": -1}, constant=constant)
+        return _execute(_shape.Reshape, (self,), (), {"newshape": -1}, constant)
 
     def squeeze(self, axis: Any = None, *, constant: bool | None = None) -> Tensor:
         newshape = _shape._squeezed(self._data.shape, axis)
-        return execute_op(_shape.Reshape, self, op_kwargs={"newshape": newshape}, constant=constant)
+        return _execute(_shape.Reshape, (self,), (), {"newshape": newshape}, constant)
 
     def swapaxes(self, axis1: int, axis2: int, *, constant: bool | None = None) -> Tensor:
         perm = _shape._swapped(self._data.ndim, axis1, axis2)
-        return execute_op(_shape.Transpose, self, op_kwargs={"axes": perm}, constant=constant)
+        return _execute(_shape.Transpose, (self,), (), {"axes": perm}, constant)
 
     def moveaxis(self, source: Any, destination: Any, *, constant: bool | None = None) -> Tensor:
         perm = _shape._moved(self._data.ndim, source, destination)
-        return execute_op(_shape.Transpose, self, op_kwargs={"axes": perm}, constant=constant)
+        return _execute(_shape.Transpose, (self,), (), {"axes": perm}, constant)
 
 
 def _data(x: Any) -> Any:
@@ -942,6 +934,7 @@ def _op_inputs(input_vars: Sequence[Any]) -> list[Tensor]:
 
 _new_tensor = object.__new__
 _FLOAT64 = np.dtype(np.float64)
+_ndarray = np.ndarray  # (a global: see gradcheck.operation._ndarray)
 
 
 def execute_op(
@@ -978,6 +971,21 @@ def execute_op(
     >>> z, z.constant
     (Tensor(6.), False)
     """
+    return _execute(Op, input_vars, op_args, op_kwargs, constant)
+
+
+def _execute(
+    Op: type[Operation],
+    input_vars: tuple[Any, ...],
+    op_args: Sequence[Any],
+    op_kwargs: dict[str, Any] | None,
+    constant: bool | None,
+) -> Tensor:
+    """:func:`execute_op` with the inputs as a tuple and every parameter positional:
+    what the operators, the methods and the ufuncs call. (A function with ``*args``
+    or keyword-only parameters is never a specialized call in CPython, and fills its
+    keyword defaults from a dict: measured with callgrind, ``execute_op``'s signature
+    costs ~700 instructions per call more than this one's.)"""
     # This function is the engine's per-op forward path: keep it lean. It is one of the
     # two functions over 60 code lines (issue 24): each helper it called would cost a
     # Python call per op on the path the engine benchmarks measure (chain <= 3x NumPy).
@@ -1009,7 +1017,7 @@ def execute_op(
         out = op(*tensors, *op_args)
     else:
         out = op(*tensors)
-    if type(out) is not np.ndarray:
+    if type(out) is not _ndarray:
         out = np.asarray(out)
 
     result = _new_tensor(Tensor)
@@ -1076,28 +1084,250 @@ def execute_op(
     return result
 
 
-_interop: ModuleType | None = None
-
-
 def __getattr__(name: str) -> Any:
-    # MyGrad keeps its NumPy dispatch tables here; ours are gradcheck.interop's
-    # (loaded on first use, as the NumPy protocols load it).
-    if name.startswith("_REGISTERED_") or name == "implements_numpy_override":
-        interop = _interop or _import_interop()
-        if name == "implements_numpy_override":
-            return interop.implements_numpy_override
-        tables = interop.registries()
+    # MyGrad keeps its NumPy dispatch tables here; ours are gradcheck._utils.overrides'
+    # (every op family registered when they are read).
+    if name == "implements_numpy_override":
+        return _overrides.implements_numpy_override
+    if name.startswith("_REGISTERED_"):
+        tables = _overrides.registries()
         if name in tables:
             return tables[name]
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def _import_interop() -> ModuleType:
-    global _interop
-    from gradcheck import interop
+# -- views and in-place writes -----------------------------------------------------------
+# What of MyGrad's view semantics builds tensors (see gradcheck._utils.views, which
+# keeps the books and builds none): a view op applied again, the placeholders of the
+# values before a write, the writes themselves.
+def _replay(op: Operation, *inputs: Any) -> Tensor:
+    """The view op ``op`` applied again, with its arguments, to ``inputs``."""
+    _, args, kwargs, constant = op._replay  # type: ignore[attr-defined]
+    return execute_op(type(op), *inputs, op_args=args, op_kwargs=kwargs, constant=constant)
 
-    _interop = interop
-    return interop
+
+def _replay_on_array(op: Operation, array: np.ndarray) -> np.ndarray:
+    """The view op ``op`` applied to a plain array (the parent's input replaced by
+    it), outside any graph: the same view of ``array``."""
+    index = op._replay[0]  # type: ignore[attr-defined]
+    inputs: list[Any] = list(op.variables)
+    inputs[index] = _constant(array)
+    with _graph.no_autodiff:
+        return _replay(op, *inputs)._data
+
+
+def _replay_op(tensor: Tensor, inputs: Any) -> Tensor:
+    """``Tensor._replay_op``: the op that made the view ``tensor``, applied to ``inputs``."""
+    op = tensor._creator
+    if op is None or not hasattr(op, "_replay"):
+        raise DisconnectedView(
+            "`Tensor._replay_op(...)` was called on a tensor without a creator (or one "
+            "that is not a view)"
+        )
+    return _replay(op, *inputs)
+
+
+def _grad_of_view(tensor: Tensor, vs: _views.ViewState) -> np.ndarray | None:
+    """``tensor.grad`` for a tensor in a view relation: a view's gradient is the view
+    of its base's gradient (``view.grad.base is view.base.grad``)."""
+    base = vs.base
+    if base is None:
+        return _views.own_grad(tensor)
+    base_grad = _views.base_grad(base)
+    cached = vs.grad
+    if cached is not None and base_grad is not None and cached.base is base_grad:
+        return cached
+    op = tensor._creator
+    if base_grad is None or op is None:
+        # (the graph that joined this view to its base was cleared)
+        return None
+    return _view_grad(vs, op)
+
+
+def _view_grad(vs: _views.ViewState, op: Operation) -> np.ndarray | None:
+    parent = op.variables[op._replay[0]]  # type: ignore[attr-defined]
+    parent_grad = parent.grad
+    vs.grad = None if parent_grad is None else _replay_on_array(op, parent_grad)
+    return vs.grad
+
+
+def _left_graph(left: list[tuple[Tensor, Operation | None]]) -> None:
+    """After backprop (or ``clear_graph``): the tensors in a view relation that left
+    the graph, each with the op that had made it, oldest first. A view keeps the view
+    of its base's final gradient (computed now, while the op is known), and each one
+    forgets the views made from it: they are disconnected from it."""
+    for tensor, op in left:
+        vs = tensor._views
+        if vs is None:
+            continue
+        vs.children = []
+        if vs.base is not None and op is not None and hasattr(op, "_replay"):
+            if _views.base_grad(vs.base) is not None:
+                _view_grad(vs, op)
+
+
+def _placeholder(tensor: Tensor) -> Tensor:
+    """An internal tensor with the state of ``tensor`` (the same array): it stands for
+    ``tensor``'s value before a write, in the ops that read that value."""
+    p = Tensor.__new__(Tensor)
+    for name in _views.STATE:
+        setattr(p, name, getattr(tensor, name))
+    p._views = None
+    p._grad = None
+    p._shared = False
+    return p
+
+
+def _unread(p: Tensor) -> bool:
+    """True for a placeholder whose values no op will read again: it takes a gradient
+    and has no consumers (none made it, or their graph was cleared), so an op that
+    still names it raises InvalidBackprop. Its memory is then released."""
+    data = p._data
+    released = data.ndim > 0 and not any(data.strides)
+    return not p._constant and p._ops == 0 and not released
+
+
+def _dead(p: Tensor) -> Tensor:
+    """``p`` without its memory: only its shape and dtype (zeros that take no memory)."""
+    dead = _placeholder(p)
+    dead._data = np.broadcast_to(np.zeros((), p._data.dtype), p._data.shape)
+    dead._creator = None
+    dead._locks = None
+    return dead
+
+
+def _record(tensor: Tensor, seq: int, placeholder: Tensor) -> None:
+    vs = _views.state_of(tensor)
+    if vs.mutations is None:
+        vs.mutations = []
+    records = vs.mutations
+    for i, (m, p) in enumerate(records):
+        if _unread(p):
+            records[i] = (m, _dead(p))
+    records.append((seq, _dead(placeholder) if _unread(placeholder) else placeholder))
+
+
+def _assign(target: Tensor, index: Any, value: Any) -> None:
+    """``target[index] = value`` with MyGrad's semantics (see :mod:`gradcheck._utils.views`)."""
+    if _graph.no_autodiff_depth():  # no graph: write the array itself
+        target._data[index] = value._data if isinstance(value, Tensor) else value
+        return
+    _views.disconnect_if_stale(target)
+    _views.null_grad(target)
+    vs = target._views
+    base = vs.base if vs is not None and vs.base is not None else target
+    nodes = _views.tree(base)
+    if all(t is not target for t, _ in nodes):  # no longer joined to its base
+        vs.base = None  # type: ignore[union-attr]
+        base, nodes = target, _views.tree(target)
+    parents = {id(t): p for t, p in nodes}
+    _views.writeable_or_raise(base._data)
+    # The path of view ops from the base to the target, and the target's part of a
+    # copy of the base's array (the new array of the base and all its views).
+    path: list[Operation] = []
+    node = target
+    while node is not base:
+        path.append(node._creator)  # type: ignore[arg-type]
+        node = parents[id(node)]  # type: ignore[assignment]
+    path.reverse()
+    previous = _placeholder(target)
+    ops = target._ops
+    written = execute_op(
+        _indexing.SetItem, previous, value, op_kwargs={"index": index}, constant=target._constant
+    )
+    # (the placeholders count the consumers of their tensors, this op's included:
+    # it reads `value`, which may be in the view tree, as it was before the write)
+    previous._ops += target._ops - ops
+    placeholders = {id(t): previous if t is target else _placeholder(t) for t, _ in nodes}
+    if path:
+        new_base = np.array(base._data, copy=True)
+        part = new_base
+        for op in path:
+            part = _replay_on_array(op, part)
+        part[...] = written._data
+        written._data = part
+    seq = next(_graph.SEQUENCE)  # ops made before now read the placeholders
+    for t, _ in nodes:
+        _record(t, seq, placeholders[id(t)])
+    if path:
+        functions: list[Callable[[np.ndarray], np.ndarray]] = [
+            functools.partial(_replay_on_array, op) for op in path
+        ]
+        new_state = execute_op(
+            _indexing.UnView,
+            placeholders[id(base)],
+            written,
+            op_kwargs={"data": new_base, "path": functions},
+            constant=base._constant,
+        )
+    else:
+        new_state = written
+    _views.take_state(base, new_state, None)
+    for t, parent in nodes[1:]:
+        _views.take_state(t, _replay(t._creator, parent), base)  # type: ignore[arg-type]
+
+
+def _augment(target: Tensor, Op: type[Operation], other: Any, name: str) -> None:
+    """``target <op>= other``: ``target[...] = target <op> other``, with NumPy's rule
+    for the dtype (the result must cast to ``target``'s dtype, same kind)."""
+    value = execute_op(Op, target, other)
+    if value._data.dtype != target._data.dtype and not np.can_cast(
+        value._data.dtype, target._data.dtype, "same_kind"
+    ):
+        raise TypeError(
+            f"Cannot cast ufunc '{name}' output from {value._data.dtype!r} to "
+            f"{target._data.dtype!r} with casting rule 'same_kind'"
+        )
+    if value._data.shape != target._data.shape:
+        raise ValueError(
+            f"non-broadcastable output operand with shape {target._data.shape} doesn't "
+            f"match the broadcast shape {value._data.shape}"
+        )
+    _assign(target, Ellipsis, value)
+
+
+def _reshape_in_place(target: Tensor, newshape: Any) -> None:
+    """``target.shape = newshape`` (MyGrad semantics): ``target`` becomes a reshape of
+    its previous value, and the views made from it before stay views of it, through a
+    reshape back to the old shape."""
+    probe = target._data.view()
+    probe.shape = newshape  # raises as NumPy does (size, or a copy would be needed)
+    if _graph.no_autodiff_depth():
+        target._data.shape = probe.shape
+        return
+    if probe.shape == target._data.shape:
+        return
+    _views.disconnect_if_stale(target)
+    old_shape = target._data.shape
+    vs = target._views
+    old_base = None if vs is None else vs.base
+    nodes = _views.tree(target)
+    placeholders = {id(t): _placeholder(t) for t, _ in nodes}
+    seq = next(_graph.SEQUENCE)  # ops made before now read the placeholders
+    for t, _ in nodes:
+        _record(t, seq, placeholders[id(t)])
+    previous = placeholders[id(target)]
+    previous._views = _views.ViewState(old_base)
+    if old_base is not None:
+        # the parent's view is now the placeholder, of which the target is a view
+        parent = target._creator.variables[target._creator._replay[0]]  # type: ignore[union-attr]
+        siblings = _views.state_of(parent)
+        siblings.children = [
+            ref if ref() is not target else weakref.ref(previous) for ref in siblings.children
+        ]
+    reshaped = execute_op(_shape.Reshape, previous, op_kwargs={"newshape": probe.shape})
+    _views.take_state(target, reshaped, old_base)
+    previous._views.children = [weakref.ref(target)]
+    _views.state_of(target).children = []
+    if len(nodes) == 1:
+        return
+    base = old_base if old_base is not None else target
+    unshaped = execute_op(_shape.Reshape, target, op_kwargs={"newshape": old_shape})
+    for t, parent in nodes[1:]:
+        if parent is target:
+            parent = unshaped
+            _views.state_of(unshaped).children.append(weakref.ref(t))
+        _views.take_state(t, _replay(t._creator, parent), base)  # type: ignore[arg-type]
 
 
 def assign_in_place(target: Tensor, index: Any, value: Any) -> None:
@@ -1105,7 +1335,7 @@ def assign_in_place(target: Tensor, index: Any, value: Any) -> None:
     write reaches ``target``'s base and every view of it, and the ops that read
     ``target`` (or those views) before still read their previous values; see
     :mod:`gradcheck._utils.views`."""
-    _views.assign(target, _plain_index(index), value)
+    _assign(target, _plain_index(index), value)
 
 
 def _plain_index(index: Any) -> Any:

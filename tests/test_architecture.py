@@ -1,16 +1,22 @@
 """Imports point down the layers (docs/architecture.md): a module may import its own
-layer and the layers below it, never one above.
+layer and the layers below it, never one above; inside the engine, the same for its
+sub-layers (``ENGINE_LAYERS``).
 
 Every import statement of every module is read (with ``ast``: imports inside functions
 and under ``TYPE_CHECKING`` count), and so is every attribute read off the package
 itself (``import gradcheck as mg; mg.verify``), which the lazy exports resolve to a
 module. A module of the package that no layer claims fails the test too, so that a new
-module is given its place.
+module is given its place. No module imports another that imports it back, counting
+the imports inside functions (``test_no_import_cycle_counting_imports_inside_functions``);
+the few modules loaded by name (``importlib``) are listed with their reasons
+(``LOADED_BY_NAME``), and so are the modules that import inside functions
+(``IMPORTS_INSIDE_FUNCTIONS``). docs/architecture.md names every module.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import gradcheck
@@ -78,9 +84,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 FACADE = "gradcheck"
 
 
-def layer_of(module: str) -> int | None:
+def layer_of(module: str, layers: list[tuple[str, tuple[str, ...]]] | None = None) -> int | None:
     best, found = -1, None
-    for rank, (_, prefixes) in enumerate(LAYERS):
+    for rank, (_, prefixes) in enumerate(LAYERS if layers is None else layers):
         for prefix in prefixes:
             if (module == prefix or module.startswith(prefix + ".")) and len(prefix) > best:
                 best, found = len(prefix), rank
@@ -154,20 +160,28 @@ def modules() -> list[Path]:
     return sorted(p for p in ROOT.rglob("*.py") if "__pycache__" not in p.parts)
 
 
-def upward_imports() -> list[str]:
+def upward_imports(
+    layers: list[tuple[str, tuple[str, ...]]] | None = None, *, running_only: bool = False
+) -> list[str]:
+    """The imports that point up ``layers``; with ``running_only``, not counting the
+    names imported for annotations alone (under ``if TYPE_CHECKING:``)."""
+    layers = LAYERS if layers is None else layers
     wrong = []
     for path in modules():
         me = module_name(path)
         if me == FACADE:
             continue
-        mine = layer_of(me)
+        mine = layer_of(me, layers)
         source = path.read_text()
+        if running_only:
+            running = _every_import(ast.parse(source))
+            source = ast.unparse(ast.Module(body=running, type_ignores=[]))  # type: ignore[arg-type]
         for line, target in imported_modules(source, me, path.name == "__init__.py"):
-            theirs = layer_of(target) if target != FACADE else None
+            theirs = layer_of(target, layers) if target != FACADE else None
             if theirs is not None and mine is not None and theirs > mine:
                 wrong.append(
-                    f"{path.relative_to(ROOT.parent)}:{line}: {me} ({LAYERS[mine][0]}) "
-                    f"imports {target} ({LAYERS[theirs][0]})"
+                    f"{path.relative_to(ROOT.parent)}:{line}: {me} ({layers[mine][0]}) "
+                    f"imports {target} ({layers[theirs][0]})"
                 )
     return wrong
 
@@ -247,6 +261,265 @@ def test_no_import_cycle():
     # op rules (gradcheck.ops._rules) import nothing above gradcheck.operation,
     # tensor_base applies them, the documented functions above it call execute_op.
     assert import_cycles(import_time_graph()) == []
+
+
+def _every_import(node: ast.AST) -> list[ast.Import | ast.ImportFrom]:
+    """Every import statement under ``node``, inside functions too, except those under
+    ``if TYPE_CHECKING:`` (which never run)."""
+    found: list[ast.Import | ast.ImportFrom] = []
+    for child in ast.iter_child_nodes(node):
+        if isinstance(child, (ast.Import, ast.ImportFrom)):
+            found.append(child)
+        elif isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+            for other in child.orelse:
+                found += _every_import(other) if not isinstance(other, ast.Import) else [other]
+        else:
+            found += _every_import(child)
+    return found
+
+
+def every_import_needs(source: str, me: str, is_package: bool) -> set[str]:
+    """The gradcheck modules that module ``me`` imports at some time, at import or
+    inside a function, each with the packages above it (as :func:`import_time_needs`)."""
+    tree = ast.parse(source, me)
+    statements = "\n".join(ast.unparse(node) for node in _every_import(tree))
+    needs: set[str] = set()
+    for _, target in imported_modules(statements, me, is_package):
+        parts = target.split(".")
+        for end in range(1, len(parts) + 1):
+            module = ".".join(parts[:end])
+            if not (me == module or me.startswith(module + ".")):
+                needs.add(module)
+    return needs
+
+
+def every_import_graph() -> dict[str, set[str]]:
+    return {
+        module_name(path): every_import_needs(
+            path.read_text(), module_name(path), path.name == "__init__.py"
+        )
+        for path in modules()
+    }
+
+
+def test_no_import_cycle_counting_imports_inside_functions():
+    # An import inside a function hides a cycle from the import-time test above, not
+    # from the reader: the engine had one of 13 modules (graph, operation, tensor_base,
+    # the view bookkeeping, interop, the ufunc creators, 7 rule modules), the checking
+    # layer one of 3 (adapters, target, signature) and one of 2 (a result and its
+    # text). Now the view bookkeeping builds no tensor (tensor_base builds them), the
+    # op families register their NumPy overrides (gradcheck._utils.overrides, below
+    # tensor_base), and target resolution is one module above adapters and target.
+    cycles = import_cycles(every_import_graph())
+    assert cycles == [], "import cycles, counting imports inside functions:\n" + "\n".join(cycles)
+
+
+def test_the_full_graph_sees_imports_inside_functions_but_not_type_checking():
+    source = (
+        "from typing import TYPE_CHECKING\n"
+        "from gradcheck.graph import Node\n"
+        "if TYPE_CHECKING:\n"
+        "    from gradcheck.checking.checker import check\n"
+        "class A:\n"
+        "    def f(self):\n"
+        "        if True:\n"
+        "            from gradcheck.ops._rules.shape import Reshape\n"
+    )
+    assert every_import_needs(source, "gradcheck._utils.views", False) == {
+        "gradcheck.graph",
+        "gradcheck.ops",
+        "gradcheck.ops._rules",
+        "gradcheck.ops._rules.shape",
+    }
+    graph = {
+        "gradcheck.graph": every_import_needs(
+            "def f():\n    from gradcheck.tensor_base import Tensor\n", "gradcheck.graph", False
+        ),
+        "gradcheck.tensor_base": {"gradcheck.graph"},
+    }
+    assert import_cycles(graph) == ["gradcheck.graph -> gradcheck.tensor_base -> gradcheck.graph"]
+
+
+# The engine's own layers, lowest first (docs/architecture.md, "inside it, from the
+# bottom"): a module may import its own sub-layer and those below, never one above.
+ENGINE_LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    (
+        "memory guarding, NumPy's names",
+        (
+            "gradcheck._utils",  # (the package, and lock_management)
+            "gradcheck._utils.lock_management",
+            "gradcheck._dtype_mirrors",
+            "gradcheck.constants",
+            "gradcheck.no_grad_funcs",
+            "gradcheck.typing",
+        ),
+    ),
+    ("graph", ("gradcheck.graph", "gradcheck._utils.graph_tracking")),
+    ("operation", ("gradcheck.operation",)),
+    ("rules", ("gradcheck.ops._rules",)),
+    # what tensor_base keeps its books in, building no tensor: the view relations and
+    # the NumPy dispatch tables (which the op families fill)
+    ("the tensor's books", ("gradcheck._utils.views", "gradcheck._utils.overrides")),
+    ("tensor_base", ("gradcheck.tensor_base",)),
+    ("ufuncs", ("gradcheck.ufuncs",)),
+    ("functions", ("gradcheck.ops", "gradcheck.interop")),
+    (
+        "above the functions",
+        ("gradcheck.nnet", "gradcheck.linalg", "gradcheck.random", "gradcheck._io"),
+    ),
+]
+
+
+def test_every_engine_module_has_a_sublayer():
+    engine = [module_name(p) for p in modules() if layer_of(module_name(p)) == 1]
+    assert [m for m in engine if layer_of(m, ENGINE_LAYERS) is None] == []
+
+
+def test_engine_imports_point_down_its_sublayers():
+    # e.g. graph imported tensor_base (for isinstance) and the view bookkeeping (which
+    # imports graph); tensor_base imported interop, which imports tensor_base. (A name
+    # imported for annotations alone, under TYPE_CHECKING, may name a type above: the
+    # rules annotate their inputs as tensors.)
+    assert upward_imports(ENGINE_LAYERS, running_only=True) == []
+
+
+# Modules that import gradcheck modules inside functions, and why. Such an import
+# must still point down the layers and make no cycle (the tests above); this list
+# makes a new one say why it is not at the top of its module.
+IMPORTS_INSIDE_FUNCTIONS = {
+    # `gradcheck --help` and every command's start import no NumPy, Hypothesis or
+    # engine: each command imports what it runs
+    "gradcheck.cli": "import time of the command",
+    # pytest imports the plugin in every test run of everyone who installed gradcheck
+    "gradcheck.pytest_plugin": "import time of every pytest run",
+    # the coordinator process of a run imports no engine; its workers do
+    "gradcheck.frontend.runner": "import time of the command (the coordinator)",
+    "gradcheck.frontend.baseline": "import time of the command",
+    "gradcheck.frontend.ci_report": "import time of the command",
+    "gradcheck.frontend.config": "import time of the command (Hypothesis for one key)",
+    "gradcheck.frontend.discovery": "import time of the command (listing targets)",
+    "gradcheck.frontend.formats": "import time of the command (--format's table)",
+    "gradcheck.frontend.html_report": "import time of the command (--html only)",
+    "gradcheck.frontend.loading": "import time of the command (loading targets)",
+    "gradcheck.frontend.render": "import time of the command (a result's text)",
+    # verify's search imports the checker and Hypothesis's strategies when it runs,
+    # so that `import gradcheck.search.verifier` (VerifyResult, DEFAULTS) stays light
+    "gradcheck.search.verifier": "import time of the coordinator and the plugin",
+    "gradcheck.search.description": "import time of @describe in users' modules",
+    "gradcheck.search.domain": "import time of @describe in users' modules",
+    "gradcheck.checking.diagnostics": "import time of `gradcheck plot` (matplotlib)",
+    # torch.func's vmap, for the batched check of an order-1 torch target only
+    "gradcheck.checking.adapters._torch": "an optional framework's part (torch.func)",
+    # the command reads the table of frameworks when it has targets to preload
+    "gradcheck.frontend.preload": "import time of the command",
+    "gradcheck.testing.suite": "import time of the mutation suite's listing",
+}
+
+
+def inside_functions() -> dict[str, list[str]]:
+    """Module -> the gradcheck modules it imports inside functions only."""
+    found: dict[str, list[str]] = {}
+    for path in modules():
+        me = module_name(path)
+        tree = ast.parse(path.read_text())
+        at_import = set(map(id, _run_at_import(tree.body)))
+        later = [n for n in _every_import(tree) if id(n) not in at_import]
+        names = ast.unparse(ast.Module(body=later, type_ignores=[]))  # type: ignore[arg-type]
+        targets = [t for _, t in imported_modules(names, me, path.name == "__init__.py")]
+        if targets:
+            found[me] = sorted(set(targets))
+    return found
+
+
+def test_imports_inside_functions_say_why():
+    found = inside_functions()
+    assert sorted(m for m in found if m not in IMPORTS_INSIDE_FUNCTIONS) == []
+    # and the list holds no module that no longer needs its place in it
+    assert sorted(m for m in IMPORTS_INSIDE_FUNCTIONS if m not in found) == []
+    # the engine and the checker's core import at the top of the module: their
+    # imports inside functions were the hidden cycle
+    engine = {m for m in found if layer_of(m) in (1, 2)}
+    assert engine == set()
+
+
+# Modules loaded by name (``importlib.import_module``), which the import reader cannot
+# follow: each call, as (module, its argument), and why.
+LOADED_BY_NAME = {
+    # the facade: every public name loads its module on first use (PEP 562)
+    ("gradcheck", "'gradcheck.ops'"): "the facade's names of the ops",
+    ("gradcheck", "_EXPORTS[name]"): "the facade's public names",
+    ("gradcheck", "f'gradcheck.{name}'"): "the facade's subpackages",
+    # the op families load on first use of a name of gradcheck.ops (they import
+    # tensor_base, whose rules are imported through this package)
+    ("gradcheck.ops", "f'{__name__}.{name}'"): "the op families, on first use",
+    # the one reach up of the engine: a NumPy function called on a tensor loads the
+    # families that registered no override yet (a program may import tensor_base alone)
+    ("gradcheck._utils.overrides", "FAMILIES_PACKAGE"): "the op families' NumPy overrides",
+    # old paths, each the module it names now
+    ("gradcheck.adapters", "'gradcheck.checking.adapters'"): "old path",
+    ("gradcheck.diagnostics", "'gradcheck.checking.diagnostics'"): "old path",
+    ("gradcheck.checking.adapters", "_MOVED[name]"): "old path of bridge_target",
+    ("gradcheck.checking.target", "_MOVED[name]"): "old path of resolve_target",
+    # optional frameworks: a framework's adapter module, and the framework itself
+    ("gradcheck.checking.frameworks", "self.adapter"): "a framework's adapter (the table)",
+    # the frameworks a run's targets import, imported early (frontend.preload)
+    ("gradcheck.frontend.runner", "name"): "optional frameworks, preloaded",
+    ("gradcheck.checking.adapters", "module"): "an optional framework (require)",
+    # the user's modules, named on the command line or in the settings
+    ("gradcheck.frontend.loading", "module"): "the user's targets",
+    ("gradcheck.checking.reference", "module_name"): "the user's reference function",
+    ("gradcheck.checking.outside", "module"): "the user's modules named in settings",
+}
+
+
+def loaded_by_name() -> set[tuple[str, str]]:
+    found = set()
+    for path in modules():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "import_module"
+                and node.args
+            ):
+                found.add((module_name(path), ast.unparse(node.args[0])))
+    return found
+
+
+def test_modules_loaded_by_name_are_listed_with_why():
+    assert loaded_by_name() == set(LOADED_BY_NAME)
+
+
+def named_in(doc: str) -> set[str]:
+    """The module paths (relative to ``gradcheck/``) that ``doc`` names in backticks:
+    ``checking/target.py`` (or ``gradcheck/checking/target.py``), with
+    ``ops/{shape,tiling}.py`` for several; a package is named by its folder
+    (``ops/``) or its ``__init__.py``."""
+    found: set[str] = set()
+    for span in re.findall(r"`([^`]+)`", doc):
+        for word in span.split():
+            word = word.removeprefix("gradcheck/").rstrip(",;:")
+            brace = re.fullmatch(r"([\w/]*)\{([\w,]+)\}([\w/.]*)", word)
+            names = (
+                [brace[1] + part + brace[3] for part in brace[2].split(",")] if brace else [word]
+            )
+            for name in names:
+                if name.endswith("/"):
+                    found.add(name + "__init__.py")
+                elif name.endswith(".py"):
+                    found.add(name)
+    return found
+
+
+def test_architecture_md_names_every_module():
+    doc = (ROOT.parent / "docs" / "architecture.md").read_text()
+    every = {p.relative_to(ROOT).as_posix() for p in modules()}
+    assert sorted(every - named_in(doc) - {"__init__.py"}) == []
+
+
+def test_the_doc_reader_expands_braces_and_folders():
+    doc = "see `gradcheck/ops/{shape,tiling}.py` and `frontend/` then `cli.py`, not cli.py"
+    assert named_in(doc) == {"ops/shape.py", "ops/tiling.py", "frontend/__init__.py", "cli.py"}
 
 
 def test_the_cycle_finder_sees_packages_and_skips_functions_and_type_checking():

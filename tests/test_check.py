@@ -110,7 +110,7 @@ def framework_sin(*, reentrant: bool):
     """sin run as another framework's op that keeps its graph (as torch does with
     retain_graph): unless ``reentrant``, its backward scales what the forward saved in
     place (``ctx.cos *= grad``), so a second backward on the same graph differs."""
-    from gradcheck.checking.adapters import bridge_target
+    from gradcheck.checking.adapters.bridge import bridge_target
 
     def run(arrays, constants, params):
         saved = {"cos": np.cos(arrays[0])}
@@ -135,7 +135,7 @@ def framework_sin_cos(*, handles_none: bool):
     """(sin x, cos x) run as another framework's op whose backward is handed None for
     an output without an upstream gradient (torch's undefined gradients); unless
     ``handles_none``, it returns no gradient when sin's is None."""
-    from gradcheck.checking.adapters import bridge_target
+    from gradcheck.checking.adapters.bridge import bridge_target
 
     def run(arrays, constants, params):
         x = arrays[0]
@@ -167,7 +167,7 @@ def framework_sin_cos(*, handles_none: bool):
 def framework_exp(*, compiled_off: bool, variant=None):
     """exp as another framework's op with a compiler; unless ``compiled_off`` is
     False, the compiled one's backward is 1% off."""
-    from gradcheck.checking.adapters import bridge_target
+    from gradcheck.checking.adapters.bridge import bridge_target
 
     scale = 1.01 if compiled_off and variant is not None and variant.compiled else 1.0
 

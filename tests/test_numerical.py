@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import gradcheck as mg
 from gradcheck import Operation, numerical_gradient
 from gradcheck.checking.numerical import Evaluator, full_estimate, step_sizes
-from gradcheck.checking.target import resolve_target
+from gradcheck.checking.resolve import resolve_target
 from tests.checker_ops import SMOOTH, Abs, Clip, Max, Relu, elementwise
 
 EPS = np.finfo(np.float64).eps

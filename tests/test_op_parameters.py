@@ -11,8 +11,8 @@ import gradcheck
 import gradcheck as mg
 from gradcheck import Operation
 from gradcheck.checking.checker import check
+from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.signature import arrange, op_signature
-from gradcheck.checking.target import resolve_target
 from gradcheck.errors import InvalidDescription
 
 X = np.array([0.5, -1.2, 2.0])

@@ -572,6 +572,7 @@ SETTING_SAMPLES = {
     "reference_forward": "numpy:square",
     "compiled": "eager",
     "batched": False,
+    "time_budget": 30.0,
 }
 
 RECORDER = """

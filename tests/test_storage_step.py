@@ -35,6 +35,10 @@ def test_no_op_of_the_engine_overrides_backward():
     classes = _engine_op_classes()
     assert len(classes) > 50
     assert [c.__qualname__ for c in classes if c.backward is not Operation.backward] == []
+    # (what backprop calls: Operation.backward's body, taken positionally)
+    assert [
+        c.__qualname__ for c in classes if c._engine_backprop is not Operation._engine_backprop
+    ] == []
 
 
 def test_x_times_x_is_a_multiply():
@@ -47,12 +51,13 @@ def test_x_times_x_is_a_multiply():
 
 
 def _backward_calls(run) -> list[tuple[str, str]]:
-    """(class of self, code's qualified name) of every function named backward that
-    ``run`` enters, Tensor.backward aside."""
+    """(class of self, code's qualified name) of every function named backward (or
+    _engine_backprop, Operation.backward's body, which backprop calls) that ``run`` enters,
+    Tensor.backward aside."""
     calls = []
 
     def profile(frame, event, arg):
-        if event == "call" and frame.f_code.co_name == "backward":
+        if event == "call" and frame.f_code.co_name in ("backward", "_engine_backprop"):
             owner = frame.f_locals.get("self")
             if not isinstance(owner, mg.Tensor):
                 calls.append((type(owner).__name__, frame.f_code.co_qualname))
@@ -74,7 +79,7 @@ def test_every_op_stores_its_gradients_through_operation_backward(size):
     f = (mg.sin(x) * w + mg.exp(-(x * x))).sum()
     calls = _backward_calls(f.backward)
     ops = ["Sum", "Add", "Multiply", "Sin", "Exp", "Negative", "Multiply"]
-    assert sorted(calls) == sorted((op, "Operation.backward") for op in ops)
+    assert sorted(calls) == sorted((op, "Operation._engine_backprop") for op in ops)
     e = np.exp(-(data**2))
     np.testing.assert_allclose(x.grad, np.cos(data) * (data + 2.0) - 2 * data * e, rtol=1e-12)
     np.testing.assert_allclose(w.grad, np.sin(data), rtol=1e-12)

@@ -7,7 +7,8 @@ import pytest
 
 import gradcheck as mg
 from gradcheck import Operation, SkipGradient
-from gradcheck.checking.target import Target, resolve_target, user_frame
+from gradcheck.checking.resolve import resolve_target
+from gradcheck.checking.target import Target, user_frame
 from gradcheck.errors import GradcheckError, InvalidGradient, NotATarget, TargetRaised
 from tests.checker_ops import Clip, Mul
 

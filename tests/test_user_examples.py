@@ -32,7 +32,7 @@ def test_softplus_matches_its_definition_and_checks():
     result = check(op, x, beta=2.0)
     assert result.passed
     z = np.linspace(-3, 3, 7)
-    from gradcheck.checking.target import resolve_target
+    from gradcheck.checking.resolve import resolve_target
 
     np.testing.assert_allclose(
         resolve_target(op).forward([z], {"beta": 2.0}), np.log1p(np.exp(2 * z)) / 2
@@ -43,7 +43,7 @@ def test_layer_norm_normalizes_rows_and_checks():
     op = _load("layer_norm").LayerNorm
     x, gamma, beta = rng.normal(size=(3, 6)), rng.normal(size=6), rng.normal(size=6)
     assert check(op, x, gamma, beta).passed
-    from gradcheck.checking.target import resolve_target
+    from gradcheck.checking.resolve import resolve_target
 
     y = resolve_target(op).forward([x, np.ones(6), np.zeros(6)])
     np.testing.assert_allclose(y.mean(axis=-1), 0, atol=1e-12)
@@ -72,7 +72,7 @@ def test_lennard_jones_energy_and_forces():
     assert check(op, positions).passed
     assert check(op, positions, alpha=0.0, sigma=0.8).passed  # the plain 12-6 potential
     # two particles at the minimum of the plain potential, r = 2**(1/6) sigma: E = -epsilon
-    from gradcheck.checking.target import resolve_target
+    from gradcheck.checking.resolve import resolve_target
 
     pair = np.array([[0.0, 0.0, 0.0], [2 ** (1 / 6), 0.0, 0.0]])
     assert resolve_target(op).forward([pair], {"alpha": 0.0}) == pytest.approx(-1.0)

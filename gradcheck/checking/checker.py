@@ -49,9 +49,10 @@ from gradcheck.checking.numerical import (
 from gradcheck.checking.outside import exception_class, exception_name, is_domain_error
 from gradcheck.checking.outside import skip_on as skip_on_classes
 from gradcheck.checking.reference import forward_disagreement, reference_name
+from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.structure import Evidence, Stage, first_failure, repeated_and_scaled
-from gradcheck.checking.target import Target, resolve_target, user_frame
+from gradcheck.checking.target import Target, user_frame
 from gradcheck.checking.trees import flatten as flatten_trees
 from gradcheck.checking.trees import paths as leaf_paths
 from gradcheck.checking.vocabulary import MAX_ORDER, MODES, Kind, Mode, Skip, Verdict

@@ -23,6 +23,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checking.adapters import FRAMEWORKS, framework_of
 from gradcheck.checking.layout import noncontiguous_inputs
 from gradcheck.checking.result import Failure
 from gradcheck.checking.target import Target, user_frame
@@ -46,8 +47,6 @@ def candidates(tgt: Target, xs: Sequence[np.ndarray]) -> frozenset[int]:
     if tgt.variant is not None and any(tgt.variant.complex_inputs):
         return frozenset()
     if tgt.foreign:
-        from gradcheck.checking.adapters import FRAMEWORKS, framework_of
-
         name = framework_of(tgt.obj)
         if not any(f.name == name and f.layouts for f in FRAMEWORKS):
             return frozenset()

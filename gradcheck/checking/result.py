@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.vocabulary import FAILURE_KINDS, Verdict
+from gradcheck.frontend.report import check_text
 
 __all__ = ["CheckResult", "Element", "Failure", "InputErrors", "FAILURE_KINDS"]
 
@@ -136,9 +137,7 @@ class CheckResult:
     def __str__(self) -> str:
         """The report the command line prints for this check
         (:func:`gradcheck.report`): ``assert result.passed, result`` shows it."""
-        from gradcheck.frontend.report import report
-
-        return report(self)
+        return check_text(self)
 
     @property
     def passed(self) -> bool:

@@ -20,6 +20,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gradcheck.checking.adapters import foreign_forward
 from gradcheck.operation import Operation
 
 __all__ = ["OpSignature", "arrange", "arranged_class", "op_signature"]
@@ -100,8 +101,6 @@ def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
     """
     foreign = None
     if not (isinstance(target, type) and issubclass(target, Operation)):
-        from gradcheck.checking.adapters import foreign_forward
-
         # a torch Function or nn.Module, an alias of Function.apply, a MyGrad Operation
         foreign = foreign_forward(target)
     if isinstance(target, type) and issubclass(target, Operation):

@@ -5,15 +5,18 @@ A target is something that maps tensors to a tensor and has a ``backward``: an
 or the same written for another framework (a ``torch.autograd.Function``, a function
 of torch tensors, a MyGrad ``Operation``), run through that framework by
 :mod:`gradcheck.checking.adapters`.
-:func:`resolve_target` turns either into a :class:`Target` that runs forward (with or
-without the graph) and backward on plain arrays. Everything downstream (the numerics,
-the checker, the front ends) works on a ``Target`` only, so a new kind of target (a
-MyGrad op, a ``torch.autograd.Function``) is one more branch in :func:`resolve_target`,
-and a new framework one row of :data:`gradcheck.checking.adapters.FRAMEWORKS`.
+:func:`gradcheck.checking.resolve.resolve_target` turns either into a :class:`Target`
+that runs forward (with or without the graph) and backward on plain arrays. Everything
+downstream (the numerics, the checker, the front ends) works on a ``Target`` only, so a
+new kind of target (a MyGrad op, a ``torch.autograd.Function``) is one more branch in
+``resolve_target``, and a new framework one row of
+:data:`gradcheck.checking.adapters.FRAMEWORKS`. This module is below both: it knows
+nothing of how a target is chosen.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import traceback
 from collections.abc import Callable, Mapping, Sequence
@@ -24,23 +27,36 @@ from typing import Any
 import numpy as np
 
 import gradcheck
+from gradcheck.checking.adapters import framework_directories
 from gradcheck.checking.layout import INPUT_LAYOUTS, STRIDED, noncontiguous
 from gradcheck.checking.outputs import Outputs
-from gradcheck.checking.signature import OpSignature, arrange, arranged_class, op_signature
-from gradcheck.errors import NotATarget, SkipGradient, TargetRaised, printable
+from gradcheck.checking.signature import OpSignature, arrange
+from gradcheck.errors import CheckUsageError, NotATarget, SkipGradient, TargetRaised, printable
 from gradcheck.graph import no_autodiff
 from gradcheck.operation import BroadcastableOp, Operation, reduce_broadcast
-from gradcheck.tensor_base import Tensor, execute_op
-from gradcheck.ufuncs._ufunc_creators import MyGradUfunc
+from gradcheck.ops.joining import concatenate
+from gradcheck.ops.shape import ravel
+from gradcheck.tensor_base import Tensor
 
 __all__ = [
     "FixedInput",
     "Target",
     "NotATarget",
     "TargetRaised",
-    "resolve_target",
     "user_frame",
 ]
+
+#: Old path: ``resolve_target`` moved above this module, to
+#: :mod:`gradcheck.checking.resolve` (it chooses between this module and the
+#: frameworks'); still read here by who imported it here. gradcheck's own code
+#: imports it where it is.
+_MOVED = {"resolve_target": "gradcheck.checking.resolve"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -66,8 +82,6 @@ class Joined:
 def join_tensors(values: Sequence[Any]) -> Joined:
     """Several outputs of a function of gradcheck's tensors, joined by the engine's own
     ``ravel`` and ``concatenate`` (so that backward flows into each)."""
-    from gradcheck.ops.joining import concatenate
-    from gradcheck.ops.shape import ravel
 
     outputs = Outputs.of(values)
     chosen = [values[k] for k in outputs.indices]
@@ -76,7 +90,7 @@ def join_tensors(values: Sequence[Any]) -> Joined:
     return Joined(flat, outputs)
 
 
-def _joined_array(values: Sequence[Any]) -> np.ndarray:
+def joined_array(values: Sequence[Any]) -> np.ndarray:
     arrays = [v.data if isinstance(v, Tensor) else v for v in values]
     return Outputs.of(arrays).flatten(arrays)
 
@@ -138,7 +152,6 @@ class Target:
         checked so (gradcheck's engine and MyGrad have no double backward, no forward
         mode, no device).
         """
-        from gradcheck.errors import CheckUsageError
 
         if variant.plain:
             return self
@@ -285,7 +298,8 @@ class Target:
         --------
         >>> import numpy as np
         >>> import gradcheck as mg
-        >>> out, (g,) = resolve_target(lambda x: x * x).run([np.array([3.0])], None, np.ones(1))
+        >>> t = mg.resolve_target(lambda x: x * x)
+        >>> out, (g,) = t.run([np.array([3.0])], None, np.ones(1))
         >>> out, g
         (array([9.]), array([6.]))
         """
@@ -370,102 +384,6 @@ def qualname(obj: Any) -> str:
     return printable(f"{module}.{name}" if module and module != "__main__" else str(name))
 
 
-def resolve_target(obj: Any) -> Target:
-    """Resolve an ``Operation`` subclass or a function of Tensors into a :class:`Target`.
-
-    Parameters
-    ----------
-    obj : type[Operation] or callable
-        An op class (applied with :func:`gradcheck.execute_op`) or a function that
-        takes Tensors (and keyword parameters) and returns a Tensor; or a
-        ``torch.autograd.Function`` subclass, a function of torch tensors, a
-        ``mygrad.Operation`` subclass or a function of MyGrad tensors
-        (see :func:`gradcheck.checking.adapters.framework_of`).
-
-    Raises
-    ------
-    NotATarget
-        ``obj`` is neither.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import gradcheck as mg
-    >>> t = resolve_target(lambda x: mg.tanh(x) * x)
-    >>> t.signature.arity
-    1
-    >>> t.forward([np.array([0.0, 1.0])])
-    array([0.        , 0.76159416])
-    """
-    if isinstance(obj, Target):
-        return obj
-    from gradcheck.checking.adapters import framework_of, resolve_foreign
-
-    framework = framework_of(obj)
-    if framework is not None:  # a torch or MyGrad op: run through its framework
-        foreign: Target = resolve_foreign(obj, framework)
-        return foreign
-    # (a ufunc, gradcheck.add say, is a class that is called as a function)
-    if isinstance(obj, type) and not isinstance(obj, MyGradUfunc):
-        if not issubclass(obj, Operation):
-            raise NotATarget(
-                f"{qualname(obj)} is a class but not an Operation subclass; "
-                f"a target is an Operation subclass or a function of Tensors"
-            )
-        if obj.__call__ is Operation.__call__:
-            raise NotATarget(f"{qualname(obj)} does not implement __call__ (its forward)")
-        op_type: type[Operation] = obj
-        sig = op_signature(obj)
-        arranged = arranged_class(op_type, sig)
-        positional = frozenset(sig.input_names)
-
-        def build(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> Tensor:
-            # A positional parameter given in params: the op runs with it in its place.
-            op = arranged if params and not positional.isdisjoint(params) else op_type
-            return execute_op(op, *tensors, op_kwargs=dict(params))
-
-        def evaluate(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> np.ndarray:
-            # No execute_op here: no graph is wanted, and this is the hot path.
-            if params and not positional.isdisjoint(params):
-                args, kwargs = arrange(sig, tensors, params)
-                return np.asarray(op_type()(*args, **kwargs))
-            return np.asarray(op_type()(*tensors, **params))
-
-        return Target(qualname(obj), sig, obj, build, evaluate)
-    if callable(obj):
-        try:
-            signature = op_signature(obj)
-        except (TypeError, ValueError) as exc:
-            raise NotATarget(f"cannot read the signature of {qualname(obj)}: {exc}") from None
-        func = obj
-
-        positional_f = frozenset(signature.input_names)
-
-        def call(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> Any:
-            if params and not positional_f.isdisjoint(params):
-                args, kwargs = arrange(signature, tensors, params)
-                return func(*args, **kwargs)
-            return func(*tensors, **params)
-
-        def build_f(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> Any:
-            out = call(tensors, params)
-            return join_tensors(out) if isinstance(out, (tuple, list)) else out
-
-        def evaluate_f(tensors: Sequence[Tensor], params: Mapping[str, Any]) -> np.ndarray:
-            out = call(tensors, params)
-            if isinstance(out, Tensor):
-                return out.data
-            if isinstance(out, (tuple, list)):
-                return _joined_array(out)
-            return np.asarray(out)
-
-        return Target(qualname(obj), signature, obj, build_f, evaluate_f)
-    raise NotATarget(
-        f"{obj!r} ({type(obj).__name__}) is not an op: a target is an Operation "
-        f"subclass or a function of Tensors"
-    )
-
-
 #: gradcheck's own code, all of it: where the package is, not a list of its modules.
 _GRADCHECK_DIR = os.path.dirname(os.path.abspath(gradcheck.__file__))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
@@ -477,8 +395,6 @@ def user_frame(tb: TracebackType | None) -> str | None:
     op through, so that a user's op that raised is shown at the user's line (not at the
     gradcheck op or NumPy function it called). When the op is gradcheck's own (no frame
     outside), the innermost frame outside NumPy and the frameworks."""
-    from gradcheck.checking.adapters import framework_directories
-
     others = [_NUMPY_DIR, *framework_directories()]
     frames = [
         frame

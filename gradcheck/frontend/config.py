@@ -57,6 +57,7 @@ from gradcheck.search.description import (
     normalize_seed,
     normalize_shapes,
     normalize_skip_on,
+    normalize_time_budget,
     normalize_tolerance,
 )
 from gradcheck.search.precedence import layered
@@ -372,6 +373,7 @@ _NORMALIZERS: dict[str, Callable[[Any], Any]] = {
     "reference-forward": normalize_reference_forward,
     "compiled": normalize_compiled,
     "batched": normalize_batched,
+    "time-budget": normalize_time_budget,
     "timeout": normalize_seconds,
     "example-timeout": normalize_seconds,
     "max-memory": normalize_memory,

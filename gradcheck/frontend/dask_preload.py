@@ -1,9 +1,22 @@
 """Imported by each worker of gradcheck's Dask LocalCluster as it starts (Dask's
-``distributed.worker.preload``): what every check needs, so that the first task does
-not wait for it (gradcheck.frontend.dask_executor)."""
+``distributed.worker.preload``): the worker starts its gradcheck run's zygote at once
+(which imports NumPy, Hypothesis and the checker, and warms up, while the Dask worker
+goes on to connect to the scheduler), so that its first task does not wait for it
+(gradcheck.frontend.dask_executor)."""
 
-import hypothesis  # noqa: F401
+from typing import Any
 
-import gradcheck.checking.checker
-import gradcheck.frontend.dask_executor
-import gradcheck.strategies  # noqa: F401
+import dask
+
+from gradcheck.frontend.dask_executor import SETUP_KEY, close_worker_runs, start_worker_run
+from gradcheck.frontend.runner import WorkerSetup
+
+# At import, not in dask_setup: the earliest moment, and in the main thread (the zygote
+# dies with the thread that started it).
+_fields = dask.config.get(SETUP_KEY, None)
+if _fields is not None:
+    start_worker_run(WorkerSetup(*_fields))
+
+
+def dask_teardown(worker: Any) -> None:
+    close_worker_runs()

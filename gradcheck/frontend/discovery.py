@@ -219,7 +219,7 @@ def _unresolvable(obj: Any, label: str) -> str | None:
     Raises :class:`~gradcheck.errors.ModuleLoadError` when making it raised (an
     ``nn.Module`` whose constructor fails): the module has an error, not a helper.
     """
-    from gradcheck.checking.target import resolve_target
+    from gradcheck.checking.resolve import resolve_target
 
     try:
         resolve_target(obj)

@@ -21,7 +21,7 @@ is kept as ``__cause__`` for ``--verbose``.
 
 What comes out is a :class:`LoadedTarget`: the object and the name to report it by.
 Turning the object into something that runs forward and backward on arrays is
-:func:`gradcheck.checking.target.resolve_target`'s job, the one place that knows the kinds of
+:func:`gradcheck.checking.resolve.resolve_target`'s job, the one place that knows the kinds of
 target.
 """
 
@@ -189,7 +189,7 @@ def load_targets(spec: str, *, skipped: list[str] | None = None) -> list[LoadedT
         if not targets:
             raise EmptyModule(no_target_message(module_name, found))
         return [LoadedTarget(f"{module_name}:{f.name}", f.obj) for f in targets]
-    from gradcheck.checking.target import resolve_target
+    from gradcheck.checking.resolve import resolve_target
 
     obj = _lookup(module, module_name, name)
     if not (is_operation_class(obj) or _is_function_target(obj)):

@@ -20,12 +20,14 @@ result types.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gradcheck.checking.result import CheckResult, Element
 from gradcheck.checking.vocabulary import Kind
+
+if TYPE_CHECKING:  # (the results' module imports this one: str(result) is its text)
+    from gradcheck.checking.result import CheckResult, Element
 
 __all__ = ["format_result", "format_table", "inputs_text", "report"]
 
@@ -43,6 +45,7 @@ def format_table(elements: Sequence[Element]) -> str:
 
     Examples
     --------
+    >>> from gradcheck.checking.result import Element
     >>> e = Element(0, (1, 2), 1.5, 1.0, 0.5, 0.5, 10.0)
     >>> print(format_table([e]))
     Index   | Analytic | Numeric | Abs err | Rel err
@@ -91,7 +94,7 @@ def format_result(result: CheckResult, *, seed: bool = True) -> str:
     >>> print(format_result(mg.check(lambda x: x * x, np.array([1.0, 2.0]))))
     gradcheck: ...<lambda> passed (max abs err ..., max rel err ..., error ratio ...)
     seed: 0; settings: mode=full ...
-    7 forward and 2 backward calls in ... s
+    ... forward and 2 backward calls in ... s
     """
     lines: list[str] = []
     f = result.failure
@@ -200,11 +203,11 @@ def report(result: Any, *, replay: str | None = None) -> str:
     >>> print(mg.report(mg.check(lambda x: x * x, np.array([1.0, 2.0]))))
     gradcheck: ...<lambda> passed (max abs err ..., max rel err ..., error ratio ...)
     seed: 0; settings: mode=full ...; inputs: x float64[2]
-    7 forward and 2 backward calls in ... s
+    ... forward and 2 backward calls in ... s
     x (float64[2]):
       [1., 2.]
     """
-    if isinstance(result, CheckResult):
+    if not hasattr(result, "examples"):  # a CheckResult (a VerifyResult counts examples)
         return check_text(result)
     if replay is None:
         replay = (
@@ -222,8 +225,9 @@ def target_text(result: Any, *, replay: str) -> str:
         errs = f"max abs err {_err(result.max_abs_error)}, max rel err {_err(result.max_rel_error)}"
         said = f"{head} ({result.examples} examples, {errs})"
         if result.passed:
+            spent = [f"Note: {result.note}"] if getattr(result, "budget_spent", False) else []
             return "\n".join(
-                [said, *result.skip_lines, *([result.shapes] if result.shapes else [])]
+                [said, *result.skip_lines, *([result.shapes] if result.shapes else []), *spent]
             )
         return f"{head}: {result.note}\nReplay: {replay}"
     lines = [check_text(result.failure, seed=False)]

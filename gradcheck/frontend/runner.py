@@ -20,7 +20,12 @@ writes into its output, or changes another target's verdict:
 
 and every other target's result is kept. The cost is one Python start per run (the
 zygote, started while the command reads its options) and one fork per target
-(``benchmarks/cli_verify_time.py`` measures it). A job's process can be stopped
+(``benchmarks/cli_verify_time.py`` measures it), made ahead of the target's turn: while
+``--jobs`` targets run, the next one's process is already forked and waits for the
+coordinator's ``("go", index)`` (the *spare*), so that neither the fork nor the
+zygote's waking up (tenths of a second on a loaded machine) lies between one target's
+end and the next one's start; its time limits count from its turn
+(``benchmarks/library_verify_time.py``). A job's process can be stopped
 whatever it runs (a C loop that holds the GIL included), and may allocate at most
 ``Job.max_memory`` bytes (``--max-memory``).
 
@@ -37,9 +42,11 @@ result)`` or ``("load_error", exception, traceback)``), ``("warm",)`` before the
 of a run of several (:func:`_warm_up`), ``("job", index, job)``
 followed by one end of a new pipe (answered ``("forked", index, pid)``; ``("exit",
 index, exit_code)`` when that process has ended), or ``None`` to let it go. Over its
-pipe, a job's process sends ``("started", index, settings)`` (the effective settings),
-``("example", index, inputs, check_seed)`` before each example is checked,
-``("progress", index, done, total)`` after each counted one, and last ``("result",
+pipe, a job's process waits for ``("go", index)``, then sends ``("started", index,
+settings)`` (the effective settings),
+``("example", index, inputs, check_seed, done, total)`` before each example is checked
+(``done`` of ``total`` examples counted so far: one message per example, not two),
+and last ``("result",
 index, VerifyResult)`` or ``("error", index, exception)``. The zygote ignores SIGINT
 and runs in a process group of its own (the coordinator alone decides when the run
 stops), and dies with the coordinator (Linux: ``PR_SET_PDEATHSIG``; elsewhere a thread
@@ -95,6 +102,8 @@ __all__ = [
     "Run",
     "StopOnSignals",
     "WorkerSetup",
+    "default_jobs",
+    "usable_cores",
     "default_max_memory",
     "in_child_process",
     "is_gradcheck_bug",
@@ -398,6 +407,26 @@ _MEMORY_LIMIT = "RLIMIT_DATA" if sys.platform.startswith("linux") else "RLIMIT_A
 MEMORY_SHARE = 0.75
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on (its affinity mask, where the platform
+    has one: a container or ``taskset`` may allow fewer than the machine has)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined, unused-ignore]
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def default_jobs(n_targets: int, devices: bool = False) -> int:
+    """How many jobs a run checks at once without ``--jobs``: one per usable core, no
+    more than there are targets; one where a job names a device (the jobs would
+    share one accelerator's memory). Each job is a process of its own, forked from
+    the zygote, with its own memory limit and state: running two at once changes no
+    verdict, only the order in which the progress lines appear."""
+    if devices:
+        return 1
+    return max(1, min(usable_cores(), n_targets))
+
+
 def default_max_memory(n_jobs: int) -> int | None:
     """Each of ``n_jobs`` processes' share of :data:`MEMORY_SHARE` of the physical
     memory (None where the size is not known)."""
@@ -485,12 +514,18 @@ def _die_with_coordinator() -> None:
 
 def _serve(conn: Connection, index: int, job: Job, setup: WorkerSetup) -> None:
     os.chdir(setup.cwd)
+    # Forked ahead of its turn (a spare, while the jobs before it run): the job starts
+    # when the coordinator says so; a closed pipe (the run ended first) ends it here.
+    if conn.recv() != ("go", index):  # pragma: no cover - protocol bug
+        raise InternalError("a worker was told to start another job")
+
+    counted = [0, 0]  # (done, total): sent with the next example, or in the result
 
     def progress(done: int, total: int) -> None:
-        conn.send(("progress", index, done, total))
+        counted[:] = done, total
 
     def on_example(arrays: Sequence[np.ndarray], check_seed: int) -> None:
-        conn.send(("example", index, _portable(arrays), check_seed))
+        conn.send(("example", index, _portable(arrays), check_seed, *counted))
 
     def started(settings: dict[str, Any]) -> None:
         conn.send(("started", index, _picklable(settings)))
@@ -619,6 +654,8 @@ class _Running:
     conn: Connection | None = None
     #: The pipe reached its end (the child closed it).
     closed: bool = False
+    #: A spare: forked ahead of its turn, waiting for the coordinator's ("go",).
+    waiting: bool = False
 
 
 class _Zygote:
@@ -771,40 +808,87 @@ class Run:
             if self._next in self._finished:
                 index = self._next
                 self._next += 1
+                self._dispatch()  # the next job (the spare) starts before this is shown
                 yield index, self._finished.pop(index)
                 continue
             self._dispatch()
             self._wait()
 
     def check(self, job: Job) -> Outcome:
-        """Check one job in a process of this run's zygote (how a Dask worker uses a
-        run: gradcheck.frontend.dask_executor). Once per run: the zygote's messages
-        name jobs by index, which a second call would reuse."""
-        self._next = 0
-        self._finished.clear()
-        return next(iter(self.results([job])))[1]
+        """Check one more job in a process of this run's zygote, and return its outcome
+        (how a Dask worker uses a run, task after task: gradcheck.frontend.dask_executor).
+
+        Each call gives its job an index of its own, never used before in this run: the
+        zygote's messages name jobs by index, and one about an earlier job (the exit of
+        its process, which may come after its result) must never be taken for this
+        one's."""
+        index = len(self.jobs)
+        self.jobs.append(job)
+        self._next = index
+        self._pending.append(index)
+        while index not in self._finished:
+            self._dispatch()
+            self._wait()
+        self._next = index + 1
+        return self._finished.pop(index)
+
+    def warm(self) -> None:
+        """Have the zygote build now what every check builds on first use
+        (:func:`_warm_up`), which each job's process then inherits; not waited for."""
+        try:
+            self._ready_zygote().conn.send(("warm",))
+        except OSError:
+            pass  # the zygote is gone: the next job meets it
 
     def _dispatch(self) -> None:
-        while self._pending and len(self._running) < self.n_jobs:
-            from multiprocessing.reduction import send_handle
+        """Start jobs while fewer than ``n_jobs`` run: the spare first (already
+        forked, it only waits for its word), then new ones; then fork the next job
+        ahead of its turn, as the spare, so that the fork (and the zygote's waking up,
+        slow on a loaded machine) is not on the way from one job's end to the next
+        one's start."""
+        while True:
+            active = sum(not r.waiting for r in self._running.values())
+            spares = [r for r in self._running.values() if r.waiting]
+            if spares and active < self.n_jobs:
+                self._go(min(spares, key=lambda r: r.index))
+            elif self._pending and (active < self.n_jobs or not spares):
+                self._fork(self._pending.popleft(), spare=active >= self.n_jobs)
+            else:
+                return
 
-            zygote = self._ready_zygote()
-            index = self._pending.popleft()
-            job = self.jobs[index]
-            ours, theirs = self._context.Pipe(duplex=True)
-            now = time.monotonic()
-            running = _Running(index, now, beat=now, conn=ours)
-            running.progress = self.progress(index, job) if self.progress else None
-            self._running[index] = running
-            try:
-                zygote.conn.send(("job", index, job))
-                send_handle(zygote.conn, theirs.fileno(), zygote.process.pid)
-                theirs.close()
-                while running.pid == 0 and index in self._running:
-                    self._from_zygote(zygote.conn.recv())
-            except (EOFError, OSError):
-                theirs.close()
-                self._zygote_died()
+    def _fork(self, index: int, spare: bool) -> None:
+        """Have the zygote fork the process of job ``index``; it starts at once unless
+        it is a ``spare``."""
+        from multiprocessing.reduction import send_handle
+
+        zygote = self._ready_zygote()
+        ours, theirs = self._context.Pipe(duplex=True)
+        now = time.monotonic()
+        running = _Running(index, now, beat=now, conn=ours, waiting=True)
+        self._running[index] = running
+        try:
+            zygote.conn.send(("job", index, self.jobs[index]))
+            send_handle(zygote.conn, theirs.fileno(), zygote.process.pid)
+            theirs.close()
+            if not spare:
+                self._go(running)
+            while running.pid == 0 and index in self._running:
+                self._from_zygote(zygote.conn.recv())
+        except (EOFError, OSError):
+            theirs.close()
+            self._zygote_died()
+
+    def _go(self, running: _Running) -> None:
+        """Job ``running.index``'s turn: its time starts now."""
+        running.waiting = False
+        running.started = running.beat = time.monotonic()
+        if self.progress is not None:
+            running.progress = self.progress(running.index, self.jobs[running.index])
+        try:
+            assert running.conn is not None
+            running.conn.send(("go", running.index))
+        except (OSError, AssertionError):
+            pass  # it is gone: its end comes from the zygote ("exit")
 
     def _from_zygote(self, message: tuple[Any, ...]) -> None:
         what, *rest = message
@@ -841,11 +925,14 @@ class Run:
                     f"cannot start a worker process: it {_how_it_ended(zygote.process.exitcode)}"
                 )
         zygote.kill()
-        for index, running in list(self._running.items()):
+        for index, running in sorted(self._running.items(), reverse=True):
             self._receive(running)
             if self._running.pop(index, None) is not None:
                 self._kill(running)
-                self._finish(index, _worker_died(self.jobs[index], running, None))
+                if running.waiting:  # it never started: forked again by the next zygote
+                    self._pending.appendleft(index)
+                else:
+                    self._finish(index, _worker_died(self.jobs[index], running, None))
 
     def _wait(self) -> None:
         zygote = self._zygote
@@ -877,6 +964,8 @@ class Run:
         """When the job runs out of time, and which limit that is."""
         job = self.jobs[running.index]
         limits = [(math.inf, "")]
+        if running.waiting:  # its time starts with its turn
+            return limits[0]
         if job.timeout is not None:
             limits.append((running.started + job.timeout, "timeout"))
         if job.example_timeout is not None:
@@ -915,14 +1004,14 @@ class Run:
         if what == "started":
             running.settings = rest[1]
         elif what == "example":
-            (arrays, shapes), check_seed = rest[1], rest[2]
+            (arrays, shapes), check_seed, done, total = rest[1], rest[2], rest[3], rest[4]
             running.example = (arrays, shapes, check_seed)
             running.examples_started += 1
             running.beat = time.monotonic()
-        elif what == "progress":
-            running.done = rest[1]
-            if running.progress is not None:
-                running.progress(rest[1], rest[2])
+            if done != running.done:  # the examples counted since the last one
+                running.done = done
+                if running.progress is not None:
+                    running.progress(done, total)
         elif what == "internal":
             del self._running[running.index]
             self._close(running)
@@ -961,7 +1050,10 @@ class Run:
         for index in range(self._next, len(self.jobs)):
             outcome = self._finished.pop(index, None)
             if not isinstance(outcome, VerifyResult):
-                outcome = _not_run(self.jobs[index], running.get(index), signum)
+                started = running.get(index)
+                if started is not None and started.waiting:  # a spare: it never started
+                    started = None
+                outcome = _not_run(self.jobs[index], started, signum)
             out.append((index, outcome))
         self._next = len(self.jobs)
         return out

@@ -15,6 +15,7 @@ import numpy as np
 
 from gradcheck.operation import Operation
 from gradcheck.ops.hyperbolic import tanh
+from gradcheck.ops.indexing import get_item
 from gradcheck.tensor_base import Tensor, execute_op
 
 __all__ = [
@@ -306,7 +307,6 @@ def glu(x: Any, axis: int = -1, *, constant: bool | None = None) -> Tensor:
     >>> glu(mg.Tensor([2.0, 0.0]))
     Tensor([1.])
     """
-    from gradcheck.ops.indexing import get_item
 
     if isinstance(axis, (np.ndarray, Tensor)):
         axis = axis.item()

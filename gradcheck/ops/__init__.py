@@ -46,6 +46,13 @@ def _load() -> dict[str, Any]:
     return names
 
 
+def load_families() -> tuple[Any, ...]:
+    """Import every family (each registers its NumPy overrides as it is imported, see
+    :mod:`gradcheck._utils.overrides`) and return them, in the documentation's order."""
+    families: tuple[Any, ...] = _load()["FAMILIES"]
+    return families
+
+
 def __getattr__(name: str) -> Any:
     if name in FAMILY_NAMES:
         return importlib.import_module(f"{__name__}.{name}")

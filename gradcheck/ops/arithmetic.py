@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.operation import BroadcastableOp, Operation  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.ops._rules.arithmetic import (  # noqa: F401 (re-exported)
     _MAX_MULTIPLIED_EXPONENT,
@@ -363,3 +364,7 @@ def multiply_sequence(*variables: Any, constant: bool | None = None) -> Tensor:
     """
     _at_least_two("multiply_sequence", variables)
     return execute_op(MultiplySequence, *variables, constant=constant)
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.tensor_base import Tensor
 
 __all__ = [
@@ -453,3 +454,7 @@ def zeros_like(
     Tensor([0, 0])
     """
     return _leaf(_like(np.zeros_like, other, dtype, shape), _like_constant(other, constant))
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

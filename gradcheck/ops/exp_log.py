@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.operation import BroadcastableOp  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.ops._rules.exp_log import (  # noqa: F401 (re-exported)
     _LN2,
@@ -257,3 +258,7 @@ def logaddexp2(
     >>> mg.logaddexp2(mg.Tensor([1.0]), 1.0)
     Tensor([2.])
     """
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.ops._rules.hyperbolic import (  # noqa: F401 (re-exported)
     Arccosh,
     Arccoth,
@@ -298,3 +299,7 @@ def arccoth(x: Any, *, constant: bool | None = None) -> Tensor:
     Tensor([0.54930614])
     """
     return execute_op(Arccoth, x, constant=constant)
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.operation import Operation, reduce_broadcast  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.ops._rules.indexing import (  # noqa: F401 (re-exported)
     Diagonal,
@@ -19,6 +20,7 @@ from gradcheck.ops._rules.indexing import (  # noqa: F401 (re-exported)
 )
 
 # (assign_in_place, Tensor.__setitem__'s, lives beside Tensor; its old path stays)
+from gradcheck.ops.shape import ravel
 from gradcheck.tensor_base import (  # noqa: F401
     Tensor,
     _plain_index,
@@ -75,8 +77,6 @@ def take(a: Any, indices: Any, axis: int | None = None, *, constant: bool | None
     """
     indices = np.asarray(_plain_index(indices))
     if axis is None:
-        from gradcheck.ops.shape import ravel
-
         return get_item(ravel(a), indices, constant=constant)
     ndim = np.ndim(a._data if isinstance(a, Tensor) else a)
     index = (slice(None),) * (axis % ndim) + (indices,)
@@ -122,3 +122,7 @@ def _is_bool_array_index(index: tuple[Any, ...]) -> bool:
         and isinstance(index[0], (list, np.ndarray))
         and np.asarray(index[0]).dtype == np.bool_
     )
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.operation import Operation  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.ops._rules.joining import (
     Concatenate,
@@ -54,3 +55,7 @@ def stack(
     """
     kwargs = {"axis": axis} if dtype is None else {"axis": axis, "dtype": dtype}
     return execute_op(Stack, *tensors, op_kwargs=kwargs, constant=constant)
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

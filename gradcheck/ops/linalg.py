@@ -12,11 +12,14 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.operation import Operation, reduce_broadcast  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.ops._rules.linalg import (
     EinSum,
     MatMul,
 )
+from gradcheck.ops.indexing import diagonal
+from gradcheck.ops.reductions import sum as _sum
 from gradcheck.tensor_base import Tensor, execute_op
 from gradcheck.ufuncs import ufunc_creator
 
@@ -253,11 +256,13 @@ def trace(
     >>> mg.trace(mg.Tensor([[1.0, 2.0], [3.0, 4.0]]), offset=1)
     Tensor(2.)
     """
-    from gradcheck.ops.indexing import diagonal
-    from gradcheck.ops.reductions import sum as _sum
 
     return _sum(diagonal(a, offset, axis1, axis2), axis=-1, constant=constant)
 
 
 def _data(x: Any) -> Any:
     return x._data if isinstance(x, Tensor) else x
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

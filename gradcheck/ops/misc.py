@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.operation import BroadcastableOp  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.ops._rules.misc import (
     Absolute,
@@ -271,3 +272,7 @@ def where(
     if x is _NO_VALUE or y is _NO_VALUE:
         raise ValueError("where: either both or neither of x and y must be given")
     return execute_op(Where, x, y, op_kwargs={"condition": cond}, constant=constant)
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

@@ -13,11 +13,12 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.tensor_base import Tensor
+
 __all__ = ["any", "argmax", "argmin"]
 
 
 def _array(a: Any) -> Any:
-    from gradcheck.tensor_base import Tensor
 
     return a._data if isinstance(a, Tensor) else a
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.operation import Operation  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.ops._rules.reductions import (  # noqa: F401 (re-exported)
     CumProd,
@@ -341,3 +342,7 @@ def cumprod(a: Any, axis: int | None = None, *, constant: bool | None = None) ->
     array([ 1., 12.,  0.])
     """
     return execute_op(CumProd, a, op_kwargs={"axis": axis}, constant=constant)
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

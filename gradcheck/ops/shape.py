@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.operation import Operation, reduce_broadcast  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.ops._rules.shape import (
     BroadcastTo,
@@ -224,3 +225,7 @@ def swapaxes(a: Any, axis1: int, axis2: int, *, constant: bool | None = None) ->
     """
     perm = _swapped(len(_shape_of(a)), axis1, axis2)
     return execute_op(Transpose, a, op_kwargs={"axes": perm}, constant=constant)
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

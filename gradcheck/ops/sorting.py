@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.operation import Operation  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.ops._rules.sorting import (
     Sort,
@@ -33,3 +34,7 @@ def sort(a: Any, axis: int | None = -1, *, constant: bool | None = None) -> Tens
     (Tensor([1., 2., 3.]), array([3., 1., 2.]))
     """
     return execute_op(Sort, a, op_kwargs={"axis": axis}, constant=constant)
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

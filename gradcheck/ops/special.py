@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.operation import Operation  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.ops._rules.special import (  # noqa: F401 (re-exported)
     LogSumExp,
@@ -32,3 +33,7 @@ def logsumexp(
     return execute_op(
         LogSumExp, a, op_kwargs={"axis": axis, "keepdims": keepdims}, constant=constant
     )
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

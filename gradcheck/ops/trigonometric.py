@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gradcheck._utils.overrides import register_family
 from gradcheck.operation import BroadcastableOp  # noqa: F401 (re-exported: MyGrad's modules hold them)
 from gradcheck.ops._rules.trigonometric import (  # noqa: F401 (re-exported)
     Arccos,
@@ -398,3 +399,7 @@ def arccot(x: Any, *, constant: bool | None = None) -> Tensor:
     Tensor([0.78539816])
     """
     return execute_op(Arccot, x, constant=constant)
+
+
+# NumPy's functions of these names run these on tensors (see gradcheck.interop).
+register_family(globals())

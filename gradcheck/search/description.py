@@ -69,6 +69,7 @@ __all__ = [
     "normalize_mode",
     "normalize_seed",
     "normalize_shapes",
+    "normalize_time_budget",
     "normalize_tolerance",
 ]
 
@@ -181,6 +182,9 @@ class Description:
         Compare the op compiled (torch.compile's backend, or ``jax.jit``) with eager.
     batched : bool, optional
         Run a torch op under ``torch.func.vmap`` against a loop over the batch.
+    time_budget : float, optional
+        Seconds the search may spend generating examples before it stops (and says
+        so); a failure found in time is still shrunk.
     """
 
     shapes: tuple[str | tuple[int | str, ...], ...] | None = None
@@ -206,6 +210,7 @@ class Description:
     reference_forward: Any = None
     compiled: str | None = None
     batched: bool | None = None
+    time_budget: float | None = None
 
     def merged(self, **overrides: Any) -> Description:
         """A copy where every override that is not ``None`` replaces the declared
@@ -246,6 +251,7 @@ def describe(
     reference_forward: Any = None,
     compiled: Any = None,
     batched: bool | None = None,
+    time_budget: float | None = None,
 ) -> Any:
     """Declare how an op should be checked, and mark a function as a target.
 
@@ -333,6 +339,12 @@ def describe(
         ``torch.func.vmap`` over a small batch: each element must agree with a plain
         call on it (kinds ``batched_forward``, ``batched_grad``). Default: on for a
         ``torch.autograd.Function`` that declares a vmap rule.
+    time_budget : float, optional
+        Seconds the search may spend drawing and checking new examples: when they are
+        spent, it checks no new one and the result says so (its ``note``: how many of
+        the examples were checked). A failure found before is still shrunk and
+        reported; a target that must not run past a limit at all takes
+        ``--timeout``.
 
     Returns
     -------
@@ -376,6 +388,7 @@ def describe(
         else normalize_reference_forward(reference_forward),
         compiled=None if compiled is None else normalize_compiled(compiled),
         batched=None if batched is None else normalize_batched(batched),
+        time_budget=None if time_budget is None else normalize_time_budget(time_budget),
     )
 
     def decorate(obj: T) -> T:
@@ -697,6 +710,22 @@ def normalize_compiled(value: Any) -> str | None:
 def normalize_batched(value: Any) -> bool:
     """``batched``: true or false."""
     return normalize_broadcast(value, "batched")
+
+
+#: The largest time budget accepted (a year): a bound, so that a typo is an error.
+MAX_TIME_BUDGET = 365 * 24 * 3600.0
+
+
+def normalize_time_budget(value: Any) -> float:
+    """Seconds: a finite number > 0, at most :data:`MAX_TIME_BUDGET`."""
+    ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value <= 0:
+        raise InvalidDescription(f"time_budget must be a positive number of seconds, got {value!r}")
+    if value > MAX_TIME_BUDGET:
+        raise InvalidDescription(
+            f"time_budget must be at most {MAX_TIME_BUDGET:.0f} seconds (a year), got {value:g}"
+        )
+    return float(value)
 
 
 def normalize_nondet_tol(value: Any) -> float:

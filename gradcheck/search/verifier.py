@@ -50,6 +50,7 @@ from gradcheck.search.description import (
     normalize_reference_forward,
     normalize_shapes,
     normalize_skip_on,
+    normalize_time_budget,
     normalize_tolerance,
 )
 from gradcheck.search.domain import ShapeDomain
@@ -152,6 +153,9 @@ class VerifyResult:
         the one with the largest relative gradient error: shrinking keeps an input
         that fails, not the size of the error, so a gross bug can shrink to an
         example where it is small. None when no failing example compared gradients.
+    budget_spent : bool
+        The search stopped before its last example, its ``time_budget`` spent:
+        ``note`` says after how many (never when it found a failure).
     worst_example : str
         Which example ``worst`` was: ``"example 4 of the search"``, ``"shrink step
         7"``. The run's seed replays it (the run goes the same way), and so does
@@ -182,6 +186,8 @@ class VerifyResult:
     shapes: str = ""
     worst: CheckResult | None = None
     worst_example: str = ""
+    #: The search stopped early, its ``time_budget`` spent (``note`` says where).
+    budget_spent: bool = False
 
     def __str__(self) -> str:
         """The report the command line prints for this target (:func:`gradcheck.report`)."""
@@ -279,6 +285,7 @@ def verify(
     reference_forward: Any = None,
     compiled: Any = None,
     batched: bool | None = None,
+    time_budget: float | None = None,
     name: str | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
@@ -406,6 +413,7 @@ def verify(
         reference_forward=reference_forward,
         compiled=compiled,
         batched=batched,
+        time_budget=time_budget,
     )
     if seed is None:
         seed = secrets.randbits(32)
@@ -460,6 +468,7 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
         ("reference_forward", normalize_reference_forward),
         ("compiled", normalize_compiled),
         ("batched", normalize_batched),
+        ("time_budget", normalize_time_budget),
     ):
         if options.get(key) is not None:
             try:
@@ -530,7 +539,7 @@ def _invalid(message: str, key: str) -> InvalidDescription:
 
 def _brought(obj: Any) -> int:
     """How many inputs the op brings along (an ``nn.Module``'s parameters)."""
-    from gradcheck.checking.target import resolve_target
+    from gradcheck.checking.resolve import resolve_target
 
     return len(resolve_target(obj).fixed)
 
@@ -894,12 +903,22 @@ class _Rejected(BaseException):
     (a BaseException: Hypothesis lets it through rather than shrinking it)."""
 
 
+class _OutOfTime(BaseException):
+    """Ends a search whose time budget is spent, at the next new example it would
+    draw (a BaseException: Hypothesis lets it through; it is never raised while a
+    failure shrinks)."""
+
+
 class _Search:
     """The body of the Hypothesis test, and what it has seen: each example's check,
     counted, rejected where the op is not differentiable, raised where it fails."""
 
     def __init__(self, tgt: Any, options: dict[str, Any], progress: Any, on_example: Any) -> None:
         self.tgt, self.options, self.progress = tgt, options, progress
+        #: when the time budget is spent (perf_counter; counted from the first
+        #: example, not from the imports before it), and whether it was
+        self.deadline: float | None = None if options.get("time_budget") else math.inf
+        self.out_of_time = False
         self.on_example = on_example
         self.examples = self.rejected = self.shrink_steps = 0
         self.skipped: dict[str, int] = {}
@@ -934,6 +953,11 @@ class _Search:
         if self.fixed and key in self.domain.rejected:
             raise _Rejected
         searching = self.first_failure is None
+        if self.deadline is None:
+            self.deadline = time.perf_counter() + self.options["time_budget"]
+        elif searching and time.perf_counter() > self.deadline:
+            self.out_of_time = True
+            raise _OutOfTime
         if not searching:
             self.shrink_steps += 1
         if self.on_example is not None:
@@ -994,6 +1018,11 @@ class _Search:
         if math.isfinite(ratio):
             # Steer the search towards the inputs where the gradient is least accurate.
             hypothesis_target(ratio, label="error / tolerance")
+
+    def going_on(self, verdict: str) -> bool:
+        """Whether the search goes on to its next part after one that gave
+        ``verdict``: not after a failure, a usage error, or with its budget spent."""
+        return verdict == Verdict.PASSED and self.fatal is None and not self.out_of_time
 
     def upstream(self, arrays: Any, data: Any) -> np.ndarray | None:
         """At order 2 and above, the upstream gradient ``v`` the checked backward takes
@@ -1095,7 +1124,7 @@ def _run(
 ) -> VerifyResult:
     # Hypothesis is imported in _phase, not at module level: `import gradcheck` (which
     # exports verify) stays as light as the engine.
-    from gradcheck.checking.target import resolve_target
+    from gradcheck.checking.resolve import resolve_target
 
     search = _Search(resolve_target(obj), options, progress, on_example)
     search.arity = op_signature(obj).given(options.get("kwargs") or {}).arity
@@ -1107,7 +1136,7 @@ def _run(
     outcome = _phase(search, inputs_strategy(obj, options), n_main, seed)
     failure, verdict, note = outcome
     for k, shape in enumerate(fixed_shapes):
-        if verdict != Verdict.PASSED or search.fatal is not None:
+        if not search.going_on(verdict):
             break
         search.fixed = True
         fixed = {**options, "shapes": (shape,) * search.arity}
@@ -1115,7 +1144,7 @@ def _run(
         search.fixed = False
         if outcome[1] != Verdict.INCONCLUSIVE:  # (the op does not take the shape)
             failure, verdict, note = outcome
-    if n_broadcast and verdict == Verdict.PASSED and search.fatal is None:
+    if n_broadcast and search.going_on(verdict):
         # A search of its own, so that its share does not depend on which shapes
         # Hypothesis happens to repeat; ended early where the op rejects them.
         strategy = inputs_strategy(obj, options, broadcast=True)
@@ -1128,7 +1157,7 @@ def _run(
             outcome = _phase(search, inputs_strategy(obj, options), left, seed + 3)
             if outcome[1] != Verdict.INCONCLUSIVE:
                 failure, verdict, note = outcome
-    if n_large and verdict == Verdict.PASSED and search.fatal is None:
+    if n_large and search.going_on(verdict):
         search.large = True
         outcome = _phase(search, inputs_strategy(obj, options, large=True), n_large, seed + 1)
         if outcome[1] != Verdict.INCONCLUSIVE:  # (every large draw skipped: no news)
@@ -1161,6 +1190,11 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
     def test(arrays: Any, check_seed: int, data: Any) -> None:
         search.example(arrays, check_seed, data)
 
+    # No example database (database=None): without a key of its own, Hypothesis would
+    # read and parse the test's source file to make one, for every part of every
+    # search (a few ms each: 1-3% of the built-in library's run).
+    test._hypothesis_internal_database_key = None  # type: ignore[attr-defined]
+
     try:
         test()
     except _ExampleFailed as exc:  # the final replay of the shrunk example
@@ -1170,6 +1204,8 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
         return exc.result, Verdict.FAILED, note
     except Unsatisfiable:
         return None, Verdict.INCONCLUSIVE, _unsatisfied(search.skipped, drawn=False)
+    except _OutOfTime:
+        return None, Verdict.PASSED, ""
     except _Rejected:
         if search.fixed:
             return None, Verdict.INCONCLUSIVE, ""
@@ -1202,6 +1238,8 @@ def _result(
     inconclusive; an op that ran at no shape failed with its forward's error."""
     if verdict == Verdict.PASSED and search.examples == 0:
         verdict, note = Verdict.INCONCLUSIVE, _unsatisfied(search.skipped)
+    if search.out_of_time and failure is None:
+        note = "; ".join(n for n in (_out_of_time(search, options), note) if n)
     if search.domain.nowhere and failure is None:
         # no shape ran: the forward's error is the failure, not a domain to learn
         failure, verdict = search.domain.first, Verdict.FAILED
@@ -1240,6 +1278,16 @@ def _result(
         worst=worst,
         worst_example=worst_example,
         shapes=_shapes_line(search, options),
+        budget_spent=search.out_of_time and failure is None,
+    )
+
+
+def _out_of_time(search: _Search, options: Mapping[str, Any]) -> str:
+    """What a search whose time budget ran out says of it (never silent)."""
+    n, total = search.examples, options["max_examples"]
+    return (
+        f"time budget spent ({options['time_budget']:g} s, time_budget): the search "
+        f"stopped after {n} of its {total} examples"
     )
 
 

@@ -38,8 +38,9 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.checker import DEFAULT_TOLERANCES, check
+from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.result import CheckResult, jsonable
-from gradcheck.checking.target import Target, resolve_target
+from gradcheck.checking.target import Target
 from gradcheck.checking.vocabulary import Mode, Verdict
 from gradcheck.errors import TargetRaised, UnsupportedDtype
 from gradcheck.frontend.loading import load_module, module_targets

@@ -29,7 +29,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from gradcheck.operation import BroadcastableOp, Operation
-from gradcheck.tensor_base import Tensor, assign_in_place, execute_op
+from gradcheck.tensor_base import Tensor, _execute, assign_in_place, execute_op
 
 __all__ = [
     "ufunc",
@@ -96,6 +96,10 @@ class MyGradUfunc(type):
     ``reduceat``) exist and raise NotImplementedError, as MyGrad's do.
     """
 
+    #: NumPy's ``out=``, ``where=`` and ``dtype=`` mean the same to these functions:
+    #: a NumPy ufunc call on tensors passes them on (``gradcheck._utils.overrides``).
+    takes_numpy_keywords = True
+
     _wrapped_op: type[Operation]
     _decorated_func: Callable[..., Any]
 
@@ -130,7 +134,7 @@ class MyGradUnaryUfunc(MyGradUfunc):
     ) -> Tensor:
         # the engine's per-op path: keep the common case (no out, where, dtype) first
         if out is None and where is True and dtype is None:
-            return execute_op(cls._wrapped_op, x, constant=constant)
+            return _execute(cls._wrapped_op, (x,), (), None, constant)
         return _call(cls._wrapped_op, (x,), out, where, dtype, constant, None)
 
 
@@ -149,7 +153,7 @@ class _UnaryUfuncWithParams(MyGradUnaryUfunc):
         **params: Any,
     ) -> Tensor:
         if out is None and where is True and dtype is None:
-            return execute_op(cls._wrapped_op, x, op_kwargs=params, constant=constant)
+            return _execute(cls._wrapped_op, (x,), (), params, constant)
         return _call(cls._wrapped_op, (x,), out, where, dtype, constant, params)
 
 
@@ -168,7 +172,7 @@ class MyGradBinaryUfunc(MyGradUfunc):
         constant: bool | None = None,
     ) -> Tensor:
         if out is None and where is True and dtype is None:
-            return execute_op(cls._wrapped_op, x1, x2, constant=constant)
+            return _execute(cls._wrapped_op, (x1, x2), (), None, constant)
         return _call(cls._wrapped_op, (x1, x2), out, where, dtype, constant, None)
 
 
@@ -186,7 +190,7 @@ class MyGradBinaryUfuncNoMask(MyGradUfunc):
         constant: bool | None = None,
     ) -> Tensor:
         if out is None and dtype is None:
-            return execute_op(cls._wrapped_op, x1, x2, constant=constant)
+            return _execute(cls._wrapped_op, (x1, x2), (), None, constant)
         return _call(cls._wrapped_op, (x1, x2), out, True, dtype, constant, None)
 
 

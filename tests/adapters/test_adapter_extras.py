@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from gradcheck.checking.adapters import framework, framework_of, require
-from gradcheck.checking.target import resolve_target
+from gradcheck.checking.resolve import resolve_target
 from gradcheck.cli import main
 from gradcheck.errors import MissingExtra
 

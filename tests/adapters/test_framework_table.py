@@ -13,6 +13,7 @@ import pytest
 
 from gradcheck.checking import adapters
 from gradcheck.checking.adapters import EXTRAS, FRAMEWORKS, Framework, framework, framework_of
+from gradcheck.checking.adapters.bridge import bridge_target
 from gradcheck.checking.checker import check
 from gradcheck.checking.signature import op_signature
 from gradcheck.checking.target import user_frame
@@ -45,7 +46,7 @@ def _fake_framework() -> tuple[types.ModuleType, types.ModuleType]:
         def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> np.ndarray:
             return np.asarray(obj().forward(*arrays, **params))
 
-        return adapters.bridge_target(obj, run, evaluate)
+        return bridge_target(obj, run, evaluate)
 
     adapter.forward_of, adapter.target = forward_of, target
     return package, adapter

@@ -16,8 +16,8 @@ from click.testing import CliRunner  # noqa: E402
 import gradcheck  # noqa: E402
 from gradcheck.checking.adapters import framework_of  # noqa: E402
 from gradcheck.checking.checker import check  # noqa: E402
+from gradcheck.checking.resolve import resolve_target  # noqa: E402
 from gradcheck.checking.signature import op_signature  # noqa: E402
-from gradcheck.checking.target import resolve_target  # noqa: E402
 from gradcheck.cli import main  # noqa: E402
 from tests.adapters import mygrad_ops as ops  # noqa: E402
 

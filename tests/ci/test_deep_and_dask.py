@@ -59,17 +59,49 @@ class Dies(Operation):
 class Hangs(Operation):
     def __call__(self, x):
         self.variables = (x,)
+        open("hangs.started", "w").close()
         time.sleep(600)
+
+
+_recorded = False
+
+
+class RecordsParent(Double):
+    """Writes, once per process, the pid of the process it was forked from (the
+    worker's zygote) and OMP_NUM_THREADS to parents.txt."""
+
+    def __call__(self, x):
+        global _recorded
+        if not _recorded:
+            _recorded = True
+            with open("parents.txt", "a") as out:
+                out.write(f"{os.getppid()} {os.environ.get('OMP_NUM_THREADS')}\\n")
+        return super().__call__(x)
+
+
+class KillsParent(Operation):
+    """Kills the zygote it was forked from (and so itself)."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        if os.getppid() > 1:
+            os.kill(os.getppid(), 9)
+        time.sleep(60)
 '''
 
 
-def run(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GRADCHECK_"))}
-    env["PYTHONPATH"] = str(REPO)
+def run(
+    cwd: Path, *args: str, env: dict[str, str | None] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "GRADCHECK_"))},
+        "PYTHONPATH": str(REPO),
+        **(env or {}),
+    }
     return subprocess.run(
         [sys.executable, "-m", "gradcheck", "verify", *args],
         cwd=cwd,
-        env=env,
+        env={k: v for k, v in env.items() if v is not None},
         capture_output=True,
         text=True,
         timeout=600,
@@ -165,6 +197,64 @@ def test_a_deep_run_finds_a_rare_bug_that_one_seed_misses_and_replays_it(project
 # --- the Dask executor -----------------------------------------------------------------
 
 
+def test_a_run_checks_job_after_job_and_never_takes_an_exit_for_a_later_jobs(
+    project: Path,
+) -> None:
+    # How a Dask worker uses its run: one Run.check per task, on one zygote. The end of
+    # a job's process (reported by the zygote after the job's result) must not be taken
+    # for the end of the next job's; the zygote outlives an op's os._exit, and is
+    # started again when an op kills it.
+    from gradcheck.frontend.runner import Job, Run, WorkerSetup
+
+    specs = ["Double", "Double", "Dies", "Double", "KillsParent", "Double", "Double"]
+    run = Run(1, WorkerSetup(cwd=str(project)))
+    outcomes = []
+    try:
+        for spec in specs:
+            outcomes.append(run.check(Job(f"deep_ops:{spec}", {"seed": 1, "max_examples": 3})))
+            time.sleep(0.2)  # the zygote's report of that process's end is sent by now
+    finally:
+        run.close()
+    got = [(o.verdict, o.failure.failure.kind if o.failure else None) for o in outcomes]
+    died = ("failed", "worker_died")
+    ok = ("passed", None)
+    assert got == [ok, ok, died, ok, died, ok, ok]
+
+
+def test_a_dask_worker_keeps_its_zygote_from_task_to_task(project: Path) -> None:
+    # One worker, so every task runs on it: its zygote survives an op's os._exit and
+    # serves the next task (the same parent pid), and is started again after an op
+    # killed it; the checks see the command's environment, not the nanny's settings.
+    pytest.importorskip("distributed", reason="Dask's distributed is not installed")
+    specs = ["RecordsParent", "Dies", "RecordsParent", "KillsParent", "RecordsParent"]
+    out = run(
+        project,
+        *[f"deep_ops:{spec}" for spec in specs],
+        "--seed",
+        "2",
+        "--max-examples",
+        "3",
+        "--executor",
+        "dask",
+        "--jobs",
+        "1",
+        "--format",
+        "json",
+        env={"OMP_NUM_THREADS": None},
+    )
+    assert out.returncode == 1, out.stderr
+    got = [
+        (t["verdict"], t["failure"]["kind"] if t["failure"] else None)
+        for t in json.loads(out.stdout)["targets"]
+    ]
+    died = ("failed", "worker_died")
+    assert got == [("passed", None), died, ("passed", None), died, ("passed", None)]
+    parents = [line.split() for line in (project / "parents.txt").read_text().splitlines()]
+    assert len(parents) == 3
+    assert parents[0][0] == parents[1][0] != parents[2][0]
+    assert {omp for _, omp in parents} == {"None"}
+
+
 def test_scheduler_needs_the_dask_executor(project: Path) -> None:
     out = run(project, "deep_ops:Double", "--scheduler", "tcp://127.0.0.1:1")
     assert out.returncode == 2 and "needs --executor dask" in out.stderr
@@ -216,6 +306,47 @@ def test_the_dask_executor_gives_the_local_verdicts_and_a_crash_fails_alone(
     assert verdicts(dask)[0][1] == verdicts(dask)[3][1] == "passed"
 
 
+def test_a_cluster_of_ones_own_keeps_a_zygote_per_worker_too(project: Path) -> None:
+    # --scheduler: no preload of ours runs on the workers; a worker makes its gradcheck
+    # run at its first task, and keeps it for the next ones.
+    pytest.importorskip("distributed", reason="Dask's distributed is not installed")
+    import dask
+    from distributed import LocalCluster
+
+    with dask.config.set({"distributed.worker.daemon": False}):
+        cluster = LocalCluster(
+            n_workers=1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            scheduler_kwargs={"dashboard_address": ":0"},
+            silence_logs=40,
+        )
+    try:
+        specs = ["RecordsParent", "Dies", "RecordsParent"]
+        out = run(
+            project,
+            *[f"deep_ops:{spec}" for spec in specs],
+            "--seed",
+            "2",
+            "--max-examples",
+            "3",
+            "--executor",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+            "--format",
+            "json",
+        )
+    finally:
+        cluster.close()
+    assert out.returncode == 1, out.stderr
+    got = [t["verdict"] for t in json.loads(out.stdout)["targets"]]
+    assert got == ["passed", "failed", "passed"]
+    parents = [line.split()[0] for line in (project / "parents.txt").read_text().splitlines()]
+    assert len(parents) == 2 and parents[0] == parents[1]
+
+
 def test_the_dask_executor_keeps_the_time_limits_and_stops_on_sigterm(project: Path) -> None:
     pytest.importorskip("distributed", reason="Dask's distributed is not installed")
     out = run(
@@ -236,6 +367,7 @@ def test_the_dask_executor_keeps_the_time_limits_and_stops_on_sigterm(project: P
     assert got == [("deep_ops:Hangs", "timed_out"), ("deep_ops:Double", "passed")]
 
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    (project / "hangs.started").unlink()  # (the run above made it)
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -257,7 +389,9 @@ def test_the_dask_executor_keeps_the_time_limits_and_stops_on_sigterm(project: P
         stderr=subprocess.PIPE,
         text=True,
     )
-    time.sleep(15)
+    deadline = time.monotonic() + 300  # (a loaded machine starts a cluster slowly)
+    while not (project / "hangs.started").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
     proc.send_signal(signal.SIGTERM)
     stdout, _ = proc.communicate(timeout=60)
     assert proc.returncode == 143

@@ -84,3 +84,58 @@ print("forks", len(forks))
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.split() == ["forks", "0"]
+
+
+SPARE_OPS = """
+import os, time
+import numpy as np
+import gradcheck as mg
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def ticks_now():
+    with open("/proc/uptime") as f:
+        return float(f.read().split()[0]) * os.sysconf("SC_CLK_TCK")
+
+
+class First(mg.Operation):
+    def __call__(self, x):
+        self.variables = (x,)
+        time.sleep(0.01)
+        with open(os.path.join(HERE, "first-ended"), "w") as f:
+            f.write(repr(ticks_now()))
+        return x.data * 2
+
+    def backward_var(self, grad, index, **kw):
+        return grad * 2
+
+
+class Second(First):
+    def __call__(self, x):
+        self.variables = (x,)
+        with open("/proc/self/stat") as f:
+            started = float(f.read().rsplit(")", 1)[1].split()[19])
+        with open(os.path.join(HERE, "second-started"), "w") as f:
+            f.write(repr(started))
+        return x.data * 2
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_the_next_job_is_forked_while_the_one_before_runs(tmp_path: Path):
+    """One job at a time, and yet the next job's process exists before the one before
+    it ends (the spare): the fork is not on the way from one job to the next. Its
+    job starts with its turn all the same (it ran after First's last call)."""
+    ops = tmp_path / "spare_ops.py"
+    ops.write_text(SPARE_OPS)
+    jobs = [Job(f"{ops}:{name}", {"max_examples": 5, "seed": 1}) for name in ("First", "Second")]
+    run = Run(1, setup(cwd=str(tmp_path)))
+    try:
+        outcomes = [outcome for _, outcome in run.results(jobs)]
+    finally:
+        run.close()
+    assert all(isinstance(o, VerifyResult) and o.passed for o in outcomes), outcomes
+    first_ended = float((tmp_path / "first-ended").read_text())
+    second_forked = float((tmp_path / "second-started").read_text())
+    assert second_forked < first_ended

@@ -4,16 +4,25 @@ A target written for PyTorch (a ``torch.autograd.Function`` subclass, or a funct
 torch tensors), for MyGrad (a ``mygrad.Operation`` subclass, or a function of MyGrad
 tensors) or for JAX (a function of jax arrays, ``jax.custom_vjp``/``custom_jvp``) is
 run *through its own framework*: forward on that framework's tensors,
-backward by that framework's backprop. :func:`bridge_target` wraps such a run in a
+backward by that framework's backprop.
+:func:`~gradcheck.checking.adapters.bridge.bridge_target` wraps such a run in a
 gradcheck :class:`~gradcheck.Operation`, so that the checker, the search and the
-reports work on it unchanged (:func:`gradcheck.checking.target.resolve_target` dispatches here).
+reports work on it unchanged (:func:`gradcheck.checking.resolve.resolve_target`
+dispatches to the framework's module).
 
 Every framework is one row of :data:`FRAMEWORKS` (in :mod:`gradcheck.checking.frameworks`:
 how its ops are recognised, the extra that installs it, the module that bridges it, the
 packages whose frames a traceback skips) and one module, ``_<name>.py``, with two functions:
-``target(obj)``, the :class:`~gradcheck.checking.target.Target` of one of its ops (built
-with :func:`bridge_target`), and ``forward_of(cls)``, the function whose signature
-gives an op class's inputs. Nothing else in gradcheck names a framework.
+``target(obj)``, the :class:`~gradcheck.checking.target.Target` of one of its ops
+(built with :func:`~gradcheck.checking.adapters.bridge.bridge_target`), and
+``forward_of(cls)``, the function whose signature gives an op class's inputs. Nothing
+else in gradcheck names a framework.
+
+This module is what is read off the table; it sits below the checker's
+:mod:`~gradcheck.checking.signature` and :mod:`~gradcheck.checking.target`, which ask
+it whether an object is another framework's op. The bridge (:mod:`.bridge`) sits above
+them, as it builds targets, and so does :mod:`gradcheck.checking.resolve`, which
+chooses between a framework's module and gradcheck's own ops.
 
 This module imports no framework: which framework a target belongs to is read from the
 names of its classes and globals (:func:`framework_of`); the framework is imported
@@ -40,12 +49,10 @@ import importlib
 import inspect
 import os
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from types import CodeType, ModuleType
 from typing import Any, TypeVar
-
-import numpy as np
 
 from gradcheck.checking.frameworks import (
     FRAMEWORKS,
@@ -53,17 +60,15 @@ from gradcheck.checking.frameworks import (
     frameworks_imported,
     preloaded_modules,
 )
-from gradcheck.checking.outputs import Outputs
-from gradcheck.errors import MissingExtra, SkipGradient, printable
-from gradcheck.operation import Operation
+from gradcheck.errors import MissingExtra
 
 __all__ = [
     "EXTRAS",
     "FRAMEWORKS",
     "Framework",
     "MissingExtra",
-    "bridge_target",
     "framework",
+    "framework_named",
     "framework_of",
     "frameworks_imported",
     "preloaded_modules",
@@ -72,8 +77,21 @@ __all__ = [
     "lacks_forward",
     "missing_extra_hint",
     "require",
-    "resolve_foreign",
 ]
+
+#: Old paths: names that moved above this module (the bridge builds targets, the
+#: resolution chooses between frameworks), still read here by who imported them here.
+#: gradcheck's own code imports them where they are.
+_MOVED = {
+    "bridge_target": "gradcheck.checking.adapters.bridge",
+    "resolve_foreign": "gradcheck.checking.resolve",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MOVED:
+        return getattr(importlib.import_module(_MOVED[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -330,6 +348,11 @@ def _framework(obj: Any) -> Framework | None:
     return _index(FRAMEWORKS).by_package.get(_top_module(obj)) or _instance_framework(obj)
 
 
+def framework_named(name: str) -> Framework:
+    """The row of :data:`FRAMEWORKS` named ``name`` (what :func:`framework_of` returned)."""
+    return _index(FRAMEWORKS).by_name[name]
+
+
 def framework_of(obj: Any) -> str | None:
     """The :data:`FRAMEWORKS` name of the framework ``obj`` is an op of (``"torch"``,
     ``"mygrad"``), or None (a gradcheck target), without importing any framework.
@@ -365,193 +388,3 @@ def foreign_forward(obj: Any) -> tuple[Callable[..., Any], int] | None:
     else:
         fw = _instance_framework(obj)
     return None if fw is None else fw.bridge().forward_of(obj)
-
-
-def resolve_foreign(obj: Any, kind: str) -> Any:
-    """The :class:`~gradcheck.checking.target.Target` of a framework's op or function."""
-    fw = _index(FRAMEWORKS).by_name[kind]
-    require(fw.packages[0], needed_for=f"checking the {fw.label} target {_name(obj)}")
-    return fw.bridge().target(obj)
-
-
-def _name(obj: Any) -> str:
-    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
-    return printable(str(name))
-
-
-# --- the bridge into gradcheck's engine ------------------------------------------------
-
-#: ``run(arrays, constants, params) -> (output, backward)``: a forward with the
-#: framework's graph on ``arrays`` (``constants[i]`` True for inputs that need no
-#: gradient), returning the output as a new ndarray (or, for an op with several
-#: outputs, a tuple of them, None for an output that is not an array) and a function
-#: that backpropagates an upstream gradient (one per output, None for those not
-#: differentiable, for several outputs) and returns each input's gradient (an ndarray
-#: of its own, or None), in the dtype the framework's own backward returned it. The
-#: function's attribute ``differentiable`` (optional) says which outputs are, where
-#: the framework knows better than their dtypes; ``repeatable`` (optional, True) that
-#: it may be called again on the same graph (the reentrancy check).
-Run = Callable[
-    [Sequence[np.ndarray], Sequence[bool], Mapping[str, Any]],
-    tuple[Any, Callable[[Any], list[np.ndarray | None]]],
-]
-#: ``evaluate(arrays, params) -> ndarray``: the forward without a graph (the hot path
-#: of the finite differences); a tuple for several outputs, as ``run``'s.
-Evaluate = Callable[[Sequence[np.ndarray], Mapping[str, Any]], Any]
-
-
-class _Bridge(Operation):
-    """A gradcheck op whose forward and backward are another framework's."""
-
-    run: Run
-    #: The layout of the outputs of the last forward (several outputs), for the
-    #: evaluations without a graph that follow it.
-    last: Outputs | None = None
-
-    def __call__(self, *tensors: Any, **params: Any) -> np.ndarray:
-        self.variables = tensors
-        out, self._backprop = type(self).run(
-            [t.data for t in tensors], [t.constant for t in tensors], params
-        )
-        self.outputs: Outputs | None = None
-        if isinstance(out, (tuple, list)):
-            self.outputs = Outputs.of(out, getattr(self._backprop, "differentiable", None))
-            out = self.outputs.flatten(out)
-        type(self).last = self.outputs
-        self._grads: list[np.ndarray | None] | None = None
-        #: The dtype of each gradient the framework's backward returned (read by
-        #: Target.returned_dtypes: the engine may cast what it stores).
-        self.returned_dtypes: list[np.dtype | None] | None = None
-        return out
-
-    def _upstream(self, grad: np.ndarray) -> Any:
-        # Not a copy: the framework's backward gets the engine's own upstream gradient
-        # (the output's `.grad`), so that a change it makes in place shows there and is
-        # a `mutated_upstream` failure, as for gradcheck's own ops.
-        if self.outputs is None:
-            return np.asarray(grad)
-        return self.outputs.split(grad, copy=False)
-
-    def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        # The framework computes every input's gradient in one backprop; the engine
-        # asks for them one input at a time, with the same `grad`.
-        if self._grads is None:
-            self._grads = self._backprop(self._upstream(grad))
-            self.returned_dtypes = [None if g is None else g.dtype for g in self._grads]
-        g = self._grads[index]
-        if g is None:
-            raise SkipGradient
-        return g
-
-    def backward_again(self, grad: np.ndarray) -> list[np.ndarray | None] | None:
-        """Each input's gradient from a second backprop of ``grad`` on the same graph,
-        where the framework keeps its graph (torch's ``retain_graph``); else None."""
-        if not getattr(self._backprop, "repeatable", False):
-            return None
-        return self._backprop(self._upstream(grad))
-
-    def backward_undefined(
-        self, grad: np.ndarray, undefined: Sequence[int]
-    ) -> list[np.ndarray | None] | None:
-        """Each input's gradient from a backprop of ``grad`` on the same graph where the
-        outputs ``undefined`` get no upstream gradient at all (torch's undefined grad,
-        ``None`` in a Function's backward), where the framework has such a thing;
-        else None."""
-        if not getattr(self._backprop, "undefined", False) or self.outputs is None:
-            return None
-        pieces = self.outputs.split(np.array(grad))
-        return self._backprop([None if k in undefined else g for k, g in enumerate(pieces)])
-
-
-def bridge_target(
-    obj: Any,
-    run: Run,
-    evaluate: Evaluate,
-    signature: Any = None,
-    *,
-    name: str | None = None,
-    fixed: Sequence[Any] = (),
-    variant: Any = None,
-    derive: Callable[[Any], Any] | None = None,
-    conjugate: bool = False,
-    complex_inputs: Sequence[bool] | None = None,
-    bind: Callable[[Sequence[np.ndarray], Mapping[str, Any]], Any] | None = None,
-    batcher: Callable[..., Any] | None = None,
-) -> Any:
-    """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
-    with ``run`` (through the engine, so that every check applies) and evaluates
-    with ``evaluate``; its signature is ``obj``'s and its name ``obj``'s qualified
-    name unless given; ``fixed`` are inputs the op brings along (a module's
-    parameters: :class:`~gradcheck.checking.target.FixedInput`).
-
-    Complex outputs are checked as their real and imaginary parts, and so are the
-    inputs ``variant.complex_inputs`` marks
-    (:func:`~gradcheck.checking.adapters.variants.real_view`; ``conjugate``: JAX's
-    convention, not torch's). ``derive(variant)`` is the target of ``obj`` checked
-    as another :class:`~gradcheck.checking.adapters.variants.Variant` (order 2,
-    forward mode, a device...): :meth:`Target.derive`; None when the framework has
-    no variant. ``complex_inputs`` (default ``variant.complex_inputs``): the inputs
-    ``run`` and ``evaluate`` take as complex arrays (``()``: they take real parts
-    already). ``bind(arrays, params)``, optionally, is ``evaluate`` on ``arrays`` as
-    they are at call time, as a no-argument function (or None where it cannot be
-    made): :meth:`Target.bind`, the finite differences' inner loop; a complex output
-    then takes ``evaluate``'s path. ``batcher``: the op under vmap against a loop
-    (:attr:`~gradcheck.checking.target.Target.batcher`), where the framework has vmap."""
-    from gradcheck.checking.adapters.variants import Variant, real_view
-    from gradcheck.checking.signature import op_signature
-    from gradcheck.checking.target import Joined, Target, qualname
-    from gradcheck.tensor_base import execute_op
-
-    variant = Variant() if variant is None else variant
-    if complex_inputs is None:
-        complex_inputs = variant.complex_inputs
-    run, evaluate = real_view(run, evaluate, complex_inputs, conjugate=conjugate)
-
-    bridge: type[_Bridge] = type(f"{name or _name(obj)}", (_Bridge,), {"run": staticmethod(run)})
-
-    def build(tensors: Sequence[Any], params: Mapping[str, Any]) -> Any:
-        out = execute_op(bridge, *tensors, op_kwargs=dict(params))
-        return out if bridge.last is None else Joined(out, bridge.last)
-
-    def forward(tensors: Sequence[Any], params: Mapping[str, Any]) -> np.ndarray:
-        return flat(evaluate([t.data for t in tensors], params))
-
-    def bound(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
-        call = None if bind is None or any(complex_inputs) else bind(arrays, params)
-        if call is None:
-            return None
-
-        def fast() -> np.ndarray:
-            value = call()
-            if type(value) is np.ndarray and value.dtype.kind != "c":
-                return value
-            several = isinstance(value, (tuple, list))
-            if any(np.iscomplexobj(x) for x in (value if several else (value,))):
-                return flat(evaluate(arrays, params))  # (split into parts there)
-            return flat(value)
-
-        return fast
-
-    def flat(value: Any) -> np.ndarray:
-        if not isinstance(value, (tuple, list)):
-            return value
-        layout = bridge.last
-        if layout is None or len(layout.shapes) != len(value):
-            layout = Outputs.of(value)
-        return layout.flatten(value)
-
-    sig = op_signature(obj) if signature is None else signature
-    label = qualname(obj) if name is None else name
-    return Target(
-        label,
-        sig,
-        obj,
-        build,
-        forward,
-        foreign=True,
-        fixed=tuple(fixed),
-        variant=variant,
-        deriver=derive,
-        binder=bound,
-        batcher=batcher,
-    )

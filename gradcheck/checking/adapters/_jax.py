@@ -25,10 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.adapters import bridge_target
+from gradcheck.checking.adapters.bridge import bridge_target
+from gradcheck.checking.adapters.variants import Variant, forward_mode
 from gradcheck.checking.signature import arrange, op_signature
 from gradcheck.checking.target import qualname
 from gradcheck.checking.trees import rebuild
+from gradcheck.errors import CheckUsageError
 
 # jax is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not jax is installed).
@@ -176,9 +178,6 @@ def target(obj: Any, variant: Any = None) -> Any:
     from dataclasses import replace
 
     import jax  # noqa: F401  (a missing JAX fails here, before anything runs)
-
-    from gradcheck.checking.adapters.variants import Variant, forward_mode
-    from gradcheck.errors import CheckUsageError
 
     variant = Variant() if variant is None else variant
     if variant.device or variant.bfloat16:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.adapters import bridge_target
+from gradcheck.checking.adapters.bridge import bridge_target
 from gradcheck.checking.signature import arrange, op_signature
 
 # MyGrad is imported when a target is resolved, not with this module (which the

@@ -23,7 +23,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.adapters import bridge_target, op_class_behind
+from gradcheck.checking.adapters import op_class_behind
+from gradcheck.checking.adapters.bridge import bridge_target
 from gradcheck.checking.adapters.variants import Variant, forward_mode
 from gradcheck.checking.layout import INPUT_LAYOUTS, STRIDED
 from gradcheck.checking.signature import arrange, op_signature

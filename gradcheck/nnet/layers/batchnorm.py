@@ -8,6 +8,7 @@ import numpy as np
 
 from gradcheck.ops.misc import sqrt
 from gradcheck.ops.reductions import mean
+from gradcheck.ops.shape import reshape
 from gradcheck.tensor_base import Tensor
 
 __all__ = ["batchnorm"]
@@ -55,6 +56,5 @@ def batchnorm(
 
 
 def _reshaped(p: Any, shape: tuple[int, ...]) -> Any:
-    from gradcheck.ops.shape import reshape
 
     return reshape(p, shape) if isinstance(p, Tensor) else np.reshape(p, shape)

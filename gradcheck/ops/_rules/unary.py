@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 
 __all__ = ["UnaryOp"]
 
+_ndarray = np.ndarray  # (a global: see gradcheck.operation._ndarray)
+
 
 class UnaryOp(Operation):
     """An elementwise op of one tensor: ``out = func(x)``, ``dout/dx = derivative``."""
@@ -46,8 +48,8 @@ class UnaryOp(Operation):
 
     def __call__(self, x: Tensor) -> np.ndarray:
         self.variables = (x,)
-        self.out = self.func(x._data)
-        return self.out
+        out = self.out = self.func(x._data)
+        return out  # (a local: reading self.out back is a lookup on every op)
 
     def derivative(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
         """d(out)/dx elementwise, given the input ``x`` and the output ``out``."""
@@ -62,7 +64,7 @@ class UnaryOp(Operation):
         spent (exp's derivative is its output, which the tensor holds)."""
         derivative = self.derivative(self.variables[0]._data, self.out)
         if (
-            type(derivative) is np.ndarray
+            type(derivative) is _ndarray
             and derivative.size >= IN_PLACE_MIN_SIZE  # (small: not worth the checks)
             and derivative.dtype == grad.dtype
             and derivative.shape == grad.shape
