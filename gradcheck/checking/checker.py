@@ -51,7 +51,13 @@ from gradcheck.checking.outside import skip_on as skip_on_classes
 from gradcheck.checking.reference import forward_disagreement, reference_name
 from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
-from gradcheck.checking.structure import Evidence, Stage, first_failure, repeated_and_scaled
+from gradcheck.checking.structure import (
+    BACKWARD_ROUNDING_FACTOR,
+    Evidence,
+    Stage,
+    first_failure,
+    repeated_and_scaled,
+)
 from gradcheck.checking.target import Target, user_frame
 from gradcheck.checking.trees import flatten as flatten_trees
 from gradcheck.checking.trees import paths as leaf_paths
@@ -1308,11 +1314,26 @@ class _Run:
         if self.value is None:
             return
         nondet_tol = float(self.settings.get("nondet_tol", 0.0))
+        rounding: list[np.ndarray | None] = []
 
-        def off(expected: Any, got: Any, like: np.ndarray) -> float | None:
+        def off(expected: Any, got: Any, like: np.ndarray, which: int | None) -> float | None:
             # (an op allowed to differ run to run, nondet_tol, may here too)
             diff = _off(expected, got, like, atol, rtol, self)
-            return None if diff is None or diff <= nondet_tol else diff
+            if diff is None or diff <= nondet_tol:
+                return None
+            if which is not None and atol is None and rtol is None:
+                # Another layout sums in another order: a float16 softmax's gradient
+                # moves by a few ulps of its terms. Allowed up to the backward's own
+                # rounding, measured (once) by moving the inputs' last bits; reading
+                # the storage in the wrong order moves it by the gradient's size.
+                if not rounding:
+                    rounding.extend(self.rounding_jitter(v, grads, every=True))
+                moved = rounding[which] if which < len(rounding) else None
+                if moved is not None and diff <= BACKWARD_ROUNDING_FACTOR * float(
+                    np.max(moved, initial=0.0)
+                ):
+                    return None
+            return diff
 
         failure, runs = noncontiguous_disagreement(
             self.tgt,

@@ -32,9 +32,10 @@ from gradcheck.errors import TargetRaised, exception_text
 
 __all__ = ["candidates", "noncontiguous_disagreement"]
 
-#: ``off(expected, got, like)``: the largest difference of ``got`` from ``expected``
-#: when beyond the tolerances of ``like``'s dtype, else None.
-Off = Callable[[Any, Any, np.ndarray], "float | None"]
+#: ``off(expected, got, like, which)``: the largest difference of ``got`` from
+#: ``expected`` (the output, ``which`` None, or input ``which``'s gradient) when beyond
+#: the tolerances of ``like``'s dtype, else None.
+Off = Callable[[Any, Any, np.ndarray, "int | None"], "float | None"]
 
 
 def candidates(tgt: Target, xs: Sequence[np.ndarray]) -> frozenset[int]:
@@ -90,14 +91,14 @@ def _run(
             said = f"the {exc.phase} raised {text}" + (f"\n  at {frame}" if frame else "")
             return layouts.used, _Difference(said, exception=text, frame=frame)
     out = np.asarray(out)
-    diff = _off(off, value, out, value)
+    diff = _off(off, value, out, value, None)
     if diff is not None:
         said = f"the output differs from the one with contiguous inputs (max difference {diff:.3g})"
         return layouts.used, _Difference(said)
     for j, (g, e) in enumerate(zip(got, grads)):
         if j in constants or (g is None and e is None):
             continue
-        diff = _off(off, e, g, xs[j])
+        diff = _off(off, e, g, xs[j], j)
         if diff is not None:
             said = (
                 f"the gradient of input {j} differs from the one with contiguous inputs "
@@ -107,14 +108,14 @@ def _run(
     return layouts.used, None
 
 
-def _off(off: Off, expected: Any, got: Any, like: np.ndarray) -> float | None:
+def _off(off: Off, expected: Any, got: Any, like: np.ndarray, which: int | None) -> float | None:
     """``off``, and inf where ``got`` is not finite and ``expected`` is (an op that
     read the gaps of a strided buffer)."""
     if expected is not None and got is not None and np.shape(expected) == np.shape(got):
         finite = np.isfinite(np.asarray(expected))
         if np.any(finite & ~np.isfinite(np.asarray(got))):
             return float("inf")
-    return off(expected, got, like)
+    return off(expected, got, like, which)
 
 
 def noncontiguous_disagreement(
