@@ -12,16 +12,8 @@ family is dispatched without further registration. :func:`register` (or the deco
 :func:`implements_numpy_override`) adds a pair whose names differ
 (``numpy.linalg.norm``, say). This module is their public path.
 
-What is not differentiable is said so, never silently dropped from the graph:
-
-- ufuncs whose outputs are booleans (comparisons, ``isnan``, ``logical_and``...) run
-  on the tensors' data and return arrays, as the comparison operators do;
-- other ufuncs without a gradcheck op (``floor``, ``sign``...) run on the data of
-  constant tensors, and raise ``TypeError`` for a tensor that needs a gradient;
-- NumPy functions that only inspect (``np.shape``, ``np.allclose``, ``np.argmax``...)
-  run on the data;
-- anything else returns ``NotImplemented``, and NumPy raises a ``TypeError`` naming
-  the function.
+What is not differentiable is said so, never silently dropped from the graph (how,
+in :mod:`gradcheck._utils.overrides`).
 
 Examples
 --------

@@ -210,8 +210,14 @@ def import_time_needs(source: str, me: str, is_package: bool) -> set[str]:
     its module-level imports, each with the packages above it (``import gradcheck.a.b``
     runs ``gradcheck.a`` first), except ``me``'s own packages, which are running
     already when it is imported."""
+    return _needs(source, me, is_package, lambda tree: _run_at_import(tree.body))
+
+
+def _needs(source: str, me: str, is_package: bool, select) -> set[str]:
+    """The gradcheck modules the import statements ``select(tree)`` of module ``me``
+    run, each with the packages above it, but ``me``'s own packages."""
     tree = ast.parse(source, me)
-    statements = "\n".join(ast.unparse(node) for node in _run_at_import(tree.body))
+    statements = "\n".join(ast.unparse(node) for node in select(tree))
     needs: set[str] = set()
     for _, target in imported_modules(statements, me, is_package):
         parts = target.split(".")
@@ -222,13 +228,15 @@ def import_time_needs(source: str, me: str, is_package: bool) -> set[str]:
     return needs
 
 
-def import_time_graph() -> dict[str, set[str]]:
+def _graph(needs) -> dict[str, set[str]]:
     return {
-        module_name(path): import_time_needs(
-            path.read_text(), module_name(path), path.name == "__init__.py"
-        )
+        module_name(path): needs(path.read_text(), module_name(path), path.name == "__init__.py")
         for path in modules()
     }
+
+
+def import_time_graph() -> dict[str, set[str]]:
+    return _graph(import_time_needs)
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[str]:
@@ -281,25 +289,11 @@ def _every_import(node: ast.AST) -> list[ast.Import | ast.ImportFrom]:
 def every_import_needs(source: str, me: str, is_package: bool) -> set[str]:
     """The gradcheck modules that module ``me`` imports at some time, at import or
     inside a function, each with the packages above it (as :func:`import_time_needs`)."""
-    tree = ast.parse(source, me)
-    statements = "\n".join(ast.unparse(node) for node in _every_import(tree))
-    needs: set[str] = set()
-    for _, target in imported_modules(statements, me, is_package):
-        parts = target.split(".")
-        for end in range(1, len(parts) + 1):
-            module = ".".join(parts[:end])
-            if not (me == module or me.startswith(module + ".")):
-                needs.add(module)
-    return needs
+    return _needs(source, me, is_package, _every_import)
 
 
 def every_import_graph() -> dict[str, set[str]]:
-    return {
-        module_name(path): every_import_needs(
-            path.read_text(), module_name(path), path.name == "__init__.py"
-        )
-        for path in modules()
-    }
+    return _graph(every_import_needs)
 
 
 def test_no_import_cycle_counting_imports_inside_functions():
