@@ -325,7 +325,17 @@ class VerifyFixture(_Fixture):
         if not result.passed:
             replay = self._replay(result.seed)
             raise AssertionError(format_verify_failure(result, replay))
+        _warn_if_budget_spent(result)
         return result
+
+
+def _warn_if_budget_spent(result: Any) -> None:
+    """A pass whose search stopped at its time budget checked fewer examples than
+    asked: a warning in pytest's summary says so (never a silent shortening)."""
+    if result.passed and getattr(result, "budget_spent", False):
+        import warnings
+
+        warnings.warn(f"gradcheck: {result.target}: {result.note}", stacklevel=3)
 
 
 #: The suffixes of the profiles Hypothesis's pytest plugin derives from the one selected
@@ -558,6 +568,7 @@ class GradcheckItem(pytest.Item):
             raise GradcheckFailure(f"gradcheck: {self.name}: {exc}") from None
         if not result.passed:
             raise GradcheckFailure(format_verify_failure(result, self.replay(result.seed)))
+        _warn_if_budget_spent(result)
 
     def replay(self, seed: int) -> str:
         """The ``gradcheck verify`` command that runs this target as it ran here: the

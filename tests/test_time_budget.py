@@ -123,3 +123,22 @@ def test_a_bad_budget_on_the_command_line_is_one_line_and_exit_2(workdir: Path):
     result = CliRunner().invoke(main, ["verify", "--time-budget", "0"])
     assert result.exit_code == 2
     assert "--time-budget" in result.output and "positive number of seconds" in result.output
+
+
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+def test_the_table_says_a_pass_stopped_at_its_budget(workdir: Path, quiet: list[str]):
+    # a pass that checked fewer examples than asked is said in the text output too
+    # (with -q as well), not only in JSON
+    (workdir / "slow_ops.py").write_text(SLOW_OPS)
+    args = ["verify", "slow_ops:SlowSine", "--seed", "0", "--time-budget", "0.1", *quiet]
+    result = CliRunner().invoke(main, args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "slow_ops:SlowSine: time budget spent" in result.stdout
+
+
+def test_the_verify_fixture_warns_when_a_pass_stopped_at_its_budget():
+    from gradcheck.pytest_plugin import _warn_if_budget_spent
+
+    result = mg.verify(SlowSine, max_examples=100, seed=0, time_budget=0.1)
+    with pytest.warns(UserWarning, match="time budget spent"):
+        _warn_if_budget_spent(result)

@@ -144,6 +144,11 @@ def render_table(
     skipped += [f"{r.target}: {r.shapes}" for r in results if r.shapes]
     if skipped and not quiet:
         blocks.append("\n".join(skipped))
+    # A pass whose search stopped at its time budget checked fewer examples than asked:
+    # said even with quiet, never a silent shortening (a failure's block says it itself).
+    spent = [f"{r.target}: {r.note}" for r in results if r.passed and r.budget_spent and r.note]
+    if spent:
+        blocks.append("\n".join(spent))
     summary = _summary(results, seed)
     if stopped_by is not None:
         summary += f"; {stopped_by} stopped the run"
