@@ -23,6 +23,7 @@ import secrets
 import shlex
 import signal
 import sys
+import time
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -992,6 +993,7 @@ def verify_command(
     from gradcheck.frontend.config import is_regression_factor
     from gradcheck.frontend.runner import StopOnSignals, WorkerSetup
 
+    started = time.monotonic()  # the summary line's time: what the user waited
     setup = WorkerSetup(
         cwd=_working_directory(verbose),
         stdout_to_stderr=True,  # the command's stdout carries its own output only
@@ -1099,6 +1101,7 @@ def verify_command(
             signal.Signals(stopped_by).name if stopped_by else None,
             quiet=quiet,
             shard=manifest,
+            elapsed=time.monotonic() - started,
         )
         run.close_bars()
         text = output_format.run(report)

@@ -38,6 +38,8 @@ class RunReport:
     quiet: bool = False
     #: The manifest of a shard's run (``--shard``), written into the JSON document.
     shard: dict[str, Any] | None = None
+    #: Seconds the run took, from the command's start (the summary line's time).
+    elapsed: float | None = None
 
 
 @dataclass(frozen=True)
@@ -68,6 +70,7 @@ def _table_run(report: RunReport) -> str:
         color=report.color,
         stopped_by=report.stopped_by,
         quiet=report.quiet,
+        elapsed=report.elapsed,
     )
     if report.comparison is not None:
         text += f"\n\n{report.comparison.render()}"

@@ -82,3 +82,16 @@ def test_junit_is_valid_xml_whatever_the_text() -> None:
     assert cases[1].find("failure").get("type") == "regression"
     assert root.find("testsuite").get("failures") == "2"
     assert cases[0].find("system-out").text.startswith("3 examples skipped")
+
+
+def test_the_summary_line_gives_the_runs_own_time_and_the_targets_beside_it() -> None:
+    # with a job per core the targets' seconds add up to more than the run took: the
+    # summary says what the user waited, and the summed time beside it
+    from gradcheck.frontend.render import _summary
+
+    two = [result("m:a", verdict="passed"), result("m:b", verdict="passed")]
+    assert _summary(two, seed=1) == "2 passed in 0.50 s (seed 1)"
+    assert _summary(two, seed=1, elapsed=0.25) == (
+        "2 passed in 0.25 s (seed 1; 0.50 s of targets' time, run side by side)"
+    )
+    assert _summary(two, seed=1, elapsed=1.0) == "2 passed in 1.00 s (seed 1)"
