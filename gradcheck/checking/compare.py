@@ -191,10 +191,10 @@ class Comparison:
         for j in flat_index[kink]:
             self.kinks.append(tuple(int(k) for k in np.unravel_index(j, shape)))
         if smooth.any():
-            self._note_unresolved(
-                np.broadcast_to(allowed - self.rtol * np.abs(numeric), diff.shape)[smooth],
-                numeric[smooth],
-            )
+            with np.errstate(all="ignore"):  # the allowed difference but its rtol part
+                beside_rtol = atol + ERROR_ESTIMATE_FACTOR * error + extra
+            allowance = np.broadcast_to(beside_rtol, diff.shape)
+            self._note_unresolved(allowance[smooth], numeric[smooth])
             self.max_abs = max(self.max_abs, float(diff[smooth].max()))
             self.max_numeric = max(self.max_numeric, float(np.abs(numeric[smooth]).max()))
             self.max_ratio = max(self.max_ratio, float(ratio[smooth].max()))
