@@ -44,8 +44,6 @@ import warnings
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-
 __all__ = ["OWN_LIBRARY", "ProcessState", "changes", "is_own_target"]
 
 #: The module of gradcheck's own targets (the only ones a process is reused for).
@@ -104,7 +102,21 @@ def _umask() -> int:
     return mask
 
 
+def _numpy(read: str) -> Callable[[], Any]:
+    """NumPy's ``read()`` (imported when read, not here: the command imports the runner,
+    and this module with it, before it starts the zygote)."""
+
+    def reader() -> Any:
+        import numpy as np
+
+        return getattr(np, read)()
+
+    return reader
+
+
 def _numpy_random() -> tuple[Any, ...]:
+    import numpy as np
+
     name, keys, pos, has_gauss, gauss = np.random.get_state(legacy=True)
     return (name, np.asarray(keys).tobytes(), pos, has_gauss, gauss)
 
@@ -148,10 +160,10 @@ def _children() -> Any:
 
 #: Each item compared: its name (what :func:`changes` reports) and how it is read.
 ITEMS: dict[str, Callable[[], Any]] = {
-    "numpy error state": np.geterr,
-    "numpy error callback": np.geterrcall,
-    "numpy buffer size": np.getbufsize,
-    "numpy print options": np.get_printoptions,
+    "numpy error state": _numpy("geterr"),
+    "numpy error callback": _numpy("geterrcall"),
+    "numpy buffer size": _numpy("getbufsize"),
+    "numpy print options": _numpy("get_printoptions"),
     "signal handlers": _signals,
     "blocked signals": _blocked,
     "interval timers": _timers,
