@@ -177,6 +177,7 @@ CHECKABLE = {
     "atol": 0.5,
     "rtol": 0.25,
     "dtype": "float32",
+    "constants": 1,  # one index, as --constant 1 and constants = 1
     "modes": "rev",
     "order": 1,
     "nondet_tol": 0.125,

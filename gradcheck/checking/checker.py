@@ -126,7 +126,7 @@ def check(
     target: Any,
     *arrays: Any,
     params: Mapping[str, Any] | None = None,
-    constants: Sequence[int] = (),
+    constants: Sequence[int] | int = (),
     seed: int = 0,
     mode: str = Mode.AUTO,
     atol: float | None = None,
@@ -162,7 +162,7 @@ def check(
         The op's keyword parameters. Parameters whose names are not settings of
         ``check`` may also be given directly as keywords (``check(Sum, x, axis=0)``);
         ``params=`` is the way to pass one whose name is a setting (``seed``, ``mode``...).
-    constants : sequence of int
+    constants : int or sequence of int
         Indices of inputs that are constant: they must receive no gradient.
     seed : int
         Seeds the upstream gradient ``v`` (a signed Gaussian) and fast mode's
@@ -280,6 +280,9 @@ def check(
     all_params = _merge_params(tgt, params, op_params)
     # "rev,fwd" as describe(), the configuration file and the command line spell it
     modes = tuple(m.strip() for m in modes.split(",")) if isinstance(modes, str) else tuple(modes)
+    # one input index, as describe(), the configuration file and the command line take it
+    if isinstance(constants, (int, np.integer)):
+        constants = (int(constants),)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
     named = skip_on_classes(skip_on)
     backend = _backend(compiled)
