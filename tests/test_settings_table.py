@@ -232,3 +232,33 @@ def test_an_invalid_modes_option_is_named_as_given(tmp_path, monkeypatch):
     )
     assert result.exit_code == 2, result.output
     assert "Invalid value for '--modes'" in result.stderr
+
+
+def test_a_check_reads_its_settings_from_one_frozen_object():
+    import dataclasses
+
+    from gradcheck.checking.check_settings import CheckSettings
+
+    plain = CheckSettings("full", None, None, None, "float64", False, 4, ())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plain.mode = "fast"  # type: ignore[misc]
+    # a record holds the plain settings, and the others where they are not plain
+    assert plain.recorded() == {
+        "mode": "full",
+        "atol": None,
+        "rtol": None,
+        "dtype": None,
+        "reference": "float64",
+        "complex_step": False,
+        "directions": 4,
+        "constants": [],
+    }
+    asked = dataclasses.replace(plain, constants=(1,), modes=("rev", "fwd"), nondet_tol=0.5)
+    assert asked.recorded() == {
+        **plain.recorded(),
+        "constants": [1],
+        "modes": ["rev", "fwd"],
+        "nondet_tol": 0.5,
+    }
+    result = check(op, np.array([1.0, 2.0]), np.array([3.0, 0.5]), constants=[1], seed=2)
+    assert result.settings == {**plain.recorded(), "constants": [1]}

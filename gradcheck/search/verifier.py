@@ -359,36 +359,11 @@ def verify(
     >>> result.verdict, result.examples
     ('passed', 5)
     """
+    given = locals()  # the keywords: one per row of the table that verify() takes
     obj = target.obj if isinstance(target, LoadedTarget) else target
     if name is None:
         name = target.name if isinstance(target, LoadedTarget) else target_label(obj)
-    options = effective_options(
-        obj,
-        shapes=shapes,
-        domain=domain,
-        dtype=dtype,
-        kwargs=kwargs,
-        max_examples=max_examples,
-        mode=mode,
-        atol=atol,
-        rtol=rtol,
-        broadcast=broadcast,
-        avoid=avoid,
-        unique=unique,
-        integers=integers,
-        booleans=booleans,
-        constants=constants,
-        min_dims=min_dims,
-        order=order,
-        modes=modes,
-        device=device,
-        nondet_tol=nondet_tol,
-        skip_on=skip_on,
-        reference_forward=reference_forward,
-        compiled=compiled,
-        batched=batched,
-        time_budget=time_budget,
-    )
+    options = effective_options(obj, **{k: given[k] for k in VERIFY_SETTINGS if k != "seed"})
     seed = secrets.randbits(32) if seed is None else normalize_setting("seed", seed)
     return _run(obj, name, options, int(seed), progress, on_example)
 
