@@ -28,6 +28,7 @@ import numpy as np
 
 from gradcheck.checking.adapters.variants import Variant, split_complex
 from gradcheck.checking.batched import BATCH_SIZE, batched_disagreement, batched_on
+from gradcheck.checking.check_settings import CheckSettings
 from gradcheck.checking.compare import (
     WORST_ELEMENTS,
     Comparison,
@@ -126,7 +127,7 @@ def check(
     target: Any,
     *arrays: Any,
     params: Mapping[str, Any] | None = None,
-    constants: Sequence[int] = (),
+    constants: Sequence[int] | int = (),
     seed: int = 0,
     mode: str = Mode.AUTO,
     atol: float | None = None,
@@ -162,7 +163,7 @@ def check(
         The op's keyword parameters. Parameters whose names are not settings of
         ``check`` may also be given directly as keywords (``check(Sum, x, axis=0)``);
         ``params=`` is the way to pass one whose name is a setting (``seed``, ``mode``...).
-    constants : sequence of int
+    constants : int or sequence of int
         Indices of inputs that are constant: they must receive no gradient.
     seed : int
         Seeds the upstream gradient ``v`` (a signed Gaussian) and fast mode's
@@ -280,6 +281,9 @@ def check(
     all_params = _merge_params(tgt, params, op_params)
     # "rev,fwd" as describe(), the configuration file and the command line spell it
     modes = tuple(m.strip() for m in modes.split(",")) if isinstance(modes, str) else tuple(modes)
+    # one input index, as describe(), the configuration file and the command line take it
+    if isinstance(constants, (int, np.integer)):
+        constants = (int(constants),)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
     named = skip_on_classes(skip_on)
     backend = _backend(compiled)
@@ -298,21 +302,21 @@ def check(
     if mode == Mode.AUTO:
         size = sum(xs[i].size for i in range(len(xs)) if i not in const)
         mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
-    settings = _settings(
-        mode,
-        atol,
-        rtol,
-        "bfloat16" if bfloat16 else dtype,
-        reference,
-        complex_step,
-        directions,
-        const,
+    settings = CheckSettings(
+        mode=mode,
+        atol=atol,
+        rtol=rtol,
+        dtype="bfloat16" if bfloat16 else None if dtype is None else str(np.dtype(dtype)),
+        reference=reference,
+        complex_step=complex_step,
+        directions=directions,
+        constants=tuple(sorted(const)),
         order=order,
-        modes=list(modes),
+        modes=modes,
         device=device,
         nondet_tol=nondet_tol,
         group_size=group_size,
-        skip_on=[exception_name(c) for c in named],
+        skip_on=tuple(exception_name(c) for c in named),
         reference_forward=None if reference_forward is None else reference_name(reference_forward),
         compiled=backend,
         batched=batched,
@@ -339,7 +343,7 @@ def check(
                 inputs=[x.copy() for x in xs],
                 params=dict(all_params),
                 seed=seed,
-                settings=settings,
+                settings=settings.recorded(),
                 forward_calls=1,
                 seconds=time.perf_counter() - start,
             )
@@ -529,33 +533,6 @@ def _as_variant(
     return tgt.derive(variant), xs, const, None
 
 
-def _settings(
-    mode: str,
-    atol: float | None,
-    rtol: float | None,
-    dtype: Any,
-    reference: str,
-    complex_step: bool,
-    directions: int,
-    const: set[int],
-    **extra: Any,
-) -> dict[str, Any]:
-    """The settings a :class:`CheckResult` records (the replay of the check); the
-    settings of issue 20 only where they are not a plain check's."""
-    settings = {
-        "mode": mode,
-        "atol": atol,
-        "rtol": rtol,
-        "dtype": None if dtype is None else dtype if dtype == "bfloat16" else str(np.dtype(dtype)),
-        "reference": reference,
-        "complex_step": complex_step,
-        "directions": directions,
-        "constants": sorted(const),
-    }
-    settings.update({k: v for k, v in extra.items() if v != _PLAIN[k]})
-    return settings
-
-
 def _integers_refused(tgt: Target, cast: Sequence[int], result: CheckResult) -> None:
     """A usage error when the op raised with the integer inputs cast to float64."""
     if cast and result.failure is not None and result.failure.kind == Kind.FORWARD_ERROR:
@@ -567,27 +544,13 @@ def _integers_refused(tgt: Target, cast: Sequence[int], result: CheckResult) -> 
         )
 
 
-#: The values of the settings of issue 20 that a plain check has (left out of settings).
-_PLAIN: dict[str, Any] = {
-    "order": 1,
-    "modes": ["rev"],
-    "device": None,
-    "nondet_tol": 0.0,
-    "group_size": None,
-    "skip_on": [],
-    "reference_forward": None,
-    "compiled": None,
-    "batched": None,
-}
-
-
 def _check_orders(
     tgt: Target,
     xs: list[np.ndarray],
     params: dict[str, Any],
     const: set[int],
     seed: int,
-    settings: dict[str, Any],
+    settings: CheckSettings,
     atol: float | None,
     rtol: float | None,
     order: int,
@@ -675,7 +638,7 @@ def _check_one(
     params: dict[str, Any],
     const: set[int],
     seed: int,
-    settings: dict[str, Any],
+    settings: CheckSettings,
     atol: float | None,
     rtol: float | None,
     order: int,
@@ -926,7 +889,7 @@ class _Run:
         params: dict[str, Any],
         const: set[int],
         rng: np.random.Generator,
-        settings: dict[str, Any],
+        settings: CheckSettings,
     ) -> None:
         self.tgt, self.xs, self.params, self.const = tgt, xs, params, const
         self.rng, self.settings = rng, settings
@@ -940,7 +903,7 @@ class _Run:
         #: The output at the example (once the structural checks ran).
         self.value: np.ndarray | None = None
         #: The exceptions besides LinAlgError that say an input is outside the domain.
-        self.skip_on = tuple(exception_class(n) for n in settings.get("skip_on", ()))
+        self.skip_on = tuple(exception_class(n) for n in settings.skip_on)
         #: Float64 copies of the inputs and the backward's gradients there, once run
         #: (see :meth:`wide_gradient`).
         self._wide: tuple[list[np.ndarray], list[Any]] | None = None
@@ -953,7 +916,7 @@ class _Run:
     def precision(self, x: np.ndarray) -> Any:
         """The dtype whose tolerances an input's gradient gets: its own, or bfloat16
         for the float32 arrays of a bfloat16 check."""
-        if self.settings.get("dtype") == "bfloat16" and x.dtype == np.float32:
+        if self.settings.dtype == "bfloat16" and x.dtype == np.float32:
             return "bfloat16"
         return x.dtype
 
@@ -963,7 +926,7 @@ class _Run:
             target=self.tgt.name,
             inputs=[x.copy() for x in self.xs],
             params=dict(self.params),
-            settings=dict(self.settings),
+            settings=self.settings.recorded(),
             forward_calls=self.forward_calls,
             backward_calls=self.backward_calls,
             upstream=None if self.v is None else self.v.copy(),
@@ -1008,7 +971,7 @@ class _Run:
         """Run the op as the stages of :mod:`gradcheck.checking.structure` need it,
         walking the structural checks after each; (v, the gradients) when all pass."""
         e = Evidence(self.xs, self.const, graph=self.forward())
-        e.nondet_tol = float(self.settings.get("nondet_tol", 0.0))
+        e.nondet_tol = float(self.settings.nondet_tol)
         self.outputs = e.graph.outputs
         self.walk(Stage.FORWARD, e)
         out = e.graph.output
@@ -1131,7 +1094,7 @@ class _Run:
             return bound
 
         ev = Evaluator(
-            forward, self.xs, self.params, v, reference=self.settings["reference"], bind=bind
+            forward, self.xs, self.params, v, reference=self.settings.reference, bind=bind
         )
         armed = True
         return ev
@@ -1313,7 +1276,7 @@ class _Run:
         ``noncontiguous_input`` (:mod:`gradcheck.checking.contiguity`)."""
         if self.value is None:
             return
-        nondet_tol = float(self.settings.get("nondet_tol", 0.0))
+        nondet_tol = float(self.settings.nondet_tol)
         rounding: list[np.ndarray | None] = []
 
         def off(expected: Any, got: Any, like: np.ndarray, which: int | None) -> float | None:
@@ -1606,17 +1569,17 @@ class _Run:
                 analytic = np.zeros(x.shape) if g is None else np.asarray(g, dtype=np.float64)
                 r, a, relative = _tolerances(self.precision(x), atol, rtol)
                 comparison = Comparison(i, x, analytic, r, a, relative, v_max, jitter[i])
-                fast = self.settings["mode"] == Mode.FAST and not self.settings["complex_step"]
+                fast = self.settings.mode == Mode.FAST and not self.settings.complex_step
                 if fast:
                     compare_fast(
                         ev,
                         comparison,
                         self.rng,
-                        self.settings["directions"],
-                        self.settings.get("group_size"),
+                        self.settings.directions,
+                        self.settings.group_size,
                     )
                 else:
-                    compare_full(ev, comparison, self.settings["complex_step"])
+                    compare_full(ev, comparison, self.settings.complex_step)
                 if comparison.mismatched and jitter[i] is None and comparison.estimated:
                     # A float64 backward is right to its rounding too, which matters
                     # where it is ill-conditioned (an inverse of a matrix of entries
