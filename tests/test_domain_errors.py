@@ -115,3 +115,26 @@ def test_a_linalg_error_at_every_value_of_a_shape_is_the_shape_s():
     assert broken.verdict == "failed"
     assert broken.failure.failure.kind == "forward_error"
     assert "never runs" in broken.failure.failure.message
+
+
+# -- a gradient beyond the dtype's range both ways ---------------------------------------
+_TINY = 1.9287408384358897e-209  # an entry gradcheck's search shrank a torch inverse to
+
+
+def test_a_gradient_beyond_the_range_both_ways_is_skipped_not_failed():
+    """sum(inv(A)) at a matrix whose determinant underflows: torch returns a finite
+    forward of pure rounding and a gradient of nan and -0 (at v·2**-384 all -0): the
+    backward works beyond float64's range both ways, and nothing can be compared."""
+    torch = pytest.importorskip("torch")
+
+    def inv_sum(a):
+        return torch.linalg.inv(a).sum()
+
+    x = np.array([[0.0, _TINY, _TINY], [_TINY, 0.0, _TINY], [_TINY, _TINY, _TINY]])
+    result = check(inv_sum, x, upstream=np.float64(0.1257302210933933))
+    assert (result.verdict, result.note) == ("inconclusive", Skip.OVERFLOW), result.failure
+
+
+def test_a_backward_that_is_nan_at_every_scale_still_fails():
+    result = check(ops.NanAtZeroSquare, np.array([0.0, 1.5]))
+    assert result.verdict == "failed" and result.failure.kind == "nonfinite_gradient"

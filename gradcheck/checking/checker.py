@@ -916,6 +916,23 @@ class _Inconclusive(Exception):
     reason: str
 
 
+def _overflow_shifts(dtype: np.dtype, v: np.ndarray) -> list[int]:
+    """The powers of two ``_Run.overflows`` scales the upstream gradient ``v`` down by,
+    smallest first: a small one, then up to the largest that leaves ``v``'s smallest
+    nonzero element a normal number of its dtype, in steps of 4x (a backward's
+    intermediate products may leave the range below where the largest shift is
+    exact)."""
+    first = 8 if np.dtype(dtype).itemsize < 4 else 24
+    nonzero = np.abs(v[v != 0]).astype(np.float64)
+    if not nonzero.size:
+        return [first]
+    room = math.floor(math.log2(float(nonzero.min()) / float(np.finfo(v.dtype).tiny)))
+    shifts = [first]
+    while shifts[-1] < room:
+        shifts.append(min(room, shifts[-1] * 4))
+    return shifts
+
+
 class _Run:
     """One check's state: the target, the example, and the call counters."""
 
@@ -1141,21 +1158,37 @@ class _Run:
         dtype's range: the backward of ``v * 2**-k`` (exact: a power of two) is finite
         at every element where ``gradient`` is not, and more than half the dtype's
         largest value once scaled back. A backward that gives inf or nan whatever the
-        scale (an ``inf / inf`` of its own) stays a failure."""
+        scale (an ``inf / inf`` of its own) stays a failure.
+
+        Two scales are tried: a small ``k``, then the largest that keeps every nonzero
+        element of ``v`` a normal number (the gradient of ``sum(inv(A))`` at a matrix of
+        entries 1e-209 is about 1e418: no small ``k`` brings it into range). Where a
+        larger shift gives zeros at those elements instead, the backward works beyond the
+        dtype's range both ways there, which is the same: nothing to compare."""
         g = np.asarray(gradient)
-        if g.dtype.kind != "f":
-            return False
-        shift = 8 if g.dtype.itemsize < 4 else 24
-        try:
-            small = self.backward(self.forward(), v * v.dtype.type(2.0**-shift))[i]
-        except _Fail:
-            return False
-        small = np.asarray(small) if small is not None else None
-        if small is None or small.shape != g.shape:
+        if g.dtype.kind != "f" or v.dtype.kind != "f":
             return False
         bad = ~np.isfinite(g)
-        back = np.abs(small[bad].astype(np.float64)) * 2.0**shift
-        return bool(np.all(np.isfinite(back)) and np.all(back > float(np.finfo(g.dtype).max) / 2))
+        top = math.log2(float(np.finfo(g.dtype).max)) - 1.0
+        for shift in _overflow_shifts(g.dtype, v):
+            try:
+                small = self.backward(self.forward(), v * v.dtype.type(2.0**-shift))[i]
+            except _Fail:
+                return False
+            small = np.asarray(small) if small is not None else None
+            if small is None or small.shape != g.shape:
+                return False
+            found = np.abs(small[bad].astype(np.float64))
+            if not np.all(np.isfinite(found)):
+                continue  # still beyond the range
+            if np.any(found == 0):
+                # Beyond the range at v and lost below it a shift further: the
+                # backward's intermediates span more than the dtype's range (sum(inv(A))
+                # at a matrix whose determinant underflows: nan at v, -0 at v·2**-384),
+                # and what it returns there says nothing about its formula.
+                return True
+            return bool(np.all(np.log2(found) + shift > top))
+        return False
 
     def no_finite_derivative(self, i: int, gradient: Any, v: np.ndarray) -> bool:
         """Whether finite differences show no finite derivative at every element of
