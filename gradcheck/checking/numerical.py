@@ -257,9 +257,13 @@ class Evaluator:
         out0 = self.call(self.work)
         inner = self._computes_in(out0)
         if inner is not None:
-            self.work = [a.astype(inner) if a.dtype.kind == "f" else a for a in self.work]
-            self.eval_dtype = inner
-            out0 = self.call(self.work)
+            narrow = [a.astype(inner) if a.dtype.kind == "f" else a for a in self.work]
+            try:  # (an op that rounds to float16 inside may refuse float16 inputs)
+                out_narrow = self.call(narrow)
+            except Exception:
+                out_narrow = None
+            if out_narrow is not None and np.shape(out_narrow) == np.shape(out0):
+                self.work, self.eval_dtype, out0 = narrow, inner, out_narrow
         self.eps = float(np.finfo(self.eval_dtype).eps)
         self.f0 = np.array(out0, dtype=np.float64)
         # A real output minus f0 (float64) is float64 by NumPy's promotion alone;
@@ -300,9 +304,28 @@ class Evaluator:
                 return None
             with np.errstate(invalid="ignore"):
                 changed = np.mean(out1 != out0) >= 0.5
-            if changed and exact_in(out1, narrow):
+            if changed and exact_in(out1, narrow) and self._rounds_away(out0, narrow):
                 return narrow
         return None
+
+    def _rounds_away(self, out0: np.ndarray, narrow: np.dtype) -> bool:
+        """Whether every float input rounded to ``narrow`` and moved up by a quarter of
+        its ulp there (which rounding to ``narrow`` takes back) gives exactly the output
+        at x. A
+        float64 forward at inputs exact in ``narrow`` (zeros, small integers: 2·x at 0
+        moved by 1.5 float16 ulps is exact in float16 too) moves with it."""
+        moved = []
+        with np.errstate(all="ignore"):
+            for a in self.work:
+                if a.dtype.kind == "f":
+                    near = a.astype(narrow)  # (from there, a quarter ulp rounds back)
+                    a = near.astype(np.float64) + np.spacing(np.abs(near)).astype(np.float64) / 4
+                moved.append(a)
+        try:
+            out2 = np.asarray(self.call(moved))
+        except Exception:
+            return False
+        return bool(out2.shape == out0.shape and np.array_equal(out2, out0, equal_nan=True))
 
     def rounding_sizes(self) -> np.ndarray:
         """Per output, the size whose rounding (eps of it) the noise model assumes:
