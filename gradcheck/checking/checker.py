@@ -116,6 +116,11 @@ BACKWARD_ROUNDING_CAP = 1.0
 #: A non-finite gradient is probed by finite differences at this many of its
 #: non-finite elements at most (see ``_Run.no_finite_derivative``).
 NONFINITE_ELEMENTS_PROBED = 16
+#: An analytic gradient element this many times the finite differences' estimate (and
+#: error) is estimated again at its own scale (see ``_Run.at_own_scale``), and the
+#: new estimate is taken where it agrees with it to this fraction.
+OWN_SCALE_RATIO = 64
+OWN_SCALE_AGREEMENT = 0.01
 #: How many units in the last place of a float32/float16 gradient (on the scale of 1 or
 #: of the gradient) its float64 run may differ by for the dtype's precision to explain
 #: a mismatch (:meth:`_Run.judged_wide`).
@@ -1465,6 +1470,49 @@ class _Run:
                     jitter[i] = np.maximum(jitter[i], np.where(np.isfinite(d), d, 0.0))  # type: ignore[arg-type]
         return [None if x.dtype == np.float64 and not every else j for x, j in zip(xs, jitter)]
 
+    def at_own_scale(self, ev: Evaluator, comparison: Comparison) -> Comparison | None:
+        """The mismatch judged again where the analytic gradient is far larger than
+        finite differences found (:data:`OWN_SCALE_RATIO` times): there the steps may
+        have crossed a singular set nearer than they are long, and measured another
+        function. Steps at the scale the analytic gradient implies
+        (``Evaluator.at_own_scale``) decide each such element: where they agree with
+        it, their estimate replaces the first one; a wrong gradient that large (a
+        smooth function, a factor too big) disagrees there too and stays a failure.
+        None where no element was re-estimated."""
+        if comparison.estimated is None:
+            return None
+        numeric, error, kink, curvature, noise = (np.array(a) for a in comparison.estimated)
+        analytic = comparison.analytic.reshape(-1)
+        changed = False
+        for j in sorted(set(comparison.bad))[:NONFINITE_ELEMENTS_PROBED]:
+            a, n = float(analytic[j]), float(numeric.reshape(-1)[j])
+            if not (
+                math.isfinite(a) and abs(a) > OWN_SCALE_RATIO * max(abs(n), error.reshape(-1)[j])
+            ):
+                continue
+            found = ev.at_own_scale(comparison.i, j, a)
+            if found is None or not abs(found[0] - a) <= OWN_SCALE_AGREEMENT * abs(a):
+                continue
+            numeric.reshape(-1)[j], error.reshape(-1)[j] = found
+            kink.reshape(-1)[j] = False
+            curvature.reshape(-1)[j] = 0.0
+            changed = True
+        if not changed:
+            return None
+        again = Comparison(
+            comparison.i,
+            comparison.x,
+            comparison.analytic,
+            comparison.rtol,
+            comparison.atol,
+            comparison.relative,
+            comparison.v_max,
+            comparison.jitter,
+        )
+        judge_full(again, (numeric, error, kink, curvature, noise))
+        again.estimated = (numeric, error, kink, curvature, noise)
+        return again
+
     def judged_wide(
         self,
         i: int,
@@ -1551,6 +1599,8 @@ class _Run:
         if g64 is None or g64.shape != comparison.analytic.shape:
             return None
         if exact_in(g64, x.dtype):
+            return None
+        if comparison.estimated is None:
             return None
         numeric, error, kink, curvature, noise = (np.array(a) for a in comparison.estimated)
         x64 = x.astype(np.float64)
@@ -1659,7 +1709,10 @@ class _Run:
                     jitter = [m if j is None else j for j, m in zip(jitter, measured)]
                     again = Comparison(i, x, analytic, r, a, relative, v_max, jitter[i])
                     judge_full(again, comparison.estimated)
-                    comparison = again
+                    again.estimated, comparison = comparison.estimated, again
+                    if again.mismatched and atol is None and rtol is None:
+                        comparison = self.at_own_scale(ev, again) or again
+                    comparison.estimated = None  # (as before: judged_wide is for float32/16)
                 if comparison.mismatched and comparison.estimated and x.dtype.itemsize < 8:
                     comparison = self.judged_wide(i, x, v, comparison, (r, a, relative), v_max)
                 elif x.dtype.itemsize < 8 and atol is None and rtol is None:
