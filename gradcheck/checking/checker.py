@@ -117,6 +117,11 @@ BACKWARD_ROUNDING_CAP = 1.0
 #: A non-finite gradient is probed by finite differences at this many of its
 #: non-finite elements at most (see ``_Run.no_finite_derivative``).
 NONFINITE_ELEMENTS_PROBED = 16
+#: An analytic gradient element this many times the finite differences' estimate (and
+#: error) is estimated again at its own scale (see ``_Run.at_own_scale``), and the
+#: new estimate is taken where it agrees with it to this fraction.
+OWN_SCALE_RATIO = 64
+OWN_SCALE_AGREEMENT = 0.01
 #: How many units in the last place of a float32/float16 gradient (on the scale of 1 or
 #: of the gradient) its float64 run may differ by for the dtype's precision to explain
 #: a mismatch (:meth:`_Run.judged_wide`).
@@ -879,6 +884,23 @@ class _Inconclusive(Exception):
     reason: str
 
 
+def _overflow_shifts(dtype: np.dtype, v: np.ndarray) -> list[int]:
+    """The powers of two ``_Run.overflows`` scales the upstream gradient ``v`` down by,
+    smallest first: a small one, then up to the largest that leaves ``v``'s smallest
+    nonzero element a normal number of its dtype, in steps of 4x (a backward's
+    intermediate products may leave the range below where the largest shift is
+    exact)."""
+    first = 8 if np.dtype(dtype).itemsize < 4 else 24
+    nonzero = np.abs(v[v != 0]).astype(np.float64)
+    if not nonzero.size:
+        return [first]
+    room = math.floor(math.log2(float(nonzero.min()) / float(np.finfo(v.dtype).tiny)))
+    shifts = [first]
+    while shifts[-1] < room:
+        shifts.append(min(room, shifts[-1] * 4))
+    return shifts
+
+
 class _Run:
     """One check's state: the target, the example, and the call counters."""
 
@@ -1104,21 +1126,37 @@ class _Run:
         dtype's range: the backward of ``v * 2**-k`` (exact: a power of two) is finite
         at every element where ``gradient`` is not, and more than half the dtype's
         largest value once scaled back. A backward that gives inf or nan whatever the
-        scale (an ``inf / inf`` of its own) stays a failure."""
+        scale (an ``inf / inf`` of its own) stays a failure.
+
+        Two scales are tried: a small ``k``, then the largest that keeps every nonzero
+        element of ``v`` a normal number (the gradient of ``sum(inv(A))`` at a matrix of
+        entries 1e-209 is about 1e418: no small ``k`` brings it into range). Where a
+        larger shift gives zeros at those elements instead, the backward works beyond the
+        dtype's range both ways there, which is the same: nothing to compare."""
         g = np.asarray(gradient)
-        if g.dtype.kind != "f":
-            return False
-        shift = 8 if g.dtype.itemsize < 4 else 24
-        try:
-            small = self.backward(self.forward(), v * v.dtype.type(2.0**-shift))[i]
-        except _Fail:
-            return False
-        small = np.asarray(small) if small is not None else None
-        if small is None or small.shape != g.shape:
+        if g.dtype.kind != "f" or v.dtype.kind != "f":
             return False
         bad = ~np.isfinite(g)
-        back = np.abs(small[bad].astype(np.float64)) * 2.0**shift
-        return bool(np.all(np.isfinite(back)) and np.all(back > float(np.finfo(g.dtype).max) / 2))
+        top = math.log2(float(np.finfo(g.dtype).max)) - 1.0
+        for shift in _overflow_shifts(g.dtype, v):
+            try:
+                small = self.backward(self.forward(), v * v.dtype.type(2.0**-shift))[i]
+            except _Fail:
+                return False
+            small = np.asarray(small) if small is not None else None
+            if small is None or small.shape != g.shape:
+                return False
+            found = np.abs(small[bad].astype(np.float64))
+            if not np.all(np.isfinite(found)):
+                continue  # still beyond the range
+            if np.any(found == 0):
+                # Beyond the range at v and lost below it a shift further: the
+                # backward's intermediates span more than the dtype's range (sum(inv(A))
+                # at a matrix whose determinant underflows: nan at v, -0 at v·2**-384),
+                # and what it returns there says nothing about its formula.
+                return True
+            return bool(np.all(np.log2(found) + shift > top))
+        return False
 
     def no_finite_derivative(self, i: int, gradient: Any, v: np.ndarray) -> bool:
         """Whether finite differences show no finite derivative at every element of
@@ -1395,6 +1433,49 @@ class _Run:
                     jitter[i] = np.maximum(jitter[i], np.where(np.isfinite(d), d, 0.0))  # type: ignore[arg-type]
         return [None if x.dtype == np.float64 and not every else j for x, j in zip(xs, jitter)]
 
+    def at_own_scale(self, ev: Evaluator, comparison: Comparison) -> Comparison | None:
+        """The mismatch judged again where the analytic gradient is far larger than
+        finite differences found (:data:`OWN_SCALE_RATIO` times): there the steps may
+        have crossed a singular set nearer than they are long, and measured another
+        function. Steps at the scale the analytic gradient implies
+        (``Evaluator.at_own_scale``) decide each such element: where they agree with
+        it, their estimate replaces the first one; a wrong gradient that large (a
+        smooth function, a factor too big) disagrees there too and stays a failure.
+        None where no element was re-estimated."""
+        if comparison.estimated is None:
+            return None
+        numeric, error, kink, curvature, noise = (np.array(a) for a in comparison.estimated)
+        analytic = comparison.analytic.reshape(-1)
+        changed = False
+        for j in sorted(set(comparison.bad))[:NONFINITE_ELEMENTS_PROBED]:
+            a, n = float(analytic[j]), float(numeric.reshape(-1)[j])
+            if not (
+                math.isfinite(a) and abs(a) > OWN_SCALE_RATIO * max(abs(n), error.reshape(-1)[j])
+            ):
+                continue
+            found = ev.at_own_scale(comparison.i, j, a)
+            if found is None or not abs(found[0] - a) <= OWN_SCALE_AGREEMENT * abs(a):
+                continue
+            numeric.reshape(-1)[j], error.reshape(-1)[j] = found
+            kink.reshape(-1)[j] = False
+            curvature.reshape(-1)[j] = 0.0
+            changed = True
+        if not changed:
+            return None
+        again = Comparison(
+            comparison.i,
+            comparison.x,
+            comparison.analytic,
+            comparison.rtol,
+            comparison.atol,
+            comparison.relative,
+            comparison.v_max,
+            comparison.jitter,
+        )
+        judge_full(again, (numeric, error, kink, curvature, noise))
+        again.estimated = (numeric, error, kink, curvature, noise)
+        return again
+
     def judged_wide(
         self,
         i: int,
@@ -1481,6 +1562,8 @@ class _Run:
         if g64 is None or g64.shape != comparison.analytic.shape:
             return None
         if exact_in(g64, x.dtype):
+            return None
+        if comparison.estimated is None:
             return None
         numeric, error, kink, curvature, noise = (np.array(a) for a in comparison.estimated)
         x64 = x.astype(np.float64)
@@ -1589,7 +1672,10 @@ class _Run:
                     jitter = [m if j is None else j for j, m in zip(jitter, measured)]
                     again = Comparison(i, x, analytic, r, a, relative, v_max, jitter[i])
                     judge_full(again, comparison.estimated)
-                    comparison = again
+                    again.estimated, comparison = comparison.estimated, again
+                    if again.mismatched and atol is None and rtol is None:
+                        comparison = self.at_own_scale(ev, again) or again
+                    comparison.estimated = None  # (as before: judged_wide is for float32/16)
                 if comparison.mismatched and comparison.estimated and x.dtype.itemsize < 8:
                     comparison = self.judged_wide(i, x, v, comparison, (r, a, relative), v_max)
                 elif x.dtype.itemsize < 8 and atol is None and rtol is None:
