@@ -990,7 +990,6 @@ def verify_command(
     5 nothing was checked (no target selected), 101 a bug in gradcheck (please report
     it), 130/143 stopped by SIGINT/SIGTERM (what finished is still written).
     """
-    from gradcheck.frontend.config import is_regression_factor
     from gradcheck.frontend.runner import StopOnSignals, WorkerSetup
 
     started = time.monotonic()  # the summary line's time: what the user waited
@@ -1010,6 +1009,9 @@ def verify_command(
     # with a device: _jobs_at_once); the workers start before the targets are known.
     starting = jobs or usable_cores()
     with StopOnSignals() as signals, _Runner(starting, setup, executor, scheduler, verbose) as run:
+        # Imported once the worker is starting (the settings' validators import NumPy).
+        from gradcheck.frontend.config import is_regression_factor
+
         overrides = _settings_from_options(ctx)
         if regression_factor is not None and not is_regression_factor(regression_factor):
             raise click.BadParameter(
