@@ -1036,7 +1036,12 @@ def verify_command(
         frameworks = run.preload(targets, config, setup.cwd)
         if frameworks:
             run.shown.loading(", ".join(frameworks))
-        import gradcheck.frontend.render  # noqa: F401 - here while the worker starts
+        # Here while the worker starts, not after the last result: what the summary
+        # and the output files need (tenths of a second on a loaded machine).
+        import gradcheck.frontend.baseline
+        import gradcheck.frontend.ci_report
+        import gradcheck.frontend.html_report
+        import gradcheck.frontend.render  # noqa: F401
 
         # The targets are imported in the worker process, never here: whatever a
         # module does at import cannot end, block or write into the command's output

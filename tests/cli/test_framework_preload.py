@@ -101,6 +101,36 @@ def test_the_worker_starts_before_the_command_imports_numpy(tmp_path: Path):
     assert out.stdout.split() == ["[]"], out.stdout + out.stderr
 
 
+# What the summary and the output files need is imported while the worker imports the
+# framework, not after the last result (where the user waits for it).
+LOADS_THE_TARGETS = """
+import os, sys
+import gradcheck.frontend.runner as runner
+def load(self, *args, **kwargs):
+    print(sorted(m for m in ("gradcheck.frontend.baseline", "gradcheck.frontend.ci_report",
+                             "gradcheck.frontend.html_report") if m not in sys.modules),
+          flush=True)
+    os._exit(0)
+runner.Run.load = load
+from gradcheck.cli import main
+main(["verify", "good:Cube", "--max-examples", "2"])
+"""
+
+
+def test_the_reports_are_imported_before_the_targets_are_loaded(tmp_path: Path):
+    (tmp_path / "good.py").write_text("import torch\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", LOADS_THE_TARGETS],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.stdout.splitlines() == ["loading torch...", "[]"], out.stdout + out.stderr
+
+
 def test_a_module_is_found_and_read_without_running_it(tmp_path: Path):
     (tmp_path / "mgmod.py").write_text(MYGRAD_MODULE)
     (tmp_path / "pkg").mkdir()
