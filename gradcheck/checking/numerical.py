@@ -257,9 +257,13 @@ class Evaluator:
         out0 = self.call(self.work)
         inner = self._computes_in(out0)
         if inner is not None:
-            self.work = [a.astype(inner) if a.dtype.kind == "f" else a for a in self.work]
-            self.eval_dtype = inner
-            out0 = self.call(self.work)
+            narrow = [a.astype(inner) if a.dtype.kind == "f" else a for a in self.work]
+            try:  # (an op that rounds to float16 inside may refuse float16 inputs)
+                out_narrow = self.call(narrow)
+            except Exception:
+                out_narrow = None
+            if out_narrow is not None and np.shape(out_narrow) == np.shape(out0):
+                self.work, self.eval_dtype, out0 = narrow, inner, out_narrow
         self.eps = float(np.finfo(self.eval_dtype).eps)
         self.f0 = np.array(out0, dtype=np.float64)
         # A real output minus f0 (float64) is float64 by NumPy's promotion alone;
@@ -300,9 +304,28 @@ class Evaluator:
                 return None
             with np.errstate(invalid="ignore"):
                 changed = np.mean(out1 != out0) >= 0.5
-            if changed and exact_in(out1, narrow):
+            if changed and exact_in(out1, narrow) and self._rounds_away(out0, narrow):
                 return narrow
         return None
+
+    def _rounds_away(self, out0: np.ndarray, narrow: np.dtype) -> bool:
+        """Whether every float input rounded to ``narrow`` and moved up by a quarter of
+        its ulp there (which rounding to ``narrow`` takes back) gives exactly the output
+        at x. A
+        float64 forward at inputs exact in ``narrow`` (zeros, small integers: 2·x at 0
+        moved by 1.5 float16 ulps is exact in float16 too) moves with it."""
+        moved = []
+        with np.errstate(all="ignore"):
+            for a in self.work:
+                if a.dtype.kind == "f":
+                    near = a.astype(narrow)  # (from there, a quarter ulp rounds back)
+                    a = near.astype(np.float64) + np.spacing(np.abs(near)).astype(np.float64) / 4
+                moved.append(a)
+        try:
+            out2 = np.asarray(self.call(moved))
+        except Exception:
+            return False
+        return bool(out2.shape == out0.shape and np.array_equal(out2, out0, equal_nan=True))
 
     def rounding_sizes(self) -> np.ndarray:
         """Per output, the size whose rounding (eps of it) the noise model assumes:
@@ -447,6 +470,41 @@ class Evaluator:
             if settled or (shrinking and d[-2] <= EDGE_SHRINK * d[-3]):
                 return q[-1]
         return None
+
+    def at_own_scale(self, i: int, j: int, predicted: float) -> tuple[float, float] | None:
+        """The derivative of ``s`` along element ``j`` of input ``i`` from central
+        differences at steps far below the usual ones, where a gradient of size
+        ``predicted`` says ``s`` varies: 2**-:data:`OWN_SCALE_BITS` of |s| / |predicted|
+        (and a quarter of that), as (value, the two steps' difference); None where such
+        steps are below the element's ulps or the outputs are not finite.
+
+        The usual steps (eps**(1/3) of max(|x|, 1)) may cross a singular set that lies
+        closer (a solve with a 4×4 matrix of entries 2e-48 beside ones, whose solution
+        moves by its own size when an entry moves by 1e-48): there they measure another
+        function than the one at x, and say nothing against the gradient."""
+        flat = self.work[i].reshape(-1)
+        x0 = flat[j].copy()
+        size = float(np.sum(np.abs(self.v) * np.abs(self.f0)))
+        if not (size > 0 and math.isfinite(size) and predicted and math.isfinite(predicted)):
+            return None
+        values = []
+        for k in (0, 2):
+            h = float(np.exp2(np.round(np.log2(size / abs(predicted)) - OWN_SCALE_BITS - k)))
+            if not h > OWN_SCALE_MIN_ULPS * float(np.spacing(np.abs(x0))):
+                return None
+            outs = []
+            for step in (h, -h):
+                flat[j] = x0 + flat.dtype.type(step)
+                try:
+                    outs.append(np.asarray(self.call(self.work), dtype=np.float64))
+                except Exception:
+                    return None
+                finally:
+                    flat[j] = x0
+            if outs[0].shape != self.f0.shape or not all(np.all(np.isfinite(o)) for o in outs):
+                return None
+            values.append(self.s_diff(outs[0], outs[1]) / (2 * h))
+        return values[1], abs(values[1] - values[0])
 
     def s_diff(self, out_a: np.ndarray, out_b: np.ndarray) -> float:
         """``<v, out_a - out_b>`` in float64."""
@@ -751,6 +809,10 @@ class Evaluator:
 #: Levels added below the others where they show a singular set within the chosen
 #: steps' reach (see :func:`_blows_up_below`).
 SINGULAR_LEVELS = 6
+#: ``Evaluator.at_own_scale``'s step: this many bits below |s| / |gradient| (where a
+#: gradient that size says s moves by its own size), and at least this many ulps of x.
+OWN_SCALE_BITS = 24
+OWN_SCALE_MIN_ULPS = 64
 #: ... that is, where the central differences at smaller steps, well out of their
 #: noise, are this many times those of the chosen steps or more.
 SINGULAR_BLOWUP = 4.0
