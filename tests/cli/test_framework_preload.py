@@ -101,6 +101,33 @@ def test_the_worker_starts_before_the_command_imports_numpy(tmp_path: Path):
     assert out.stdout.split() == ["[]"], out.stdout + out.stderr
 
 
+# The first line (what the worker imports) comes before the command imports NumPy.
+SAYS_WHAT_IT_LOADS = """
+import os, sys
+import gradcheck.frontend.progress as progress
+def loading(self, names):
+    print(names, "numpy" in sys.modules, flush=True)
+    os._exit(0)
+progress.Progress.loading = loading
+from gradcheck.cli import main
+main(["verify", "good:Cube", "--max-examples", "2"])
+"""
+
+
+def test_the_command_says_what_it_loads_before_it_imports_numpy(tmp_path: Path):
+    (tmp_path / "good.py").write_text("import torch\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", SAYS_WHAT_IT_LOADS],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.stdout.split() == ["torch", "False"], out.stdout + out.stderr
+
+
 # What the summary and the output files need is imported while the worker imports the
 # framework, not after the last result (where the user waits for it).
 LOADS_THE_TARGETS = """
