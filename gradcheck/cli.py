@@ -593,7 +593,6 @@ def verify_command(
     5 nothing was checked (no target selected), 101 a bug in gradcheck (please report
     it), 130/143 stopped by SIGINT/SIGTERM (what finished is still written).
     """
-    from gradcheck.frontend.config import is_regression_factor
     from gradcheck.frontend.runner import StopOnSignals, WorkerSetup
 
     started = time.monotonic()  # the summary line's time: what the user waited
@@ -613,6 +612,17 @@ def verify_command(
     # with a device: _jobs_at_once); the workers start before the targets are known.
     starting = jobs or usable_cores()
     with StopOnSignals() as signals, _Runner(starting, setup, executor, scheduler, verbose) as run:
+        run.shown = _progress(output_format, quiet, color_choice)
+        # The frameworks of the targets named here are known from their modules' text
+        # alone: the worker is told to import them, and the command says so, before
+        # this process imports NumPy below (the first line of output, at once). Those
+        # of a configuration's targets are known once it is read.
+        frameworks = run.preload(targets, None, setup.cwd) if targets else []
+        if frameworks:
+            run.shown.loading(", ".join(frameworks))
+        # Imported once the worker is starting (the settings' validators import NumPy).
+        from gradcheck.frontend.config import is_regression_factor
+
         overrides = settings_from_options(ctx)
         if regression_factor is not None and not is_regression_factor(regression_factor):
             raise click.BadParameter(
@@ -631,13 +641,18 @@ def verify_command(
         if html_path is None and config is not None and config.html is not None:
             outputs.update(_outputs(None, None, verbose, None, config.html))
         run_seed = _run_seed(seed, baseline, config)
-        run.shown = _progress(output_format, quiet, color_choice)
         if config is not None:
             run.shown.note(f"config: {_shown_path(config.path)}")
-        frameworks = run.preload(targets, config, setup.cwd)
-        if frameworks:
-            run.shown.loading(", ".join(frameworks))
-        import gradcheck.frontend.render  # noqa: F401 - here while the worker starts
+        if not targets:
+            frameworks = run.preload(targets, config, setup.cwd)
+            if frameworks:
+                run.shown.loading(", ".join(frameworks))
+        # Here while the worker starts, not after the last result: what the summary
+        # and the output files need (tenths of a second on a loaded machine).
+        import gradcheck.frontend.baseline
+        import gradcheck.frontend.ci_report
+        import gradcheck.frontend.html_report
+        import gradcheck.frontend.render  # noqa: F401
 
         # The targets are imported in the worker process, never here: whatever a
         # module does at import cannot end, block or write into the command's output
