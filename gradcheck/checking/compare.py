@@ -541,10 +541,27 @@ class _FastMode:
         if members.size <= 2:
             self.located.extend(int(j) for j in members)
             return
-        for half in (members[: members.size // 2], members[members.size // 2 :]):
+        halves = (members[: members.size // 2], members[members.size // 2 :])
+        # The directional derivative is linear in the direction: where one half agrees
+        # (its first differences settle it, two forward calls), the part of the parent's
+        # difference it does not explain is the other half's, which is followed without
+        # a look of its own (a direction across a kink of grid_sampler_3d refined both
+        # halves over every level at each of ~20 levels of 559,020 elements: 10 s).
+        # Where neither settles, each is refined and judged on its own.
+        unsettled: list[tuple[np.ndarray, np.ndarray]] = []
+        for half in halves:
             e = np.zeros_like(d)
             e[half] = d[half]
-            if not self.agrees(e).ok:
+            if self.screen(e[None, :])[0] is None:
+                unsettled.append((half, e))
+            elif half is halves[0]:
+                self.bisect(halves[1], d)
+                return
+        if len(unsettled) == 1:
+            self.bisect(unsettled[0][0], d)
+            return
+        for half, e in unsettled:
+            if not self.agrees(e, screened=True).ok:
                 self.bisect(half, d)
 
     def judge_located(self) -> None:
