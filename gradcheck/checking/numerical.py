@@ -282,6 +282,8 @@ class Evaluator:
         that dtype (in it: the forward rounds to it anyway) see the function."""
         if self.eval_dtype != np.float64 or out0.dtype != np.float64 or not out0.size:
             return None
+        if not exact_in(out0, np.dtype(np.float32)):
+            return None  # (nor in float16, whose numbers are float32's too)
         for narrow in (np.dtype(np.float16), np.dtype(np.float32)):
             if not exact_in(out0, narrow):
                 continue
@@ -1231,7 +1233,8 @@ def full_estimate(
     done &= ~(np.abs(jumps) > max(threshold, FIRST_JUMP_FRACTION * scale))
     est = Estimate(value, error, kink, curvature, ~done, 0, noise)
     which = np.flatnonzero(~done)
-    refine_elements(ev, i, est, which, threshold, steps[which])
+    if which.size:
+        refine_elements(ev, i, est, which, threshold, steps[which])
     for name in ("value", "error", "kink", "curvature", "refined", "noise"):
         setattr(est, name, getattr(est, name).reshape(shape))
     est.calls = ev.calls - calls0
