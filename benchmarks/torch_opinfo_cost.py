@@ -21,9 +21,10 @@ Per sample the wall time of each (``time.perf_counter``) and the calling thread'
 time (``time.thread_time``: on a loaded machine the wall time is mostly the wait for a
 core), our forward and backward calls
 and verdict; then the median and 90th percentile of each side and of the ratios, and
-the slowest samples (with ``--repeat N``, each sample N times, alternating which side goes
-first, and each side's least time kept). BLAS and torch run single-threaded. Needs torch and its test
-helpers (``pip install expecttest``); without them the script says so and exits 0.
+the slowest samples (with ``--repeat N``, each sample N times, alternating which side
+goes first, and each side's least time kept). BLAS and torch run single-threaded. Needs
+torch and its test helpers (``pip install expecttest``); without them the script says so
+and exits 0.
 
 Run from the repository root::
 

@@ -565,7 +565,6 @@ class _FastMode:
         # difference it does not explain is the other half's, which is followed without
         # a look of its own (a direction across a kink of grid_sampler_3d refined both
         # halves over every level at each of ~20 levels of 559,020 elements: 10 s).
-        # Where neither settles, each is refined and judged on its own.
         unsettled: list[tuple[np.ndarray, np.ndarray]] = []
         for half in halves:
             e = np.zeros_like(d)
@@ -578,9 +577,18 @@ class _FastMode:
         if len(unsettled) == 1:
             self.bisect(unsettled[0][0], d)
             return
-        for half, e in unsettled:
-            if not self.agrees(e, screened=True).ok:
-                self.bisect(half, d)
+        # Neither settled: the first refined and judged; where it agrees, the second is
+        # followed as above; where it crosses a kink, that is followed alone (a direction
+        # across a kink says nothing of the other half's error), else the second is
+        # judged too (either half may hold what failed).
+        (first, e), (second, e2) = unsettled
+        judged = self.agrees(e, screened=True)
+        if judged.ok:
+            self.bisect(second, d)
+            return
+        self.bisect(first, d)
+        if not judged.kink and not self.agrees(e2, screened=True).ok:
+            self.bisect(second, d)
 
     def judge_located(self) -> None:
         """Judge the located elements one by one, as full mode would."""
