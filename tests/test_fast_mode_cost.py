@@ -153,6 +153,20 @@ def test_fast_mode_follows_a_kink_down_its_bisection_without_refining_every_leve
     assert result.forward_calls < 160
 
 
+def test_fast_mode_bisection_refines_one_half_where_neither_settles_at_first() -> None:
+    # Every element within a step of the kink of |x| at 0 (grid_sampler_3d's sample
+    # locations near its cells' edges): no half's first differences settle it, at any
+    # level. The first half is refined; where it agrees, the other is the one the
+    # parent's difference is in, followed without a refinement of its own (refining
+    # both at every level was 611 forward calls).
+    x = np.random.default_rng(1).uniform(0.5, 2, 1024) * np.where(np.arange(1024) % 2, 1, -1)
+    x *= 1e-6
+    x[341] = 0.0
+    result = mg.check(SinAbs, x, mode="fast", seed=0)
+    assert result.verdict == "passed"  # (as before: the refined levels see no kink)
+    assert result.forward_calls < 400
+
+
 # -- grouped directions --------------------------------------------------------------------
 X2000 = np.random.default_rng(7).uniform(-3, 3, (40, 50))
 
