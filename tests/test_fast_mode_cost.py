@@ -154,17 +154,18 @@ def test_fast_mode_follows_a_kink_down_its_bisection_without_refining_every_leve
 
 
 def test_fast_mode_bisection_refines_one_half_where_neither_settles_at_first() -> None:
-    # Every element within a step of the kink of |x| at 0 (grid_sampler_3d's sample
-    # locations near its cells' edges): no half's first differences settle it, at any
-    # level. The first half is refined; where it agrees, the other is the one the
-    # parent's difference is in, followed without a refinement of its own (refining
-    # both at every level was 611 forward calls).
+    # Every element within a step or so of the kink of |x| at 0 (grid_sampler_3d's
+    # sample locations near its cells' edges): halves whose first differences do not
+    # settle them, level after level. The first half is refined; where it agrees, the
+    # other is the one the parent's difference is in, followed without a refinement of
+    # its own. On main, which refined both, 757 forward calls; 701 with the first half's
+    # agreement alone followed up (the test above), 653 now.
     x = np.random.default_rng(1).uniform(0.5, 2, 1024) * np.where(np.arange(1024) % 2, 1, -1)
-    x *= 1e-6
+    x *= 1e-5
     x[341] = 0.0
     result = mg.check(SinAbs, x, mode="fast", seed=0)
-    assert result.verdict == "passed"  # (as before: the refined levels see no kink)
-    assert result.forward_calls < 400
+    assert result.verdict == "passed"  # (as on main: the refined levels see no kink)
+    assert result.forward_calls < 680
 
 
 # -- grouped directions --------------------------------------------------------------------

@@ -578,16 +578,14 @@ class _FastMode:
             self.bisect(unsettled[0][0], d)
             return
         # Neither settled: the first refined and judged; where it agrees, the second is
-        # followed as above; where it crosses a kink, that is followed alone (a direction
-        # across a kink says nothing of the other half's error), else the second is
-        # judged too (either half may hold what failed).
+        # followed as above, else the second is judged too (either half may hold what
+        # failed: both elements of a tie at a maximum are kinks, and are reported).
         (first, e), (second, e2) = unsettled
-        judged = self.agrees(e, screened=True)
-        if judged.ok:
+        if self.agrees(e, screened=True).ok:
             self.bisect(second, d)
             return
         self.bisect(first, d)
-        if not judged.kink and not self.agrees(e2, screened=True).ok:
+        if not self.agrees(e2, screened=True).ok:
             self.bisect(second, d)
 
     def judge_located(self) -> None:
