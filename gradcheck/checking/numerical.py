@@ -313,9 +313,8 @@ class Evaluator:
     def _rounds_away(self, out0: np.ndarray, narrow: np.dtype) -> bool:
         """Whether every float input rounded to ``narrow`` and moved up by a quarter of
         its ulp there (which rounding to ``narrow`` takes back) gives exactly the output
-        at x. A
-        float64 forward at inputs exact in ``narrow`` (zeros, small integers: 2·x at 0
-        moved by 1.5 float16 ulps is exact in float16 too) moves with it."""
+        at x. A float64 forward at inputs exact in ``narrow`` (zeros, small integers:
+        2·x at 0 moved by 1.5 float16 ulps is exact in float16 too) moves with it."""
         moved = []
         with np.errstate(all="ignore"):
             for a in self.work:
