@@ -29,8 +29,17 @@ The numbers, and why:
   (:meth:`Evaluator.rounding_sizes`). An op's intermediates can be
   far larger than its output: 0.5·z·(1 + tanh(u)) at z = -7 is 2e-15, made of 3.5 × a
   sum that rounds at 1e-16, and within 1e-3 of z it is a staircase whose flat steps
-  finite differences would take for the derivative. The noise, modelled and
-  measured from the levels themselves, enters each level's error.
+  finite differences would take for the derivative. Where no wider dtype computes
+  the forward (torch and JAX targets; at order 2 the forward is a backward), the
+  rounding is measured in its own dtype: what no low polynomial explains of the
+  outputs along one small move (:meth:`Evaluator._rounding_residual`). The noise,
+  modelled and measured from the levels themselves, enters each level's error.
+* **Quanta.** An output that stands still at the smaller steps and moves at larger
+  ones moves in quanta of its intermediates (p0 - 1 of a softmax at a logit of 30
+  rounds at the ulps of p0), which no step resolves below: its quantum over 2h floors
+  each level (:meth:`_LevelScores.quantize_outputs`), also for the elements where it
+  never moved, once a larger step shows it depends on them at all
+  (:meth:`Evaluator._probe_unmoved`).
 * **Kinks.** ``J(h) = (s(x+h) + s(x-h) - 2 s(x)) / h`` is the difference of the two
   one-sided quotients. Where ``s`` is smooth it grows like ``h`` (by 4 per level);
   where the one-sided derivatives differ (``abs`` at 0, ``relu`` at 0, ``max`` with a
