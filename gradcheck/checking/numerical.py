@@ -412,6 +412,15 @@ class Evaluator:
         self._sizes = sizes
         return sizes
 
+    def _rounding_cap(self) -> float:
+        """The most a move of an output may be and still be read as one quantum of
+        its rounding: :data:`OUTPUT_ROUNDING_EPS` eps of the inputs' size (at least 1)
+        or of the outputs' rounding size, whichever is larger. More is a move of the
+        function (a clip's bound that a large step crosses)."""
+        sizes = self.rounding_sizes()
+        largest = float(np.max(sizes, initial=0.0)) if np.isfinite(sizes).all() else 0.0
+        return OUTPUT_ROUNDING_EPS * self.eps * max(self._magnitude(), largest)
+
     def _magnitude(self) -> float:
         """The largest finite |element| of the float inputs, at least 1: the size of
         intermediates a forward is assumed to round at where nothing shows more."""
@@ -715,9 +724,8 @@ class Evaluator:
         others depend on element ``j`` at all, below their quanta: f at x ± steps
         above the levels', from LEVEL_RATIO**PROBE_POWER times ``h0`` (about 0.4 of
         the element's scale) down, while some output that moved at the first still
-        moves. An output's least move there, where no more than the rounding of
-        intermediates of the inputs' size (:data:`OUTPUT_ROUNDING_EPS` eps of the
-        largest |x|, at least 1), bounds its quantum, known from here on (see
+        moves. An output's least move there, where no more than a quantum of
+        rounding may be (:meth:`_rounding_cap`), bounds its quantum, known from here on (see
         :meth:`_LevelScores.quantize_outputs`). At order 2 a cross-entropy's backward
         at logits [35, 0, -1] has p0 - 1 = -8.6e-16, which rounds at the ulps of p0
         (1e-16) and stands still at every step, while the other logits' effect on it
@@ -729,7 +737,7 @@ class Evaluator:
             return
         flat = self.work[i].reshape(-1)
         old = flat[j]
-        cap = OUTPUT_ROUNDING_EPS * self.eps * self._magnitude()
+        cap = self._rounding_cap()
         seen = np.zeros(unmoved.shape)
         for power in range(PROBE_POWER, _HIGHEST, -1):
             step = float(np.asarray(old + h0 * LEVEL_RATIO**power, dtype=flat.dtype) - old)
@@ -769,7 +777,10 @@ class Evaluator:
         if found is not None and found > 0:
             self.quantum = found if self.quantum is None else min(self.quantum, found)
         self.output_quanta = levels.quantize_outputs(
-            np.abs(self.v).reshape(-1), self.output_quanta, self.eps * np.abs(self.f0).reshape(-1)
+            np.abs(self.v).reshape(-1),
+            self.output_quanta,
+            self.eps * np.abs(self.f0).reshape(-1),
+            self._rounding_cap(),
         )
         levels.floor = np.maximum(levels.floor, levels.precision)
 
@@ -1019,7 +1030,7 @@ class _LevelScores:
         np.fmin(self.least_move, move.min(axis=0), out=self.least_move)
 
     def quantize_outputs(
-        self, absv: np.ndarray, known: np.ndarray | None, ulps: np.ndarray
+        self, absv: np.ndarray, known: np.ndarray | None, ulps: np.ndarray, cap: float
     ) -> np.ndarray | None:
         """:meth:`quantize_noise` output by output: an output that stood still at some
         step and moved at a larger one depends on the element, and moves in quanta of
@@ -1040,8 +1051,11 @@ class _LevelScores:
         rounding's quanta are left out: an elementwise op's other outputs, which do not
         depend on the element, would blunt every element by theirs.)
 
+        A least move above ``cap`` is no quantum of rounding but the function's own
+        (a clip's bound that a large step crosses): such an output is left out.
+
         Returns ``known`` with the quanta this refinement showed."""
-        quantized = (self.still_step < self.moved_step) & np.isfinite(self.least_move)
+        quantized = (self.still_step < self.moved_step) & (self.least_move <= cap)
         share = float(np.vdot(absv[quantized], self.least_move[quantized]))
         if known is not None:
             unmoved = (self.moved_step == 0) & (known > OUTPUT_ROUNDING_EPS * ulps)
