@@ -11,8 +11,11 @@ Side by side, alternating, in one run (the machine's load touches both alike):
   ``torch.autograd.gradcheck`` on one 3x4 float64 input.
 
 Reported: each one's median, and the median of the ratios A/B of the pairs (the bar:
-at most 1.0x; first output within 1 s), and how long A's process lasts after its last
-output (nothing should linger after the summary). ``--usage-error`` adds **C**: a JAX target
+at most 1.0x; first output within 1 s), and how long A's processes last after its last
+output (nothing should linger after the summary). On Linux this script is the
+subreaper of what it starts, so A's time and CPU seconds include its worker and the
+process forked for the target, which end after the command (or are handed to this
+script when the command ends first). ``--usage-error`` adds **C**: a JAX target
 with a bad option (``--shape 3,-1``), the time until its usage error (it should come
 before any framework is imported), and ``python -c "import jax"`` beside it.
 
@@ -80,10 +83,43 @@ JAX_MODULE = textwrap.dedent(
 CPU: list[float] = []
 
 
+def _become_subreaper() -> bool:
+    """Linux: the processes our children leave behind (a worker, the process a worker
+    forked) become ours when their parent ends, so that we wait for them too: their
+    CPU seconds count (``RUSAGE_CHILDREN`` counts only processes waited for), and a
+    process that lingers after the command ended counts in its wall time."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def _reap_descendants(limit: float = 30.0) -> float:
+    """Wait (up to ``limit`` seconds) for the descendants handed to us; the time the
+    last one ended (0.0 when there was none)."""
+    last = 0.0
+    deadline = time.perf_counter() + limit
+    while time.perf_counter() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            break
+        if pid == 0:
+            time.sleep(0.005)
+            continue
+        last = time.perf_counter()
+    return last
+
+
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float, int]:
-    """Wall time (until the process has ended and its output is closed), time to the
-    first byte of output, time from the last byte of output to that end, exit status;
-    the CPU seconds of the process and of the processes it waited for go to CPU."""
+    """Wall time (until the process and every process it left behind have ended and
+    its output is closed), time to the first byte of output, time from the last byte
+    of output to that end, exit status; the CPU seconds of the process and of all its
+    descendants (see :func:`_become_subreaper`) go to CPU."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -101,7 +137,7 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float,
                 break
             last = time.perf_counter()
     code = proc.wait()
-    end = time.perf_counter()
+    end = max(time.perf_counter(), _reap_descendants())
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     return end - start, first if first is not None else math.nan, end - last, code
@@ -115,6 +151,7 @@ def main() -> None:
         "--old", metavar="PATH", help="also run A with PYTHONPATH=PATH (the code before a change)"
     )
     args = parser.parse_args()
+    subreaper = _become_subreaper()
     env = {**os.environ, "PYTHONPATH": os.environ.get("PYTHONPATH", str(REPO))}
     with tempfile.TemporaryDirectory() as tmp:
         where = Path(tmp)
@@ -187,7 +224,8 @@ def main() -> None:
     print(f"     from its last output to its end:           {med['A after']:.2f} s")
     print(f"  B  import torch + one torch.autograd.gradcheck: {med['B']:.2f} s")
     print(f"  A/B (median of the pairs' ratios): {med['A/B']:.2f}x (bar: at most 1.0x)")
-    print(f"  CPU seconds (the process and those it waited for): A {med['A cpu']:.2f} s,", end=" ")
+    counted = "all its descendants" if subreaper else "those it waited for"
+    print(f"  CPU seconds (the process and {counted}): A {med['A cpu']:.2f} s,", end=" ")
     print(f"B {med['B cpu']:.2f} s")
     if args.old:
         print(f"  old A ({args.old}): {med['old']:.2f} s, first output {med['old first']:.2f} s,")

@@ -37,11 +37,10 @@ import click
 # `verify --help` import neither NumPy nor the engine (benchmarks/cli_startup.py); the
 # commands import what they use when they run.
 from gradcheck import __version__
-from gradcheck.checking.vocabulary import MAX_ORDER, MODES, Verdict
+from gradcheck.checking.vocabulary import Verdict
 from gradcheck.defaults import (
     DEFAULT_EXAMPLE_TIMEOUT,
     DEFAULT_REGRESSION_FACTOR,
-    MAX_EXAMPLES,
     RATIO_FLOOR,
 )
 from gradcheck.errors import (
@@ -56,8 +55,18 @@ from gradcheck.errors import (
     RemoteError,
     printable,
 )
-from gradcheck.frontend.files import OutputFile, unreadable_number
+from gradcheck.frontend.files import OutputFile
 from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
+from gradcheck.frontend.options import (
+    FLAGS,
+    OPTION_OF_SETTING,
+    SWITCHES,
+    parse_domain,
+    parse_kwargs,
+    parse_shapes,
+    setting_options,
+    settings_from_options,
+)
 from gradcheck.frontend.progress import COLOR_CHOICES, Progress, can_redraw, wants_color
 from gradcheck.search.precedence import layered
 
@@ -84,73 +93,6 @@ Examples:
   gradcheck verify --baseline base.json --junit-xml report.xml --jobs 4
   gradcheck list mymodule                  # the targets a module offers
 """
-
-# Options of `verify` that configure a check, in the order a replay command lists them,
-# with the flag that sets each.
-_FLAGS = {
-    "shape": "--shape",
-    "domain": "--domain",
-    "dtype": "--dtype",
-    "kwargs": "--kwargs",
-    "max_examples": "--max-examples",
-    "mode": "--mode",
-    "atol": "--atol",
-    "rtol": "--rtol",
-    "broadcast": "--broadcast",
-    "avoid": "--avoid",
-    "constant": "--constant",
-    "integers": "--integers",
-    "boolean": "--boolean",
-    "unique": "--unique",
-    "min_dims": "--min-dims",
-    "order": "--order",
-    "modes": "--modes",
-    "forward_mode": "--forward-mode",
-    "device": "--device",
-    "nondet_tol": "--nondet-tol",
-    "skip_on": "--skip-on",
-    "reference_forward": "--reference-forward",
-    "compiled": "--compiled",
-    "batched": "--batched",
-    "time_budget": "--time-budget",
-    "timeout": "--timeout",
-    "example_timeout": "--example-timeout",
-    "max_memory": "--max-memory",
-}
-# The settings name (as in gradcheck.describe / gradcheck.verify) of each option.
-_SETTING_OF_OPTION = {
-    "shape": "shapes",
-    "constant": "constants",
-    "boolean": "booleans",
-    "forward_mode": "modes",
-}
-_OPTION_OF_SETTING = {setting: option for option, setting in _SETTING_OF_OPTION.items()}
-# Flags that are on/off switches, and the flag that turns each off.
-_SWITCHES = {
-    "broadcast": "--no-broadcast",
-    "unique": "--no-unique",
-    "forward_mode": "--no-forward-mode",
-    "batched": "--no-batched",
-}
-
-
-# (ParamType is generic from click 8.2 on; ParamType[float] would not import under 8.1)
-class _Tolerance(click.ParamType):  # type: ignore[type-arg, unused-ignore]
-    """``--atol`` / ``--rtol``: a finite number >= 0, validated as in the config file
-    (``inf`` would silently turn checking off, ``nan`` fail every op)."""
-
-    name = "float"
-
-    def convert(self, value: Any, param: Any, ctx: Any) -> float:
-        from gradcheck.search.description import normalize_tolerance
-
-        try:
-            return normalize_tolerance(value, f"--{param.name}" if param else "tolerance")
-        except InvalidDescription as exc:
-            self.fail(str(exc), param, ctx)
-
-
-_TOLERANCE = _Tolerance()
 
 
 class _Gradcheck(click.Group):
@@ -450,98 +392,17 @@ def _fail(message: str, code: int, exc: BaseException | None, verbose: bool) -> 
 # --- option parsing ---------------------------------------------------------------
 
 
-def _parse_shapes(values: Sequence[str]) -> tuple[Any, ...] | None:
-    """The ``--shape`` specs; one that starts with ``{`` is the JSON of a tree input's
-    shapes (``{"dense": {"w": "n,k", "b": "k"}}``: one leaf per shape)."""
-    if not values:
-        return None
-    from hypothesis.errors import InvalidArgument
-
-    from gradcheck.checking.trees import of_specs
-    from gradcheck.strategies import parse_shape_spec
-
-    specs: list[Any] = []
-    for value in values:
-        spec: Any = value
-        if value.lstrip().startswith("{"):
-            try:
-                spec = json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise click.BadParameter(
-                    f"{value!r} is not valid JSON ({exc}); a tree of shapes is written "
-                    f'{{"dense": {{"w": "n,k", "b": "k"}}}}',
-                    param_hint="'--shape'",
-                ) from None
-        for leaf in of_specs([spec])[0]:
-            if not isinstance(leaf, str):
-                raise click.BadParameter(
-                    f'each shape in a tree of shapes is a string like "n,k", got {leaf!r}',
-                    param_hint="'--shape'",
-                )
-            try:
-                parse_shape_spec(leaf)
-            except InvalidArgument as exc:
-                raise click.BadParameter(str(exc), param_hint="'--shape'") from None
-        specs.append(spec)
-    return tuple(specs)
-
-
-def _parse_domain(values: Sequence[str]) -> Any:
-    if not values:
-        return None
-    from gradcheck.search.description import normalize_domain
-
-    try:
-        return normalize_domain(values[0] if len(values) == 1 else list(values))
-    except InvalidDescription as exc:
-        raise click.BadParameter(
-            f"{exc} (give LO:HI once for all inputs or once per input)",
-            param_hint="'--domain'",
-        ) from None
-
-
-def _parse_kwargs(value: str | None) -> dict[str, Any] | None:
-    if value is None:
-        return None
-    try:
-        parsed = json.loads(value)
-    except (json.JSONDecodeError, RecursionError, ValueError) as exc:
-        why = "nested too deeply" if isinstance(exc, RecursionError) else unreadable_number(exc)
-        raise click.BadParameter(
-            f"not valid JSON ({why}); give a JSON object, e.g. '{{\"axis\": 0}}'",
-            param_hint="'--kwargs'",
-        ) from None
-    if not isinstance(parsed, dict):
-        raise click.BadParameter(
-            f"must be a JSON object of parameter names and values, e.g. "
-            f"'{{\"axis\": 0}}', got {value!r}",
-            param_hint="'--kwargs'",
-        )
-    return parsed
-
-
-def _parse_integers(values: Sequence[str]) -> dict[int, tuple[int, int]] | None:
-    if not values:
-        return None
-    from gradcheck.search.description import normalize_integers
-
-    try:
-        return normalize_integers(list(values))
-    except InvalidDescription as exc:
-        raise click.BadParameter(str(exc), param_hint="'--integers'") from None
-
-
 def _replay_command(ctx: click.Context, target: str, seed: int) -> str:
     """The exact command that replays one target's run: the options the user gave,
     the target, and the run's seed."""
     raw = ctx.params
     words = ["gradcheck", "verify", target]
-    for option, flag in _FLAGS.items():
+    for option, flag in FLAGS.items():
         if ctx.get_parameter_source(option) is not click.core.ParameterSource.COMMANDLINE:
             continue
         value = raw[option]
-        if option in _SWITCHES:
-            words.append(flag if value else _SWITCHES[option])
+        if option in SWITCHES:
+            words.append(flag if value else SWITCHES[option])
         elif isinstance(value, tuple):
             for v in map(str, value):
                 # A value starting with '-' must be attached, or it reads as an option.
@@ -552,29 +413,6 @@ def _replay_command(ctx: click.Context, target: str, seed: int) -> str:
         words.extend(["--config", str(raw["config_path"])])
     words.extend(["--seed", str(seed)])
     return shlex.join(words)
-
-
-def _settings_from_options(ctx: click.Context) -> dict[str, Any]:
-    """The options given on the command line, parsed, as keyword arguments of verify()
-    (and the run's time limits)."""
-    raw = ctx.params
-    parsed = {option: raw[option] for option in _FLAGS}
-    parsed.update(
-        shape=_parse_shapes(raw["shape"]),
-        domain=_parse_domain(raw["domain"]),
-        kwargs=_parse_kwargs(raw["kwargs"]),
-        avoid=raw["avoid"] or None,
-        constant=raw["constant"] or None,
-        integers=_parse_integers(raw["integers"]),
-        boolean=raw["boolean"] or None,
-        forward_mode=("rev", "fwd") if raw["forward_mode"] else ("rev",),
-        skip_on=raw["skip_on"] or None,
-    )
-    out = {}
-    for option in _FLAGS:
-        if ctx.get_parameter_source(option) is click.core.ParameterSource.COMMANDLINE:
-            out[_SETTING_OF_OPTION.get(option, option)] = parsed[option]
-    return out
 
 
 # --format, for every command that prints results: its choices, default and help come
@@ -590,192 +428,12 @@ _format_option = click.option(
 )
 
 
-# (ParamType is generic from click 8.2 on; ParamType[float] would not import under 8.1)
-class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
-    """A time limit: a positive, finite number of seconds."""
-
-    name = "seconds"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from gradcheck.frontend.config import normalize_seconds
-
-        try:
-            return normalize_seconds(float(value))
-        except ValueError:
-            self.fail(f"must be a positive number of seconds, got {value!r}", param, ctx)
-        except InvalidDescription as exc:
-            self.fail(str(exc), param, ctx)
-
-
-class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
-    """A memory limit: a size ('4G') or 'none' (0)."""
-
-    name = "size"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from gradcheck.frontend.config import normalize_memory
-
-        try:
-            return normalize_memory(value)
-        except InvalidDescription as exc:
-            self.fail(str(exc), param, ctx)
-
-
 # --- commands ---------------------------------------------------------------------
 
 
 @main.command("verify", epilog=_EXAMPLES)
 @click.argument("targets", nargs=-1, metavar="[TARGET]...")
-@click.option(
-    "--shape",
-    multiple=True,
-    metavar="SPEC",
-    help="Shape of one input, once per input: sizes or names, comma-separated "
-    '("n,k"; "" for 0-d). Names are shared: --shape n,k --shape k,m.',
-)
-@click.option(
-    "--domain",
-    multiple=True,
-    metavar="LO:HI",
-    help="Interval the input values are drawn from: once for all inputs or once per "
-    "input (--domain -1:1). Leave a side empty for no bound (0:). Bounds are open; "
-    "a bracket closes one, so that the bound itself is drawn too ('[0:' for x >= 0, "
-    "'(0:1]', '[-1:1]').",
-)
-@click.option(
-    "--dtype",
-    type=click.Choice(["float64", "float32", "float16", "complex128", "complex64", "bfloat16"]),
-    help="Input dtype. complex128, complex64 and bfloat16: torch and JAX targets (complex "
-    "gradients as torch documents them; bfloat16 against a float64 reference).",
-)
-@click.option("--kwargs", metavar="JSON", help="The op's keyword parameters: '{\"axis\": 0}'.")
-@click.option(
-    "--max-examples",
-    type=click.IntRange(min=1, max=MAX_EXAMPLES),
-    help="Examples to check per target [default: 100].",
-)
-@click.option(
-    "--seed",
-    type=click.IntRange(min=0),
-    help="Seed of the run (printed; replays it exactly). Default: a fresh one.",
-)
-@click.option(
-    "--mode",
-    type=click.Choice(list(MODES)),
-    help="Numeric comparison: full (every element), fast (random directions), or "
-    "auto (by input size) [default: auto].",
-)
-@click.option("--atol", type=_TOLERANCE, help="Absolute tolerance (a finite number >= 0).")
-@click.option("--rtol", type=_TOLERANCE, help="Relative tolerance (a finite number >= 0).")
-@click.option(
-    "--broadcast/--no-broadcast",
-    default=None,
-    help="Broadcast shapes in every example, or in none (default: in a quarter of "
-    "the examples of an op of several inputs, unless the op rejects them).",
-)
-@click.option(
-    "--avoid",
-    multiple=True,
-    type=float,
-    metavar="X",
-    help="A point where the op is not differentiable (a kink); values keep a margin "
-    "from it. Repeatable.",
-)
-@click.option(
-    "--constant",
-    multiple=True,
-    type=click.IntRange(min=0),
-    metavar="I",
-    help="Tensor input I (counted from 0) needs no gradient: it is checked to get "
-    "none. Repeatable.",
-)
-@click.option(
-    "--integers",
-    multiple=True,
-    metavar="I:LO:HI",
-    help="Draw tensor input I as int64 in range(LO, HI) (labels, indices), a constant. Repeatable.",
-)
-@click.option(
-    "--boolean",
-    multiple=True,
-    type=click.IntRange(min=0),
-    metavar="I",
-    help="Draw tensor input I as a boolean mask, a constant. Repeatable.",
-)
-@click.option(
-    "--unique/--no-unique",
-    default=None,
-    help="Draw distinct values, a margin apart (ops not differentiable at ties).",
-)
-@click.option(
-    "--min-dims",
-    type=click.IntRange(min=0, max=8),
-    metavar="N",
-    help="Draw shapes with at least N dimensions (without --shape).",
-)
-@click.option(
-    "--order",
-    type=click.IntRange(min=1, max=MAX_ORDER),
-    help="2: also check the gradient of the backward against finite differences of the "
-    "backward, with respect to the inputs and the upstream gradient (torch's "
-    "gradgradcheck; torch and JAX targets); N: every order up to N, each the gradient "
-    "of the one below's backward (JAX targets) [default: 1].",
-)
-@click.option(
-    "--modes",
-    metavar="rev,fwd",
-    help="What is compared with finite differences: rev (the backward), fwd (the jvp, "
-    "forward mode; torch and JAX targets; at --order 2 and above the jvp of the "
-    "backward, fwd-over-rev) or rev,fwd [default: rev].",
-)
-@click.option(
-    "--forward-mode/--no-forward-mode",
-    default=None,
-    help="Check the jvp too (forward mode): the same as --modes rev,fwd.",
-)
-@click.option(
-    "--device",
-    metavar="DEVICE",
-    help="Run torch targets on DEVICE (cuda, cuda:1); the float64 reference runs there "
-    "too, or on the CPU for a device without float64 [default: the CPU].",
-)
-@click.option(
-    "--nondet-tol",
-    type=_TOLERANCE,
-    help="How far a second backward on the same graph may differ (torch's nondet_tol) "
-    "[default: 0, the same bits].",
-)
-@click.option(
-    "--skip-on",
-    multiple=True,
-    metavar="EXCEPTION",
-    help="An exception that says an input is outside the op's domain: module:Name, or a "
-    "builtin's name (ZeroDivisionError); repeatable. Examples where the forward raises "
-    "one are skipped and counted, as NumPy's and torch's LinAlgError always are.",
-)
-@click.option(
-    "--compiled",
-    is_flag=False,
-    flag_value="aot_eager",
-    type=click.Choice(["eager", "aot_eager", "inductor"]),
-    help="Also run torch targets under torch.compile with this backend (--compiled "
-    "alone: aot_eager), JAX targets under jax.jit: the output and gradients must agree "
-    "with the eager op's (failure kind compiled_mismatch).",
-)
-@click.option(
-    "--batched/--no-batched",
-    default=None,
-    help="Also run torch ops, their backward and (with forward mode) their jvp under "
-    "torch.func.vmap over a small batch: each batch element must agree with a plain "
-    "call on it (failure kinds batched_forward, batched_grad) [default: on for torch "
-    "Functions that declare a vmap rule]. A usage error for other ops.",
-)
-@click.option(
-    "--reference-forward",
-    metavar="MODULE:FN",
-    help="Also compare the forward with FN, a NumPy function of the same inputs and "
-    "keyword parameters, on every example (failure kind forward_mismatch).",
-)
+@setting_options("checks")
 @_format_option
 @click.option(
     "--config",
@@ -785,36 +443,7 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     "the table's keys at top level. Default: the first pyproject.toml with a "
     "[tool.gradcheck] table, from the working directory up to the repository root.",
 )
-@click.option(
-    "--timeout",
-    type=_Seconds(),
-    metavar="SECONDS",
-    help="Stop a target that runs longer than SECONDS: its verdict is timed_out, with "
-    "the example it was on; the run goes on [default: no limit].",
-)
-@click.option(
-    "--time-budget",
-    type=_Seconds(),
-    metavar="SECONDS",
-    help="Let the search of a target draw new examples for SECONDS at most: then it "
-    "stops, and its report says after how many examples (a failure found in time is "
-    "still shrunk and reported) [default: no budget].",
-)
-@click.option(
-    "--example-timeout",
-    type=_Seconds(),
-    metavar="SECONDS",
-    help="Stop a target when one of its examples runs longer than SECONDS (a hang) "
-    f"[default: {DEFAULT_EXAMPLE_TIMEOUT:g}].",
-)
-@click.option(
-    "--max-memory",
-    type=_Memory(),
-    metavar="SIZE",
-    help="The most memory one target's process may allocate ('4G', '512M', 'none'): "
-    "an op that allocates more fails at once with a MemoryError [default: 3/4 of the "
-    "machine's memory, shared by the --jobs].",
-)
+@setting_options("run")
 @click.option(
     "--jobs",
     "-j",
@@ -921,41 +550,14 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     help="Show tracebacks of load errors and the op's runtime warnings.",
 )
 @click.pass_context
-# One of the two functions over 60 code lines (issue 24): click passes each of the
-# command's 34 options and its TARGETs as a parameter (36 signature lines); the body
-# is the run's sequence, its parts in the functions below.
+# One of the two functions over 60 code lines (issue 24): the body is the run's
+# sequence, its parts in the functions below. The options that give a check's settings
+# (the settings table's rows) arrive in `_settings`, read by settings_from_options.
 def verify_command(
     ctx: click.Context,
+    /,
     targets: tuple[str, ...],
-    shape: tuple[str, ...],
-    domain: tuple[str, ...],
-    dtype: str | None,
-    kwargs: str | None,
-    max_examples: int | None,
     seed: int | None,
-    mode: str | None,
-    atol: float | None,
-    rtol: float | None,
-    broadcast: bool | None,
-    avoid: tuple[float, ...],
-    constant: tuple[int, ...],
-    integers: tuple[str, ...],
-    boolean: tuple[int, ...],
-    unique: bool | None,
-    min_dims: int | None,
-    order: int | None,
-    modes: str | None,
-    forward_mode: bool | None,
-    device: str | None,
-    nondet_tol: float | None,
-    skip_on: tuple[str, ...],
-    reference_forward: str | None,
-    compiled: str | None,
-    batched: bool | None,
-    timeout: float | None,
-    time_budget: float | None,
-    example_timeout: float | None,
-    max_memory: int | None,
     output_format: OutputFormat,
     config_path: Path | None,
     jobs: int | None,
@@ -972,6 +574,7 @@ def verify_command(
     quiet: bool,
     color_choice: str,
     verbose: bool,
+    **_settings: Any,
 ) -> None:
     """Check the gradients of TARGETs on generated inputs.
 
@@ -990,7 +593,6 @@ def verify_command(
     5 nothing was checked (no target selected), 101 a bug in gradcheck (please report
     it), 130/143 stopped by SIGINT/SIGTERM (what finished is still written).
     """
-    from gradcheck.frontend.config import is_regression_factor
     from gradcheck.frontend.runner import StopOnSignals, WorkerSetup
 
     started = time.monotonic()  # the summary line's time: what the user waited
@@ -1010,7 +612,18 @@ def verify_command(
     # with a device: _jobs_at_once); the workers start before the targets are known.
     starting = jobs or usable_cores()
     with StopOnSignals() as signals, _Runner(starting, setup, executor, scheduler, verbose) as run:
-        overrides = _settings_from_options(ctx)
+        run.shown = _progress(output_format, quiet, color_choice)
+        # The frameworks of the targets named here are known from their modules' text
+        # alone: the worker is told to import them, and the command says so, before
+        # this process imports NumPy below (the first line of output, at once). Those
+        # of a configuration's targets are known once it is read.
+        frameworks = run.preload(targets, None, setup.cwd) if targets else []
+        if frameworks:
+            run.shown.loading(", ".join(frameworks))
+        # Imported once the worker is starting (the settings' validators import NumPy).
+        from gradcheck.frontend.config import is_regression_factor
+
+        overrides = settings_from_options(ctx)
         if regression_factor is not None and not is_regression_factor(regression_factor):
             raise click.BadParameter(
                 f"must be a number >= 1, got {regression_factor:g}",
@@ -1028,13 +641,18 @@ def verify_command(
         if html_path is None and config is not None and config.html is not None:
             outputs.update(_outputs(None, None, verbose, None, config.html))
         run_seed = _run_seed(seed, baseline, config)
-        run.shown = _progress(output_format, quiet, color_choice)
         if config is not None:
             run.shown.note(f"config: {_shown_path(config.path)}")
-        frameworks = run.preload(targets, config, setup.cwd)
-        if frameworks:
-            run.shown.loading(", ".join(frameworks))
-        import gradcheck.frontend.render  # noqa: F401 - here while the worker starts
+        if not targets:
+            frameworks = run.preload(targets, config, setup.cwd)
+            if frameworks:
+                run.shown.loading(", ".join(frameworks))
+        # Here while the worker starts, not after the last result: what the summary
+        # and the output files need (tenths of a second on a loaded machine).
+        import gradcheck.frontend.baseline
+        import gradcheck.frontend.ci_report
+        import gradcheck.frontend.html_report
+        import gradcheck.frontend.render  # noqa: F401
 
         # The targets are imported in the worker process, never here: whatever a
         # module does at import cannot end, block or write into the command's output
@@ -1655,17 +1273,17 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
     description."""
     setting = exc.field
     if setting is not None and setting in overrides:
-        option = _OPTION_OF_SETTING.get(setting, setting)
-        return f"Invalid value for '{_FLAGS[option]}' ({item.target.name}): {exc}"
+        option = OPTION_OF_SETTING.get(setting, setting)
+        return f"Invalid value for '{FLAGS[option]}' ({item.target.name}): {exc}"
     if setting is not None and setting in item.settings:
         return f"{item.target.name}: invalid {setting} in {item.source or 'its settings'}: {exc}"
     if setting is not None and _described(item.target):
         return (
             f"{item.target.name}: invalid {setting} in its @gradcheck.describe(...): {exc}"
-            f" (override with {_FLAGS[_OPTION_OF_SETTING.get(setting, setting)]})"
+            f" (override with {FLAGS[OPTION_OF_SETTING.get(setting, setting)]})"
         )
     if setting is not None:
-        flag = _FLAGS.get(_OPTION_OF_SETTING.get(setting, setting))
+        flag = FLAGS.get(OPTION_OF_SETTING.get(setting, setting))
         if flag is not None:
             return f"{item.target.name}: {exc} (set it with {flag})"
     return f"{item.target.name}: {exc}"
@@ -1866,10 +1484,10 @@ def plot_command(
     wrong, 2 a usage, load or output error.
     """
     options = {
-        "shapes": _parse_shapes(shape),
-        "domain": _parse_domain(domain),
+        "shapes": parse_shapes(shape),
+        "domain": parse_domain(domain),
         "dtype": dtype,
-        "kwargs": _parse_kwargs(kwargs),
+        "kwargs": parse_kwargs(kwargs),
     }
     try:
         from gradcheck.checking.adapters import require

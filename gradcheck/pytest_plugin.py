@@ -21,8 +21,7 @@ Fixtures (session-scoped and stateless, so they work inside ``@given`` tests):
     example's report, as the command line prints it. Returns the :class:`VerifyResult`.
 
 The marker ``@pytest.mark.gradcheck(...)`` takes every setting of either function
-(:data:`gradcheck.checking.checker.CHECK_SETTINGS`,
-:data:`gradcheck.search.verifier.VERIFY_SETTINGS`: read off their signatures), and each
+(their columns of the settings table, :mod:`gradcheck.search.settings`), and each
 fixture takes those of its function.
 
 Settings come, weakest first, from the run's Hypothesis profile (``gradcheck_verify``
@@ -166,20 +165,20 @@ def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
 
 
 def setting_keys() -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The settings of :func:`gradcheck.check` and of :func:`gradcheck.verify`, read off
-    their signatures (imported here, when a fixture or a marker is used, not when the
-    plugin loads)."""
-    from gradcheck.checking.checker import CHECK_SETTINGS
-    from gradcheck.search.verifier import VERIFY_SETTINGS
+    """The settings of :func:`gradcheck.check` and of :func:`gradcheck.verify`: their
+    columns of the settings table (:mod:`gradcheck.search.settings`, imported here, when
+    a fixture or a marker is used, not when the plugin loads)."""
+    from gradcheck.search.settings import CHECK, VERIFY, names_taken_by
 
-    return CHECK_SETTINGS, VERIFY_SETTINGS
+    return names_taken_by(CHECK), names_taken_by(VERIFY)
 
 
 def marker_keys() -> tuple[str, ...]:
     """What ``@pytest.mark.gradcheck(...)`` takes: every setting of either fixture's
     function (each fixture takes those of its own)."""
-    check_keys, verify_keys = setting_keys()
-    return tuple(dict.fromkeys((*check_keys, *verify_keys)))
+    from gradcheck.search.settings import names_taken_by
+
+    return names_taken_by("marker")
 
 
 def _marker_problem(item: pytest.Item) -> str | None:

@@ -82,3 +82,17 @@ class Scale(StorageOrderScale):
 def never_runs(x):
     """Raises a LinAlgError at every input: a broken op, not a domain."""
     raise np.linalg.LinAlgError("never runs")
+
+
+class NanAtZeroSquare(gradcheck.Operation):
+    """x**2 whose backward computes 2x as 2·x²/x: nan at 0 whatever the upstream
+    gradient's scale (a bug, never an overflow)."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data**2
+
+    def backward_var(self, grad, index, **kwargs):
+        (x,) = self.variables
+        with np.errstate(all="ignore"):
+            return grad * 2 * x.data**2 / x.data

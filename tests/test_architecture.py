@@ -384,6 +384,9 @@ IMPORTS_INSIDE_FUNCTIONS = {
     # `gradcheck --help` and every command's start import no NumPy, Hypothesis or
     # engine: each command imports what it runs
     "gradcheck.cli": "import time of the command",
+    # the options of `gradcheck verify`, built when the command is defined: their values'
+    # checks import NumPy when an option is given
+    "gradcheck.frontend.options": "import time of the command",
     # pytest imports the plugin in every test run of everyone who installed gradcheck
     "gradcheck.pytest_plugin": "import time of every pytest run",
     # the coordinator process of a run imports no engine; its workers do

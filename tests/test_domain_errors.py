@@ -115,3 +115,63 @@ def test_a_linalg_error_at_every_value_of_a_shape_is_the_shape_s():
     assert broken.verdict == "failed"
     assert broken.failure.failure.kind == "forward_error"
     assert "never runs" in broken.failure.failure.message
+
+
+# -- a gradient beyond the dtype's range both ways ---------------------------------------
+_TINY = 1.9287408384358897e-209  # an entry gradcheck's search shrank a torch inverse to
+
+
+def test_a_gradient_beyond_the_range_both_ways_is_skipped_not_failed():
+    """sum(inv(A)) at a matrix whose determinant underflows: torch returns a finite
+    forward of pure rounding and a gradient of nan and -0 (at v·2**-384 all -0): the
+    backward works beyond float64's range both ways, and nothing can be compared."""
+    torch = pytest.importorskip("torch")
+
+    def inv_sum(a):
+        return torch.linalg.inv(a).sum()
+
+    x = np.array([[0.0, _TINY, _TINY], [_TINY, 0.0, _TINY], [_TINY, _TINY, _TINY]])
+    result = check(inv_sum, x, upstream=np.float64(0.1257302210933933))
+    assert (result.verdict, result.note) == ("inconclusive", Skip.OVERFLOW), result.failure
+
+
+def test_a_backward_that_is_nan_at_every_scale_still_fails():
+    result = check(ops.NanAtZeroSquare, np.array([0.0, 1.5]))
+    assert result.verdict == "failed" and result.failure.kind == "nonfinite_gradient"
+
+
+# -- steps that cross a singular set nearer than they are long -----------------------
+_T48 = 2.3529296288310196e-48
+_NEAR_SINGULAR = np.array(
+    [[_T48, _T48, 0.0, _T48], [1.0, _T48, _T48, _T48], [_T48, 1.0, _T48, _T48], [_T48] * 4]
+)
+_V4 = np.array([0.1257302210933933, -0.1321048632913019, 0.6404226504432821, 0.1049001171530397])
+
+
+def test_steps_that_cross_a_nearer_singular_set_are_no_evidence():
+    """torch's solve at a 4×4 matrix of entries 2e-48 beside ones (what a search shrank
+    to, seed 0): the gradient of entry (0, 3) is 9.7e94, the usual steps (1e-5) measure
+    7.5e6 across the singular set; steps at the gradient's own scale find 9.7e94."""
+    torch = pytest.importorskip("torch")
+
+    def solve(a, b):
+        return torch.linalg.solve(a, b)
+
+    result = check(solve, _NEAR_SINGULAR, np.ones(4), upstream=_V4)
+    assert result.verdict == "passed", result.failure
+
+
+class _CubeTooBig(gradcheck.Operation):
+    """x³ with a backward 1000 times too large: the own-scale steps see 3x² as well."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data**3
+
+    def backward_var(self, grad, index, **kwargs):
+        return grad * 3000 * self.variables[0].data ** 2
+
+
+def test_a_gradient_far_too_large_of_a_smooth_op_still_fails():
+    result = check(_CubeTooBig, np.array([0.3, -2.0, 1e-20]), seed=0)
+    assert result.verdict == "failed" and result.failure.kind == "mismatch"

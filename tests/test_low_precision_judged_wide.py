@@ -132,3 +132,34 @@ def test_an_op_computing_in_float32_inside_passes_and_its_1_percent_error_fails(
     x = np.random.default_rng(seed).uniform(-2, 2, 6).astype(dtype)
     assert check(_tanh_in_float32(), x, seed=seed).verdict == "passed"
     assert check(_tanh_in_float32(1.01), x, seed=seed).verdict == "failed"
+
+
+class _Float64Only(Operation):
+    """2·x + 3·x² in float64, refusing any other dtype (as torch's eigh refuses float16:
+    `"linalg_eigh_cpu" not implemented for 'Half'`); a backward off by ``factor``."""
+
+    factor = 1.0
+
+    def __call__(self, x):
+        if x.data.dtype != np.float64:
+            raise TypeError(f"not implemented for {x.data.dtype}")
+        self.variables = (x,)
+        return 2 * x.data + 3 * x.data**2
+
+    def backward_var(self, grad, index, **kwargs):
+        x = self.variables[0].data
+        return grad * (2 + 6 * x) * self.factor
+
+
+class _Float64OnlyWrong(_Float64Only):
+    factor = 1.01
+
+
+@pytest.mark.parametrize("x", [np.zeros((1, 1)), np.zeros(3), np.array([0.0, 1.0, -2.0])])
+def test_a_float64_op_at_inputs_exact_in_float16_is_not_run_in_float16(x):
+    # At zeros and small integers a float64 forward moved by 1.5 float16 ulps gives
+    # outputs exact in float16 too; that is no sign of computing in float16, and the
+    # op (which refuses float16, as torch's eigh does) must not be handed float16.
+    assert check(_Float64Only, x, seed=0).verdict == "passed"
+    wrong = check(_Float64OnlyWrong, x + 0.5, seed=0)
+    assert wrong.verdict == "failed" and wrong.failure.kind == "mismatch"

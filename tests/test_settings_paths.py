@@ -14,8 +14,9 @@ import numpy as np
 import gradcheck
 import gradcheck.schemas
 from gradcheck.checking.checker import CHECK_SETTINGS, check
-from gradcheck.cli import _FLAGS, _SETTING_OF_OPTION
 from gradcheck.frontend.config import OPTION_KEYS, RUN_LIMITS
+from gradcheck.frontend.options import FLAGS as _FLAGS
+from gradcheck.frontend.options import SETTING_OF_OPTION as _SETTING_OF_OPTION
 from gradcheck.pytest_plugin import marker_keys
 from gradcheck.search.description import Description
 from gradcheck.search.verifier import DEFAULTS, VERIFY_SETTINGS, verify

@@ -28,6 +28,7 @@ import numpy as np
 
 from gradcheck.checking.adapters.variants import Variant, split_complex
 from gradcheck.checking.batched import BATCH_SIZE, batched_disagreement, batched_on
+from gradcheck.checking.check_settings import CheckSettings
 from gradcheck.checking.compare import (
     WORST_ELEMENTS,
     Comparison,
@@ -116,6 +117,11 @@ BACKWARD_ROUNDING_CAP = 1.0
 #: A non-finite gradient is probed by finite differences at this many of its
 #: non-finite elements at most (see ``_Run.no_finite_derivative``).
 NONFINITE_ELEMENTS_PROBED = 16
+#: An analytic gradient element this many times the finite differences' estimate (and
+#: error) is estimated again at its own scale (see ``_Run.at_own_scale``), and the
+#: new estimate is taken where it agrees with it to this fraction.
+OWN_SCALE_RATIO = 64
+OWN_SCALE_AGREEMENT = 0.01
 #: How many units in the last place of a float32/float16 gradient (on the scale of 1 or
 #: of the gradient) its float64 run may differ by for the dtype's precision to explain
 #: a mismatch (:meth:`_Run.judged_wide`).
@@ -126,7 +132,7 @@ def check(
     target: Any,
     *arrays: Any,
     params: Mapping[str, Any] | None = None,
-    constants: Sequence[int] = (),
+    constants: Sequence[int] | int = (),
     seed: int = 0,
     mode: str = Mode.AUTO,
     atol: float | None = None,
@@ -162,7 +168,7 @@ def check(
         The op's keyword parameters. Parameters whose names are not settings of
         ``check`` may also be given directly as keywords (``check(Sum, x, axis=0)``);
         ``params=`` is the way to pass one whose name is a setting (``seed``, ``mode``...).
-    constants : sequence of int
+    constants : int or sequence of int
         Indices of inputs that are constant: they must receive no gradient.
     seed : int
         Seeds the upstream gradient ``v`` (a signed Gaussian) and fast mode's
@@ -280,6 +286,9 @@ def check(
     all_params = _merge_params(tgt, params, op_params)
     # "rev,fwd" as describe(), the configuration file and the command line spell it
     modes = tuple(m.strip() for m in modes.split(",")) if isinstance(modes, str) else tuple(modes)
+    # one input index, as describe(), the configuration file and the command line take it
+    if isinstance(constants, (int, np.integer)):
+        constants = (int(constants),)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
     named = skip_on_classes(skip_on)
     backend = _backend(compiled)
@@ -298,21 +307,21 @@ def check(
     if mode == Mode.AUTO:
         size = sum(xs[i].size for i in range(len(xs)) if i not in const)
         mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
-    settings = _settings(
-        mode,
-        atol,
-        rtol,
-        "bfloat16" if bfloat16 else dtype,
-        reference,
-        complex_step,
-        directions,
-        const,
+    settings = CheckSettings(
+        mode=mode,
+        atol=atol,
+        rtol=rtol,
+        dtype="bfloat16" if bfloat16 else None if dtype is None else str(np.dtype(dtype)),
+        reference=reference,
+        complex_step=complex_step,
+        directions=directions,
+        constants=tuple(sorted(const)),
         order=order,
-        modes=list(modes),
+        modes=modes,
         device=device,
         nondet_tol=nondet_tol,
         group_size=group_size,
-        skip_on=[exception_name(c) for c in named],
+        skip_on=tuple(exception_name(c) for c in named),
         reference_forward=None if reference_forward is None else reference_name(reference_forward),
         compiled=backend,
         batched=batched,
@@ -339,7 +348,7 @@ def check(
                 inputs=[x.copy() for x in xs],
                 params=dict(all_params),
                 seed=seed,
-                settings=settings,
+                settings=settings.recorded(),
                 forward_calls=1,
                 seconds=time.perf_counter() - start,
             )
@@ -529,33 +538,6 @@ def _as_variant(
     return tgt.derive(variant), xs, const, None
 
 
-def _settings(
-    mode: str,
-    atol: float | None,
-    rtol: float | None,
-    dtype: Any,
-    reference: str,
-    complex_step: bool,
-    directions: int,
-    const: set[int],
-    **extra: Any,
-) -> dict[str, Any]:
-    """The settings a :class:`CheckResult` records (the replay of the check); the
-    settings of issue 20 only where they are not a plain check's."""
-    settings = {
-        "mode": mode,
-        "atol": atol,
-        "rtol": rtol,
-        "dtype": None if dtype is None else dtype if dtype == "bfloat16" else str(np.dtype(dtype)),
-        "reference": reference,
-        "complex_step": complex_step,
-        "directions": directions,
-        "constants": sorted(const),
-    }
-    settings.update({k: v for k, v in extra.items() if v != _PLAIN[k]})
-    return settings
-
-
 def _integers_refused(tgt: Target, cast: Sequence[int], result: CheckResult) -> None:
     """A usage error when the op raised with the integer inputs cast to float64."""
     if cast and result.failure is not None and result.failure.kind == Kind.FORWARD_ERROR:
@@ -567,27 +549,13 @@ def _integers_refused(tgt: Target, cast: Sequence[int], result: CheckResult) -> 
         )
 
 
-#: The values of the settings of issue 20 that a plain check has (left out of settings).
-_PLAIN: dict[str, Any] = {
-    "order": 1,
-    "modes": ["rev"],
-    "device": None,
-    "nondet_tol": 0.0,
-    "group_size": None,
-    "skip_on": [],
-    "reference_forward": None,
-    "compiled": None,
-    "batched": None,
-}
-
-
 def _check_orders(
     tgt: Target,
     xs: list[np.ndarray],
     params: dict[str, Any],
     const: set[int],
     seed: int,
-    settings: dict[str, Any],
+    settings: CheckSettings,
     atol: float | None,
     rtol: float | None,
     order: int,
@@ -675,7 +643,7 @@ def _check_one(
     params: dict[str, Any],
     const: set[int],
     seed: int,
-    settings: dict[str, Any],
+    settings: CheckSettings,
     atol: float | None,
     rtol: float | None,
     order: int,
@@ -916,6 +884,23 @@ class _Inconclusive(Exception):
     reason: str
 
 
+def _overflow_shifts(dtype: np.dtype, v: np.ndarray) -> list[int]:
+    """The powers of two ``_Run.overflows`` scales the upstream gradient ``v`` down by,
+    smallest first: a small one, then up to the largest that leaves ``v``'s smallest
+    nonzero element a normal number of its dtype, in steps of 4x (a backward's
+    intermediate products may leave the range below where the largest shift is
+    exact)."""
+    first = 8 if np.dtype(dtype).itemsize < 4 else 24
+    nonzero = np.abs(v[v != 0]).astype(np.float64)
+    if not nonzero.size:
+        return [first]
+    room = math.floor(math.log2(float(nonzero.min()) / float(np.finfo(v.dtype).tiny)))
+    shifts = [first]
+    while shifts[-1] < room:
+        shifts.append(min(room, shifts[-1] * 4))
+    return shifts
+
+
 class _Run:
     """One check's state: the target, the example, and the call counters."""
 
@@ -926,7 +911,7 @@ class _Run:
         params: dict[str, Any],
         const: set[int],
         rng: np.random.Generator,
-        settings: dict[str, Any],
+        settings: CheckSettings,
     ) -> None:
         self.tgt, self.xs, self.params, self.const = tgt, xs, params, const
         self.rng, self.settings = rng, settings
@@ -940,7 +925,7 @@ class _Run:
         #: The output at the example (once the structural checks ran).
         self.value: np.ndarray | None = None
         #: The exceptions besides LinAlgError that say an input is outside the domain.
-        self.skip_on = tuple(exception_class(n) for n in settings.get("skip_on", ()))
+        self.skip_on = tuple(exception_class(n) for n in settings.skip_on)
         #: Float64 copies of the inputs and the backward's gradients there, once run
         #: (see :meth:`wide_gradient`).
         self._wide: tuple[list[np.ndarray], list[Any]] | None = None
@@ -953,7 +938,7 @@ class _Run:
     def precision(self, x: np.ndarray) -> Any:
         """The dtype whose tolerances an input's gradient gets: its own, or bfloat16
         for the float32 arrays of a bfloat16 check."""
-        if self.settings.get("dtype") == "bfloat16" and x.dtype == np.float32:
+        if self.settings.dtype == "bfloat16" and x.dtype == np.float32:
             return "bfloat16"
         return x.dtype
 
@@ -963,7 +948,7 @@ class _Run:
             target=self.tgt.name,
             inputs=[x.copy() for x in self.xs],
             params=dict(self.params),
-            settings=dict(self.settings),
+            settings=self.settings.recorded(),
             forward_calls=self.forward_calls,
             backward_calls=self.backward_calls,
             upstream=None if self.v is None else self.v.copy(),
@@ -1008,7 +993,7 @@ class _Run:
         """Run the op as the stages of :mod:`gradcheck.checking.structure` need it,
         walking the structural checks after each; (v, the gradients) when all pass."""
         e = Evidence(self.xs, self.const, graph=self.forward())
-        e.nondet_tol = float(self.settings.get("nondet_tol", 0.0))
+        e.nondet_tol = float(self.settings.nondet_tol)
         self.outputs = e.graph.outputs
         self.walk(Stage.FORWARD, e)
         out = e.graph.output
@@ -1131,7 +1116,7 @@ class _Run:
             return bound
 
         ev = Evaluator(
-            forward, self.xs, self.params, v, reference=self.settings["reference"], bind=bind
+            forward, self.xs, self.params, v, reference=self.settings.reference, bind=bind
         )
         armed = True
         return ev
@@ -1141,21 +1126,37 @@ class _Run:
         dtype's range: the backward of ``v * 2**-k`` (exact: a power of two) is finite
         at every element where ``gradient`` is not, and more than half the dtype's
         largest value once scaled back. A backward that gives inf or nan whatever the
-        scale (an ``inf / inf`` of its own) stays a failure."""
+        scale (an ``inf / inf`` of its own) stays a failure.
+
+        Two scales are tried: a small ``k``, then the largest that keeps every nonzero
+        element of ``v`` a normal number (the gradient of ``sum(inv(A))`` at a matrix of
+        entries 1e-209 is about 1e418: no small ``k`` brings it into range). Where a
+        larger shift gives zeros at those elements instead, the backward works beyond the
+        dtype's range both ways there, which is the same: nothing to compare."""
         g = np.asarray(gradient)
-        if g.dtype.kind != "f":
-            return False
-        shift = 8 if g.dtype.itemsize < 4 else 24
-        try:
-            small = self.backward(self.forward(), v * v.dtype.type(2.0**-shift))[i]
-        except _Fail:
-            return False
-        small = np.asarray(small) if small is not None else None
-        if small is None or small.shape != g.shape:
+        if g.dtype.kind != "f" or v.dtype.kind != "f":
             return False
         bad = ~np.isfinite(g)
-        back = np.abs(small[bad].astype(np.float64)) * 2.0**shift
-        return bool(np.all(np.isfinite(back)) and np.all(back > float(np.finfo(g.dtype).max) / 2))
+        top = math.log2(float(np.finfo(g.dtype).max)) - 1.0
+        for shift in _overflow_shifts(g.dtype, v):
+            try:
+                small = self.backward(self.forward(), v * v.dtype.type(2.0**-shift))[i]
+            except _Fail:
+                return False
+            small = np.asarray(small) if small is not None else None
+            if small is None or small.shape != g.shape:
+                return False
+            found = np.abs(small[bad].astype(np.float64))
+            if not np.all(np.isfinite(found)):
+                continue  # still beyond the range
+            if np.any(found == 0):
+                # Beyond the range at v and lost below it a shift further: the
+                # backward's intermediates span more than the dtype's range (sum(inv(A))
+                # at a matrix whose determinant underflows: nan at v, -0 at v·2**-384),
+                # and what it returns there says nothing about its formula.
+                return True
+            return bool(np.all(np.log2(found) + shift > top))
+        return False
 
     def no_finite_derivative(self, i: int, gradient: Any, v: np.ndarray) -> bool:
         """Whether finite differences show no finite derivative at every element of
@@ -1313,7 +1314,7 @@ class _Run:
         ``noncontiguous_input`` (:mod:`gradcheck.checking.contiguity`)."""
         if self.value is None:
             return
-        nondet_tol = float(self.settings.get("nondet_tol", 0.0))
+        nondet_tol = float(self.settings.nondet_tol)
         rounding: list[np.ndarray | None] = []
 
         def off(expected: Any, got: Any, like: np.ndarray, which: int | None) -> float | None:
@@ -1432,6 +1433,49 @@ class _Run:
                     jitter[i] = np.maximum(jitter[i], np.where(np.isfinite(d), d, 0.0))  # type: ignore[arg-type]
         return [None if x.dtype == np.float64 and not every else j for x, j in zip(xs, jitter)]
 
+    def at_own_scale(self, ev: Evaluator, comparison: Comparison) -> Comparison | None:
+        """The mismatch judged again where the analytic gradient is far larger than
+        finite differences found (:data:`OWN_SCALE_RATIO` times): there the steps may
+        have crossed a singular set nearer than they are long, and measured another
+        function. Steps at the scale the analytic gradient implies
+        (``Evaluator.at_own_scale``) decide each such element: where they agree with
+        it, their estimate replaces the first one; a wrong gradient that large (a
+        smooth function, a factor too big) disagrees there too and stays a failure.
+        None where no element was re-estimated."""
+        if comparison.estimated is None:
+            return None
+        numeric, error, kink, curvature, noise = (np.array(a) for a in comparison.estimated)
+        analytic = comparison.analytic.reshape(-1)
+        changed = False
+        for j in sorted(set(comparison.bad))[:NONFINITE_ELEMENTS_PROBED]:
+            a, n = float(analytic[j]), float(numeric.reshape(-1)[j])
+            if not (
+                math.isfinite(a) and abs(a) > OWN_SCALE_RATIO * max(abs(n), error.reshape(-1)[j])
+            ):
+                continue
+            found = ev.at_own_scale(comparison.i, j, a)
+            if found is None or not abs(found[0] - a) <= OWN_SCALE_AGREEMENT * abs(a):
+                continue
+            numeric.reshape(-1)[j], error.reshape(-1)[j] = found
+            kink.reshape(-1)[j] = False
+            curvature.reshape(-1)[j] = 0.0
+            changed = True
+        if not changed:
+            return None
+        again = Comparison(
+            comparison.i,
+            comparison.x,
+            comparison.analytic,
+            comparison.rtol,
+            comparison.atol,
+            comparison.relative,
+            comparison.v_max,
+            comparison.jitter,
+        )
+        judge_full(again, (numeric, error, kink, curvature, noise))
+        again.estimated = (numeric, error, kink, curvature, noise)
+        return again
+
     def judged_wide(
         self,
         i: int,
@@ -1518,6 +1562,8 @@ class _Run:
         if g64 is None or g64.shape != comparison.analytic.shape:
             return None
         if exact_in(g64, x.dtype):
+            return None
+        if comparison.estimated is None:
             return None
         numeric, error, kink, curvature, noise = (np.array(a) for a in comparison.estimated)
         x64 = x.astype(np.float64)
@@ -1606,17 +1652,17 @@ class _Run:
                 analytic = np.zeros(x.shape) if g is None else np.asarray(g, dtype=np.float64)
                 r, a, relative = _tolerances(self.precision(x), atol, rtol)
                 comparison = Comparison(i, x, analytic, r, a, relative, v_max, jitter[i])
-                fast = self.settings["mode"] == Mode.FAST and not self.settings["complex_step"]
+                fast = self.settings.mode == Mode.FAST and not self.settings.complex_step
                 if fast:
                     compare_fast(
                         ev,
                         comparison,
                         self.rng,
-                        self.settings["directions"],
-                        self.settings.get("group_size"),
+                        self.settings.directions,
+                        self.settings.group_size,
                     )
                 else:
-                    compare_full(ev, comparison, self.settings["complex_step"])
+                    compare_full(ev, comparison, self.settings.complex_step)
                 if comparison.mismatched and jitter[i] is None and comparison.estimated:
                     # A float64 backward is right to its rounding too, which matters
                     # where it is ill-conditioned (an inverse of a matrix of entries
@@ -1626,7 +1672,10 @@ class _Run:
                     jitter = [m if j is None else j for j, m in zip(jitter, measured)]
                     again = Comparison(i, x, analytic, r, a, relative, v_max, jitter[i])
                     judge_full(again, comparison.estimated)
-                    comparison = again
+                    again.estimated, comparison = comparison.estimated, again
+                    if again.mismatched and atol is None and rtol is None:
+                        comparison = self.at_own_scale(ev, again) or again
+                    comparison.estimated = None  # (as before: judged_wide is for float32/16)
                 if comparison.mismatched and comparison.estimated and x.dtype.itemsize < 8:
                     comparison = self.judged_wide(i, x, v, comparison, (r, a, relative), v_max)
                 elif x.dtype.itemsize < 8 and atol is None and rtol is None:

@@ -256,8 +256,11 @@ class Target:
         again = getattr(creator, "backward_again", None) if self.foreign else None
         if again is None:
             return None
+        v = np.array(v)
+        if STRIDED.get():  # (the layout the first backward got: another layout takes
+            v = noncontiguous(v)  # other kernels, which round otherwise)
         try:
-            grads: list[Any] | None = again(np.array(v))
+            grads: list[Any] | None = again(v)
             return grads
         except Exception as exc:
             raise TargetRaised("second backward on the same graph", exc) from exc

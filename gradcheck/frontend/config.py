@@ -33,35 +33,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from gradcheck.defaults import DEFAULT_REGRESSION_FACTOR
+from gradcheck.defaults import DEFAULT_REGRESSION_FACTOR, MAX_SECONDS, MIN_MEMORY
 from gradcheck.errors import ConfigError, InvalidDescription
 from gradcheck.frontend.files import read_text, unreadable_number
 from gradcheck.search.description import (
-    normalize_avoid,
-    normalize_batched,
-    normalize_broadcast,
-    normalize_compiled,
-    normalize_device,
-    normalize_domain,
-    normalize_dtype,
-    normalize_indices,
-    normalize_integers,
-    normalize_kwargs,
-    normalize_max_examples,
-    normalize_min_dims,
-    normalize_mode,
-    normalize_modes,
-    normalize_nondet_tol,
-    normalize_order,
-    normalize_reference_forward,
-    normalize_seed,
+    normalize_memory,
+    normalize_seconds,
+    normalize_setting,
     normalize_shapes,
-    normalize_skip_on,
-    normalize_time_budget,
-    normalize_tolerance,
 )
 from gradcheck.search.precedence import layered
-from gradcheck.search.verifier import VERIFY_SETTINGS
+from gradcheck.search.settings import RUN, SETTINGS, names_taken_by
 
 __all__ = [
     "ConfigError",
@@ -71,17 +53,20 @@ __all__ = [
     "load_config",
     "normalize_memory",
     "normalize_seconds",
+    "MAX_SECONDS",
+    "MIN_MEMORY",
     "OPTION_KEYS",
     "RUN_LIMITS",
 ]
 
 #: Settings of the run around the checks (``gradcheck verify``'s time and memory limits), not of
 #: :func:`gradcheck.verify`: under their Python names.
-RUN_LIMITS = ("timeout", "example_timeout", "max_memory")
-#: Settings a target (or the defaults) may carry: every setting of
-#: :func:`gradcheck.verify` (:data:`~gradcheck.search.verifier.VERIFY_SETTINGS`, the one
-#: list) and the run's time limits, spelled as the long options (``max-examples``).
-OPTION_KEYS = tuple(key.replace("_", "-") for key in (*VERIFY_SETTINGS, *RUN_LIMITS))
+RUN_LIMITS = names_taken_by(RUN)
+#: Settings a target (or the defaults) may carry: the rows of the settings table
+#: (:mod:`gradcheck.search.settings`) that the configuration takes, every setting of
+#: :func:`gradcheck.verify` and the run's limits, spelled as the long options
+#: (``max-examples``).
+OPTION_KEYS = tuple(row.config_key for row in SETTINGS if row.config_key is not None)
 
 #: The largest configuration file read (a pyproject.toml is a few kB).
 CONFIG_SIZE_LIMIT = 4 << 20
@@ -278,58 +263,6 @@ def _options(file: Path, where: str, raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-#: The longest time limit accepted (a year): a bound, so that a typo (1e9) is an error
-#: before the run rather than an overflow in it.
-MAX_SECONDS = 365 * 24 * 3600.0
-
-
-def normalize_seconds(value: Any) -> float:
-    """A time limit: a finite number of seconds > 0 and at most :data:`MAX_SECONDS`
-    (the one check, for the file and the command line)."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value <= 0:
-        raise InvalidDescription(f"must be a positive number of seconds, got {value!r}")
-    if value > MAX_SECONDS:
-        raise InvalidDescription(
-            f"must be at most {MAX_SECONDS:.0f} seconds (a year), got {value:g}"
-        )
-    return float(value)
-
-
-_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-#: The smallest memory limit accepted: less than a worker needs to import NumPy.
-MIN_MEMORY = 256 * 2**20
-
-
-def normalize_memory(value: Any) -> int:
-    """A memory limit per worker process, in bytes: a number of bytes, or a size such
-    as ``"512M"``, ``"4G"``, ``"1.5GiB"``; ``"none"`` (0) for no limit.
-
-    >>> normalize_memory("4G"), normalize_memory(2**30), normalize_memory("none")
-    (4294967296, 1073741824, 0)
-    """
-    if isinstance(value, str):
-        text = value.strip().upper().removesuffix("B").removesuffix("I")
-        if text == "NONE":
-            return 0
-        unit = text[-1:] if text[-1:] in _UNITS else ""
-        try:
-            number = float(text[: len(text) - len(unit)])
-        except ValueError:
-            number = math.nan
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        number, unit = float(value), ""
-    else:
-        number, unit = math.nan, ""
-    size = number * _UNITS[unit] if math.isfinite(number) else math.nan
-    if not MIN_MEMORY <= size <= 2**62:
-        raise InvalidDescription(
-            f"must be a size of at least 256M (bytes, or with K, M, G, T: '4G'), or 'none', "
-            f"got {value!r}"
-        )
-    return int(size)
-
-
 def _shapes(value: Any) -> tuple[Any, ...]:
     # A TOML string is not a list of shapes, though it is a sequence.
     shapes = normalize_shapes(value)
@@ -348,34 +281,12 @@ def _shapes(value: Any) -> tuple[Any, ...]:
     return shapes
 
 
+def _normalizer(name: str) -> Callable[[Any], Any]:
+    if name == "shapes":
+        return _shapes  # the specs' syntax too, before the run
+    return lambda value: normalize_setting(name, value)
+
+
 _NORMALIZERS: dict[str, Callable[[Any], Any]] = {
-    "shapes": _shapes,
-    "domain": normalize_domain,
-    "dtype": normalize_dtype,
-    "kwargs": normalize_kwargs,
-    "max-examples": normalize_max_examples,
-    "seed": normalize_seed,
-    "mode": normalize_mode,
-    "atol": lambda v: normalize_tolerance(v, "atol"),
-    "rtol": lambda v: normalize_tolerance(v, "rtol"),
-    "broadcast": normalize_broadcast,
-    "avoid": normalize_avoid,
-    "unique": lambda v: normalize_broadcast(v, "unique"),
-    "integers": normalize_integers,
-    "booleans": lambda v: normalize_indices(v, "booleans"),
-    "constants": lambda v: normalize_indices(v, "constants"),
-    "min-dims": normalize_min_dims,
-    "order": normalize_order,
-    "modes": normalize_modes,
-    "device": normalize_device,
-    "nondet-tol": normalize_nondet_tol,
-    "skip-on": normalize_skip_on,
-    "reference-forward": normalize_reference_forward,
-    "compiled": normalize_compiled,
-    "batched": normalize_batched,
-    "time-budget": normalize_time_budget,
-    "timeout": normalize_seconds,
-    "example-timeout": normalize_seconds,
-    "max-memory": normalize_memory,
+    key: _normalizer(key.replace("-", "_")) for key in OPTION_KEYS
 }
-assert set(_NORMALIZERS) == set(OPTION_KEYS)

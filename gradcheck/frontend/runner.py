@@ -88,11 +88,8 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
-from gradcheck.checking.result import CheckResult, Failure
 from gradcheck.checking.vocabulary import Kind, Verdict
 from gradcheck.defaults import DEFAULT_EXAMPLE_TIMEOUT
 from gradcheck.errors import (
@@ -104,9 +101,18 @@ from gradcheck.errors import (
     WorkerDied,
     exception_text,
 )
-from gradcheck.frontend.loading import load_targets
 from gradcheck.frontend.process_state import ProcessState, changes, is_own_target
-from gradcheck.search.verifier import LoadedTarget, VerifyResult, effective_options, verify
+
+if TYPE_CHECKING:
+    from typing import TypeAlias
+
+    import numpy as np
+
+    from gradcheck.search.verifier import LoadedTarget, VerifyResult
+
+# NumPy, the search and the loading are imported where they are used, not here: the
+# command imports this module before it starts the zygote, whose start is then not
+# behind them (benchmarks/torch_target_time.py); the zygote imports them at once.
 
 __all__ = [
     "Interrupted",
@@ -208,6 +214,9 @@ def run_job(
 ) -> VerifyResult:
     """Check one job in this process (``target`` is loaded from ``job.spec`` when not
     given); ``started`` receives the effective settings before the first example."""
+    from gradcheck.frontend.loading import load_targets
+    from gradcheck.search.verifier import effective_options, verify
+
     if target is None:
         found = load_targets(job.spec)
         if len(found) != 1:
@@ -247,6 +256,8 @@ def _zygote_main(conn: Connection, setup: WorkerSetup) -> None:
     import hypothesis  # noqa: F401
 
     import gradcheck.checking.checker
+    import gradcheck.frontend.loading
+    import gradcheck.search.verifier
     import gradcheck.strategies  # noqa: F401
 
     children: dict[int, tuple[int, int | None]] = {}  # pid: (job index, pidfd)
@@ -292,6 +303,7 @@ def _warm_up() -> None:
     is frozen (gc.freeze), so that the children's collections do not copy its pages.
     (A run of one target does without: it would pay the same once, plus the warm-up.)"""
     import gradcheck.builtin_targets as builtin
+    from gradcheck.search.verifier import LoadedTarget, verify
 
     try:
         with warnings.catch_warnings():
@@ -638,6 +650,8 @@ def _safe_str(value: Any, how: Callable[[Any], str] = str) -> str:
 def _portable(arrays: Sequence[Any]) -> tuple[list[np.ndarray] | None, str]:
     """An example as the coordinator keeps it: the arrays when small, and always their
     dtypes and shapes as text."""
+    import numpy as np
+
     arrays = [np.asarray(a) for a in arrays]
     shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
     if sum(a.size for a in arrays) > EXAMPLE_ELEMENTS_SENT:
@@ -668,7 +682,7 @@ def _pickles(exc: BaseException) -> bool:
 # --- the coordinator --------------------------------------------------------------------
 
 #: What a job gives: its result, or the error that ends the run when its turn comes.
-Outcome = VerifyResult | BaseException
+Outcome: TypeAlias = "VerifyResult | BaseException"
 
 
 @dataclass
@@ -1152,6 +1166,8 @@ class Run:
         """End the run now (a signal asked for it): kill every process; the outcomes
         not yet yielded, in order, each finished target's result, and the others not
         run."""
+        from gradcheck.search.verifier import VerifyResult
+
         running = dict(self._running)
         self.close(graceful=False)
         out: list[tuple[int, Outcome]] = []
@@ -1271,6 +1287,8 @@ def _call_in_child(
 
 
 def _picklable_any(value: Any) -> Any:
+    from gradcheck.search.verifier import VerifyResult
+
     if isinstance(value, VerifyResult):
         return _picklable_result(value)
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
@@ -1337,6 +1355,9 @@ def _unfinished(
 ) -> VerifyResult:
     """The result of a target whose worker did not report one: a failure of ``kind`` at
     the example it was on (when it had started one)."""
+    from gradcheck.checking.result import CheckResult, Failure
+    from gradcheck.search.verifier import VerifyResult
+
     arrays, shapes, check_seed = running.example or ([], "", 0)
     if running.example is not None:
         shown = "the example below" if arrays else f"an example of shapes {shapes}"
@@ -1367,6 +1388,8 @@ def _unfinished(
 
 
 def _not_run(job: Job, running: _Running | None, signum: int) -> VerifyResult:
+    from gradcheck.search.verifier import VerifyResult
+
     name = signal.Signals(signum).name
     note = f"{name} stopped the run before it started"
     if running is not None:

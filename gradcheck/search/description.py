@@ -41,8 +41,9 @@ from typing import Any, TypeVar
 import numpy as np
 
 from gradcheck.checking.vocabulary import MAX_ORDER, MODES
-from gradcheck.defaults import MAX_EXAMPLES
+from gradcheck.defaults import MAX_EXAMPLES, MAX_MIN_DIMS, MAX_SECONDS, MIN_MEMORY
 from gradcheck.errors import GradcheckError, InvalidDescription
+from gradcheck.search.settings import COMPILE_BACKENDS, DESCRIBE, names_taken_by, setting
 
 __all__ = [
     "Interval",
@@ -71,6 +72,9 @@ __all__ = [
     "normalize_shapes",
     "normalize_time_budget",
     "normalize_tolerance",
+    "normalize_seconds",
+    "normalize_memory",
+    "normalize_setting",
 ]
 
 T = TypeVar("T")
@@ -362,33 +366,13 @@ def describe(
     >>> description_of(lambda x: x) is None
     True
     """
+    given = locals()  # the keywords: one per row of the table that describe() takes
     description = Description(
-        shapes=None if shapes is None else normalize_shapes(shapes),
-        domain=None if domain is None else normalize_domain(domain),
-        dtype=None if dtype is None else normalize_dtype(dtype),
-        kwargs=None if kwargs is None else normalize_kwargs(kwargs),
-        atol=None if atol is None else normalize_tolerance(atol, "atol"),
-        rtol=None if rtol is None else normalize_tolerance(rtol, "rtol"),
-        broadcast=None if broadcast is None else normalize_broadcast(broadcast),
-        max_examples=None if max_examples is None else normalize_max_examples(max_examples),
-        mode=None if mode is None else normalize_mode(mode),
-        avoid=None if avoid is None else normalize_avoid(avoid),
-        unique=None if unique is None else bool(unique),
-        integers=None if integers is None else normalize_integers(integers),
-        booleans=None if booleans is None else normalize_indices(booleans, "booleans"),
-        constants=None if constants is None else normalize_indices(constants, "constants"),
-        min_dims=None if min_dims is None else normalize_min_dims(min_dims),
-        order=None if order is None else normalize_order(order),
-        modes=None if modes is None else normalize_modes(modes),
-        device=None if device is None else normalize_device(device),
-        nondet_tol=None if nondet_tol is None else normalize_nondet_tol(nondet_tol),
-        skip_on=None if skip_on is None else normalize_skip_on(skip_on),
-        reference_forward=None
-        if reference_forward is None
-        else normalize_reference_forward(reference_forward),
-        compiled=None if compiled is None else normalize_compiled(compiled),
-        batched=None if batched is None else normalize_batched(batched),
-        time_budget=None if time_budget is None else normalize_time_budget(time_budget),
+        **{
+            name: normalize_setting(name, given[name])
+            for name in names_taken_by(DESCRIBE)
+            if given[name] is not None
+        }
     )
 
     def decorate(obj: T) -> T:
@@ -690,10 +674,6 @@ def normalize_reference_forward(value: Any) -> Any:
     )
 
 
-#: torch.compile's backends that ``compiled`` takes (JAX: any means ``jax.jit``).
-COMPILE_BACKENDS = ("eager", "aot_eager", "inductor")
-
-
 def normalize_compiled(value: Any) -> str | None:
     """``compiled``: a backend name; True means ``"aot_eager"``, False None."""
     if value is False:
@@ -712,18 +692,14 @@ def normalize_batched(value: Any) -> bool:
     return normalize_broadcast(value, "batched")
 
 
-#: The largest time budget accepted (a year): a bound, so that a typo is an error.
-MAX_TIME_BUDGET = 365 * 24 * 3600.0
-
-
 def normalize_time_budget(value: Any) -> float:
-    """Seconds: a finite number > 0, at most :data:`MAX_TIME_BUDGET`."""
+    """Seconds: a finite number > 0, at most :data:`~gradcheck.defaults.MAX_SECONDS`."""
     ok = isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, bool)
     if not ok or not math.isfinite(value) or value <= 0:
         raise InvalidDescription(f"time_budget must be a positive number of seconds, got {value!r}")
-    if value > MAX_TIME_BUDGET:
+    if value > MAX_SECONDS:
         raise InvalidDescription(
-            f"time_budget must be at most {MAX_TIME_BUDGET:.0f} seconds (a year), got {value:g}"
+            f"time_budget must be at most {MAX_SECONDS:.0f} seconds (a year), got {value:g}"
         )
     return float(value)
 
@@ -890,8 +866,107 @@ def normalize_integers(value: Any) -> dict[int, tuple[int, int]]:
 
 
 def normalize_min_dims(value: Any) -> int:
-    """An integer from 0 to 8 (the fewest dimensions of a drawn shape)."""
+    """An integer from 0 to :data:`~gradcheck.defaults.MAX_MIN_DIMS` (the fewest
+    dimensions of a drawn shape)."""
     out = _integer(value, "min_dims", 0)
-    if out > 8:
-        raise InvalidDescription(f"min_dims must be at most 8, got {value!r}")
+    if out > MAX_MIN_DIMS:
+        raise InvalidDescription(f"min_dims must be at most {MAX_MIN_DIMS}, got {value!r}")
     return out
+
+
+def normalize_seconds(value: Any) -> float:
+    """A time limit of the run (``timeout``, ``example_timeout``): a finite number of
+    seconds > 0 and at most :data:`~gradcheck.defaults.MAX_SECONDS`."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not ok or not math.isfinite(value) or value <= 0:
+        raise InvalidDescription(f"must be a positive number of seconds, got {value!r}")
+    if value > MAX_SECONDS:
+        raise InvalidDescription(
+            f"must be at most {MAX_SECONDS:.0f} seconds (a year), got {value:g}"
+        )
+    return float(value)
+
+
+_UNITS = {"": 1, "K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
+
+
+def normalize_memory(value: Any) -> int:
+    """A memory limit per worker process, in bytes: a number of bytes, or a size such
+    as ``"512M"``, ``"4G"``, ``"1.5GiB"``; ``"none"`` (0) for no limit.
+
+    >>> normalize_memory("4G"), normalize_memory(2**30), normalize_memory("none")
+    (4294967296, 1073741824, 0)
+    """
+    if isinstance(value, str):
+        text = value.strip().upper().removesuffix("B").removesuffix("I")
+        if text == "NONE":
+            return 0
+        unit = text[-1:] if text[-1:] in _UNITS else ""
+        try:
+            number = float(text[: len(text) - len(unit)])
+        except ValueError:
+            number = math.nan
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        number, unit = float(value), ""
+    else:
+        number, unit = math.nan, ""
+    size = number * _UNITS[unit] if math.isfinite(number) else math.nan
+    if not MIN_MEMORY <= size <= 2**62:
+        raise InvalidDescription(
+            f"must be a size of at least 256M (bytes, or with K, M, G, T: '4G'), or 'none', "
+            f"got {value!r}"
+        )
+    return int(size)
+
+
+# (the checks that name their setting in their message)
+def normalize_atol(value: Any) -> float:
+    """``atol``: a finite number >= 0."""
+    return normalize_tolerance(value, "atol")
+
+
+def normalize_rtol(value: Any) -> float:
+    """``rtol``: a finite number >= 0."""
+    return normalize_tolerance(value, "rtol")
+
+
+def normalize_unique(value: Any) -> bool:
+    """``unique``: true or false."""
+    return normalize_broadcast(value, "unique")
+
+
+def normalize_booleans(value: Any) -> tuple[int, ...]:
+    """``booleans``: input indices."""
+    return normalize_indices(value, "booleans")
+
+
+def normalize_constants(value: Any) -> tuple[int, ...]:
+    """``constants``: input indices."""
+    return normalize_indices(value, "constants")
+
+
+def normalize_setting(name: str, value: Any) -> Any:
+    """``value`` checked and normalized as the setting ``name``'s row of the table
+    (:mod:`gradcheck.search.settings`) says: by ``normalize_<its normalize>`` of this
+    module. The one check of a setting's value, for ``describe``, ``verify``, the
+    configuration file and the command line.
+
+    >>> normalize_setting("modes", "rev,fwd")
+    ('rev', 'fwd')
+
+    Raises
+    ------
+    InvalidDescription
+        The value is not one the setting takes; ``exc.field`` names the setting.
+    KeyError
+        No setting is called ``name``.
+    """
+    row = setting(name)
+    if row.normalize is None:
+        return value
+    check = globals()[f"normalize_{row.normalize}"]
+    try:
+        return check(value)
+    except InvalidDescription as exc:
+        exc.field = name
+        raise

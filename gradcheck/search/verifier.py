@@ -14,7 +14,6 @@ whoever called. Hypothesis's own output is silenced and there is no deadline.
 
 from __future__ import annotations
 
-import inspect
 import math
 import secrets
 import time
@@ -29,32 +28,10 @@ from gradcheck.checking.signature import op_signature
 from gradcheck.checking.trees import of_specs, rebuild
 from gradcheck.checking.vocabulary import Kind, Mode, Skip, Verdict
 from gradcheck.errors import GradcheckError, InvalidDescription, printable
-from gradcheck.search.description import (
-    Description,
-    description_of,
-    normalize_avoid,
-    normalize_batched,
-    normalize_compiled,
-    normalize_device,
-    normalize_domain,
-    normalize_dtype,
-    normalize_indices,
-    normalize_integers,
-    normalize_kwargs,
-    normalize_max_examples,
-    normalize_min_dims,
-    normalize_mode,
-    normalize_modes,
-    normalize_nondet_tol,
-    normalize_order,
-    normalize_reference_forward,
-    normalize_shapes,
-    normalize_skip_on,
-    normalize_time_budget,
-    normalize_tolerance,
-)
+from gradcheck.search.description import Description, description_of, normalize_setting
 from gradcheck.search.domain import ShapeDomain
 from gradcheck.search.precedence import layered
+from gradcheck.search.settings import SETTINGS, UNSET, VERIFY, names_taken_by
 
 __all__ = [
     "VerifyResult",
@@ -66,14 +43,11 @@ __all__ = [
     "VERIFY_SETTINGS",
 ]
 
-#: Settings used where neither the caller nor the op's description gives one.
-DEFAULTS: dict[str, Any] = {
-    "dtype": "float64",
-    "max_examples": 100,
-    "mode": Mode.AUTO,
-    # no "broadcast": unset, a share of the examples of an op of several inputs
-    # broadcast (BROADCAST_SHARE below)
-}
+#: Settings used where neither the caller nor the op's description gives one: the
+#: defaults of the settings table (:mod:`gradcheck.search.settings`): dtype float64, 100
+#: examples, mode auto. No "broadcast": unset, a share of the examples of an op of
+#: several inputs broadcast (BROADCAST_SHARE below).
+DEFAULTS: dict[str, Any] = {row.name: row.default for row in SETTINGS if row.default is not UNSET}
 
 
 def target_label(obj: Callable[..., Any]) -> str:
@@ -385,51 +359,21 @@ def verify(
     >>> result.verdict, result.examples
     ('passed', 5)
     """
+    given = locals()  # the keywords: one per row of the table that verify() takes
     obj = target.obj if isinstance(target, LoadedTarget) else target
     if name is None:
         name = target.name if isinstance(target, LoadedTarget) else target_label(obj)
-    options = effective_options(
-        obj,
-        shapes=shapes,
-        domain=domain,
-        dtype=dtype,
-        kwargs=kwargs,
-        max_examples=max_examples,
-        mode=mode,
-        atol=atol,
-        rtol=rtol,
-        broadcast=broadcast,
-        avoid=avoid,
-        unique=unique,
-        integers=integers,
-        booleans=booleans,
-        constants=constants,
-        min_dims=min_dims,
-        order=order,
-        modes=modes,
-        device=device,
-        nondet_tol=nondet_tol,
-        skip_on=skip_on,
-        reference_forward=reference_forward,
-        compiled=compiled,
-        batched=batched,
-        time_budget=time_budget,
-    )
-    if seed is None:
-        seed = secrets.randbits(32)
+    options = effective_options(obj, **{k: given[k] for k in VERIFY_SETTINGS if k != "seed"})
+    seed = secrets.randbits(32) if seed is None else normalize_setting("seed", seed)
     return _run(obj, name, options, int(seed), progress, on_example)
 
 
-#: The settings :func:`verify` takes: its keyword parameters but those that say how to
-#: report (``name``, ``progress``, ``on_example``). Read off the signature, so that
-#: the configuration file (``[tool.gradcheck]``'s keys), the pytest plugin's marker and
-#: ``gradcheck_verify`` fixture take each one; :func:`gradcheck.describe` takes each
-#: but ``seed`` (a run's, not an op's).
-VERIFY_SETTINGS: tuple[str, ...] = tuple(
-    name
-    for name, p in inspect.signature(verify).parameters.items()
-    if p.kind is inspect.Parameter.KEYWORD_ONLY and name not in ("name", "progress", "on_example")
-)
+#: The settings :func:`verify` takes: the settings table's ``verify`` column, which is
+#: its keyword parameters but those that say how to report (``name``, ``progress``,
+#: ``on_example``: tests/test_settings_table.py checks it); the configuration file
+#: (``[tool.gradcheck]``'s keys), the pytest plugin's marker and ``gradcheck_verify``
+#: fixture take each one; :func:`gradcheck.describe` each but ``seed`` (a run's).
+VERIFY_SETTINGS: tuple[str, ...] = names_taken_by(VERIFY)
 
 
 # --- settings ----------------------------------------------------------------------
@@ -441,40 +385,10 @@ def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
     signature."""
     declared = description_of(obj) or Description()
     options = layered(defaults=DEFAULTS, described=declared.as_dict(), call=given_options)
-    try:
-        if "shapes" in options:
-            options["shapes"] = normalize_shapes(options["shapes"])
-    except InvalidDescription as exc:
-        raise _with_field(exc, "shapes") from None
-    for key, normalize in (
-        ("domain", normalize_domain),
-        ("dtype", normalize_dtype),
-        ("kwargs", normalize_kwargs),
-        ("mode", normalize_mode),
-        ("avoid", normalize_avoid),
-        ("max_examples", normalize_max_examples),
-        # an infinite or NaN tolerance would pass every example, comparing nothing
-        ("atol", lambda v: normalize_tolerance(v, "atol")),
-        ("rtol", lambda v: normalize_tolerance(v, "rtol")),
-        ("integers", normalize_integers),
-        ("booleans", lambda v: normalize_indices(v, "booleans")),
-        ("constants", lambda v: normalize_indices(v, "constants")),
-        ("min_dims", normalize_min_dims),
-        ("order", normalize_order),
-        ("modes", normalize_modes),
-        ("device", normalize_device),
-        ("nondet_tol", normalize_nondet_tol),
-        ("skip_on", normalize_skip_on),
-        ("reference_forward", normalize_reference_forward),
-        ("compiled", normalize_compiled),
-        ("batched", normalize_batched),
-        ("time_budget", normalize_time_budget),
-    ):
+    # (an infinite or NaN tolerance would pass every example, comparing nothing)
+    for key in names_taken_by(VERIFY):
         if options.get(key) is not None:
-            try:
-                options[key] = normalize(options[key])
-            except InvalidDescription as exc:
-                raise _with_field(exc, key) from None
+            options[key] = normalize_setting(key, options[key])
     _check_against_signature(obj, options)
     return options
 

@@ -72,6 +72,92 @@ def test_reading_the_frameworks_imports_no_numpy(tmp_path: Path):
     assert out.stdout.split() == ["['torch']", "False"], out.stderr
 
 
+# The worker's start (a Python, then NumPy, Hypothesis and the framework) is the run's
+# critical path: the command starts it before it imports NumPy or the search itself.
+STARTS_THE_WORKER = """
+import os, sys
+import gradcheck.frontend.runner as runner
+def start(self):
+    print(sorted(m for m in ("numpy", "hypothesis", "gradcheck.search.verifier")
+                 if m in sys.modules), flush=True)
+    os._exit(0)
+runner._Zygote.start = start
+from gradcheck.cli import main
+main(["verify", "good:Cube", "--max-examples", "2"])
+"""
+
+
+def test_the_worker_starts_before_the_command_imports_numpy(tmp_path: Path):
+    (tmp_path / "good.py").write_text("import torch\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", STARTS_THE_WORKER],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.stdout.split() == ["[]"], out.stdout + out.stderr
+
+
+# The first line (what the worker imports) comes before the command imports NumPy.
+SAYS_WHAT_IT_LOADS = """
+import os, sys
+import gradcheck.frontend.progress as progress
+def loading(self, names):
+    print(names, "numpy" in sys.modules, flush=True)
+    os._exit(0)
+progress.Progress.loading = loading
+from gradcheck.cli import main
+main(["verify", "good:Cube", "--max-examples", "2"])
+"""
+
+
+def test_the_command_says_what_it_loads_before_it_imports_numpy(tmp_path: Path):
+    (tmp_path / "good.py").write_text("import torch\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", SAYS_WHAT_IT_LOADS],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.stdout.split() == ["torch", "False"], out.stdout + out.stderr
+
+
+# What the summary and the output files need is imported while the worker imports the
+# framework, not after the last result (where the user waits for it).
+LOADS_THE_TARGETS = """
+import os, sys
+import gradcheck.frontend.runner as runner
+def load(self, *args, **kwargs):
+    print(sorted(m for m in ("gradcheck.frontend.baseline", "gradcheck.frontend.ci_report",
+                             "gradcheck.frontend.html_report") if m not in sys.modules),
+          flush=True)
+    os._exit(0)
+runner.Run.load = load
+from gradcheck.cli import main
+main(["verify", "good:Cube", "--max-examples", "2"])
+"""
+
+
+def test_the_reports_are_imported_before_the_targets_are_loaded(tmp_path: Path):
+    (tmp_path / "good.py").write_text("import torch\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", LOADS_THE_TARGETS],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.stdout.splitlines() == ["loading torch...", "[]"], out.stdout + out.stderr
+
+
 def test_a_module_is_found_and_read_without_running_it(tmp_path: Path):
     (tmp_path / "mgmod.py").write_text(MYGRAD_MODULE)
     (tmp_path / "pkg").mkdir()
