@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -399,23 +400,30 @@ def _recompare_split(
     for f in files:
         own = f.document.get("baseline") or {}
         for entry in f.document["targets"]:
-            parts.setdefault(entry.get("target"), []).append((bool(entry.get("passed")), own))
+            # a part the run did not reach was not compared: it says nothing
+            compared = entry.get("verdict") != Verdict.NOT_RUN
+            parts.setdefault(entry.get("target"), []).append(
+                (bool(entry.get("passed")), own if compared else {})
+            )
     merged = {str(t.get("target")): t for t in targets}
     for name, seen in parts.items():
         ratios = comparison.get("error_ratios", {})
         if len(seen) == 1 or name not in ratios or name not in merged:
             continue  # held whole by one shard, or new: as that shard compared it
-        passed, own = seen[0]
+        passed, own = next((part for part in seen if part[1]), seen[0])
+        if not own:
+            continue
         fixed = name in own.get("fixed", [])
         regressed = any(r.get("target") == name for r in own.get("regressions", []))
         old = {"passed": not fixed if passed else regressed}
         old["error_ratio"] = ratios[name]["baseline"]
         now = merged[name]
+        ratio = now.get("error_ratio")  # "nan" where nothing was measured
         result = SimpleNamespace(
             target=name,
             passed=bool(now.get("passed")),
             verdict=now.get("verdict"),
-            error_ratio=float(now.get("error_ratio", "nan")),
+            error_ratio=float(ratio) if isinstance(ratio, int | float | str) else math.nan,
             settings={},
         )
         again = compare(
