@@ -1384,7 +1384,7 @@ def _take_shard(
 
 
 def _shard_note(manifest: dict[str, Any], ranges: list[tuple[int, int, int]]) -> str:
-    """``shard 2/4: 48 of 192 targets`` (and, in a deep run, how many of their seeds)."""
+    """``shard 2/4: 48 of 192 targets`` (and, in a deep run, how many of its seeds)."""
     head = (
         f"shard {manifest['index']}/{manifest['count']}: {len(ranges)} of "
         f"{len(manifest['targets'])} targets"
@@ -1393,7 +1393,8 @@ def _shard_note(manifest: dict[str, Any], ranges: list[tuple[int, int, int]]) ->
     if seeds == 1:
         return head
     held = sum(stop - first for _, first, stop in ranges)
-    return f"{head}, {held} of their {len(ranges) * seeds} seeds (--seeds {seeds})"
+    every = len(manifest["targets"]) * seeds
+    return f"{head}, {held} of the run's {every} seeds (--seeds {seeds})"
 
 
 def _read_durations(path: Path, verbose: bool) -> Any:
