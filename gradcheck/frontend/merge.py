@@ -20,10 +20,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any, cast
 
 from gradcheck.checking.vocabulary import Verdict
 from gradcheck.errors import MergeError, printable
+from gradcheck.frontend.baseline import compare
 from gradcheck.frontend.deep import combine_entries, deciding, respan_note, seed_of
 from gradcheck.frontend.files import read_text
 
@@ -392,10 +394,6 @@ def _recompare_split(
     another part fails). What the baseline said of the target is read back from the
     parts: its error ratio, and whether it passed (a part that passes is fixed or the
     baseline passed; one that does not is a regression or the baseline did not)."""
-    from types import SimpleNamespace
-
-    from gradcheck.frontend.baseline import compare
-
     parts: dict[str, list[tuple[bool, dict[str, Any]]]] = {}
     for f in files:
         own = f.document.get("baseline") or {}
