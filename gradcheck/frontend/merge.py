@@ -6,9 +6,12 @@ Each shard's JSON report, baseline and JUnit file carries the shard's manifest
 its content), checks that they are the shards of one run, every shard once (the same
 seed, settings digest, target list and versions; each of 1..N present exactly once
 for each kind of file given), and writes one document of each kind with the targets
-in the unsharded run's order. The exit status is the one the unsharded run would have
-had: 1 when a target did not pass or regressed against the baseline the shards were
-compared with, 0 when every target passed.
+in the unsharded run's order. In a deep run (``--seeds S``) several shards may each
+hold a range of one target's seeds: their entries become the target's one entry, as
+the unsharded run combines its seeds (:func:`gradcheck.frontend.deep.combine_entries`),
+once every seed of it is found in exactly one shard. The exit status is the one the
+unsharded run would have had: 1 when a target did not pass or regressed against the
+baseline the shards were compared with, 0 when every target passed.
 """
 
 from __future__ import annotations
