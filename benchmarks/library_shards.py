@@ -11,6 +11,10 @@ to the ideal, and whether the merge is the unsharded run.
 4. The same for a deep run (``--seeds S``), its seeds split over the shards by the
    same durations (each target's divided among its seeds).
 5. The merge without shard 2: refused (exit 2, one line).
+6. A regression in one shard (``--regression``): the merged baseline of step 2 with
+   one target's error ratio lowered to the floor (0.05) in it, so that its ratio now
+   (near 1) is a regression; the 4 shards compared with it, merged: exit 1, that
+   target alone regressed.
 
 The shards run one after the other, or with ``--together`` at once (as a CI matrix
 runs them; here they share one machine, and so its load, which one after the other
@@ -109,6 +113,39 @@ def sharded(
     print(f"{name}: without shard 2: exit {missing.returncode}: {missing.stderr.strip()}")
 
 
+def regression(out: Path, together: bool) -> None:
+    files = [f"seed0-baseline-{k}.json" for k in range(1, 5)]
+    done, _ = gradcheck(out, "merge", *files, "--save-baseline", "merged-baseline.json")
+    assert done.returncode == 0, done.stderr
+    baseline = json.loads((out / "merged-baseline.json").read_text())
+    ratios = {
+        name: entry["error_ratio"]
+        for name, entry in baseline["targets"].items()
+        if isinstance(entry["error_ratio"], float)
+    }
+    worst = max(ratios, key=ratios.__getitem__)
+    baseline["targets"][worst]["error_ratio"] = 0.05
+    (out / "lowered.json").write_text(json.dumps(baseline))
+    common = ["verify", "--jobs", "1", "--baseline", "lowered.json", "--format", "json"]
+    commands = [[*common, "--shard", f"{k}/4"] for k in range(1, 5)]
+    if together:
+        with ThreadPoolExecutor(4) as pool:
+            runs = list(pool.map(lambda args: gradcheck(out, *args), commands))
+    else:
+        runs = [gradcheck(out, *args) for args in commands]
+    codes = []
+    for k, (done, _) in enumerate(runs, 1):
+        (out / f"regression-report-{k}.json").write_text(done.stdout)
+        codes.append(done.returncode)
+    reports = [f"regression-report-{k}.json" for k in range(1, 5)]
+    merged, _ = gradcheck(out, "merge", *reports, "--format", "json")
+    found = [r["target"] for r in json.loads(merged.stdout)["baseline"]["regressions"]]
+    print(
+        f"regression: {worst}'s baseline ratio {ratios[worst]:.3g} lowered to 0.05; shards "
+        f"exit {codes}; merged exit {merged.returncode}, regressions {found}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=3)
@@ -116,6 +153,7 @@ def main() -> None:
     parser.add_argument(
         "--together", action="store_true", help="run the 4 shards at once, not in turn"
     )
+    parser.add_argument("--regression", action="store_true", help="also step 6")
     args = parser.parse_args()
     out = args.out
     out.mkdir(parents=True, exist_ok=True)
@@ -127,6 +165,8 @@ def main() -> None:
         f"{sum(t['seconds'] for t in whole['targets']):.1f} s of targets, wall {wall:.1f} s"
     )
     sharded(out, "seed0", [], whole, recorded.returncode, args.together)
+    if args.regression:
+        regression(out, args.together)
     deep, wall = gradcheck(
         out, "verify", "--seed", "0", "--jobs", "1", "--seeds", str(args.seeds), "--format", "json"
     )
