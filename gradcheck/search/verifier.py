@@ -54,6 +54,7 @@ from gradcheck.search.description import (
     normalize_tolerance,
 )
 from gradcheck.search.domain import ShapeDomain
+from gradcheck.search.draws import seed_alone_decides
 from gradcheck.search.precedence import layered
 
 __all__ = [
@@ -514,7 +515,8 @@ def draw_example(
     def draw(arrays: Any) -> None:
         drawn.append([np.array(a) for a in arrays])
 
-    draw()
+    with seed_alone_decides():
+        draw()
     best = max(drawn, key=_variety)
     return best, dict(chosen.get("kwargs") or {})
 
@@ -1196,7 +1198,8 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
     test._hypothesis_internal_database_key = None  # type: ignore[attr-defined]
 
     try:
-        test()
+        with seed_alone_decides():
+            test()
     except _ExampleFailed as exc:  # the final replay of the shrunk example
         return _in_full(search, exc.result), Verdict.FAILED, ""
     except _OutOfMemory as exc:
