@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -164,6 +165,4 @@ def test_the_command_and_the_fixture_draw_the_same_for_the_same_seed(pytester, m
 
 
 def _timeless(text: str) -> str:
-    import re
-
     return re.sub(r"[0-9.]+ s\b", "- s", textwrap.dedent(text))
