@@ -283,6 +283,10 @@ class Evaluator:
         # perturbations below change in place.
         out0 = self.call(self.work)
         inner = self._computes_in(out0)
+        #: The dtype narrower than float64 that the forward computes in even when given
+        #: float64 (``f(x.half())`` cast back), or None: a float64 check of the op sees
+        #: these very numerics (see ``_Run.judged_as_float64`` in the checker).
+        self.inner: np.dtype | None = inner
         if inner is not None:
             narrow = [a.astype(inner) if a.dtype.kind == "f" else a for a in self.work]
             try:  # (an op that rounds to float16 inside may refuse float16 inputs)
