@@ -341,6 +341,12 @@ ENGINE_LAYERS: list[tuple[str, tuple[str, ...]]] = [
     # what tensor_base keeps its books in, building no tensor: the view relations and
     # the NumPy dispatch tables (which the op families fill)
     ("the tensor's books", ("gradcheck.engine._utils.views", "gradcheck.engine._utils.overrides")),
+    # the parts of Tensor below the module that defines it: the per-op forward path
+    # (handed the class by tensor_base), the writes to tensors and views, the operators
+    # and the methods that apply rules (TensorMethods, a base of Tensor)
+    ("execution", ("gradcheck.engine.execution",)),
+    ("the tensor's writes", ("gradcheck.engine.tensor_writes",)),
+    ("the tensor's methods", ("gradcheck.engine.tensor_methods",)),
     ("tensor_base", ("gradcheck.engine.tensor_base",)),
     ("ufuncs", ("gradcheck.engine.ufuncs",)),
     ("functions", ("gradcheck.engine.ops", "gradcheck.engine.interop")),

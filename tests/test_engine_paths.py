@@ -18,8 +18,12 @@ import gradcheck.engine
 
 
 def engine_modules() -> list[str]:
+    """The engine's modules that have an old path (those the engine had before it had a
+    folder: not its newer modules, such as gradcheck.engine.execution)."""
     return [
-        info.name for info in pkgutil.walk_packages(gradcheck.engine.__path__, "gradcheck.engine.")
+        info.name
+        for info in pkgutil.walk_packages(gradcheck.engine.__path__, "gradcheck.engine.")
+        if info.name.split(".")[2] in gradcheck.ENGINE_MODULES
     ]
 
 
