@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-import importlib.abc
+import importlib.machinery
 import importlib.util
 import sys
 from pathlib import Path
@@ -98,7 +98,7 @@ def engine_path(name: str) -> str | None:
     return f"{_ENGINE}.{rest}"
 
 
-class _EngineAliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+class _EngineAliases:
     """Imports an old path as the very module object of its new one.
 
     A module file at the old path that replaced itself in ``sys.modules`` (as
@@ -108,7 +108,9 @@ class _EngineAliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     under the old name, with classes of its own (``isinstance`` false across the two).
     This finder comes first, so every old path, at any depth, is the new module:
     ``isinstance`` holds, classes pickle under their new path and old pickles load,
-    ``python -m`` of an old path runs the new module's code.
+    ``python -m`` of an old path runs the new module's code. (A finder and a loader by
+    their methods: ``importlib.abc`` would import ``tempfile`` and more with
+    ``import gradcheck``, which every pytest run of an installation does.)
     """
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
@@ -116,11 +118,12 @@ class _EngineAliases(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         real = None if new is None else importlib.util.find_spec(new)
         if real is None:
             return None
-        spec = importlib.util.spec_from_loader(
-            fullname, self, is_package=real.submodule_search_locations is not None
+        return importlib.machinery.ModuleSpec(
+            fullname,
+            self,  # type: ignore[arg-type]  # (a loader by its methods, not importlib.abc's)
+            loader_state=new,
+            is_package=real.submodule_search_locations is not None,
         )
-        spec.loader_state = new  # type: ignore[union-attr]
-        return spec
 
     def create_module(self, spec: Any) -> Any:
         module = importlib.import_module(spec.loader_state)

@@ -80,3 +80,11 @@ def test_python_m_runs_an_old_path():
     code = "import runpy; runpy.run_module('gradcheck.tensor_base', run_name='__main__')"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_import_gradcheck_stays_light():
+    # the finder is a plain class: importlib.abc would bring tempfile, random, bz2...
+    # into every pytest run of an installation (pytest imports the plugin's package)
+    code = "import sys, gradcheck; print(sorted({'importlib.abc', 'tempfile'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.strip() == "[]", done.stderr
