@@ -6,6 +6,7 @@ under both."""
 from __future__ import annotations
 
 import importlib
+import os
 import pickle
 import pkgutil
 import subprocess
@@ -88,3 +89,18 @@ def test_import_gradcheck_stays_light():
     code = "import sys, gradcheck; print(sorted({'importlib.abc', 'tempfile'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_hypothesis_hook_registers_the_tensor_of_the_engine_folder():
+    # the hook waits for the engine's tensor module, which `gradcheck.Tensor` imports
+    # by its new path; the strategy it registers is gradcheck.strategies.tensors
+    code = (
+        "import sys, hypothesis, hypothesis.strategies as st, _gradcheck_entry_points as e\n"
+        "e._hypothesis_setup_hook()\n"
+        "import gradcheck as mg\n"
+        "hypothesis.find(st.from_type(mg.Tensor), lambda t: True)\n"
+        "print('gradcheck.strategies.tensors' in sys.modules)\n"
+    )
+    env = {**os.environ, "HYPOTHESIS_NO_PLUGINS": "1"}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+    assert done.stdout.strip() == "True", done.stderr
