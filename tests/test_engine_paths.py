@@ -104,3 +104,14 @@ def test_hypothesis_hook_registers_the_tensor_of_the_engine_folder():
     env = {**os.environ, "HYPOTHESIS_NO_PLUGINS": "1"}
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     assert done.stdout.strip() == "True", done.stderr
+
+
+def test_tensor_base_keeps_mygrads_names():
+    # the names of mygrad.tensor_base that gradcheck.tensor_base had before the split
+    import gradcheck.tensor_base as tb
+
+    names = (
+        "CONSTANT_ONLY_DTYPES DisconnectedView Operation Tensor asarray astensor tensor "
+        "execute_op assign_in_place implements_numpy_override _REGISTERED_UFUNC"
+    )
+    assert [n for n in names.split() if not hasattr(tb, n)] == []

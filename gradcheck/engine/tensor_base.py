@@ -39,7 +39,11 @@ from gradcheck.engine.tensor_writes import (  # noqa: F401  (assign_in_place: it
     _reshape_in_place,
     assign_in_place,
 )
-from gradcheck.errors import InvalidBackprop, InvalidBackwardGradient
+from gradcheck.errors import (  # noqa: F401  (DisconnectedView: MyGrad reads it here)
+    DisconnectedView,
+    InvalidBackprop,
+    InvalidBackwardGradient,
+)
 
 __all__ = ["Tensor", "tensor", "asarray", "astensor", "execute_op"]
 
