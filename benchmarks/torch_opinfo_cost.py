@@ -21,13 +21,16 @@ Per sample the wall time of each (``time.perf_counter``) and the calling thread'
 time (``time.thread_time``: on a loaded machine the wall time is mostly the wait for a
 core), our forward and backward calls
 and verdict; then the median and 90th percentile of each side and of the ratios, and
-the slowest samples. BLAS and torch run single-threaded. Needs torch and its test
-helpers (``pip install expecttest``); without them the script says so and exits 0.
+the slowest samples (with ``--repeat N``, each sample N times, alternating which side
+goes first, and each side's least time kept). BLAS and torch run single-threaded. Needs
+torch and its test helpers (``pip install expecttest``); without them the script says so
+and exits 0.
 
 Run from the repository root::
 
     PYTHONPATH=. python benchmarks/torch_opinfo_cost.py --every 10 [--offset 0]
-        [--ops NAME ...] [--mode auto|full|fast] [--json out.json] [--slowest 10]
+        [--ops NAME ...] [--mode auto|full|fast] [--repeat 3] [--json out.json]
+        [--slowest 10]
     PYTHONPATH=. python benchmarks/torch_opinfo_cost.py --per-call add sin mul
 """
 
@@ -184,12 +187,16 @@ def run(args: argparse.Namespace, torch: Any, op_db: Any, torch_gradcheck: Any) 
             # alternate which goes first, so that neither always meets warm caches
             if elements > args.max_elements:
                 continue
-            if k % 2:
-                ours_s, ours_cpu, info = our_side(fn, tensors, args.mode)
-                torch_s, torch_cpu, how = torch_side(torch_gradcheck, op, fn, tensors)
-            else:
-                torch_s, torch_cpu, how = torch_side(torch_gradcheck, op, fn, tensors)
-                ours_s, ours_cpu, info = our_side(fn, tensors, args.mode)
+            best = [float("inf")] * 4  # each side's least wall and CPU time over repeats
+            for rep in range(args.repeat):
+                if (k + rep) % 2:
+                    ours_s, ours_cpu, info = our_side(fn, tensors, args.mode)
+                    torch_s, torch_cpu, how = torch_side(torch_gradcheck, op, fn, tensors)
+                else:
+                    torch_s, torch_cpu, how = torch_side(torch_gradcheck, op, fn, tensors)
+                    ours_s, ours_cpu, info = our_side(fn, tensors, args.mode)
+                best = [min(b, t) for b, t in zip(best, (ours_s, ours_cpu, torch_s, torch_cpu))]
+            ours_s, ours_cpu, torch_s, torch_cpu = best
             row = {"op": op.full_name, "sample": k, "elements": elements}
             row.update(ours_s=ours_s, torch_s=torch_s, ours_cpu=ours_cpu, torch_cpu=torch_cpu)
             row.update(torch=how, **info)
@@ -293,6 +300,13 @@ def main(argv: list[str] | None = None) -> int:
         default="auto",
         choices=["auto", "full", "fast"],
         help="gradcheck.check's mode (torch's test settings are its fast mode)",
+    )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="each sample this many times, alternating the sides; the least time of each "
+        "side kept (on a loaded machine the least is the one least disturbed)",
     )
     parser.add_argument("--json", metavar="PATH", help="every sample's row")
     parser.add_argument("--verbose", action="store_true", help="a line per sample")

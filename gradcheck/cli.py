@@ -672,29 +672,26 @@ def verify_command(
         at_once = _jobs_at_once(jobs, settings, run.run, seeds or 1)
         plan = [_job(item, s, verbose, at_once) for item, s in zip(items, settings)]
         manifest = None
-        if shard is not None:  # whole targets, each with all its seeds (--seeds)
+        ranges = [(i, 0, seeds or 1) for i in range(len(plan))]  # (target, seeds)
+        if shard is not None:  # (target, range of its seeds) tasks: --seeds splits
             fixed = (
                 seed is not None
                 or baseline is not None
                 or "seed" in getattr(config, "defaults", {})
             )
-            items, plan, manifest = _take_shard(
-                shard, durations_path, items, plan, baseline, fixed, run_seed, seeds, verbose
+            ranges, manifest = _take_shard(
+                shard, durations_path, plan, baseline, fixed, run_seed, seeds, verbose
             )
-            run.shown.note(
-                f"shard {manifest['index']}/{manifest['count']}: {len(plan)} of "
-                f"{len(manifest['targets'])} targets"
-            )
-        mine = [job.spec for job in plan]
-        if seeds is not None and seeds > 1:
-            items, plan = _with_seeds(items, plan, seeds)
+            run.shown.note(_shard_note(manifest, ranges))
+        mine = [plan[i].spec for i, _, _ in ranges]
+        items, plan = _with_seeds(items, plan, ranges)
         run.shown.total = len(plan)
         results, stopped_by = _run_all(run, items, plan, overrides, verbose, signals)
         signals.acknowledge()  # from here on, what finished is written whatever comes
-        if seeds is not None and seeds > 1:
+        if (seeds or 1) > 1:
             from gradcheck.frontend.deep import combine_seeds
 
-            results = combine_seeds(results, seeds)
+            results = combine_seeds(results, [stop - first for _, first, stop in ranges])
         comparison = _compare(
             results, _shard_baseline(baseline, manifest, mine), regression_factor, config
         )
@@ -937,37 +934,40 @@ def _write_outputs(
 
 
 def _with_seeds(
-    items: list[RunItem], plan: list[Job], seeds: int
+    items: list[RunItem], plan: list[Job], ranges: list[tuple[int, int, int]]
 ) -> tuple[list[RunItem], list[Job]]:
-    """A deep run's jobs: each target's job once per seed (its seed, seed + 1, ...), the
-    seeds of one target next to each other (gradcheck.frontend.deep combines them)."""
+    """The jobs of the run's tasks: for each ``(i, first, stop)``, target ``i``'s job
+    once per seed ``first`` to ``stop - 1`` of a deep run (seed ``k`` is its seed +
+    ``k``), the seeds of one task next to each other (gradcheck.frontend.deep
+    combines them); one seed, the target's own, without ``--seeds``."""
     from dataclasses import replace
 
     from gradcheck.frontend.deep import seed_of
 
     new_items, new_plan = [], []
-    for item, job in zip(items, plan):
+    for i, first, stop in ranges:
+        job = plan[i]
         base = int(job.settings.get("seed", 0))
-        for i in range(seeds):
-            new_items.append(item)
-            new_plan.append(replace(job, settings={**job.settings, "seed": seed_of(base, i)}))
+        for k in range(first, stop):
+            new_items.append(items[i])
+            new_plan.append(replace(job, settings={**job.settings, "seed": seed_of(base, k)}))
     return new_items, new_plan
 
 
 def _take_shard(
     text: str,
     durations_path: Path | None,
-    items: list[RunItem],
     plan: list[Job],
     baseline: Any,
     fixed_seed: bool,
     run_seed: int,
     seeds: int | None,
     verbose: bool,
-) -> tuple[list[RunItem], list[Job], dict[str, Any]]:
-    """This shard's part of the run (gradcheck.frontend.shards), and its manifest."""
+) -> tuple[list[tuple[int, int, int]], dict[str, Any]]:
+    """This shard's part of the run (gradcheck.frontend.shards): its tasks, each
+    ``(target index, first seed, stop)``, and its manifest."""
     from gradcheck.frontend.baseline import current_versions
-    from gradcheck.frontend.shards import assign, durations_of, manifest, parse_shard, plan_digest
+    from gradcheck.frontend.shards import durations_of, manifest, parse_shard, plan_digest, split
 
     try:
         shard = parse_shard(text)
@@ -986,7 +986,7 @@ def _take_shard(
     if durations_path is not None:
         durations = durations_of(_read_durations(durations_path, verbose))
     names = [job.spec for job in plan]
-    part = assign(names, shard.count, durations)[shard.index - 1]
+    tasks = split(names, shard.count, durations, seeds or 1)[shard.index - 1]
     digest = plan_digest([(job.spec, {**job.settings, "seeds": seeds or 1}) for job in plan])
     shown = manifest(
         shard,
@@ -994,9 +994,25 @@ def _take_shard(
         names=names,
         digest=digest,
         versions=current_versions(),
-        positions=part,
+        tasks=tasks,
+        seeds=seeds or 1,
+        bases=[int(plan[t.position].settings.get("seed", 0)) for t in tasks],
     )
-    return [items[i] for i in part], [plan[i] for i in part], shown
+    return [(t.position, t.first, t.stop) for t in tasks], shown
+
+
+def _shard_note(manifest: dict[str, Any], ranges: list[tuple[int, int, int]]) -> str:
+    """``shard 2/4: 48 of 192 targets`` (and, in a deep run, how many of its seeds)."""
+    head = (
+        f"shard {manifest['index']}/{manifest['count']}: {len(ranges)} of "
+        f"{len(manifest['targets'])} targets"
+    )
+    seeds = manifest["seeds"]
+    if seeds == 1:
+        return head
+    held = sum(stop - first for _, first, stop in ranges)
+    every = len(manifest["targets"]) * seeds
+    return f"{head}, {held} of the run's {every} seeds (--seeds {seeds})"
 
 
 def _read_durations(path: Path, verbose: bool) -> Any:

@@ -94,3 +94,135 @@ def test_an_error_above_the_floor_of_a_still_forward_fails(seed):
 
     x = np.array([[35.0, 0.0, 0.0]])
     assert check(Offset, x, seed=seed).verdict == "failed"
+
+
+# -- order 2, and what the levels alone do not show (issue 34 item 9, continued) -------
+def _nll_of_log_softmax(z):
+    """A cross-entropy as users write it: log_softmax, then the label's entry."""
+    return -torch.nn.functional.log_softmax(z, dim=-1)[..., 0].sum()
+
+
+def _shifted_max(z):
+    """``x = z - max(z)``, then ``log(sum exp x) - x[0]``: rounds at ulps of the sum,
+    where the output is 5.6e-9 at logits [29, 10, -6]."""
+    x = z - z.max(dim=-1, keepdim=True).values
+    return (torch.log(torch.exp(x).sum(-1)) - x[..., 0]).sum()
+
+
+def _plus_max(z):
+    """``m + log(sum exp(z - m)) - z[0]``, m the largest logit."""
+    m = z.max(dim=-1, keepdim=True).values
+    return (m[..., 0] + torch.log(torch.exp(z - m).sum(-1)) - z[..., 0]).sum()
+
+
+class _CrossEntropyLayer(torch.nn.Module):
+    def forward(self, z):
+        return torch.nn.functional.cross_entropy(z[None], torch.zeros(1, dtype=torch.long))
+
+
+def _twin(scale_first: float = 1.0, scale_second: float = 1.0):
+    """A cross-entropy Function whose backward is differentiable: ``g·(softmax -
+    onehot)`` times ``scale_first``, the softmax's own derivative times
+    ``scale_second`` (its value unchanged): 1, 1 is the correct op."""
+
+    class CrossEntropy(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            ctx.save_for_backward(z)
+            return _nll_of_log_softmax(z)
+
+        @staticmethod
+        def backward(ctx, g):
+            (z,) = ctx.saved_tensors
+            still = z.detach()
+            p = torch.softmax(still + scale_second * (z - still), dim=-1)
+            onehot = torch.zeros_like(z)
+            onehot[..., 0] = 1
+            return g * (p - onehot) * scale_first
+
+    return CrossEntropy
+
+
+_LARGE_LOGITS = [[30.0, 0.0, -1.0], [35.0, 0.0, -1.0], [30.0, 0.0, 0.0], [34.7, 0.3, -0.4]]
+
+
+@pytest.mark.parametrize("logits", _LARGE_LOGITS)
+@pytest.mark.parametrize("op", ["nll", "shifted", "plus_max", "layer", "function"])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_cross_entropy_at_a_large_logit_passes_at_order_2(logits, op, seed):
+    # the backward softmax - onehot has p0 - 1 = -1e-13 (at 30) or -9e-16 (at 35),
+    # which rounds at the ulps of p0: it stands still at the smaller steps (or at every
+    # step) while the other outputs move, and no level as a whole stands still; the
+    # double backward, right, false-alarmed at 'numeric' values that had lost it
+    target = {
+        "nll": _nll_of_log_softmax,
+        "shifted": _shifted_max,
+        "plus_max": _plus_max,
+        "layer": _CrossEntropyLayer(),
+        "function": _twin(),
+    }[op]
+    result = check(target, np.array(logits), order=2, seed=seed)
+    assert result.verdict == "passed", result
+
+
+@pytest.mark.parametrize("op", [_nll_of_log_softmax, _shifted_max, _CrossEntropyLayer()])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_cross_entropy_whose_output_is_a_staircase_passes_at_order_1(op, seed):
+    # at [29, 10, -6] the output, 5.6e-9, moves in ulps of its sum of exponentials (1),
+    # a staircase whose steps may be symmetric about x (J = 0 at every level, and the
+    # smallest levels agree exactly): the torch op has no wider dtype to show its
+    # rounding, which is measured in its own dtype now (the numeric was off by 3e-3)
+    result = check(op, np.array([29.0, 10.0, -6.0]), seed=seed)
+    assert result.verdict == "passed", result
+
+
+@pytest.mark.parametrize(
+    "logits", [[20.0, 7.0, 10.0], [24.0, 9.0, -3.0], [31.0, 14.0, 2.0], [30.5, -1.2, 0.7]]
+)
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_cross_entropy_away_from_ties_is_never_not_differentiable(logits, order, seed):
+    # max(z) has a kink where two logits tie, and none here: a staircase of rounding
+    # quanta (J·h of one quantum, shrinking like 1/h) is no pole
+    for op in (_plus_max, _shifted_max, _nll_of_log_softmax):
+        result = check(op, np.array(logits), order=order, seed=seed)
+        assert result.verdict == "passed", (op.__name__, result)
+
+
+@pytest.mark.parametrize("logits", [[0.3, 0.0, -1.0], [2.0, 0.0, -1.0]])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_the_twins_of_the_cross_entropy_still_fail_where_the_steps_resolve(logits, seed):
+    x = np.array(logits)
+    assert check(_twin(), x, order=2, seed=seed).verdict == "passed"
+    assert check(_twin(scale_first=1.001), x, seed=seed).verdict == "failed"
+    assert check(_twin(scale_second=1.01), x, order=2, seed=seed).verdict == "failed"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_double_backward_that_drops_a_dependence_still_fails_at_order_2(seed):
+    # the shifted cross-entropy of this module keeps its log-sum-exp as a constant in
+    # its backward: its first order is right, its second is not
+    x = np.array([[3.0, 0.0, -1.0]])
+    assert check(_shifted_cross_entropy(1.0), x, seed=seed).verdict == "passed"
+    assert check(_shifted_cross_entropy(1.0), x, order=2, seed=seed).verdict == "failed"
+
+
+def test_a_rounding_measured_without_a_wider_dtype_does_not_loosen_a_smooth_op():
+    # sin at 1e9 varies on a scale of 1, 6e3 below its base step: the move that
+    # measures the rounding is that of the smallest steps, where sin is a polynomial
+    def sine(factor):
+        class Sin(torch.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return torch.sin(x)
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * torch.cos(ctx.saved_tensors[0]) * factor
+
+        return Sin
+
+    x = np.array([1.3e9, -0.7e9, 2.1e9])
+    for factor, verdict in ((1.0, "passed"), (1.001, "failed")):
+        assert [check(sine(factor), x, seed=s).verdict for s in (0, 1, 2)] == [verdict] * 3

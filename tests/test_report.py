@@ -339,3 +339,38 @@ def test_a_wrong_gradient_keeps_its_relative_error():
     result = gradcheck.check(Double, np.linspace(-1, 1, 5), seed=0)
     assert not result.passed
     assert abs(result.max_rel_error - 0.5) < 1e-6
+
+
+class ReadsMemoryOrder(Operation):
+    """x**2 times each element's position in C order, right; its backward reads x in
+    its memory's order: wrong only on a non-contiguous input, found after the gradient
+    comparison passed (``noncontiguous_input``)."""
+
+    def __call__(self, a):
+        self.variables = (a,)
+        return a.data**2 * np.arange(a.data.size).reshape(a.shape)
+
+    def backward_var(self, grad, index, **kwargs):
+        x = self.variables[0].data
+        return 2 * (np.ravel(x, order="K") * np.arange(x.size)).reshape(x.shape) * grad
+
+
+def test_a_failure_found_after_the_comparison_shows_no_error_not_the_passing_ones():
+    from gradcheck.frontend.render import render_table
+
+    result = verify(ReadsMemoryOrder, shapes=["2,3"], max_examples=20, seed=0)
+    assert result.failure.failure.kind == "noncontiguous_input"
+    table = render_table([result], seed=0, replay=lambda r: "gradcheck verify x")
+    row = next(line for line in table.splitlines() if "FAILED" in line)
+    # the gradients agreed wherever compared: no "max abs err 0.00e+00" (or 1e-9)
+    assert row.split()[4:6] == ["-", "-"], table
+    document = json.loads(render_json([result], seed=0, replay=lambda r: "gradcheck verify x"))
+    (entry,) = document["targets"]
+    for where in (entry, entry["failure"]):
+        errors = [where[k] for k in ("max_abs_error", "max_rel_error", "error_ratio")]
+        assert errors == ["nan"] * 3, where
+    assert entry["failure"]["kind"] == "noncontiguous_input"
+    jsonschema = pytest.importorskip("jsonschema")
+    from gradcheck import schemas
+
+    jsonschema.validate(document, schemas.load("verify"))

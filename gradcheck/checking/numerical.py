@@ -29,8 +29,17 @@ The numbers, and why:
   (:meth:`Evaluator.rounding_sizes`). An op's intermediates can be
   far larger than its output: 0.5·z·(1 + tanh(u)) at z = -7 is 2e-15, made of 3.5 × a
   sum that rounds at 1e-16, and within 1e-3 of z it is a staircase whose flat steps
-  finite differences would take for the derivative. The noise, modelled and
-  measured from the levels themselves, enters each level's error.
+  finite differences would take for the derivative. Where no wider dtype computes
+  the forward (torch and JAX targets; at order 2 the forward is a backward), the
+  rounding is measured in its own dtype: what no low polynomial explains of the
+  outputs along one small move (:meth:`Evaluator._rounding_residual`). The noise,
+  modelled and measured from the levels themselves, enters each level's error.
+* **Quanta.** An output that stands still at the smaller steps and moves at larger
+  ones moves in quanta of its intermediates (p0 - 1 of a softmax at a logit of 30
+  rounds at the ulps of p0), which no step resolves below: its quantum over 2h floors
+  each level (:meth:`_LevelScores.quantize_outputs`), also for the elements where it
+  never moved, once a larger step shows it depends on them at all
+  (:meth:`Evaluator._probe_unmoved`).
 * **Kinks.** ``J(h) = (s(x+h) + s(x-h) - 2 s(x)) / h`` is the difference of the two
   one-sided quotients. Where ``s`` is smooth it grows like ``h`` (by 4 per level);
   where the one-sided derivatives differ (``abs`` at 0, ``relu`` at 0, ``max`` with a
@@ -105,7 +114,18 @@ OUTPUT_ROUNDING_EPS = 4.0
 ROUNDING_PROBE_SEED = 17
 #: ... and each element's move is the largest step over 2**k, k random in 0..this.
 ROUNDING_PROBE_SPREAD = 3
+#: Where no wider dtype computes the forward, its rounding is measured from the
+#: outputs at x + t·d, t these 64ths (unevenly spaced: an output that drifts by a whole
+#: number of quanta per even step would look exact), against a polynomial of this
+#: degree in t (see :meth:`Evaluator._rounding_residual`).
+RESIDUAL_OFFSETS = (-64, -51, -37, -22, -9, 0, 13, 28, 44, 64)
+RESIDUAL_DEGREE = 4
 
+
+#: An output that never moved at the levels of an element's refinement, while others
+#: did, is probed at LEVEL_RATIO to this power times the base step (see
+#: :meth:`Evaluator._probe_unmoved`).
+PROBE_POWER = _HIGHEST + 5
 
 #: Steps of a one-sided derivative at a domain edge (:meth:`Evaluator.edge_derivative`),
 #: and how closely its last two Richardson estimates agree (relative) to be a number.
@@ -132,13 +152,20 @@ def _levels(size: float) -> tuple[np.ndarray, int]:
     for |x| < 1, by at most :data:`SMALL_X_LEVELS` levels), and the choice among them
     is the error estimate's (see :func:`_combine`).
     """
-    extra = 0
-    if size > 0 and math.isfinite(size):
-        extra = max(0, int(np.ceil(abs(np.log(size)) / np.log(LEVEL_RATIO) - 1e-9)))
-        if size < 1:
-            extra = min(extra, SMALL_X_LEVELS)
+    extra = int(_extra_levels(np.array([size]))[0])
     powers = np.arange(_LOWEST - extra, _HIGHEST + 1)
     return LEVEL_RATIO**powers, extra - _LOWEST
+
+
+def _extra_levels(sizes: np.ndarray) -> np.ndarray:
+    """Per element of size ``sizes`` (|x|), how many levels :func:`_levels` adds below
+    the base ladder."""
+    sizes = np.asarray(sizes, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        extra = np.ceil(np.abs(np.log(sizes)) / np.log(LEVEL_RATIO) - 1e-9)
+        extra = np.where((sizes > 0) & np.isfinite(sizes), np.maximum(extra, 0), 0)
+        extra = np.where(sizes < 1, np.minimum(extra, SMALL_X_LEVELS), extra)
+    return extra.astype(np.int64)
 
 
 def _wider(dtype: np.dtype) -> np.dtype | None:
@@ -274,6 +301,10 @@ class Evaluator:
         #: The smallest quantum in which ``s`` moved at this point, once one showed
         #: (see :meth:`_LevelScores.quantize_noise`).
         self.quantum: float | None = None
+        #: Per output (flat), the quantum it moved in where it stood still at smaller
+        #: steps, once a refinement showed one (0: none known; see
+        #: :meth:`_LevelScores.quantize_outputs`).
+        self.output_quanta: np.ndarray | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
 
     def _computes_in(self, out0: np.ndarray) -> np.dtype | None:
@@ -286,6 +317,8 @@ class Evaluator:
         that dtype (in it: the forward rounds to it anyway) see the function."""
         if self.eval_dtype != np.float64 or out0.dtype != np.float64 or not out0.size:
             return None
+        if not exact_in(out0, np.dtype(np.float32)):
+            return None  # (nor in float16, whose numbers are float32's too)
         for narrow in (np.dtype(np.float16), np.dtype(np.float32)):
             if not exact_in(out0, narrow):
                 continue
@@ -311,9 +344,8 @@ class Evaluator:
     def _rounds_away(self, out0: np.ndarray, narrow: np.dtype) -> bool:
         """Whether every float input rounded to ``narrow`` and moved up by a quarter of
         its ulp there (which rounding to ``narrow`` takes back) gives exactly the output
-        at x. A
-        float64 forward at inputs exact in ``narrow`` (zeros, small integers: 2·x at 0
-        moved by 1.5 float16 ulps is exact in float16 too) moves with it."""
+        at x. A float64 forward at inputs exact in ``narrow`` (zeros, small integers:
+        2·x at 0 moved by 1.5 float16 ulps is exact in float16 too) moves with it."""
         moved = []
         with np.errstate(all="ignore"):
             for a in self.work:
@@ -389,8 +421,93 @@ class Evaluator:
                     alone = 2 * np.abs(errors[0])
                     spread = np.where(count >= 2, spread, alone)
                 sizes = np.maximum(sizes, np.where(np.isfinite(spread), spread, 0.0) / self.eps)
+                self._sizes = sizes
+                return sizes
+        # No wider dtype computes this forward (torch and JAX take no long double; and
+        # at order 2 the forward is a backward): its rounding is measured in its own
+        # dtype instead (see _rounding_residual).
+        residual = self._rounding_residual()
+        if residual is not None:
+            # At most the size of the inputs (and 1), as at a level where nothing moved
+            # (_LevelScores.magnitude): where a function varies faster than the move
+            # (log|a| at a = 8e-16), what no polynomial explains is no rounding, and a
+            # noise of its size would make steps that never converge look converged.
+            sizes = np.maximum(sizes, np.minimum(residual / self.eps, self._magnitude()))
         self._sizes = sizes
         return sizes
+
+    def _rounding_cap(self) -> float:
+        """The most a move of an output may be and still be read as one quantum of
+        its rounding: :data:`OUTPUT_ROUNDING_EPS` eps of the inputs' size (at least 1)
+        or of the outputs' rounding size, whichever is larger. More is a move of the
+        function (a clip's bound that a large step crosses)."""
+        sizes = self.rounding_sizes()
+        largest = float(np.max(sizes, initial=0.0)) if np.isfinite(sizes).all() else 0.0
+        return OUTPUT_ROUNDING_EPS * self.eps * max(self._magnitude(), largest)
+
+    def _magnitude(self) -> float:
+        """The largest finite |element| of the float inputs, at least 1: the size of
+        intermediates a forward is assumed to round at where nothing shows more."""
+        floats = [np.abs(a[np.isfinite(a)]) for a in self.work if a.dtype.kind == "f"]
+        return max([1.0, *(float(a.max()) for a in floats if a.size)])
+
+    def _rounding_residual(self) -> np.ndarray | None:
+        """Per output, the spread of its rounding error along one small move, measured
+        in the forward's own dtype: f at x + t·d for t in -1..1
+        (:data:`RESIDUAL_OFFSETS`), d each float element's step of the levels second
+        from the bottom (up or down, over a power of two, as the scattered move of
+        :meth:`rounding_sizes`), and the part of each output that no polynomial of
+        degree :data:`RESIDUAL_DEGREE` in t explains. Over so small a move a smooth
+        output is that polynomial to far below its rounding (its next term is of
+        order (eps**(1/3)/LEVEL_RATIO)**(RESIDUAL_DEGREE + 1) of its scale), so what is
+        left is rounding: a cross-entropy at logits [29, 10, -6] is log(1 + 5.6e-9),
+        an output of 5.6e-9 that moves in ulps of 1 (its sum of exponentials), and its
+        finite differences are a staircase of them, whose steps may be symmetric about
+        x (J = 0 at every level: the levels' own noise measure sees nothing). The
+        residuals' standard deviation times sqrt(12) is the spread of a rounding error
+        uniform over a quantum. None where an output is not finite or has the wrong
+        shape along the move (the noise model then keeps the output's size)."""
+        pattern = np.random.default_rng(ROUNDING_PROBE_SEED)
+        moves: list[np.ndarray | None] = []
+        for a in self.work:
+            if a.dtype.kind != "f":
+                moves.append(None)
+                continue
+            # the smallest levels' steps (times LEVEL_RATIO**2), which see a function
+            # on the other scale too (sin at 1e9, whose base step is 6e3)
+            low = _LOWEST + 2 - _extra_levels(np.abs(a))
+            move = step_sizes(a, self.eps) * LEVEL_RATIO**low
+            move = move * pattern.choice([-1.0, 1.0], a.shape)
+            move = move * np.exp2(-pattern.integers(0, ROUNDING_PROBE_SPREAD + 1, a.shape))
+            # and three bits of mantissa, still exact: elements moved alike keep the
+            # symmetries of the point (a softmax moved along (1, 1, ...) stands still)
+            moves.append(move * (1 + pattern.integers(0, 8, a.shape) / 8))
+        ts = np.array(RESIDUAL_OFFSETS) / LEVEL_RATIO**3
+        rows = []
+        try:
+            with np.errstate(all="ignore"), no_autodiff:
+                for t in ts:
+                    if t == 0:
+                        rows.append(np.zeros(self.f0.size))
+                        continue
+                    arrays = [
+                        a if m is None else (a + t * m).astype(a.dtype)
+                        for a, m in zip(self.work, moves)
+                    ]
+                    out = np.asarray(self.call(arrays))
+                    if out.shape != self.f0.shape:
+                        return None
+                    rows.append(np.subtract(out, self.f0, dtype=np.float64).reshape(-1))
+        except Exception:
+            return None
+        changes = np.stack(rows)
+        if not np.all(np.isfinite(changes)):
+            return None
+        basis = np.vander(ts, RESIDUAL_DEGREE + 1, increasing=True)
+        residual = changes - basis @ np.linalg.lstsq(basis, changes, rcond=None)[0]
+        dof = len(ts) - (RESIDUAL_DEGREE + 1)
+        sigma = np.sqrt(np.sum(residual**2, axis=0) / dof)
+        return (np.sqrt(12) * sigma).reshape(self.f0.shape)
 
     def _rounding_error(
         self, wider: np.dtype, sign: float, scatter: bool = False
@@ -518,27 +635,38 @@ class Evaluator:
         steps = step_sizes(flat, self.eps).astype(x.dtype)
         steps = (flat + steps) - flat  # exact in the evaluated dtype too
         # The loop below is the checker's inner loop (two forward calls per element):
-        # everything else is done for all elements at once, and the perturbed values
-        # are Python floats (exact: each is a value of the array's dtype).
+        # each output is copied into a row of a buffer, and everything else is done for
+        # a batch of rows at once (a subtraction and a dot product per call were a tenth
+        # of a small torch op's call); the perturbed values are Python floats (exact:
+        # each is a value of the array's dtype).
         olds = flat.tolist()
         aboves = (flat + steps).tolist()
         belows = (flat - steps).tolist()
         ups = np.empty(flat.size)
         downs = np.empty(flat.size)
         fwd = self._bind(self.work, self.params)
-        v = self.v
-        f0 = self.f0
-        sub = np.subtract if self._real_out else partial(np.subtract, dtype=np.float64)
-        vdot = np.vdot
-        # Outputs the perturbation does not reach give exact zeros in `up` and `down`,
-        # so each dot product sums the touched outputs only.
+        if not self._real_out:  # (a complex output raises here, as it always did)
+            fwd = partial(lambda call: np.subtract(call(), 0.0, dtype=np.float64), fwd)
+        v, f0 = self.v.reshape(-1), self.f0.reshape(-1)
+        rows = max(1, min(_DIRECTIONAL_ROWS_MAX_SIZE // max(f0.size, 1), flat.size))
+        plus, minus = np.empty((2, rows, f0.size))
+        # (rows of the output's shape: an output is broadcast into its row as it was
+        # against f0 before, a 1-element output to all of f0)
+        above, below = (rows_of.reshape(rows, *self.f0.shape) for rows_of in (plus, minus))
+        # Outputs the perturbation does not reach give exact zeros in `plus - f0` and
+        # `minus - f0`, so each dot product sums the touched outputs only.
         with np.errstate(all="ignore"), no_autodiff:
-            for j in range(flat.size):
-                flat[j] = aboves[j]
-                ups[j] = vdot(v, sub(fwd(), f0))
-                flat[j] = belows[j]
-                downs[j] = vdot(v, sub(fwd(), f0))
-                flat[j] = olds[j]
+            for start in range(0, flat.size, rows):
+                end = min(start + rows, flat.size)
+                for r, j in enumerate(range(start, end)):
+                    flat[j] = aboves[j]
+                    above[r] = fwd()
+                    flat[j] = belows[j]
+                    below[r] = fwd()
+                    flat[j] = olds[j]
+                used = end - start
+                ups[start:end] = np.subtract(plus[:used], f0, out=plus[:used]) @ v
+                downs[start:end] = np.subtract(minus[:used], f0, out=minus[:used]) @ v
             values = (ups - downs) / (2 * steps)
             jumps = (ups + downs) / steps
         self.calls += 2 * flat.size
@@ -636,6 +764,8 @@ class Evaluator:
         levels.powers = np.arange(len(multipliers)) - base_index
         ladder = base_index + _LOWEST  # the first level of the base ladder
         self._run_levels(i, along, h0, multipliers[ladder:], ladder, levels)
+        if isinstance(along, (int, np.integer)):
+            self._probe_unmoved(i, int(along), h0, levels)
         self._quantize(levels)
         est = _combine(levels, self.eps, jump_threshold, base_index)
         if ladder > 0 and (est.kink or est.low_order or not est.error <= jump_threshold):
@@ -659,12 +789,70 @@ class Evaluator:
                 est.kink = est.unbounded = True
         return est
 
+    def _probe_unmoved(self, i: int, j: int, h0: float, levels: _LevelScores) -> None:
+        """Where some outputs moved at the levels and others never did, whether those
+        others depend on element ``j`` at all, below their quanta: f at x ± steps
+        above the levels', from LEVEL_RATIO**PROBE_POWER times ``h0`` (about 0.4 of
+        the element's scale) down, while some output that moved at the first still
+        moves. An output's least move there, where no more than a quantum of
+        rounding may be (:meth:`_rounding_cap`), bounds its quantum, known from here on (see
+        :meth:`_LevelScores.quantize_outputs`). At order 2 a cross-entropy's backward
+        at logits [35, 0, -1] has p0 - 1 = -8.6e-16, which rounds at the ulps of p0
+        (1e-16) and stands still at every step, while the other logits' effect on it
+        (-p0·p1, 6e-16 per unit) is what the double backward says. A move of more than
+        rounding (a clamp or a hinge the probe reaches) says nothing; outputs that do
+        not move at the first step (an elementwise op's others) cost nothing more."""
+        unmoved = levels.moved_step == 0
+        if not unmoved.any() or unmoved.all():
+            return
+        flat = self.work[i].reshape(-1)
+        old = flat[j]
+        cap = self._rounding_cap()
+        seen = np.zeros(unmoved.shape)
+        for power in range(PROBE_POWER, _HIGHEST, -1):
+            step = float(np.asarray(old + h0 * LEVEL_RATIO**power, dtype=flat.dtype) - old)
+            moves = []
+            try:
+                with np.errstate(all="ignore"), no_autodiff:
+                    for sign in (1.0, -1.0):
+                        flat[j] = old + sign * step
+                        out = np.asarray(self.call(self.work), dtype=np.float64)
+                        if out.shape != self.f0.shape:
+                            return
+                        moves.append(np.abs(out - self.f0).reshape(-1))
+            except Exception:
+                break
+            finally:
+                flat[j] = old
+            with np.errstate(invalid="ignore"):
+                move = np.fmax(*moves)
+                unmoved = unmoved & (move > 0)  # (still here: still below, too)
+                small = unmoved & (move <= cap)
+            seen = np.where(small, move, seen)
+            if not (unmoved & ~small).any():
+                break  # what moves by more than rounding here may not, a step below
+        if not seen.any():
+            return
+        known = self.output_quanta
+        if known is None:
+            known = np.zeros(seen.shape)
+        self.output_quanta = np.where(
+            (known > 0) & (seen > 0), np.minimum(known, seen), known + seen
+        )
+
     def _quantize(self, levels: _LevelScores) -> None:
         """:meth:`_LevelScores.quantize_noise`, with the smallest quantum this point's
         outputs showed so far (kept for the elements refined next)."""
         found = levels.quantize_noise(self.quantum)
         if found is not None and found > 0:
             self.quantum = found if self.quantum is None else min(self.quantum, found)
+        self.output_quanta = levels.quantize_outputs(
+            np.abs(self.v).reshape(-1),
+            self.output_quanta,
+            self.eps * np.abs(self.f0).reshape(-1),
+            self._rounding_cap(),
+        )
+        levels.floor = np.maximum(levels.floor, levels.precision)
 
     def _run_levels(
         self,
@@ -778,6 +966,21 @@ class Evaluator:
                 size = np.maximum(measured, levels.magnitude)
                 noise[k] = eps * float(vdot(absv, size)) / (2 * h)
                 levels.still[k] = True
+        levels.note_outputs(touched, (plus - f0, minus - f0), hs[pending])
+        if self.output_quanta is not None:
+            # An output that moves in quanta far coarser than its own rounding is known
+            # only to that quantum: where its rounding scales with it (at order 2, a
+            # cross-entropy's backward is (p - onehot)·v, its p0 - 1 = -4e-13 carrying
+            # the rounding of p0, 1e-16, and so does every derivative of it: with
+            # respect to v it is that rounded p0 - 1 exactly, against the double
+            # backward's own rounding of it), a difference of it is right to that
+            # share of itself only, however exact.
+            with np.errstate(all="ignore"):
+                share = np.minimum(self.output_quanta / np.abs(f0.reshape(-1)), 1.0)
+                share = np.where(self.output_quanta > 0, share, 0.0) * absv.reshape(-1)
+            for row, k in enumerate(pending):
+                rate = np.abs(spread[row].reshape(-1)) / (2 * float(hs[k]))
+                levels.precision[k] = float(np.vdot(share, np.where(np.isfinite(rate), rate, 0.0)))
         levels.pending = []
 
     def complex_step(self, i: int) -> np.ndarray:
@@ -831,7 +1034,9 @@ def _blows_up_below(levels: _LevelScores, est: Estimate) -> bool:
         chosen = np.abs(levels.d[finite & (levels.hs >= est.step)])
         bound = SINGULAR_BLOWUP * max(float(chosen.max(initial=0.0)), abs(est.value))
         below = finite & (levels.hs < est.step)
-        loud = np.abs(levels.d) > np.maximum(bound, KINK_NOISE_MARGIN * levels.noise)
+        # (the noise of a level where s moves in quanta includes their floor)
+        resolution = np.maximum(levels.noise, levels.floor)
+        loud = np.abs(levels.d) > np.maximum(bound, KINK_NOISE_MARGIN * resolution)
     return int(np.sum(below & loud)) >= 2
 
 
@@ -871,6 +1076,73 @@ class _LevelScores:
         #: exp near 0); the steps are relative to it, so the noise it gives at a still
         #: level is eps**(2/3)·<|v|, 1> / 2 over the level's multiplier, at every scale.
         self.magnitude = 1.0
+        #: Per output (flat): the smallest step at which it stood still, the largest at
+        #: which it moved, and the least it moved by there (see :meth:`note_outputs`).
+        #: Each level's difference's share of the outputs' own precision, where they
+        #: move in quanta far coarser than their rounding (see :meth:`Evaluator._score_levels`).
+        self.precision = np.zeros(n)
+        self.still_step = np.full(math.prod(shape), np.inf)
+        self.moved_step = np.zeros(math.prod(shape))
+        self.least_move = np.full(math.prod(shape), np.inf)
+
+    def note_outputs(
+        self, touched: np.ndarray, changes: tuple[np.ndarray, np.ndarray], hs: np.ndarray
+    ) -> None:
+        """Keep, per output, where it stood still and where it moved (``touched``, one
+        row per level of steps ``hs``), and its least move (the larger of its changes
+        up and down, ``changes``) at a level where it moved."""
+        rows = len(hs)
+        touched = touched.reshape(rows, -1)
+        step = np.asarray(hs, dtype=np.float64)[:, None]
+        with np.errstate(invalid="ignore"):
+            up, down = (np.abs(c.reshape(rows, -1)) for c in changes)
+            move = np.where(touched, np.fmax(up, down), np.inf)
+        np.minimum(
+            self.still_step, np.where(touched, np.inf, step).min(axis=0), out=self.still_step
+        )
+        np.maximum(self.moved_step, np.where(touched, step, 0.0).max(axis=0), out=self.moved_step)
+        np.fmin(self.least_move, move.min(axis=0), out=self.least_move)
+
+    def quantize_outputs(
+        self, absv: np.ndarray, known: np.ndarray | None, ulps: np.ndarray, cap: float
+    ) -> np.ndarray | None:
+        """:meth:`quantize_noise` output by output: an output that stood still at some
+        step and moved at a larger one depends on the element, and moves in quanta of
+        its intermediates (at order 2, a cross-entropy's backward at logits [30, 0, -1]
+        is softmax - onehot, whose first output p0 - 1 = -1.3e-13 rounds at the ulps of
+        p0, 1e-16: it stands still at the smaller steps while the other outputs, of the
+        same size, move smoothly, so no level stands still as a whole). At every level
+        it resolves the element's effect on it only to about its least move (its
+        quantum) over 2h: that, times |v| of it, over those outputs, is a floor of each
+        level's resolution, as a level's quantum is.
+
+        An output that did not move at any level here may still depend on the element,
+        below its quantum (p0 - 1 and the smallest logit: its effect, 1e-29 per step,
+        never shows): where another element's refinement at this point showed that
+        output moving in quanta far coarser than its own rounding (``known``, against
+        ``ulps``, eps of each output: intermediates far larger than the output, which is
+        what a cancellation is), that quantum counts too. (Outputs of their own
+        rounding's quanta are left out: an elementwise op's other outputs, which do not
+        depend on the element, would blunt every element by theirs.)
+
+        A least move above ``cap`` is no quantum of rounding but the function's own
+        (a clip's bound that a large step crosses): such an output is left out.
+
+        Returns ``known`` with the quanta this refinement showed."""
+        quantized = (self.still_step < self.moved_step) & (self.least_move <= cap)
+        share = float(np.vdot(absv[quantized], self.least_move[quantized]))
+        if known is not None:
+            unmoved = (self.moved_step == 0) & (known > OUTPUT_ROUNDING_EPS * ulps)
+            share += float(np.vdot(absv[unmoved], known[unmoved]))
+        if share > 0:
+            done = np.isfinite(self.d) & np.isfinite(self.jump)
+            self.floor = np.maximum(self.floor, np.where(done, share / (2 * self.hs), 0.0))
+        if not quantized.any():
+            return known
+        if known is None:
+            known = np.zeros(self.least_move.shape)
+        seen = np.where(quantized, self.least_move, 0.0)
+        return np.where((known > 0) & (seen > 0), np.minimum(known, seen), known + seen)
 
     def quantize_noise(self, known: float | None = None) -> float | None:
         """Where some level's outputs did not move at all and a level of a larger step
@@ -906,7 +1178,13 @@ class _LevelScores:
         for name in ("d", "jump", "noise", "hs", "still"):
             getattr(new, name)[more:] = getattr(self, name)
         new.floor[more:] = self.floor
+        new.precision[more:] = self.precision
         new.magnitude = self.magnitude
+        new.still_step, new.moved_step, new.least_move = (
+            self.still_step,
+            self.moved_step,
+            self.least_move,
+        )
         new.powers = np.concatenate([self.powers[0] - np.arange(more, 0, -1), self.powers])
         return new
 
@@ -1293,7 +1571,8 @@ def full_estimate(
     done &= ~(np.abs(jumps) > max(threshold, FIRST_JUMP_FRACTION * scale))
     est = Estimate(value, error, kink, curvature, ~done, 0, noise)
     which = np.flatnonzero(~done)
-    refine_elements(ev, i, est, which, threshold, steps[which])
+    if which.size:
+        refine_elements(ev, i, est, which, threshold, steps[which])
     for name in ("value", "error", "kink", "curvature", "refined", "noise"):
         setattr(est, name, getattr(est, name).reshape(shape))
     est.calls = ev.calls - calls0
@@ -1318,7 +1597,18 @@ def refine_elements(
     curvature, refined, noise = (
         getattr(est, name).reshape(-1) for name in ("curvature", "refined", "noise")
     )
+    known: list[np.ndarray | None] = []
     for j, h in zip(which, steps):
+        known.append(None if ev.output_quanta is None else ev.output_quanta.copy())
         one = ev.refine(i, int(j), float(h), jump_threshold, abs(float(x[j])))
         flat["value"][j], flat["error"][j], flat["kink"][j] = one.value, one.error, one.kink
         curvature[j], refined[j], noise[j] = one.curvature, True, one.noise
+    # An element refined before another showed an output's quanta (see
+    # Evaluator._probe_unmoved) is refined again, with them: the quanta are the point's.
+    final = ev.output_quanta
+    for j, h, before in zip(which, steps, known):
+        if final is None or (before is not None and np.array_equal(before, final)):
+            continue
+        one = ev.refine(i, int(j), float(h), jump_threshold, abs(float(x[j])))
+        flat["value"][j], flat["error"][j], flat["kink"][j] = one.value, one.error, one.kink
+        curvature[j], noise[j] = one.curvature, one.noise

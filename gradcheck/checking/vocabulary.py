@@ -134,6 +134,13 @@ FAILURE_KINDS: dict[str, str] = {
     "raised or gave another output or gradient",
 }
 
+#: The failure kinds decided by the gradient comparison itself (analytic against
+#: numeric): their errors are the bug's size. Every other kind failed before the
+#: comparison or after one that passed (a structural check, a re-run: batched_*,
+#: noncontiguous_input, compiled_mismatch...), and the errors measured there are not
+#: the failure's: reports show none ("-", "nan" in JSON).
+COMPARISON_KINDS = frozenset({Kind.MISMATCH, Kind.MISSING_GRADIENT})
+
 #: The failure kinds of a run around the checks, each with what it means: a check lets
 #: SystemExit and KeyboardInterrupt through (they are not errors of one example), the
 #: search (:func:`gradcheck.verify`) makes them the op's failure, and ``gradcheck

@@ -23,6 +23,10 @@ The JSON document (``gradcheck verify --format json``), version 1::
           "max_rel_error": 3.4e-12,  # failing ones included; relative to the
                                      # gradient's scale, as the tolerance takes it)
           "error_ratio": 0.003,      # largest error / tolerance (< 1 passes)
+                                     # (the three "nan" where none was measured, and
+                                     # for a failure that is not the comparison's:
+                                     # noncontiguous_input, batched_*...; "-" in
+                                     # the table)
           "seconds": 0.41,
           "seed": 1234,
           "settings": {...},         # the effective shapes, domain, dtype, kwargs...

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gradcheck.checking.vocabulary import Kind
+from gradcheck.checking.vocabulary import COMPARISON_KINDS
 
 if TYPE_CHECKING:  # (the results' module imports this one: str(result) is its text)
     from gradcheck.checking.result import CheckResult, Element
@@ -119,7 +119,7 @@ def format_result(result: CheckResult, *, seed: bool = True) -> str:
         where = "" if f.input is None else f" ({_label(result, f.input)})"
         lines.append(f"gradcheck: {result.target} failed: {f.kind}{where}")
         lines.append(f.message)
-        if f.kind in (Kind.MISMATCH, Kind.MISSING_GRADIENT):
+        if f.kind in COMPARISON_KINDS:
             if f.size:
                 lines.append(f"Mismatched elements: {f.mismatched} / {f.size}")
             lines.append(f"Max absolute difference: {_err(result.max_abs_error)}")

@@ -29,6 +29,17 @@ end and the next one's start; its time limits count from its turn
 whatever it runs (a C loop that holds the GIL included), and may allocate at most
 ``Job.max_memory`` bytes (``--max-memory``).
 
+gradcheck's own targets (the built-in library: no user code) are the exception to one
+process per target: the fork is cheap, but the target's process then copies every page
+of the zygote it writes to (reference counts, the allocator's pools, the interpreter's
+caches: about 3,500 pages, 15 ms of CPU, a quarter of a built-in target's checks at 20
+examples). A process that has checked one of them checks the next one too, as long as
+its state is the state it started in (:mod:`gradcheck.frontend.process_state` compares
+it item by item after each target; a difference, and the next target gets a fresh
+process). The results are the same either way (``tests/cli/test_process_reuse.py``,
+and every field of the library's JSON in ``benchmarks/library_verify_time.py``). A
+user's target always has a process of its own, and no target follows it there.
+
 A :class:`Job` is plain data (the target's spec, the keyword arguments of
 :func:`gradcheck.verify` with the target's seed among them); the job's process finds
 the target's module already imported (or imports it). The zygote is started with
@@ -41,13 +52,15 @@ once; not answered), ``("load", function, args)`` (answered ``("loaded",
 result)`` or ``("load_error", exception, traceback)``), ``("warm",)`` before the jobs
 of a run of several (:func:`_warm_up`), ``("job", index, job)``
 followed by one end of a new pipe (answered ``("forked", index, pid)``; ``("exit",
-index, exit_code)`` when that process has ended), or ``None`` to let it go. Over its
+index, exit_code, pid)`` when that process has ended: the coordinator finds the job it
+is checking now by the pid), or ``None`` to let it go. Over its
 pipe, a job's process waits for ``("go", index)``, then sends ``("started", index,
 settings)`` (the effective settings),
 ``("example", index, inputs, check_seed, done, total)`` before each example is checked
 (``done`` of ``total`` examples counted so far: one message per example, not two),
-and last ``("result",
-index, VerifyResult)`` or ``("error", index, exception)``. The zygote ignores SIGINT
+and last ``("result", index, VerifyResult, again)`` (``again``: it may check another
+of gradcheck's own targets, and waits for ``("run", index, job)`` or the end of its
+pipe) or ``("error", index, exception)``. The zygote ignores SIGINT
 and runs in a process group of its own (the coordinator alone decides when the run
 stops), and dies with the coordinator (Linux: ``PR_SET_PDEATHSIG``; elsewhere a thread
 watches the coordinator); a job's process dies with the zygote.
@@ -88,6 +101,7 @@ from gradcheck.errors import (
     WorkerDied,
     exception_text,
 )
+from gradcheck.frontend.process_state import ProcessState, changes, is_own_target
 
 if TYPE_CHECKING:
     from typing import TypeAlias
@@ -271,6 +285,11 @@ def _zygote_main(conn: Connection, setup: WorkerSetup) -> None:
     finally:
         for pid in children:
             _kill_group(pid)
+        for pid in children:  # reaped: their CPU time counts in the zygote's children's
+            try:
+                os.waitpid(pid, 0)
+            except OSError:
+                pass
         # Nothing is left to finish: no interpreter teardown (NumPy, Hypothesis:
         # tenths of a second the command would wait for).
         _flush_all()
@@ -365,7 +384,7 @@ def _zygote_reap(conn: Connection, children: dict[int, tuple[int, int | None]]) 
         if pidfd is not None:
             os.close(pidfd)
         del children[pid]
-        conn.send(("exit", index, os.waitstatus_to_exitcode(status)))
+        conn.send(("exit", index, os.waitstatus_to_exitcode(status), pid))
 
 
 def _kill_group(pid: int) -> None:
@@ -530,7 +549,23 @@ def _serve(conn: Connection, index: int, job: Job, setup: WorkerSetup) -> None:
     # when the coordinator says so; a closed pipe (the run ended first) ends it here.
     if conn.recv() != ("go", index):  # pragma: no cover - protocol bug
         raise InternalError("a worker was told to start another job")
+    # The state a fresh process has: one of gradcheck's own targets may follow in this
+    # process only while nothing of it has changed (gradcheck.frontend.process_state).
+    start = ProcessState() if is_own_target(job.spec) else None
+    while _serve_one(conn, index, job, start):
+        try:
+            message = conn.recv()
+        except (EOFError, OSError):
+            return
+        if message is None:
+            return
+        _, index, job = message  # ("run", index, job): the next of gradcheck's own
 
+
+def _serve_one(conn: Connection, index: int, job: Job, start: ProcessState | None) -> bool:
+    """Check one job and send what came of it; whether this process may check another
+    of gradcheck's own targets (the job was one, and the process's state is as it was
+    at its start)."""
     counted = [0, 0]  # (done, total): sent with the next example, or in the result
 
     def progress(done: int, total: int) -> None:
@@ -547,20 +582,22 @@ def _serve(conn: Connection, index: int, job: Job, setup: WorkerSetup) -> None:
     except Exception as exc:
         if isinstance(exc, GradcheckError) and not isinstance(exc, InternalError):
             conn.send(("error", index, _transportable(exc)))  # a usage error: ends the run
-            return
+            return False
         # gradcheck's own failure on this target: the target fails, the run goes on
         remote = _transportable(exc)
         assert isinstance(remote, RemoteError) or isinstance(exc, InternalError)
         trace = getattr(remote, "remote_traceback", "")
         _write_stderr(f"{trace.rstrip()}\n")
         conn.send(("internal", index, type(exc).__name__, _safe_str(exc)))
-        return
+        return False
     if job.max_memory:
         result = _name_the_memory_limit(result, job.max_memory)
+    again = start is not None and is_own_target(job.spec) and not changes(start)
     try:
-        conn.send(("result", index, result))
+        conn.send(("result", index, result, again))
     except Exception:  # something of the user's in it does not pickle
-        conn.send(("result", index, _picklable_result(result)))
+        conn.send(("result", index, _picklable_result(result), again))
+    return again
 
 
 def _name_the_memory_limit(result: VerifyResult, limit: int) -> VerifyResult:
@@ -672,6 +709,16 @@ class _Running:
     waiting: bool = False
 
 
+@dataclass
+class _Idle:
+    """A job's process that has sent its result and may check one more of gradcheck's
+    own targets (under the same memory limit)."""
+
+    pid: int
+    conn: Connection
+    max_memory: int | None
+
+
 class _Zygote:
     """The coordinator's handle on the zygote process."""
 
@@ -742,6 +789,9 @@ class Run:
         self._next = 0
         self._zygote: _Zygote | None = None
         self._running: dict[int, _Running] = {}
+        #: Processes that checked one of gradcheck's own targets and may check another
+        #: (gradcheck.frontend.process_state): they wait for ("run", index, job).
+        self._idle: list[_Idle] = []
         self._failed_starts = 0
 
     def prestart(self) -> None:
@@ -856,19 +906,66 @@ class Run:
 
     def _dispatch(self) -> None:
         """Start jobs while fewer than ``n_jobs`` run: the spare first (already
-        forked, it only waits for its word), then new ones; then fork the next job
-        ahead of its turn, as the spare, so that the fork (and the zygote's waking up,
-        slow on a loaded machine) is not on the way from one job's end to the next
-        one's start."""
+        forked, it only waits for its word), then new ones (one of gradcheck's own
+        targets in a process that checked another and may check more: no fork at
+        all); then fork the next job ahead of its turn, as the spare, so that the fork
+        (and the zygote's waking up, slow on a loaded machine) is not on the way from
+        one job's end to the next one's start, unless a process that may be reused
+        for it is running."""
         while True:
             active = sum(not r.waiting for r in self._running.values())
             spares = [r for r in self._running.values() if r.waiting]
             if spares and active < self.n_jobs:
                 self._go(min(spares, key=lambda r: r.index))
-            elif self._pending and (active < self.n_jobs or not spares):
-                self._fork(self._pending.popleft(), spare=active >= self.n_jobs)
+            elif self._pending and active < self.n_jobs:
+                index = self._pending.popleft()
+                idle = self._idle_for(index)
+                if idle is None or not self._reuse(idle, index):
+                    self._fork(index, spare=False)
+            elif self._pending and not spares and not self._reusable_soon(self._pending[0]):
+                self._fork(self._pending.popleft(), spare=True)
             else:
-                return
+                break
+        if not any(is_own_target(self.jobs[i].spec) for i in self._pending):
+            self._let_idle_go()
+
+    def _idle_for(self, index: int) -> _Idle | None:
+        """An idle process that may check job ``index`` (one of gradcheck's own)."""
+        job = self.jobs[index]
+        if not is_own_target(job.spec):
+            return None
+        for idle in self._idle:
+            if idle.max_memory == job.max_memory:
+                self._idle.remove(idle)
+                return idle
+        return None
+
+    def _reusable_soon(self, index: int) -> bool:
+        """Whether job ``index`` may go to a process now checking one of gradcheck's
+        own targets (then no spare is forked for it)."""
+        return is_own_target(self.jobs[index].spec) and any(
+            not r.waiting and is_own_target(self.jobs[r.index].spec) for r in self._running.values()
+        )
+
+    def _reuse(self, idle: _Idle, index: int) -> bool:
+        """Job ``index``'s turn, in an idle process; False when that process is gone."""
+        now = time.monotonic()
+        running = _Running(index, now, beat=now, pid=idle.pid, conn=idle.conn)
+        try:
+            idle.conn.send(("run", index, self.jobs[index]))
+        except OSError:
+            _kill_group(idle.pid)
+            idle.conn.close()
+            return False
+        self._running[index] = running
+        if self.progress is not None:
+            running.progress = self.progress(index, self.jobs[index])
+        return True
+
+    def _let_idle_go(self) -> None:
+        """The idle processes end (their pipe closes: they exit)."""
+        while self._idle:
+            self._idle.pop().conn.close()
 
     def _fork(self, index: int, spare: bool) -> None:
         """Have the zygote fork the process of job ``index``; it starts at once unless
@@ -915,10 +1012,16 @@ class Run:
             if running is not None:
                 running.pid = rest[1]
         elif what == "exit":
-            running = self._running.get(rest[0])
+            # By its process id: a process that checked several of gradcheck's own
+            # targets was forked for the first of them.
+            pid = rest[2]
+            for idle in [i for i in self._idle if i.pid == pid]:
+                self._idle.remove(idle)
+                idle.conn.close()
+            running = next((r for r in self._running.values() if r.pid == pid), None)
             if running is not None:
                 self._receive(running)
-            running = self._running.pop(rest[0], None)
+            running = self._running.pop(running.index, None) if running is not None else None
             if running is not None:
                 self._close(running)
                 self._finish(
@@ -939,6 +1042,7 @@ class Run:
                     f"cannot start a worker process: it {_how_it_ended(zygote.process.exitcode)}"
                 )
         zygote.kill()
+        self._let_idle_go()
         for index, running in sorted(self._running.items(), reverse=True):
             self._receive(running)
             if self._running.pop(index, None) is not None:
@@ -1033,6 +1137,10 @@ class Run:
             self._finish(running.index, _internal_error(job, running, rest[1], rest[2]))
         elif what in ("result", "error"):
             del self._running[running.index]
+            job = self.jobs[running.index]
+            if what == "result" and rest[2] and is_own_target(job.spec) and running.conn:
+                self._idle.append(_Idle(running.pid, running.conn, job.max_memory))
+                running.conn = None
             self._close(running)
             self._finish(running.index, rest[1])
 
@@ -1079,6 +1187,7 @@ class Run:
         more: its results are in): it ends while the command writes its report, and
         :meth:`close` finds it gone, instead of waiting for a large process's exit
         (a framework's memory unmapped) after the report."""
+        self._let_idle_go()
         zygote = self._zygote
         if zygote is None or not zygote.ready or self._running or zygote.released:
             return
@@ -1094,6 +1203,9 @@ class Run:
         for running in self._running.values():
             self._kill(running)
         self._running.clear()
+        for idle in self._idle:
+            _kill_group(idle.pid)
+        self._let_idle_go()
         zygote, self._zygote = self._zygote, None
         if zygote is None:
             return

@@ -10,14 +10,24 @@ shard with the least work so far (Graham's LPT, which pytest-split calls
 "least duration"). A target without a recorded duration counts as the mean of the
 recorded ones (1 second when none is recorded), and ties are broken by a stable hash
 of the name, so with no durations at all the targets are dealt out evenly in hash
-order. The split depends only on the names, the durations and N: every job of a CI
-matrix computes the same one.
+order. The split depends only on the names, the durations, the seeds and N: every
+job of a CI matrix computes the same one.
+
+**Deep runs** (``--seeds S``). The unit of work is one seed of one target: a target's
+recorded duration is divided among its S seeds, and the seeds, longest first, go to
+the least-loaded shard like whole targets do, so the seeds of a target that takes
+longer than a shard's share spread over several shards. Each shard then checks, of
+each target it has seeds of, one contiguous range of them (:class:`Task`): the seeds
+of one target cost the same, so only how many of them each shard gets matters to the
+balance, and contiguous ranges keep every shard's part of a target one entry of its
+reports, which ``gradcheck merge`` combines into the target's one verdict.
 
 **The manifest.** Each shard writes, into every output it produces (the JSON report,
 the baseline, the JUnit file), what ``gradcheck merge`` needs to put the run back
 together and to refuse shards that do not belong together: ``K/N``, the run's seed,
 the versions its numbers depend on, a digest of the planned targets and their
-settings, and the names of all planned targets.
+settings, the names of all planned targets, and, for each of its entries, the target's
+place in that list and the range of its seeds the shard checked.
 """
 
 from __future__ import annotations
@@ -33,7 +43,9 @@ from typing import Any
 __all__ = [
     "MAX_SHARDS",
     "Shard",
+    "Task",
     "assign",
+    "split",
     "durations_of",
     "manifest",
     "parse_shard",
@@ -84,16 +96,46 @@ def _stable_hash(name: str) -> int:
     return int.from_bytes(hashlib.sha256(name.encode("utf-8")).digest()[:8], "big")
 
 
+@dataclass(frozen=True)
+class Task:
+    """Seeds ``first`` to ``stop - 1`` (counted from 0, as ``--seeds`` counts them
+    from the target's seed) of the target at ``position`` in the run's order."""
+
+    position: int
+    first: int
+    stop: int
+
+
 def assign(
     names: Sequence[str], count: int, durations: Mapping[str, float] | None = None
 ) -> list[list[int]]:
     """The indices into ``names`` of each of ``count`` shards (each list in the
-    order of ``names``), balanced by ``durations`` (seconds by name).
+    order of ``names``), balanced by ``durations`` (seconds by name): :func:`split`
+    of a run of one seed per target.
 
     >>> assign(["a", "b", "c", "d"], 2, {"a": 10.0, "b": 1.0, "c": 1.0, "d": 8.0})
     [[0], [1, 2, 3]]
     >>> sorted(len(part) for part in assign([f"t{i}" for i in range(10)], 3))
     [3, 3, 4]
+    """
+    return [[task.position for task in part] for part in split(names, count, durations)]
+
+
+def split(
+    names: Sequence[str],
+    count: int,
+    durations: Mapping[str, float] | None = None,
+    seeds: int = 1,
+) -> list[list[Task]]:
+    """The tasks of each of ``count`` shards (each list in the order of ``names``) for
+    a run of ``seeds`` seeds per target, balanced by ``durations`` (seconds by name,
+    a target's divided among its seeds).
+
+    >>> first, second = split(["long", "short"], 2, {"long": 9.0, "short": 1.0}, seeds=3)
+    >>> first
+    [Task(position=0, first=0, stop=2)]
+    >>> second
+    [Task(position=0, first=2, stop=3), Task(position=1, first=0, stop=3)]
     """
     durations = durations or {}
     known = [
@@ -110,14 +152,23 @@ def assign(
         return float(value)
 
     order = sorted(range(len(names)), key=lambda i: (-cost(names[i]), _stable_hash(names[i]), i))
-    # The least-loaded shard (the lowest index among equals) at the top of a heap.
+    # The least-loaded shard (the lowest index among equals) at the top of a heap;
+    # taken[i][shard]: how many seeds of target i the shard checks.
     heap = [(0.0, shard) for shard in range(count)]
-    parts: list[list[int]] = [[] for _ in range(count)]
+    taken: list[dict[int, int]] = [{} for _ in names]
     for i in order:
-        load, shard = heapq.heappop(heap)
-        parts[shard].append(i)
-        heapq.heappush(heap, (load + cost(names[i]), shard))
-    return [sorted(part) for part in parts]
+        each = cost(names[i]) / seeds
+        for _ in range(seeds):
+            load, shard = heapq.heappop(heap)
+            taken[i][shard] = taken[i].get(shard, 0) + 1
+            heapq.heappush(heap, (load + each, shard))
+    parts: list[list[Task]] = [[] for _ in range(count)]
+    for i, shares in enumerate(taken):
+        first = 0
+        for shard in sorted(shares):  # contiguous ranges, in the order of the shards
+            parts[shard].append(Task(i, first, first + shares[shard]))
+            first += shares[shard]
+    return parts
 
 
 def durations_of(document: Any) -> dict[str, float]:
@@ -171,15 +222,22 @@ def manifest(
     names: Sequence[str],
     digest: str,
     versions: Mapping[str, str],
-    positions: Sequence[int],
+    tasks: Sequence[Task],
+    seeds: int = 1,
+    bases: Sequence[int] | None = None,
 ) -> dict[str, Any]:
     """What a shard writes into its outputs for ``gradcheck merge``: ``positions`` are
     the places of the shard's own targets in ``names`` (the run's order, which names
-    alone do not give where one target is planned twice)."""
+    alone do not give where one target is planned twice), ``ranges`` the seeds of each
+    it checked (``[first, stop, seed]``: of the run's ``seeds`` per target, counted from
+    the target's own seed, ``bases``)."""
+    bases = bases if bases is not None else [0] * len(tasks)
     return {
         "index": shard.index,
         "count": shard.count,
-        "positions": list(positions),
+        "positions": [task.position for task in tasks],
+        "seeds": seeds,
+        "ranges": [[task.first, task.stop, base] for task, base in zip(tasks, bases)],
         "seed": seed,
         "plan": digest,
         "versions": dict(versions),

@@ -26,10 +26,11 @@ import numpy as np
 from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.signature import op_signature
 from gradcheck.checking.trees import of_specs, rebuild
-from gradcheck.checking.vocabulary import Kind, Mode, Skip, Verdict
+from gradcheck.checking.vocabulary import COMPARISON_KINDS, Kind, Mode, Skip, Verdict
 from gradcheck.errors import GradcheckError, InvalidDescription, printable
 from gradcheck.search.description import Description, description_of, normalize_setting
 from gradcheck.search.domain import ShapeDomain
+from gradcheck.search.draws import seed_alone_decides
 from gradcheck.search.precedence import layered
 from gradcheck.search.settings import SETTINGS, UNSET, VERIFY, names_taken_by
 
@@ -428,7 +429,8 @@ def draw_example(
     def draw(arrays: Any) -> None:
         drawn.append([np.array(a) for a in arrays])
 
-    draw()
+    with seed_alone_decides():
+        draw()
     best = max(drawn, key=_variety)
     return best, dict(chosen.get("kwargs") or {})
 
@@ -797,10 +799,17 @@ def constant_inputs(options: Mapping[str, Any]) -> list[int]:
 
 def _errors(result: Any) -> tuple[float, float, float]:
     """Max absolute, relative error and error ratio of a check; nan when it compared
-    no gradient (the op raised before, or a structural check failed first)."""
-    if not result.per_input:
+    no gradient (the op raised before, or a structural check failed first), and for a
+    check that failed other than in the comparison (which passed, then a structural
+    check or a re-run failed: its errors are not the failure's)."""
+    if not result.per_input or not _compared(result):
         return math.nan, math.nan, math.nan
     return result.max_abs_error, result.max_rel_error, result.error_ratio
+
+
+def _compared(result: Any) -> bool:
+    """Whether a check passed, or failed in the gradient comparison itself."""
+    return result.failure is None or result.failure.kind in COMPARISON_KINDS
 
 
 def _nanmax(a: float, b: float) -> float:
@@ -1110,7 +1119,8 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
     test._hypothesis_internal_database_key = None  # type: ignore[attr-defined]
 
     try:
-        test()
+        with seed_alone_decides():
+            test()
     except _ExampleFailed as exc:  # the final replay of the shrunk example
         return _in_full(search, exc.result), Verdict.FAILED, ""
     except _OutOfMemory as exc:
@@ -1172,6 +1182,10 @@ def _result(
         worst, worst_example = failure, "the reported example"
     else:
         worst_example = search.worst_example if worst is not None else ""
+    if failure is not None and not _compared(failure) and worst is None:
+        # The gradients agreed wherever they were compared; what failed is another
+        # check: its row shows no error ("-"), not the passing comparisons' 0.00e+00.
+        abs_err = rel_err = ratio = math.nan
     return VerifyResult(
         target=name,
         passed=verdict == Verdict.PASSED,
@@ -1342,7 +1356,10 @@ def _exited(
 
 def _failure_dict(result: Any) -> dict[str, Any]:
     """The failing check's dict with its failure's fields (kind, message, input,
-    worst...) lifted to the top level, as the JSON schema promises."""
+    worst...) lifted to the top level, as the JSON schema promises; its errors "nan"
+    where the failure was not the gradient comparison's (:func:`_errors`)."""
     data = result.to_dict()
     failure = data.pop("failure") or {}
+    if not _compared(result):
+        data.update(zip(("max_abs_error", "max_rel_error", "error_ratio"), ("nan",) * 3))
     return {**data, **failure}

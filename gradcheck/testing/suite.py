@@ -45,6 +45,7 @@ from gradcheck.checking.vocabulary import Mode, Verdict
 from gradcheck.engine.operation import Operation
 from gradcheck.errors import TargetRaised, UnsupportedDtype
 from gradcheck.frontend.loading import load_module, module_targets
+from gradcheck.search.draws import seed_alone_decides
 from gradcheck.testing.mutants import MUTATIONS, Mutation, applicable, mutated
 
 __all__ = [
@@ -221,7 +222,8 @@ def draw_examples(strategy: Any, count: int, seed: int) -> list[Any]:
     def collect(value: Any) -> None:
         drawn.append(value)
 
-    collect()
+    with seed_alone_decides():
+        collect()
     return drawn[:count]
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import random
+import re
 import signal
 import subprocess
 import sys
@@ -436,3 +438,98 @@ def test_a_sharded_deep_run_merges_to_the_unsharded_one(project: Path) -> None:
         timeout=120,
     )
     assert refused.returncode == 2 and "not shards of one run" in refused.stderr
+
+
+def test_combining_ranges_of_seeds_is_combining_the_seeds() -> None:
+    """What gradcheck merge does with the shards' entries of one target (each a range
+    of its seeds, combined by the shard) gives the entry of all the seeds combined,
+    whatever the verdicts and wherever the ranges end."""
+    from gradcheck.frontend.deep import combine_entries
+
+    verdicts = ["passed", "failed", "inconclusive", "timed_out"]
+    rng = random.Random(0)
+    for _ in range(300):
+        n = rng.randint(2, 9)
+        seeds = [rng.choice(verdicts) for _ in range(n)]
+        results = [
+            result(100 + i, v, examples=i + 1, ratio=math.nan if v == "inconclusive" else i / 3)
+            for i, v in enumerate(seeds)
+        ]
+        cuts = sorted(rng.sample(range(1, n), rng.randint(1, n - 1)))
+        ranges = list(zip([0, *cuts], [*cuts, n]))
+        parts = [combine(results[a:b]).to_dict() for a, b in ranges]
+        spans = [(b - a, 100 + a, 100 + b - 1) for a, b in ranges]
+        assert combine_entries(parts, spans) == combine(results).to_dict(), (seeds, ranges)
+
+
+def test_a_targets_seeds_split_over_shards_merge_to_the_unsharded_run(project: Path) -> None:
+    """RareBug takes most of the recorded time: its 6 seeds spread over the 3 shards,
+    and the merged JSON report, baseline and JUnit file are the unsharded run's (the
+    shrunk failure and replay of the first failing seed included); without a shard the
+    merge is refused in one line."""
+    import xml.etree.ElementTree as ET
+
+    (project / "durations.json").write_text(
+        json.dumps({"deep_ops:RareBug": 60.0, "deep_ops:Double": 1.0})
+    )
+    common = ["deep_ops:Double", "deep_ops:RareBug", "--seed", "9", "--max-examples", "3"]
+    common += ["--seeds", "6", "--format", "json"]
+    whole = run(project, *common, "--junit-xml", "w.xml", "--save-baseline", "wb.json")
+    assert whole.returncode == 1, whole.stderr
+    files = []
+    held = []
+    for k in (1, 2, 3):
+        outputs = ["--junit-xml", f"j{k}.xml", "--save-baseline", f"b{k}.json"]
+        part = run(project, *common, "--shard", f"{k}/3", "--durations", "durations.json", *outputs)
+        assert part.returncode in (0, 1), part.stderr
+        (project / f"r{k}.json").write_text(part.stdout)
+        manifest = json.loads(part.stdout)["shard"]
+        held.append({p: r[:2] for p, r in zip(manifest["positions"], manifest["ranges"])})
+        files += [f"r{k}.json", f"j{k}.xml", f"b{k}.json"]
+    assert sum(1 in shard for shard in held) > 1  # RareBug's seeds are in several shards
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+
+    def merge(*names: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "gradcheck", "merge", *names],
+            cwd=project,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    out = merge(*files, "--json", "m.json", "--junit-xml", "m.xml", "--save-baseline", "mb.json")
+    assert out.returncode == 1, out.stderr
+
+    def timeless(value):  # the seconds of a run are never the same twice
+        if isinstance(value, dict):
+            return {k: timeless(v) for k, v in value.items() if k != "seconds"}
+        if isinstance(value, list):
+            return [timeless(v) for v in value]
+        return value
+
+    merged, unsharded = json.loads((project / "m.json").read_text()), json.loads(whole.stdout)
+    assert timeless(merged["targets"]) == timeless(unsharded["targets"])
+    rare = merged["targets"][1]
+    assert rare["verdict"] == "failed" and rare["note"].startswith("6 seeds (9..14): seed")
+    base, whole_base = (json.loads((project / f).read_text()) for f in ("mb.json", "wb.json"))
+    assert timeless(base["targets"]) == timeless(whole_base["targets"])
+
+    def cases(name: str) -> list:  # the report's "calls in 0.002 s" is the check's time
+        return [
+            (
+                c.get("name"),
+                [
+                    (f.get("type"), re.sub(r"in [0-9.e-]+ s", "in _ s", f.text))
+                    for f in c.iter("failure")
+                ],
+            )
+            for c in ET.parse(project / name).iter("testcase")
+        ]
+
+    assert cases("m.xml") == cases("w.xml")
+    missing = merge(*[f for f in files if "2." not in f])
+    assert missing.returncode == 2
+    assert len(missing.stderr.strip().splitlines()) == 1, missing.stderr
+    assert "shard 2 of 3 missing" in missing.stderr

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from gradcheck.errors import MergeError
 from gradcheck.frontend.shards import assign, durations_of, parse_shard, plan_digest
 from tests.ci.ci_project import make_project
 
@@ -166,6 +167,196 @@ def test_the_plan_digest_sees_settings_seeds_and_order() -> None:
     assert plan_digest(plan) != plan_digest(plan[::-1])
 
 
+# --- a deep run's seeds (--seeds S) --------------------------------------------------
+
+
+def tasks_of(parts: list) -> list[tuple[int, int]]:
+    """Every (target, seed) the shards' tasks hold."""
+    return sorted((t.position, k) for part in parts for t in part for k in range(t.first, t.stop))
+
+
+def test_every_seed_of_every_target_in_exactly_one_shard() -> None:
+    from gradcheck.frontend.shards import split
+
+    names = [f"m:T{i}" for i in range(13)]
+    for durations in [{}, {n: float(1 + i % 5) for i, n in enumerate(names)}, {"m:T2": 500.0}]:
+        for count in (1, 3, 8, 64):
+            for seeds in (1, 4, 7):
+                parts = split(names, count, durations, seeds)
+                assert len(parts) == count
+                assert tasks_of(parts) == [(i, k) for i in range(13) for k in range(seeds)]
+                for part in parts:  # one contiguous range per target, in the run's order
+                    positions = [t.position for t in part]
+                    assert positions == sorted(set(positions))
+                    assert all(t.first < t.stop for t in part)
+
+
+def test_a_long_targets_seeds_spread_over_the_shards() -> None:
+    # One target takes 3/4 of the run: whole, it would be the largest shard's all; its
+    # 8 seeds (12.5 s each) spread, and every shard is within 10% of total / 4.
+    from gradcheck.frontend.shards import split
+
+    names = ["m:Long", *(f"m:T{i}" for i in range(10))]
+    seconds = {"m:Long": 100.0, **{f"m:T{i}": 3.0 + i * 0.1 for i in range(10)}}
+    parts = split(names, 4, seconds, seeds=8)
+    held = [sum(t.stop - t.first for t in part if t.position == 0) for part in parts]
+    assert held == [2, 2, 2, 2]
+    loads = [sum(seconds[names[t.position]] * (t.stop - t.first) / 8 for t in p) for p in parts]
+    assert max(loads) <= 1.10 * sum(seconds.values()) / 4
+
+
+def test_one_seed_per_target_splits_as_whole_targets() -> None:
+    from gradcheck.frontend.shards import split
+
+    names = [f"m:T{i}" for i in range(30)]
+    seconds = {n: float(i % 4) for i, n in enumerate(names)}
+    parts = split(names, 4, seconds)
+    assert [[t.position for t in p] for p in parts] == assign(names, 4, seconds)
+    assert all((t.first, t.stop) == (0, 1) for p in parts for t in p)
+
+
+def shard_report(
+    tmp_path: Path, index: int, ranges: list[list[int]], entries: list[dict], **extra: object
+) -> str:
+    """A shard's JSON report of a deep run of 4 seeds of m:Op, base seed 10."""
+    document = {
+        "version": 1,
+        "passed": all(e["passed"] for e in entries),
+        "seed": 10,
+        "targets": entries,
+        "shard": {
+            "index": index,
+            "count": 2,
+            "positions": [0] * len(ranges),
+            "seeds": 4,
+            "ranges": ranges,
+            "seed": 10,
+            "plan": "digest",
+            "versions": {"gradcheck": "x"},
+            "targets": ["m:Op"],
+        },
+        **extra,
+    }
+    path = tmp_path / f"report-{index}.json"
+    path.write_text(json.dumps(document))
+    return str(path)
+
+
+def entry(verdict: str, seed: int, note: str | None, ratio: float | str) -> dict:
+    return {
+        "target": "m:Op",
+        "passed": verdict == "passed",
+        "verdict": verdict,
+        "examples": 5,
+        "rejected": 1,
+        "skipped": {"kink": 1},
+        "error_ratio": ratio,
+        "max_abs_error": ratio,
+        "max_rel_error": ratio,
+        "seconds": 2.0,
+        "seed": seed,
+        "note": note,
+        "replay": f"gradcheck verify m:Op --seed {seed}",
+    }
+
+
+def test_merge_combines_a_targets_seeds_from_two_shards(tmp_path: Path) -> None:
+    from gradcheck.frontend.merge import merge_files
+
+    # Seeds 10, 11 pass in shard 1; of 12, 13 in shard 2, seed 13 fails.
+    first = shard_report(tmp_path, 1, [[0, 2, 10]], [entry("passed", 10, "2 seeds (10..11)", 0.25)])
+    second = shard_report(
+        tmp_path, 2, [[2, 4, 10]], [entry("failed", 13, "2 seeds (12..13): seed 13 failed", 7.5)]
+    )
+    merged = merge_files([second, first])
+    (target,) = merged.report["targets"]
+    assert target["verdict"] == "failed" and target["passed"] is False
+    assert target["seed"] == 13 and target["replay"].endswith("--seed 13")
+    assert target["note"] == "4 seeds (10..13): seed 13 failed"
+    assert (target["examples"], target["rejected"], target["seconds"]) == (10, 2, 4.0)
+    assert target["skipped"] == {"kink": 2} and target["error_ratio"] == 7.5
+    assert merged.exit_code == 1
+    # a missing shard leaves seeds of m:Op unchecked: refused, whatever else is given
+    with pytest.raises(MergeError, match="shard 2 of 2 missing"):
+        merge_files([first])
+    overlap = shard_report(tmp_path, 2, [[1, 4, 10]], [entry("passed", 11, None, 0.1)])
+    with pytest.raises(MergeError, match="seeds of m:Op that another shard checked"):
+        merge_files([first, overlap])
+
+
+def test_a_split_target_is_compared_with_the_baseline_as_a_whole(tmp_path: Path) -> None:
+    from gradcheck.frontend.merge import merge_files
+
+    def comparison(fixed: list[str], ratio_now: float) -> dict:
+        return {
+            "baseline": {
+                "passed": True,
+                "regression_factor": 1.5,
+                "ratio_floor": 0.05,
+                "regressions": [],
+                "fixed": fixed,
+                "new": [],
+                "vanished": [],
+                "settings_changed": {},
+                "error_ratios": {"m:Op": {"baseline": 3.0, "now": ratio_now}},
+            }
+        }
+
+    # m:Op failed in the baseline; shard 1's seeds pass (for it: fixed), shard 2's
+    # fail: the target fails, which is neither fixed nor a regression.
+    first = shard_report(
+        tmp_path, 1, [[0, 2, 10]], [entry("passed", 10, None, 0.25)], **comparison(["m:Op"], 0.25)
+    )
+    second = shard_report(
+        tmp_path, 2, [[2, 4, 10]], [entry("failed", 12, None, 5.0)], **comparison([], 5.0)
+    )
+    merged = merge_files([first, second]).report
+    assert merged["baseline"]["fixed"] == [] and merged["baseline"]["regressions"] == []
+    assert merged["baseline"]["error_ratios"]["m:Op"]["now"] == 5.0
+    # both parts pass: fixed
+    second = shard_report(
+        tmp_path, 2, [[2, 4, 10]], [entry("passed", 12, None, 0.5)], **comparison(["m:Op"], 0.5)
+    )
+    assert merge_files([first, second]).report["baseline"]["fixed"] == ["m:Op"]
+
+
+def test_junit_cases_of_a_split_target_are_one(tmp_path: Path) -> None:
+    from gradcheck.frontend.merge import merge_files
+
+    def junit(index: int, first: int, failure: str | None) -> str:
+        props = {
+            "index": index,
+            "count": 2,
+            "positions": "[0]",
+            "seeds": 4,
+            "ranges": f"[[{first}, {first + 2}, 10]]",
+            "seed": 10,
+            "plan": "digest",
+            "versions": '{"gradcheck": "x"}',
+            "targets": '["m:Op"]',
+        }
+        lines = "".join(
+            f"<property name=\"gradcheck.shard.{k}\" value='{v}' />" for k, v in props.items()
+        )
+        body = f'<failure type="failed" message="m">{failure}</failure>' if failure else ""
+        path = tmp_path / f"junit-{index}.xml"
+        path.write_text(
+            f'<testsuites><testsuite name="gradcheck" tests="1" failures="{int(bool(failure))}">'
+            f'<properties>{lines}</properties><testcase classname="m" name="Op" time="1.5">'
+            f"{body}</testcase></testsuite></testsuites>"
+        )
+        return str(path)
+
+    merged = merge_files(
+        [junit(1, 0, None), junit(2, 2, "bad\nNote: 2 seeds (12..13): seed 12 failed")]
+    )
+    root = ET.fromstring(merged.junit)
+    (case,) = root.iter("testcase")
+    assert case.get("time") == "3.000"
+    assert case.find("failure").text == "bad\nNote: 4 seeds (10..13): seed 12 failed"
+    assert root.find("testsuite").get("failures") == "1" and merged.exit_code == 1
+
+
 # --- the command line --------------------------------------------------------------
 
 
@@ -232,6 +423,26 @@ def test_a_regression_in_one_shard_fails_the_merged_run(project: Path) -> None:
     assert comparison["vanished"] == []
     calm = shards(project, 2, "--baseline", "base.json")
     assert run(project, "merge", *calm).returncode == 0
+
+
+def test_a_regression_in_one_shard_of_a_deep_run_fails_the_merged_run(project: Path) -> None:
+    # Sin's recorded time is most of the run's: its 3 seeds are split over both shards.
+    deep = ["--seeds", "3"]
+    assert run(project, "verify", *deep, "--save-baseline", "base.json").returncode == 0
+    (project / "durations.json").write_text(json.dumps({"ops:Sin": 100.0}))
+    split = [*deep, "--baseline", "base.json", "--durations", "durations.json"]
+    files = shards(project, 2, *split, OPS_SIN_K="40")
+    manifests = [json.loads((project / f"report-{k}.json").read_text())["shard"] for k in (1, 2)]
+    assert all(0 in m["positions"] for m in manifests)  # ops:Sin is target 0
+    merged = run(project, "merge", *files, "--format", "json")
+    assert merged.returncode == 1, merged.stderr
+    comparison = json.loads(merged.stdout)["baseline"]
+    assert [r["target"] for r in comparison["regressions"]] == ["ops:Sin"]
+    assert comparison["fixed"] == [] and comparison["vanished"] == []
+    calm = shards(project, 2, *split)
+    assert run(project, "merge", *calm).returncode == 0
+    alone = run(project, "merge", "report-1.json", "baseline-1.json")
+    assert alone.returncode == 2 and "shard 2 of 2 missing" in alone.stderr
 
 
 def test_a_missing_or_doubled_shard_is_refused(project: Path) -> None:

@@ -682,10 +682,12 @@ class _TorchOp:
             was = grad_enabled()
             set_grad_enabled(False)
             try:
-                out = _output(call(*args, **kwargs), name)
+                out = call(*args, **kwargs)
             finally:
                 set_grad_enabled(was)
-            if type(out) is plain and not out.is_complex():
+            if type(out) is not plain:  # (a plain tensor needs no look of _output's)
+                out = _output(out, name)
+            elif not out.is_complex():
                 try:
                     return out.numpy()
                 except (RuntimeError, TypeError):
