@@ -115,3 +115,20 @@ def test_tensor_base_keeps_mygrads_names():
         "execute_op assign_in_place implements_numpy_override _REGISTERED_UFUNC"
     )
     assert [n for n in names.split() if not hasattr(tb, n)] == []
+
+
+def test_process_state_reads_the_engine_by_its_new_paths():
+    # a process that imported the engine by its new paths alone (as gradcheck's own
+    # code does): the state compared between targets must see the engine's switches
+    code = (
+        "import sys\n"
+        "from gradcheck.frontend import process_state\n"
+        "import gradcheck.engine.tensor_base, gradcheck.engine.random\n"
+        "from gradcheck.engine._utils import lock_management as lm\n"
+        "assert 'gradcheck._utils.lock_management' not in sys.modules\n"
+        "before = process_state._engine()\n"
+        "lm.MEM_GUARD = not lm.MEM_GUARD\n"
+        "print(process_state._engine() != before, None not in before)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.stdout.split() == ["True", "True"], done.stderr
