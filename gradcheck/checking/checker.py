@@ -63,6 +63,7 @@ from gradcheck.checking.target import Target, user_frame
 from gradcheck.checking.trees import flatten as flatten_trees
 from gradcheck.checking.trees import paths as leaf_paths
 from gradcheck.checking.vocabulary import MAX_ORDER, MODES, Kind, Mode, Skip, Verdict
+from gradcheck.engine.tensor_base import Tensor
 from gradcheck.errors import (
     CheckUsageError,
     ComplexStepUnsupported,
@@ -70,7 +71,6 @@ from gradcheck.errors import (
     TargetRaised,
     exception_text,
 )
-from gradcheck.tensor_base import Tensor
 
 __all__ = [
     "check",

@@ -65,8 +65,8 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.engine.graph import no_autodiff
 from gradcheck.errors import ComplexStepUnsupported, exception_text
-from gradcheck.graph import no_autodiff
 
 __all__ = [
     "ComplexStepUnsupported",

@@ -23,7 +23,7 @@ import numpy as np
 
 from gradcheck.checking.result import Failure
 from gradcheck.checking.vocabulary import Kind
-from gradcheck.tensor_base import Tensor
+from gradcheck.engine.tensor_base import Tensor
 
 __all__ = ["Evidence", "Stage", "STRUCTURAL_CHECKS", "first_failure"]
 
