@@ -1254,6 +1254,7 @@ def found_at(inputs: Sequence[Any], options: Mapping[str, Any], large: bool) -> 
     :attr:`VerifyResult.found`): a large input, a closed bound, a value just inside a
     bound, a large magnitude, a near-tie; empty for none of them.
 
+    >>> from gradcheck.search.description import normalize_domain
     >>> found_at([np.array([0.0, 2.0])], {"domain": normalize_domain("[0:")}, False)
     'at the domain bound 0'
     >>> found_at([np.array([-40.0])], {}, False)
