@@ -5,8 +5,10 @@ running after the summary (gradcheck.frontend.preload, gradcheck.frontend.runner
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -264,6 +266,39 @@ def test_a_released_worker_ends_without_being_waited_for(tmp_path: Path):
         assert zygote.process.exitcode == 0
     finally:
         run.close()
+
+
+def test_closing_waits_for_the_workers_word_not_for_its_exit(tmp_path: Path, monkeypatch):
+    # The worker's exit is the kernel freeing its memory (about 0.3 s after a torch
+    # target): the run ends once the worker says it has finished, and a thread reaps it.
+    run = Run(1, WorkerSetup(cwd=str(tmp_path)))
+    try:
+        assert run.check(Job(SQUARE, {"max_examples": 2, "seed": 1})).passed
+        zygote = run._zygote
+        assert zygote is not None
+        run.release()
+    finally:
+        joined: list[str] = []
+        join = type(zygote.process).join
+
+        def recorded(process, timeout=None):
+            joined.append(threading.current_thread().name)
+            return join(process, timeout)
+
+        monkeypatch.setattr(type(zygote.process), "join", recorded)
+        run.close()
+    assert "MainThread" not in joined
+    # ... and nothing is left behind: the worker is reaped (no zombie), its pid gone.
+    pid = zygote.process.pid
+    for _ in range(600):
+        if zygote.process.exitcode is not None and not os.path.exists(f"/proc/{pid}"):
+            break
+        threading.Event().wait(0.1)
+    assert zygote.process.exitcode in (0, -signal.SIGKILL)  # (killed as it exits)
+    if sys.platform.startswith("linux"):
+        assert not os.path.exists(f"/proc/{pid}")
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
 
 
 def test_the_command_ends_without_the_interpreter_teardown():
