@@ -776,6 +776,11 @@ class _Zygote:
                 threading.Thread(
                     target=self.process.join, daemon=True, name="gradcheck-worker-reaper"
                 ).start()
+                # Not a child still running for multiprocessing.active_children() (the
+                # command's end looks there, and the interpreter's exit joins those).
+                children = getattr(multiprocessing.process, "_children", None)
+                if isinstance(children, set):
+                    children.discard(self.process)
         self.conn.close()
 
     def gone(self, timeout: float) -> bool:

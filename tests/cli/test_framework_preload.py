@@ -4,6 +4,7 @@ running after the summary (gradcheck.frontend.preload, gradcheck.frontend.runner
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import subprocess
@@ -288,6 +289,8 @@ def test_closing_waits_for_the_workers_word_not_for_its_exit(tmp_path: Path, mon
         monkeypatch.setattr(type(zygote.process), "join", recorded)
         run.close()
     assert "MainThread" not in joined
+    # Not a child the command's end or the interpreter's exit would wait for.
+    assert zygote.process not in multiprocessing.active_children()
     # ... and nothing is left behind: the worker is reaped (no zombie), its pid gone.
     pid = zygote.process.pid
     for _ in range(600):
