@@ -84,6 +84,13 @@ def test_the_probe_finds_the_entry_point_of_this_torch(engine):
     assert _torch._ENGINE == [True]
 
 
+@pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
+def test_the_probe_answers_the_same_in_any_grad_mode(engine, mode):
+    engine(None)
+    with mode():
+        assert _torch._engine_ok() is True
+
+
 def test_a_torch_without_the_entry_point_uses_the_public_function(engine, monkeypatch):
     monkeypatch.delattr(torch.autograd.graph, "_engine_run_backward")
     engine(None)

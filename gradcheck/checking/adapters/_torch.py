@@ -4,8 +4,9 @@ argument), or a function of torch tensors.
 
 Inputs become CPU tensors that share memory with the checker's arrays (so a forward
 that changes its input shows), float inputs that are not constants require a
-gradient, and the gradient comes from ``torch.autograd.grad`` of the output with the
-upstream gradient. The dtype is the arrays' (float64 unless asked otherwise).
+gradient, and the gradient is ``torch.autograd.grad``'s of the output with the
+upstream gradient (run through torch's engine directly where it can be: :func:`_grad`).
+The dtype is the arrays' (float64 unless asked otherwise).
 
 An ``nn.Module`` is a function of its forward's inputs and of its parameters: the
 parameters are further inputs, after the forward's, whose values are the module's own
@@ -367,8 +368,8 @@ class _HigherOrder:
             return [None if t is None else self.place.array(t) for t in tangents]
 
 
-#: Whether torch's private engine entry point runs a backward as gradcheck calls it
-#: (None until the first backward finds out; see :func:`_engine_ok`).
+#: Whether torch's private engine entry point runs a backward as gradcheck calls it:
+#: empty until the first backward finds out (:func:`_engine_ok`), then the answer.
 _ENGINE: list[bool] = []
 
 
@@ -381,13 +382,15 @@ def _engine_ok() -> bool:
         run = getattr(getattr(torch.autograd, "graph", None), "_engine_run_backward", None)
         ok = False
         if run is not None:
-            x = torch.ones(2, dtype=torch.float64, requires_grad=True)
-            w = torch.full((2,), 3.0, dtype=torch.float64)
-            try:
-                got = run((x * x,), (w,), False, False, (x,), True, accumulate_grad=False)
-                ok = len(got) == 1 and bool(torch.equal(got[0], 2 * x.detach() * w))
-            except (TypeError, RuntimeError, ValueError, IndexError):
-                ok = False
+            # (in whatever grad mode the first backward is asked in)
+            with torch.inference_mode(False), torch.enable_grad():
+                x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+                w = torch.full((2,), 3.0, dtype=torch.float64)
+                try:
+                    got = run((x * x,), (w,), False, False, (x,), True, accumulate_grad=False)
+                    ok = len(got) == 1 and bool(torch.equal(got[0], 2 * x.detach() * w))
+                except Exception:  # another signature, another meaning: not this way
+                    ok = False
         _ENGINE.append(ok)
     return _ENGINE[0]
 
