@@ -63,6 +63,38 @@ def test_what_a_run_imports_for_torch_is_torch_alone():
     assert preloaded_modules([torch]) == ("torch",)
 
 
+# A torch Function whose backward notes whether SymPy is imported in its process.
+TORCH_MODULE = """
+import sys
+import torch
+
+
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, g):
+        with open("sympy-seen", "a") as f:
+            f.write(f"{'sympy' in sys.modules}\\n")
+        (x,) = ctx.saved_tensors
+        return 3 * x**2 * g
+"""
+
+
+def test_a_torch_targets_run_imports_no_sympy(tmp_path: Path, monkeypatch):
+    # Neither the worker's preload nor the checks' backward (tenths of a second).
+    pytest.importorskip("torch")
+    (tmp_path / "symop.py").write_text(TORCH_MODULE)
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(main, ["verify", "symop:Cube", "--max-examples", "3", "--seed", "1"])
+    assert out.exit_code == 0, out.output
+    seen = set((tmp_path / "sympy-seen").read_text().split())
+    assert seen == {"False"}
+
+
 def test_reading_the_frameworks_imports_no_numpy(tmp_path: Path):
     # The command says what it loads before it imports NumPy (tenths of a second).
     (tmp_path / "good.py").write_text("import torch\n")
