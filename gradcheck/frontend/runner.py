@@ -296,13 +296,13 @@ def _zygote_main(conn: Connection, setup: WorkerSetup) -> None:
         # What is left is the kernel's (freeing a framework's memory: about 0.3 s for
         # torch), which the coordinator need not wait for: nothing here writes to its
         # output any more, and it hears so (Run.close).
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
         try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, 1)
+            os.dup2(devnull, 2)
             conn.send(("gone",))
         except (OSError, ValueError):
-            pass
+            pass  # (then the coordinator waits for the exit, as before)
         os._exit(0)
 
 
