@@ -19,8 +19,9 @@ Hypothesis: ``_hypothesis_setup_hook`` makes ``st.from_type(gradcheck.Tensor)`` 
 from :func:`gradcheck.strategies.tensors`. Registration is lazy twice over: the
 strategy is registered as a function, so ``gradcheck.strategies`` is imported when the
 type is first resolved (never while Hypothesis or the strategies are half-imported),
-and the type is registered when ``gradcheck.tensor_base`` has been imported, now or
-later (imported for it, NumPy and the engine would cost every ``import hypothesis``).
+and the type is registered when ``gradcheck.engine.tensor_base`` (also read as
+``gradcheck.tensor_base``) has been imported, now or later (imported for it, NumPy and
+the engine would cost every ``import hypothesis``).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from types import ModuleType
 from typing import Any
 
 PYTEST_PLUGIN = "gradcheck.pytest_plugin"
-TENSOR_MODULE = "gradcheck.tensor_base"
+TENSOR_MODULE = "gradcheck.engine.tensor_base"  # (gradcheck.tensor_base: an alias of it)
 
 
 # -- pytest ----------------------------------------------------------------------------
@@ -87,7 +88,8 @@ def _hypothesis_setup_hook() -> None:
 def _register_tensor(module: ModuleType) -> None:
     # Only gradcheck's engine: a project's own gradcheck package may have a
     # tensor_base of its own, which our strategies know nothing about.
-    tensors = Path(module.__file__ or "").parent / "strategies" / "tensors.py"
+    package = Path(module.__file__ or "").parent.parent  # gradcheck/engine/tensor_base.py
+    tensors = package / "strategies" / "tensors.py"
     if not tensors.is_file():
         return
     from hypothesis import strategies as st

@@ -49,11 +49,11 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-import gradcheck.ops as ops
-from gradcheck import linalg, nnet
+import gradcheck.engine.ops as ops
+from gradcheck.engine import linalg, nnet
+from gradcheck.engine.tensor_base import Tensor
+from gradcheck.engine.ufuncs._ufunc_creators import MyGradUfunc
 from gradcheck.search.description import describe
-from gradcheck.tensor_base import Tensor
-from gradcheck.ufuncs._ufunc_creators import MyGradUfunc
 
 __all__ = ["EXAMPLES", "NOT_DIFFERENTIABLE", "TABLE", "Row", "row"]
 

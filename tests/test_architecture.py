@@ -26,29 +26,9 @@ ROOT = Path(gradcheck.__file__).parent
 # Lowest first. A module belongs to the layer of the longest prefix that names it.
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("foundation", ("gradcheck.errors", "gradcheck.defaults")),
-    (
-        "engine",
-        (
-            "gradcheck.graph",
-            "gradcheck.operation",
-            "gradcheck.tensor_base",
-            "gradcheck.interop",
-            "gradcheck.ops",
-            "gradcheck.nnet",
-            "gradcheck.linalg",
-            "gradcheck.random",
-            "gradcheck.ufuncs",
-            # memory guarding and the tracking switch, at MyGrad's paths
-            "gradcheck._utils",
-            # a tensor's data and gradient in a file (mygrad.save/load, MyGrad's path)
-            "gradcheck._io",
-            # NumPy's names that MyGrad re-exports, and type aliases
-            "gradcheck._dtype_mirrors",
-            "gradcheck.constants",
-            "gradcheck.no_grad_funcs",
-            "gradcheck.typing",
-        ),
-    ),
+    # the autodiff engine, in one folder (MyGrad's paths, gradcheck.tensor_base and the
+    # like, are aliases of its modules: gradcheck.ENGINE_MODULES)
+    ("engine", ("gradcheck.engine",)),
     # The finite differences and the result types know nothing of targets.
     (
         "checking: numerics",
@@ -111,10 +91,12 @@ def facade_attribute(name: str) -> str:
     """The module ``gradcheck.<name>`` comes from."""
     if is_module(f"gradcheck.{name}"):
         return f"gradcheck.{name}"
+    if name in gradcheck.ENGINE_MODULES:  # an old path of an engine module
+        return f"gradcheck.engine.{name}"
     if name in gradcheck._EXPORTS:
         return gradcheck._EXPORTS[name]
     if not name.startswith("_") and name in gradcheck._ops_names():
-        return "gradcheck.ops"
+        return "gradcheck.engine.ops"
     return FACADE  # __version__ and the like
 
 
@@ -266,7 +248,7 @@ def test_no_import_cycle():
     # A module that needs, to be imported, another that needs it back works only in
     # one import order (the engine had one: tensor_base imported the ops, which
     # import tensor_base, 17 modules). MyGrad's layout has none, nor has ours now: the
-    # op rules (gradcheck.ops._rules) import nothing above gradcheck.operation,
+    # op rules (gradcheck.engine.ops._rules) import nothing above gradcheck.engine.operation,
     # tensor_base applies them, the documented functions above it call execute_op.
     assert import_cycles(import_time_graph()) == []
 
@@ -302,7 +284,7 @@ def test_no_import_cycle_counting_imports_inside_functions():
     # the view bookkeeping, interop, the ufunc creators, 7 rule modules), the checking
     # layer one of 3 (adapters, target, signature) and one of 2 (a result and its
     # text). Now the view bookkeeping builds no tensor (tensor_base builds them), the
-    # op families register their NumPy overrides (gradcheck._utils.overrides, below
+    # op families register their NumPy overrides (gradcheck.engine._utils.overrides, below
     # tensor_base), and target resolution is one module above adapters and target.
     cycles = import_cycles(every_import_graph())
     assert cycles == [], "import cycles, counting imports inside functions:\n" + "\n".join(cycles)
@@ -311,27 +293,31 @@ def test_no_import_cycle_counting_imports_inside_functions():
 def test_the_full_graph_sees_imports_inside_functions_but_not_type_checking():
     source = (
         "from typing import TYPE_CHECKING\n"
-        "from gradcheck.graph import Node\n"
+        "from gradcheck.engine.graph import Node\n"
         "if TYPE_CHECKING:\n"
         "    from gradcheck.checking.checker import check\n"
         "class A:\n"
         "    def f(self):\n"
         "        if True:\n"
-        "            from gradcheck.ops._rules.shape import Reshape\n"
+        "            from gradcheck.engine.ops._rules.shape import Reshape\n"
     )
-    assert every_import_needs(source, "gradcheck._utils.views", False) == {
-        "gradcheck.graph",
-        "gradcheck.ops",
-        "gradcheck.ops._rules",
-        "gradcheck.ops._rules.shape",
+    assert every_import_needs(source, "gradcheck.engine._utils.views", False) == {
+        "gradcheck.engine.graph",
+        "gradcheck.engine.ops",
+        "gradcheck.engine.ops._rules",
+        "gradcheck.engine.ops._rules.shape",
     }
     graph = {
-        "gradcheck.graph": every_import_needs(
-            "def f():\n    from gradcheck.tensor_base import Tensor\n", "gradcheck.graph", False
+        "gradcheck.engine.graph": every_import_needs(
+            "def f():\n    from gradcheck.engine.tensor_base import Tensor\n",
+            "gradcheck.engine.graph",
+            False,
         ),
-        "gradcheck.tensor_base": {"gradcheck.graph"},
+        "gradcheck.engine.tensor_base": {"gradcheck.engine.graph"},
     }
-    assert import_cycles(graph) == ["gradcheck.graph -> gradcheck.tensor_base -> gradcheck.graph"]
+    assert import_cycles(graph) == [
+        "gradcheck.engine.graph -> gradcheck.engine.tensor_base -> gradcheck.engine.graph"
+    ]
 
 
 # The engine's own layers, lowest first (docs/architecture.md, "inside it, from the
@@ -340,26 +326,38 @@ ENGINE_LAYERS: list[tuple[str, tuple[str, ...]]] = [
     (
         "memory guarding, NumPy's names",
         (
-            "gradcheck._utils",  # (the package, and lock_management)
-            "gradcheck._utils.lock_management",
-            "gradcheck._dtype_mirrors",
-            "gradcheck.constants",
-            "gradcheck.no_grad_funcs",
-            "gradcheck.typing",
+            "gradcheck.engine",  # (the folder's package, which imports nothing)
+            "gradcheck.engine._utils",  # (the package, and lock_management)
+            "gradcheck.engine._utils.lock_management",
+            "gradcheck.engine._dtype_mirrors",
+            "gradcheck.engine.constants",
+            "gradcheck.engine.no_grad_funcs",
+            "gradcheck.engine.typing",
         ),
     ),
-    ("graph", ("gradcheck.graph", "gradcheck._utils.graph_tracking")),
-    ("operation", ("gradcheck.operation",)),
-    ("rules", ("gradcheck.ops._rules",)),
+    ("graph", ("gradcheck.engine.graph", "gradcheck.engine._utils.graph_tracking")),
+    ("operation", ("gradcheck.engine.operation",)),
+    ("rules", ("gradcheck.engine.ops._rules",)),
     # what tensor_base keeps its books in, building no tensor: the view relations and
     # the NumPy dispatch tables (which the op families fill)
-    ("the tensor's books", ("gradcheck._utils.views", "gradcheck._utils.overrides")),
-    ("tensor_base", ("gradcheck.tensor_base",)),
-    ("ufuncs", ("gradcheck.ufuncs",)),
-    ("functions", ("gradcheck.ops", "gradcheck.interop")),
+    ("the tensor's books", ("gradcheck.engine._utils.views", "gradcheck.engine._utils.overrides")),
+    # the parts of Tensor below the module that defines it: the per-op forward path
+    # (handed the class by tensor_base), the writes to tensors and views, the operators
+    # and the methods that apply rules (TensorMethods, a base of Tensor)
+    ("execution", ("gradcheck.engine.execution",)),
+    ("the tensor's writes", ("gradcheck.engine.tensor_writes",)),
+    ("the tensor's methods", ("gradcheck.engine.tensor_methods",)),
+    ("tensor_base", ("gradcheck.engine.tensor_base",)),
+    ("ufuncs", ("gradcheck.engine.ufuncs",)),
+    ("functions", ("gradcheck.engine.ops", "gradcheck.engine.interop")),
     (
         "above the functions",
-        ("gradcheck.nnet", "gradcheck.linalg", "gradcheck.random", "gradcheck._io"),
+        (
+            "gradcheck.engine.nnet",
+            "gradcheck.engine.linalg",
+            "gradcheck.engine.random",
+            "gradcheck.engine._io",
+        ),
     ),
 ]
 
@@ -443,15 +441,19 @@ def test_imports_inside_functions_say_why():
 # follow: each call, as (module, its argument), and why.
 LOADED_BY_NAME = {
     # the facade: every public name loads its module on first use (PEP 562)
-    ("gradcheck", "'gradcheck.ops'"): "the facade's names of the ops",
+    ("gradcheck", "'gradcheck.engine.ops'"): "the facade's names of the ops",
     ("gradcheck", "_EXPORTS[name]"): "the facade's public names",
     ("gradcheck", "f'gradcheck.{name}'"): "the facade's subpackages",
-    # the op families load on first use of a name of gradcheck.ops (they import
+    ("gradcheck", "f'{_ENGINE}.{name}'"): "the engine's modules, by their old paths",
+    # MyGrad's paths of the engine's modules (gradcheck.tensor_base...), each the module
+    # of gradcheck.engine it names (the alias finder of the facade)
+    ("gradcheck", "spec.loader_state"): "an old path of an engine module",
+    # the op families load on first use of a name of gradcheck.engine.ops (they import
     # tensor_base, whose rules are imported through this package)
-    ("gradcheck.ops", "f'{__name__}.{name}'"): "the op families, on first use",
+    ("gradcheck.engine.ops", "f'{__name__}.{name}'"): "the op families, on first use",
     # the one reach up of the engine: a NumPy function called on a tensor loads the
     # families that registered no override yet (a program may import tensor_base alone)
-    ("gradcheck._utils.overrides", "FAMILIES_PACKAGE"): "the op families' NumPy overrides",
+    ("gradcheck.engine._utils.overrides", "FAMILIES_PACKAGE"): "the op families' NumPy overrides",
     # old paths, each the module it names now
     ("gradcheck.adapters", "'gradcheck.checking.adapters'"): "old path",
     ("gradcheck.diagnostics", "'gradcheck.checking.diagnostics'"): "old path",
@@ -523,23 +525,28 @@ def test_the_cycle_finder_sees_packages_and_skips_functions_and_type_checking():
     # the shape of the old engine: rules imported from inside the package of the
     # functions, whose __init__ imports the functions
     sources = {
-        "gradcheck.ops": "from gradcheck.ops import arithmetic\n",
-        "gradcheck.ops.arithmetic": "from gradcheck.tensor_base import execute_op\n",
-        "gradcheck.tensor_base": (
+        "gradcheck.engine.ops": "from gradcheck.engine.ops import arithmetic\n",
+        "gradcheck.engine.ops.arithmetic": "from gradcheck.engine.tensor_base import execute_op\n",
+        "gradcheck.engine.tensor_base": (
             "from typing import TYPE_CHECKING\n"
-            "from gradcheck.ops._rules.arithmetic import Add\n"
+            "from gradcheck.engine.ops._rules.arithmetic import Add\n"
             "if TYPE_CHECKING:\n"
             "    from gradcheck.checking.checker import check\n"
             "def later():\n"
             "    from gradcheck import interop\n"
         ),
-        "gradcheck.ops._rules.arithmetic": "from gradcheck.operation import Operation\n",
-        "gradcheck.interop": "from gradcheck.tensor_base import Tensor\n",
-        "gradcheck.checking.checker": "from gradcheck.tensor_base import Tensor\n",
+        "gradcheck.engine.ops._rules.arithmetic": (
+            "from gradcheck.engine.operation import Operation\n"
+        ),
+        "gradcheck.engine.interop": "from gradcheck.engine.tensor_base import Tensor\n",
+        "gradcheck.checking.checker": "from gradcheck.engine.tensor_base import Tensor\n",
     }
-    graph = {me: import_time_needs(src, me, me == "gradcheck.ops") for me, src in sources.items()}
+    graph = {
+        me: import_time_needs(src, me, me == "gradcheck.engine.ops") for me, src in sources.items()
+    }
     assert import_cycles(graph) == [
-        "gradcheck.ops -> gradcheck.ops.arithmetic -> gradcheck.tensor_base -> gradcheck.ops"
+        "gradcheck.engine.ops -> gradcheck.engine.ops.arithmetic"
+        " -> gradcheck.engine.tensor_base -> gradcheck.engine.ops"
     ]
 
 
@@ -549,6 +556,39 @@ def test_every_module_has_a_layer():
 
 def test_imports_point_down_only():
     assert upward_imports() == []
+
+
+def test_the_package_imports_the_engine_by_its_own_paths():
+    # gradcheck.tensor_base and the like are MyGrad's paths, kept for users (aliases of
+    # gradcheck.engine's modules); the package itself imports the real ones
+    old = []
+    for path in modules():
+        me = module_name(path)
+        for node in _every_import(ast.parse(path.read_text())):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+            if isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            old += [f"{me}:{node.lineno}: {n}" for n in names if gradcheck.engine_path(n)]
+        # and no module name in a string (sys.modules.get("gradcheck.graph") finds
+        # nothing where the engine was imported by its own paths)
+        tree = ast.parse(path.read_text())
+        docstrings = {
+            id(node.body[0].value)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef)
+            and node.body
+            and isinstance(node.body[0], ast.Expr)
+        }
+        old += [
+            f"{me}:{node.lineno}: {node.value!r}"
+            for node in ast.walk(tree)
+            if isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and id(node) not in docstrings
+            and re.fullmatch(r"gradcheck(\.\w+)+", node.value)
+            and gradcheck.engine_path(node.value)
+        ]
+    assert old == []
 
 
 def test_the_reader_sees_imports_inside_functions_relative_and_through_the_facade():
@@ -564,7 +604,7 @@ def test_the_reader_sees_imports_inside_functions_relative_and_through_the_facad
         "gradcheck.checking.compare",
         "gradcheck.frontend.loading",
         gradcheck._EXPORTS["verify"],
-        "gradcheck.ops",
+        "gradcheck.engine.ops",
         FACADE,
     }
 
@@ -635,7 +675,7 @@ def test_verdicts_kinds_and_modes_are_spelled_only_in_the_vocabulary():
     spelled = []
     for path in modules():
         me = module_name(path)
-        if me == "gradcheck.checking.vocabulary" or me.startswith("gradcheck.ops"):
+        if me == "gradcheck.checking.vocabulary" or me.startswith("gradcheck.engine.ops"):
             continue
         tree = ast.parse(path.read_text())
         docstrings = {

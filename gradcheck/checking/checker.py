@@ -63,6 +63,7 @@ from gradcheck.checking.target import Target, user_frame
 from gradcheck.checking.trees import flatten as flatten_trees
 from gradcheck.checking.trees import paths as leaf_paths
 from gradcheck.checking.vocabulary import MAX_ORDER, MODES, Kind, Mode, Skip, Verdict
+from gradcheck.engine.tensor_base import Tensor
 from gradcheck.errors import (
     CheckUsageError,
     ComplexStepUnsupported,
@@ -70,7 +71,6 @@ from gradcheck.errors import (
     TargetRaised,
     exception_text,
 )
-from gradcheck.tensor_base import Tensor
 
 __all__ = [
     "check",
@@ -1599,6 +1599,49 @@ class _Run:
         wide.low = (comparison.analytic, str(x.dtype))
         return wide
 
+    def judged_as_float64(
+        self, i: int, x: np.ndarray, comparison: Comparison, ev: Evaluator, v_max: float
+    ) -> Comparison | None:
+        """A float32 or float16 gradient that passed its dtype's tolerances, of an op
+        whose forward computes in that dtype even when given float64 (``f(x.half())``
+        cast back: the finite differences run in it, :attr:`Evaluator.inner`), judged
+        as a float64 check of the same op judges it: with float64's tolerances beside
+        the same error estimates, which hold that dtype's noise already, and the
+        allowances for the gradient's own rounding in its dtype (its measured jitter,
+        the rounding of intermediates of the upstream gradient's size, eps·|x|·|s''|).
+        The failing judgement, or None.
+
+        The dtype's tolerances (float16: 1e-2 of the gradient's scale, and 1e-2
+        relative) are for finite differences that its noise would otherwise judge too
+        strictly; here the error estimate counts that noise, and on top of it they
+        passed a backward off by 5 to 10% (exp, x·y computed in float16), which the
+        float64 check of the same op fails. (:meth:`convicted_wide` does not judge
+        such an op: its float64 run computes in the low dtype.)"""
+        if comparison.estimated is None or ev.inner is None:
+            return None
+        r, a, relative = _tolerances(np.dtype(np.float64), None, None)
+        # The measured jitter moved the inputs by up to ROUNDING_MOVE_ULPS of their
+        # ulps, a move that float64 steps never see but that in float16 changes the
+        # exact gradient of exp at 4 by 1.5%: per ulp, as eps·|x|·|s''| counts it.
+        jitter = None if comparison.jitter is None else comparison.jitter / ROUNDING_MOVE_ULPS
+        again = Comparison(i, x, comparison.analytic, r, a, relative, v_max, jitter)
+        judge_full(again, comparison.estimated)
+        if not again.mismatched:
+            return None
+        # The flagged elements refined at the float64 judgement's own jump threshold
+        # (the dtype's may have settled them by their first difference).
+        numeric, error, kink, curvature, noise = (np.array(e) for e in comparison.estimated)
+        which = np.array(sorted(set(again.bad)))
+        est = Estimate(numeric, error, kink, curvature, np.zeros(numeric.size, bool), 0, noise)
+        refine_elements(ev, i, est, which, again.jump_threshold(np.where(kink, 0.0, numeric)))
+        estimated = (est.value, est.error, est.kink, est.curvature, est.noise)
+        again = Comparison(i, x, comparison.analytic, r, a, relative, v_max, jitter)
+        judge_full(again, estimated)
+        if not again.mismatched:
+            return None
+        again.estimated = estimated
+        return again
+
     def walk(self, stage: str, e: Evidence) -> None:
         failure = first_failure(stage, e)
         if failure is not None:
@@ -1680,7 +1723,11 @@ class _Run:
                     comparison = self.judged_wide(i, x, v, comparison, (r, a, relative), v_max)
                 elif x.dtype.itemsize < 8 and atol is None and rtol is None:
                     # (tolerances the user chose are what they accept)
-                    comparison = self.convicted_wide(i, x, v, comparison, ev) or comparison
+                    comparison = (
+                        self.convicted_wide(i, x, v, comparison, ev)
+                        or self.judged_as_float64(i, x, comparison, ev, v_max)
+                        or comparison
+                    )
                 per_input.append(comparison.summary())
                 elements.extend(comparison.elements)
                 kinks.extend((i, idx) for idx in comparison.kinks)

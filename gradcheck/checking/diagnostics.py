@@ -28,7 +28,7 @@ import numpy as np
 from gradcheck.checking.numerical import step_sizes
 from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.target import Target
-from gradcheck.graph import no_autodiff
+from gradcheck.engine.graph import no_autodiff
 
 __all__ = ["Diagnosis", "diagnose", "element_gradients", "loglog_slope"]
 

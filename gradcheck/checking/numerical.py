@@ -65,8 +65,8 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.engine.graph import no_autodiff
 from gradcheck.errors import ComplexStepUnsupported, exception_text
-from gradcheck.graph import no_autodiff
 
 __all__ = [
     "ComplexStepUnsupported",
@@ -283,6 +283,10 @@ class Evaluator:
         # perturbations below change in place.
         out0 = self.call(self.work)
         inner = self._computes_in(out0)
+        #: The dtype narrower than float64 that the forward computes in even when given
+        #: float64 (``f(x.half())`` cast back), or None: a float64 check of the op sees
+        #: these very numerics (see ``_Run.judged_as_float64`` in the checker).
+        self.inner: np.dtype | None = inner
         if inner is not None:
             narrow = [a.astype(inner) if a.dtype.kind == "f" else a for a in self.work]
             try:  # (an op that rounds to float16 inside may refuse float16 inputs)
@@ -309,12 +313,30 @@ class Evaluator:
 
     def _computes_in(self, out0: np.ndarray) -> np.dtype | None:
         """The dtype narrower than float64 that a forward given float64 computes in
-        (``f(x.half())`` cast back), or None: its output is a number of that dtype at
-        x, and at x moved by 1.5 of that dtype's ulps (every float element up), where
-        at least half its outputs moved. There, float64's steps (1e-5) are absorbed
-        by the rounding of x to that dtype, and finite differences see a staircase of
-        its ulps: any gradient passed below what they (did not) resolve. Steps for
-        that dtype (in it: the forward rounds to it anyway) see the function."""
+        (``f(x.half())`` cast back), or None. Such a forward is ``F(round(x))``, so
+        three evaluations tell it from one that computes in float64:
+
+        * its output is a number of that dtype at x;
+        * it is the very same output at x rounded to that dtype and moved a quarter of
+          that dtype's ulp away from zero (which rounds back): a float64 forward moves
+          there wherever it depends on x at all, ``exp`` at 0 included, where the
+          output of ``exp(x.half())`` stays 1;
+        * at x moved by that dtype's own finite-difference steps (every float element
+          up) some output moved, and every output is a number of that dtype (a
+          forward constant in x is not one); where every output at x is a whole
+          number, at least half of them moved (a piecewise constant forward, such as
+          ``floor``, ``sign`` or a cosine of one-element rows, ±1, is not one because
+          a few of those steps cross its jumps; tanh(x.half()) at 2, 4, 4 is one,
+          though only its output at 2 moved).
+
+        These replaced "at least half the outputs moved by 1.5 ulps and stay numbers
+        of that dtype", which missed ``exp(x.half())`` at inputs that are mostly 0
+        (the move of 0 is below float16's smallest number) and ``tanh(x.half())`` at
+        3 (its 1.5-ulp move is below half an ulp of its output), and so let float64's
+        steps (1e-5), absorbed by the rounding of x, see a staircase of float16 ulps:
+        numeric 0 against a right gradient, and any gradient passed below what they
+        (did not) resolve. Steps for that dtype (in it: the forward rounds to it
+        anyway) see the function."""
         if self.eval_dtype != np.float64 or out0.dtype != np.float64 or not out0.size:
             return None
         if not exact_in(out0, np.dtype(np.float32)):
@@ -323,41 +345,36 @@ class Evaluator:
             if not exact_in(out0, narrow):
                 continue
             with np.errstate(all="ignore"):
-                moved = [
-                    a + 1.5 * np.spacing(np.abs(a).astype(narrow)).astype(np.float64)
-                    if a.dtype.kind == "f"
-                    else a
+                rounded = [
+                    a.astype(narrow).astype(np.float64) if a.dtype.kind == "f" else a
                     for a in self.work
                 ]
+                quarter = [
+                    a + np.spacing(a.astype(narrow)).astype(np.float64) / LEVEL_RATIO
+                    if a.dtype.kind == "f"
+                    else a
+                    for a in rounded
+                ]
+                narrow_eps = float(np.finfo(narrow).eps)
+                moved = [
+                    a + step_sizes(a, narrow_eps) if a.dtype.kind == "f" else a for a in rounded
+                ]
             try:
+                out_q = np.asarray(self.call(quarter))
+                if out_q.shape != out0.shape or not np.array_equal(out_q, out0, equal_nan=True):
+                    continue
                 out1 = np.asarray(self.call(moved))
             except Exception:
                 return None
             if out1.shape != out0.shape or out1.dtype != np.float64:
                 return None
             with np.errstate(invalid="ignore"):
-                changed = np.mean(out1 != out0) >= 0.5
-            if changed and exact_in(out1, narrow) and self._rounds_away(out0, narrow):
+                moved_out = out1 != out0
+                whole = bool(np.all(out0[np.isfinite(out0)] % 1 == 0))
+                changed = bool(np.any(moved_out)) and (np.mean(moved_out) >= 0.5 or not whole)
+            if changed and exact_in(out1, narrow):
                 return narrow
         return None
-
-    def _rounds_away(self, out0: np.ndarray, narrow: np.dtype) -> bool:
-        """Whether every float input rounded to ``narrow`` and moved up by a quarter of
-        its ulp there (which rounding to ``narrow`` takes back) gives exactly the output
-        at x. A float64 forward at inputs exact in ``narrow`` (zeros, small integers:
-        2·x at 0 moved by 1.5 float16 ulps is exact in float16 too) moves with it."""
-        moved = []
-        with np.errstate(all="ignore"):
-            for a in self.work:
-                if a.dtype.kind == "f":
-                    near = a.astype(narrow)  # (from there, a quarter ulp rounds back)
-                    a = near.astype(np.float64) + np.spacing(np.abs(near)).astype(np.float64) / 4
-                moved.append(a)
-        try:
-            out2 = np.asarray(self.call(moved))
-        except Exception:
-            return False
-        return bool(out2.shape == out0.shape and np.array_equal(out2, out0, equal_nan=True))
 
     def rounding_sizes(self) -> np.ndarray:
         """Per output, the size whose rounding (eps of it) the noise model assumes:

@@ -20,10 +20,10 @@ from gradcheck.checking.adapters import framework_named, framework_of, require
 from gradcheck.checking.adapters.bridge import op_name
 from gradcheck.checking.signature import arrange, arranged_class, op_signature
 from gradcheck.checking.target import Target, join_tensors, joined_array, qualname
+from gradcheck.engine.operation import Operation
+from gradcheck.engine.tensor_base import Tensor, execute_op
+from gradcheck.engine.ufuncs._ufunc_creators import MyGradUfunc
 from gradcheck.errors import NotATarget
-from gradcheck.operation import Operation
-from gradcheck.tensor_base import Tensor, execute_op
-from gradcheck.ufuncs._ufunc_creators import MyGradUfunc
 
 __all__ = ["resolve_target", "resolve_foreign"]
 

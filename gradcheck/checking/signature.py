@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gradcheck.checking.adapters import foreign_forward
-from gradcheck.operation import Operation
+from gradcheck.engine.operation import Operation
 
 __all__ = ["OpSignature", "arrange", "arranged_class", "op_signature"]
 

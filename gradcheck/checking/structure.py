@@ -23,7 +23,7 @@ import numpy as np
 
 from gradcheck.checking.result import Failure
 from gradcheck.checking.vocabulary import Kind
-from gradcheck.tensor_base import Tensor
+from gradcheck.engine.tensor_base import Tensor
 
 __all__ = ["Evidence", "Stage", "STRUCTURAL_CHECKS", "first_failure"]
 
@@ -340,7 +340,8 @@ def nondeterministic(e: Evidence) -> Failure | None:
             f"a second forward at the same inputs gave a different output (max difference "
             f"{_maxdiff(e.output, e.output_again):.3g}): a random forward (bernoulli, "
             f"dropout) has no gradient to compare; draw its randomness from a seed or pass "
-            f"it in (a mask) to check it",
+            f"it in (a mask) to check it (a torch module's dropout is off in `.eval()` "
+            f"mode: check `module.eval()`)",
         )
     changed = _first_changed(e.grads, e.again, tol=e.nondet_tol)
     if changed is None:

@@ -31,12 +31,12 @@ from gradcheck.checking.adapters import framework_directories
 from gradcheck.checking.layout import INPUT_LAYOUTS, STRIDED, noncontiguous
 from gradcheck.checking.outputs import Outputs
 from gradcheck.checking.signature import OpSignature, arrange
+from gradcheck.engine.graph import no_autodiff
+from gradcheck.engine.operation import BroadcastableOp, Operation, reduce_broadcast
+from gradcheck.engine.ops.joining import concatenate
+from gradcheck.engine.ops.shape import ravel
+from gradcheck.engine.tensor_base import Tensor
 from gradcheck.errors import CheckUsageError, NotATarget, SkipGradient, TargetRaised, printable
-from gradcheck.graph import no_autodiff
-from gradcheck.operation import BroadcastableOp, Operation, reduce_broadcast
-from gradcheck.ops.joining import concatenate
-from gradcheck.ops.shape import ravel
-from gradcheck.tensor_base import Tensor
 
 __all__ = [
     "FixedInput",

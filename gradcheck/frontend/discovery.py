@@ -31,8 +31,8 @@ from gradcheck.checking.adapters import (
     lacks_forward,
     op_class_behind,
 )
+from gradcheck.engine.operation import Operation
 from gradcheck.errors import GradcheckError, ModuleLoadError
-from gradcheck.operation import Operation
 from gradcheck.search.description import is_described
 
 __all__ = ["Found", "discover", "is_operation_class", "no_target_message", "target_kind"]

@@ -37,10 +37,10 @@ from types import ModuleType
 from typing import Any
 
 from gradcheck.checking.adapters import missing_extra_hint
+from gradcheck.engine.operation import Operation
 from gradcheck.errors import EmptyModule, ModuleLoadError, NotATarget, TargetNotFound
 from gradcheck.frontend.discovery import discover, is_operation_class, no_target_message
 from gradcheck.frontend.preload import is_path, split_spec
-from gradcheck.operation import Operation
 from gradcheck.search.verifier import LoadedTarget, is_ctrl_c
 
 __all__ = ["LoadedTarget", "load_targets", "load_module", "module_targets", "split_spec"]

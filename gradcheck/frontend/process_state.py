@@ -125,14 +125,14 @@ def _engine() -> tuple[Any, ...]:
     """The engine's switches and its random generator's state (the modules imported
     already: importing them here would change the state compared)."""
     found: list[Any] = []
-    guard = sys.modules.get("gradcheck._utils.lock_management")
+    guard = sys.modules.get("gradcheck.engine._utils.lock_management")
     found.append(getattr(guard, "MEM_GUARD", None))
-    graph = sys.modules.get("gradcheck.graph")
+    graph = sys.modules.get("gradcheck.engine.graph")
     found.append(graph.NO_AUTODIFF_DEPTH.get() if graph is not None else None)
     layout = sys.modules.get("gradcheck.checking.layout")
     if layout is not None:
         found += [layout.STRIDED.get(), layout.INPUT_LAYOUTS.get()]
-    engine_random = sys.modules.get("gradcheck.random")
+    engine_random = sys.modules.get("gradcheck.engine.random")
     rng = getattr(engine_random, "_rng", None)
     found.append(repr(rng.bit_generator.state) if rng is not None else None)
     return tuple(found)

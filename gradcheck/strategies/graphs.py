@@ -31,11 +31,11 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.extra import numpy as hnp
 
 import gradcheck as mg
+from gradcheck.engine.tensor_base import Tensor
 from gradcheck.strategies._floats import interval_floats
 from gradcheck.strategies._validation import check_int, check_real
 from gradcheck.strategies.indices import advanced_indices, basic_indices
 from gradcheck.strategies.shapes import valid_axes
-from gradcheck.tensor_base import Tensor
 
 __all__ = ["ComputationalGraph", "Constant", "Node", "OPS", "computational_graphs"]
 

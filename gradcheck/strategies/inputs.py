@@ -13,7 +13,7 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.extra import numpy as hnp
 
 from gradcheck.checking.signature import op_signature
-from gradcheck.operation import Operation
+from gradcheck.engine.operation import Operation
 from gradcheck.strategies._floats import (
     REACH,
     interval_floats,

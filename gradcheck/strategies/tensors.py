@@ -9,10 +9,10 @@ from hypothesis import strategies as st
 from hypothesis.errors import InvalidArgument
 from hypothesis.extra import numpy as hnp
 
+from gradcheck.engine.tensor_base import Tensor
 from gradcheck.strategies._floats import default_elements
 from gradcheck.strategies._validation import check_bool, check_shape
 from gradcheck.strategies.gradients import gradients
-from gradcheck.tensor_base import Tensor
 
 __all__ = ["tensors"]
 

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.signature import op_signature
-from gradcheck.operation import Operation, reduce_broadcast
+from gradcheck.engine.operation import Operation, reduce_broadcast
 
 __all__ = ["MUTATIONS", "Calls", "Mutation", "applicable", "mutated"]
 

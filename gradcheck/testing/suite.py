@@ -42,9 +42,9 @@ from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.target import Target
 from gradcheck.checking.vocabulary import Mode, Verdict
+from gradcheck.engine.operation import Operation
 from gradcheck.errors import TargetRaised, UnsupportedDtype
 from gradcheck.frontend.loading import load_module, module_targets
-from gradcheck.operation import Operation
 from gradcheck.search.draws import seed_alone_decides
 from gradcheck.testing.mutants import MUTATIONS, Mutation, applicable, mutated
 

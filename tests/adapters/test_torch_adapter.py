@@ -275,3 +275,14 @@ def test_the_needs_input_grad_paths_are_checked():
     result = check(ops.MulIgnoringNeeds, X, X + 1)
     assert result.failure.kind == "mismatch" and result.failure.input == 0
     assert "needs_input_grad[1] False" in result.failure.message
+
+
+def test_a_module_in_training_mode_with_dropout_is_told_to_use_eval():
+    # nn.Dropout in training mode draws a new mask per forward: the report says how to
+    # check the module as it is used for inference (`.eval()`), which then passes.
+    torch.manual_seed(0)
+    layer = torch.nn.Sequential(torch.nn.Linear(3, 2).double(), torch.nn.Dropout(0.5))
+    x = np.random.default_rng(0).standard_normal((4, 3))
+    failure = check(layer, x).failure
+    assert failure.kind == "nondeterministic" and "module.eval()" in failure.message
+    assert check(layer.eval(), x).passed

@@ -15,9 +15,9 @@ from gradcheck.checking.adapters.variants import Variant, real_view
 from gradcheck.checking.outputs import Outputs
 from gradcheck.checking.signature import op_signature
 from gradcheck.checking.target import Joined, Target, qualname
+from gradcheck.engine.operation import Operation
+from gradcheck.engine.tensor_base import execute_op
 from gradcheck.errors import SkipGradient, printable
-from gradcheck.operation import Operation
-from gradcheck.tensor_base import execute_op
 
 __all__ = ["Evaluate", "Run", "bridge_target", "op_name"]
 

@@ -1,0 +1,70 @@
+"""Issue 34 item 9, second half: an op that computes in float16 inside is judged in
+float16 as a float64 check of the same op judges it. Its float16 check passed wrong
+backwards (off by 5 to 10%) that the float64 check fails, while the correct twins
+false-alarmed where float64 steps saw a staircase of float16 ulps (exp at inputs that
+are mostly 0, tanh near saturation)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradcheck import check, verify
+from gradcheck.checking.numerical import Evaluator
+from tests.f16_inside_ops import EXP, EXP_10, MUL, MUL_5, SQUARE, SQUARE_5, TANH
+
+PAIR = (np.array([1.5, -0.75, 2.0]), np.array([0.5, 1.25, -3.0]))
+#: (op, inputs, verdict): each checked in float16 and in float64.
+CASES = [
+    (EXP, (np.array([3.0, 0.0, 0.0]),), "passed"),
+    (TANH, (np.array([3.0]),), "passed"),
+    (SQUARE, (np.array([1.5, -0.75]),), "passed"),
+    (MUL, PAIR, "passed"),
+    (EXP_10, (np.array([4.0]),), "failed"),
+    (SQUARE_5, (np.array([1.5, -0.75]),), "failed"),
+    (MUL_5, PAIR, "failed"),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "float64"])
+@pytest.mark.parametrize(
+    ("op", "inputs", "verdict"), CASES, ids=lambda c: getattr(c, "__name__", "")
+)
+def test_float16_and_float64_checks_agree(op, inputs, verdict, dtype):
+    result = check(op, *(x.astype(dtype) for x in inputs), seed=0)
+    assert result.verdict == verdict, str(result)
+
+
+@pytest.mark.parametrize("x", [[3.0, 0.0, 0.0], [3.0], [0.0], [-2.5, 0.0, 1.0]])
+def test_a_forward_computing_in_float16_is_evaluated_in_it(x):
+    # exp(x.half()) at 0 stays 1 under a move of 1.5 float16 ulps (below its smallest
+    # number), tanh(x.half()) at 3 under one of its output's half ulp: the old test
+    # (half the outputs moved) missed both, and float64 steps saw a staircase.
+    for op in (EXP, TANH):
+        ev = Evaluator(
+            lambda arrays, params, op=op: _forward(op, arrays), [np.array(x)], None, np.ones(len(x))
+        )
+        assert ev.inner == np.float16 and ev.eval_dtype == np.float16
+
+
+@pytest.mark.parametrize("f", [np.exp, np.tanh, np.floor, np.sign, lambda x: 0 * x])
+def test_a_forward_computing_in_float64_is_evaluated_in_float64(f):
+    x = np.array([3.0, 0.0, 0.5, -2.0])
+    ev = Evaluator(lambda arrays, params: f(arrays[0]), [x], None, np.ones(x.size))
+    assert ev.inner is None and ev.eval_dtype == np.float64
+
+
+def _forward(op, arrays):
+    from gradcheck import Tensor, execute_op
+
+    return execute_op(op, Tensor(arrays[0])).data
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize(
+    ("op", "verdict"),
+    [(EXP, "passed"), (TANH, "passed"), (MUL, "passed"), (EXP_10, "failed"), (MUL_5, "failed")],
+    ids=lambda c: getattr(c, "__name__", ""),
+)
+def test_float16_searches(op, verdict, seed):
+    assert verify(op, dtype="float16", seed=seed).verdict == verdict
