@@ -87,7 +87,8 @@ def _become_subreaper() -> bool:
     """Linux: the processes our children leave behind (a worker, the process a worker
     forked) become ours when their parent ends, so that we wait for them too: their
     CPU seconds count (``RUSAGE_CHILDREN`` counts only processes waited for), and a
-    process that lingers after the command ended counts in its wall time."""
+    process that lingers after the command ended counts in its wall time (the time the
+    command's own process ended is reported beside it)."""
     if not sys.platform.startswith("linux"):
         return False
     import ctypes
@@ -115,6 +116,11 @@ def _reap_descendants(limit: float = 30.0) -> float:
     return last
 
 
+#: The time each timed command's own process ended (its output closed and it was
+#: waited for: where a shell gives the prompt back), from its start, in order.
+EXITED: list[float] = []
+
+
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float, float, int]:
     """Wall time (until the process and every process it left behind have ended and
     its output is closed), time to the first byte of output, time from the last byte
@@ -137,6 +143,7 @@ def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, float,
                 break
             last = time.perf_counter()
     code = proc.wait()
+    EXITED.append(time.perf_counter() - start)
     end = max(time.perf_counter(), _reap_descendants())
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
@@ -176,6 +183,8 @@ def main() -> None:
             "old after",
             "old/B",
             "A cpu",
+            "A exit",
+            "old exit",
             "B cpu",
             "old cpu",
         )
@@ -183,6 +192,7 @@ def main() -> None:
         for i in range(args.repeats):
             a, a_first, a_after, a_code = timed(a_cmd, where, env)
             rows["A cpu"].append(CPU[-1])
+            rows["A exit"].append(EXITED[-1])
             b, _, _, b_code = timed(b_cmd, where, env)
             rows["B cpu"].append(CPU[-1])
             if a_code != 0 or b_code != 0:
@@ -201,6 +211,7 @@ def main() -> None:
                 if o_code != 0:
                     sys.exit(f"the old verify exited {o_code}")
                 rows["old cpu"].append(CPU[-1])
+                rows["old exit"].append(EXITED[-1])
                 for key, value in zip(("old", "old first", "old after"), (o, o_first, o_after)):
                     rows[key].append(value)
                 rows["old/B"].append(o / b)
@@ -222,6 +233,7 @@ def main() -> None:
     print(f"  A  gradcheck verify good:Cube (100 examples): {med['A']:.2f} s")
     print(f"     its first output:                          {med['A first']:.2f} s")
     print(f"     from its last output to its end:           {med['A after']:.2f} s")
+    print(f"     its own process ended (the prompt back):   {med['A exit']:.2f} s")
     print(f"  B  import torch + one torch.autograd.gradcheck: {med['B']:.2f} s")
     print(f"  A/B (median of the pairs' ratios): {med['A/B']:.2f}x (bar: at most 1.0x)")
     counted = "all its descendants" if subreaper else "those it waited for"
@@ -230,7 +242,8 @@ def main() -> None:
     if args.old:
         print(f"  old A ({args.old}): {med['old']:.2f} s, first output {med['old first']:.2f} s,")
         print(f"     ended {med['old after']:.2f} s after its last output;", end=" ")
-        print(f"old A/B {med['old/B']:.2f}x; CPU {med['old cpu']:.2f} s")
+        print(f"old A/B {med['old/B']:.2f}x; CPU {med['old cpu']:.2f} s;", end=" ")
+        print(f"its own process ended at {med['old exit']:.2f} s")
     if args.usage_error:
         print(f"  C  a JAX target's usage error (--shape 3,-1): {med['C']:.2f} s")
         print(f"     python -c 'import jax':                    {med['D']:.2f} s")

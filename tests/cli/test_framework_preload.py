@@ -4,9 +4,12 @@ running after the summary (gradcheck.frontend.preload, gradcheck.frontend.runner
 
 from __future__ import annotations
 
+import multiprocessing
 import os
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -53,10 +56,43 @@ def test_the_frameworks_a_text_imports():
     assert frameworks_imported("import torchvision\nimport numpy\nx = 'torch'\n") == []
 
 
-def test_what_a_run_imports_for_torch_includes_what_its_first_backward_imports():
+def test_what_a_run_imports_for_torch_is_torch_alone():
+    # Not torch.fx.experimental.symbolic_shapes and SymPy, which torch.autograd.grad
+    # imports and the adapter's backward does without (tests/adapters/test_torch_engine.py).
     torch = next(fw for fw in FRAMEWORKS if fw.name == "torch")
-    modules = preloaded_modules([torch])
-    assert modules[0] == "torch" and "torch.fx.experimental.symbolic_shapes" in modules
+    assert preloaded_modules([torch]) == ("torch",)
+
+
+# A torch Function whose backward notes whether SymPy is imported in its process.
+TORCH_MODULE = """
+import sys
+import torch
+
+
+class Cube(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x**3
+
+    @staticmethod
+    def backward(ctx, g):
+        with open("sympy-seen", "a") as f:
+            f.write(f"{'sympy' in sys.modules}\\n")
+        (x,) = ctx.saved_tensors
+        return 3 * x**2 * g
+"""
+
+
+def test_a_torch_targets_run_imports_no_sympy(tmp_path: Path, monkeypatch):
+    # Neither the worker's preload nor the checks' backward (tenths of a second).
+    pytest.importorskip("torch")
+    (tmp_path / "symop.py").write_text(TORCH_MODULE)
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(main, ["verify", "symop:Cube", "--max-examples", "3", "--seed", "1"])
+    assert out.exit_code == 0, out.output
+    seen = set((tmp_path / "sympy-seen").read_text().split())
+    assert seen == {"False"}
 
 
 def test_reading_the_frameworks_imports_no_numpy(tmp_path: Path):
@@ -263,6 +299,41 @@ def test_a_released_worker_ends_without_being_waited_for(tmp_path: Path):
         assert zygote.process.exitcode == 0
     finally:
         run.close()
+
+
+def test_closing_waits_for_the_workers_word_not_for_its_exit(tmp_path: Path, monkeypatch):
+    # The worker's exit is the kernel freeing its memory (about 0.3 s after a torch
+    # target): the run ends once the worker says it has finished, and a thread reaps it.
+    run = Run(1, WorkerSetup(cwd=str(tmp_path)))
+    try:
+        assert run.check(Job(SQUARE, {"max_examples": 2, "seed": 1})).passed
+        zygote = run._zygote
+        assert zygote is not None
+        run.release()
+    finally:
+        joined: list[str] = []
+        join = type(zygote.process).join
+
+        def recorded(process, timeout=None):
+            joined.append(threading.current_thread().name)
+            return join(process, timeout)
+
+        monkeypatch.setattr(type(zygote.process), "join", recorded)
+        run.close()
+    assert "MainThread" not in joined
+    # Not a child the command's end or the interpreter's exit would wait for.
+    assert zygote.process not in multiprocessing.active_children()
+    # ... and nothing is left behind: the worker is reaped (no zombie), its pid gone.
+    pid = zygote.process.pid
+    for _ in range(600):
+        if zygote.process.exitcode is not None and not os.path.exists(f"/proc/{pid}"):
+            break
+        threading.Event().wait(0.1)
+    assert zygote.process.exitcode in (0, -signal.SIGKILL)  # (killed as it exits)
+    if sys.platform.startswith("linux"):
+        assert not os.path.exists(f"/proc/{pid}")
+    with pytest.raises(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
 
 
 def test_the_command_ends_without_the_interpreter_teardown():

@@ -4,8 +4,9 @@ argument), or a function of torch tensors.
 
 Inputs become CPU tensors that share memory with the checker's arrays (so a forward
 that changes its input shows), float inputs that are not constants require a
-gradient, and the gradient comes from ``torch.autograd.grad`` of the output with the
-upstream gradient. The dtype is the arrays' (float64 unless asked otherwise).
+gradient, and the gradient is ``torch.autograd.grad``'s of the output with the
+upstream gradient (run through torch's engine directly where it can be: :func:`_grad`).
+The dtype is the arrays' (float64 unless asked otherwise).
 
 An ``nn.Module`` is a function of its forward's inputs and of its parameters: the
 parameters are further inputs, after the forward's, whose values are the module's own
@@ -292,17 +293,15 @@ class _HigherOrder:
     ) -> list[Any]:
         """torch.autograd.grad of ``outs`` (a backward's outputs) with ``upstream``, for
         the inputs ``wanted``: a tensor or None per input."""
-        import torch
 
         pairs = [(o, g) for o, g in zip(outs, upstream) if g is not None and o.requires_grad]
         found: list[Any] = [None] * len(tensors)
         if not pairs:
             return found
-        got = torch.autograd.grad(
+        got = _grad(
             [o for o, _ in pairs],
             [tensors[i] for i in wanted],
-            grad_outputs=[g for _, g in pairs],
-            allow_unused=True,
+            [g for _, g in pairs],
             retain_graph=True,
             create_graph=create_graph,
         )
@@ -334,13 +333,7 @@ class _HigherOrder:
             out: list[np.ndarray | None] = [None] * len(arrays)
             if not pairs or not leaves:
                 return out  # the backward has no graph: no higher derivative (zeros)
-            found = torch.autograd.grad(
-                [g for g, _ in pairs],
-                leaves,
-                grad_outputs=[wk for _, wk in pairs],
-                allow_unused=True,
-                retain_graph=True,
-            )
+            found = _grad([g for g, _ in pairs], leaves, [wk for _, wk in pairs], True)
             by_leaf = {id(leaf): g for leaf, g in zip(leaves, found)}
             for i, t in enumerate(tensors):
                 if t is not None and id(t) in by_leaf:
@@ -373,6 +366,83 @@ class _HigherOrder:
             _, grads = self.level(self.order, arrays, [False] * n, params, True, (i, tangent))
             tangents = [fwAD.unpack_dual(g).tangent for g in grads]
             return [None if t is None else self.place.array(t) for t in tangents]
+
+
+#: Whether torch's private engine entry point runs a backward as gradcheck calls it:
+#: empty until the first backward finds out (:func:`_engine_ok`), then the answer.
+_ENGINE: list[bool] = []
+
+
+def _engine_ok() -> bool:
+    """Whether ``torch.autograd.graph._engine_run_backward`` exists and answers a small
+    backward as ``torch.autograd.grad`` does (asked once per process)."""
+    if not _ENGINE:
+        import torch
+
+        run = getattr(getattr(torch.autograd, "graph", None), "_engine_run_backward", None)
+        ok = False
+        if run is not None:
+            # (in whatever grad mode the first backward is asked in)
+            with torch.inference_mode(False), torch.enable_grad():
+                x = torch.ones(2, dtype=torch.float64, requires_grad=True)
+                w = torch.full((2,), 3.0, dtype=torch.float64)
+                try:
+                    got = run((x * x,), (w,), False, False, (x,), True, accumulate_grad=False)
+                    ok = len(got) == 1 and bool(torch.equal(got[0], 2 * x.detach() * w))
+                except Exception:  # another signature, another meaning: not this way
+                    ok = False
+        _ENGINE.append(ok)
+    return _ENGINE[0]
+
+
+def _grad(
+    outputs: Sequence[Any],
+    inputs: Sequence[Any],
+    upstream: Sequence[Any],
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+) -> tuple[Any, ...]:
+    """``torch.autograd.grad(outputs, inputs, upstream, allow_unused=True, ...)``.
+
+    Where nothing needs the public function's checks, torch's engine runs the
+    backward directly: ``torch.autograd.grad`` checks each upstream gradient's shape
+    with ``torch.fx.experimental.symbolic_shapes``, whose import (SymPy with it) costs
+    about 0.3 s of CPU, more than a small target's 100 checks. The same check is made
+    here for what gradcheck passes (plain tensors of the outputs' shapes); anything
+    else (a tensor subclass, a nested tensor, another shape, a torch without that
+    entry point) goes through the public function, which raises its own error.
+    """
+    import torch
+
+    if retain_graph is None:
+        retain_graph = create_graph
+    plain = torch.Tensor
+    direct = _engine_ok() and all(
+        type(o) is plain
+        and type(g) is plain
+        and not o.is_nested
+        and o.shape == g.shape
+        and o.is_complex() == g.is_complex()
+        for o, g in zip(outputs, upstream)
+    )
+    if direct and len(outputs) == len(upstream) and all(type(t) is plain for t in inputs):
+        return torch.autograd.graph._engine_run_backward(
+            tuple(outputs),
+            tuple(upstream),
+            retain_graph,
+            create_graph,
+            tuple(inputs),
+            True,
+            accumulate_grad=False,
+        )
+    return torch.autograd.grad(
+        list(outputs),
+        list(inputs),
+        grad_outputs=list(upstream),
+        allow_unused=True,
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+    )
 
 
 def _dual(t: Any, tangent: Any) -> Any:
@@ -604,12 +674,8 @@ class _TorchOp:
             return grads
         if recording is not None:
             recording.returned = []
-        found = torch.autograd.grad(
-            [o for o, _ in pairs],
-            [tensors[i] for i in wanted],
-            grad_outputs=[g for _, g in pairs],
-            allow_unused=True,
-            **how,
+        found = _grad(
+            [o for o, _ in pairs], [tensors[i] for i in wanted], [g for _, g in pairs], **how
         )
         # The upstream gradients a backward changed in place, back in the engine's
         # arrays (copies on a device or in bfloat16), where the checker looks.
