@@ -16,6 +16,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import sys
+import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -128,6 +129,13 @@ class _EngineAliases:
     def create_module(self, spec: Any) -> Any:
         module = importlib.import_module(spec.loader_state)
         spec.loader_state = module.__spec__  # the import system writes spec over it
+        parent_name, _, child = module.__name__.rpartition(".")
+        parent = sys.modules.get(parent_name)
+        if parent is not None and getattr(parent, child, module) is not module:
+            # The import system sets the module as its parent's attribute once it is
+            # imported under the old path: `gradcheck.nnet.layers.batchnorm`, the
+            # function, would become the module of that name.
+            parent.__class__ = _KeepsItsNames
         return module
 
     def exec_module(self, module: Any) -> None:
@@ -137,6 +145,18 @@ class _EngineAliases:
         new = engine_path(fullname)
         real = None if new is None else importlib.util.find_spec(new)
         return None if real is None else real.loader.get_code(new)  # type: ignore[union-attr]
+
+
+class _KeepsItsNames(types.ModuleType):
+    """An engine package whose name for a function is also a submodule's name (``nnet.layers``:
+    ``batchnorm``): importing the submodule by its old path leaves the function."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        old = self.__dict__.get(name)
+        if isinstance(value, types.ModuleType) and old is not None and old is not value:
+            if not isinstance(old, types.ModuleType):
+                return
+        super().__setattr__(name, value)
 
 
 if not any(isinstance(finder, _EngineAliases) for finder in sys.meta_path):

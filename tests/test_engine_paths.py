@@ -132,3 +132,21 @@ def test_process_state_reads_the_engine_by_its_new_paths():
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.stdout.split() == ["True", "True"], done.stderr
+
+
+def test_importing_a_submodule_by_its_old_path_leaves_its_packages_function():
+    """`nnet.layers.batchnorm` is a function and a submodule's name; the import system
+    sets an imported submodule as its parent's attribute, which turned the function into
+    the module once `gradcheck.nnet.layers.batchnorm` was imported by its old path (the
+    doctest `batchnorm(...)` then raised "'module' object is not callable")."""
+    code = (
+        "import importlib, gradcheck as mg\n"
+        "importlib.import_module('gradcheck.nnet.layers.batchnorm')\n"
+        "from gradcheck.nnet.layers import batchnorm\n"
+        "import gradcheck.engine.nnet.layers as layers\n"
+        "assert callable(batchnorm) and callable(layers.batchnorm), batchnorm\n"
+        "print(batchnorm(mg.Tensor([[1.0], [3.0]]), eps=0.0).data.ravel().tolist())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[-1.0, 1.0]"
