@@ -110,7 +110,7 @@ def discover(module: ModuleType) -> list[Found]:
                 bindings = bindings or _Bindings.of(module)
                 if bindings.read:
                     elsewhere = bindings.source_of(name, obj)
-            reason = f"imported from {elsewhere}" if elsewhere else _not_a_target(obj)
+            reason = f"imported from {_said(elsewhere)}" if elsewhere else _not_a_target(obj)
         except Exception as exc:  # an object whose attributes raise: not an op of ours
             candidate, reason = False, f"cannot be inspected ({type(exc).__name__}: {exc})"
         if reason is None and name.startswith("_"):
@@ -317,6 +317,17 @@ def _absolute(name: str, package: str) -> str:
         return importlib.util.resolve_name(name, package) if name.startswith(".") else name
     except (ImportError, ValueError):
         return name
+
+
+def _said(module_name: str) -> str:
+    """A module's name as a user writes it: the engine's modules by MyGrad's paths
+    (``gradcheck.engine.operation`` is ``gradcheck.operation``, which imports it)."""
+    from gradcheck import ENGINE_MODULES
+
+    head, _, rest = module_name.partition("gradcheck.engine.")
+    if head or rest.partition(".")[0] not in ENGINE_MODULES:
+        return module_name
+    return f"gradcheck.{rest}"
 
 
 def no_target_message(module_name: str, found: list[Found]) -> str:
