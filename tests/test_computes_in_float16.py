@@ -68,3 +68,15 @@ def _forward(op, arrays):
 )
 def test_float16_searches(op, verdict, seed):
     assert verify(op, dtype="float16", seed=seed).verdict == verdict
+
+
+def test_a_float64_forward_that_rounds_coarsely_at_zero_is_not_taken_for_float32():
+    """(x + 1e6) - 1e6 at x = 0 gives outputs exact in float32 at float32's steps, and a
+    quarter of float32's ulp at 0 (a subnormal's quarter) does not move it: only a step
+    away does a quarter ulp show it computes in float64 (then a 1e-6 error of its
+    gradient, which float64's exact steps resolve, is caught)."""
+
+    def forward(arrays, params):
+        return (arrays[0] + 1e6) - 1e6
+
+    assert Evaluator(forward, [np.array(0.0)], None, np.array(1.0)).inner is None

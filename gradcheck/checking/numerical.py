@@ -357,7 +357,10 @@ class Evaluator:
                 ]
                 narrow_eps = float(np.finfo(narrow).eps)
                 moved = [
-                    a + step_sizes(a, narrow_eps) if a.dtype.kind == "f" else a for a in rounded
+                    (a + step_sizes(a, narrow_eps)).astype(narrow).astype(np.float64)
+                    if a.dtype.kind == "f"
+                    else a
+                    for a in rounded
                 ]
             try:
                 out_q = np.asarray(self.call(quarter))
@@ -372,9 +375,31 @@ class Evaluator:
                 moved_out = out1 != out0
                 whole = bool(np.all(out0[np.isfinite(out0)] % 1 == 0))
                 changed = bool(np.any(moved_out)) and (np.mean(moved_out) >= 0.5 or not whole)
-            if changed and exact_in(out1, narrow):
+            if not (changed and exact_in(out1, narrow)):
+                continue
+            if self._unmoved_by_a_quarter(moved, out1, narrow):
                 return narrow
         return None
+
+    def _unmoved_by_a_quarter(self, at: list[np.ndarray], out: np.ndarray, narrow: Any) -> bool:
+        """Whether the forward at ``at`` (every float input a number of the dtype
+        ``narrow``) moved up by a quarter of that dtype's ulp gives ``out``
+        again, as ``F(round(x))`` does. At x = 0 alone the quarter ulp is a quarter of a
+        subnormal, which a float64 forward that rounds coarsely there, (x + 1e6) - 1e6,
+        does not see either; a step away it does (a quarter float32 ulp at 2**-8 is
+        1e6's ulp)."""
+        with np.errstate(all="ignore"):
+            quarter = [
+                a + np.spacing(a.astype(narrow)).astype(np.float64) / LEVEL_RATIO
+                if a.dtype.kind == "f"
+                else a
+                for a in at
+            ]
+        try:
+            again = np.asarray(self.call(quarter))
+        except Exception:
+            return False
+        return bool(again.shape == out.shape and np.array_equal(again, out, equal_nan=True))
 
     def rounding_sizes(self) -> np.ndarray:
         """Per output, the size whose rounding (eps of it) the noise model assumes:
