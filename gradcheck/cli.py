@@ -1451,8 +1451,11 @@ def _target_row(target: LoadedTarget) -> dict[str, Any]:
     from gradcheck.frontend.discovery import target_kind
     from gradcheck.search.description import description_of
 
-    sig = op_signature(target.obj)
     description = description_of(target.obj)
+    # (a positional parameter given a value in describe(kwargs=...) is no input, as the
+    # search and the check take it)
+    given = {} if description is None else dict(description.as_dict().get("kwargs") or {})
+    sig = op_signature(target.obj).given(given)
     return {
         "target": target.name,
         "kind": target_kind(target.obj),

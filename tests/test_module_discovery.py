@@ -144,3 +144,23 @@ def test_list_v_with_json_keeps_stdout_one_document(user_dir: Path) -> None:
     doc = json.loads(result.stdout)
     assert [t["target"] for t in doc["targets"]] == ["ops_d:Square", "ops_d:marked"]
     assert "skipped ops_d:helper" in result.stderr
+
+
+def test_list_counts_a_positional_parameter_given_in_kwargs_as_a_parameter(
+    user_dir: Path,
+) -> None:
+    """`describe(kwargs={"delta": 1.0})` makes `delta` a parameter for the search and the
+    check; `gradcheck list` showed `2 (x, delta)` inputs."""
+    import json
+
+    source = (
+        "import gradcheck\n\n"
+        "@gradcheck.describe(kwargs={'delta': 1.0})\n"
+        "def huber(x, delta):\n"
+        "    return gradcheck.where(gradcheck.absolute(x) < delta, 0.5 * x * x, delta * x)\n"
+    )
+    (user_dir / "ops_k.py").write_text(source)
+    result = CliRunner().invoke(main, ["list", "ops_k", "--format", "json"])
+    assert result.exit_code == 0, result.output
+    (row,) = json.loads(result.stdout)["targets"]
+    assert (row["arity"], row["inputs"], row["parameters"]) == (1, ["x"], ["delta"])
