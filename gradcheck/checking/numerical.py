@@ -349,12 +349,6 @@ class Evaluator:
                     a.astype(narrow).astype(np.float64) if a.dtype.kind == "f" else a
                     for a in self.work
                 ]
-                quarter = [
-                    a + np.spacing(a.astype(narrow)).astype(np.float64) / LEVEL_RATIO
-                    if a.dtype.kind == "f"
-                    else a
-                    for a in rounded
-                ]
                 narrow_eps = float(np.finfo(narrow).eps)
                 moved = [
                     (a + step_sizes(a, narrow_eps)).astype(narrow).astype(np.float64)
@@ -362,10 +356,12 @@ class Evaluator:
                     else a
                     for a in rounded
                 ]
+            unmoved = self._unmoved_by_a_quarter(rounded, out0, narrow)
+            if unmoved is None:
+                return None
+            if not unmoved:
+                continue
             try:
-                out_q = np.asarray(self.call(quarter))
-                if out_q.shape != out0.shape or not np.array_equal(out_q, out0, equal_nan=True):
-                    continue
                 out1 = np.asarray(self.call(moved))
             except Exception:
                 return None
@@ -381,13 +377,15 @@ class Evaluator:
                 return narrow
         return None
 
-    def _unmoved_by_a_quarter(self, at: list[np.ndarray], out: np.ndarray, narrow: Any) -> bool:
+    def _unmoved_by_a_quarter(
+        self, at: list[np.ndarray], out: np.ndarray, narrow: Any
+    ) -> bool | None:
         """Whether the forward at ``at`` (every float input a number of the dtype
-        ``narrow``) moved up by a quarter of that dtype's ulp gives ``out``
-        again, as ``F(round(x))`` does. At x = 0 alone the quarter ulp is a quarter of a
-        subnormal, which a float64 forward that rounds coarsely there, (x + 1e6) - 1e6,
-        does not see either; a step away it does (a quarter float32 ulp at 2**-8 is
-        1e6's ulp)."""
+        ``narrow``) moved up by a quarter of that dtype's ulp gives ``out`` again, as
+        ``F(round(x))`` does; None where it raised there. At x = 0 alone the quarter ulp
+        is a quarter of a subnormal, which a float64 forward that rounds coarsely there,
+        (x + 1e6) - 1e6, does not see either; a step away it does (a quarter float32 ulp
+        at 2**-8 is 1e6's ulp)."""
         with np.errstate(all="ignore"):
             quarter = [
                 a + np.spacing(a.astype(narrow)).astype(np.float64) / LEVEL_RATIO
@@ -398,7 +396,7 @@ class Evaluator:
         try:
             again = np.asarray(self.call(quarter))
         except Exception:
-            return False
+            return None
         return bool(again.shape == out.shape and np.array_equal(again, out, equal_nan=True))
 
     def rounding_sizes(self) -> np.ndarray:
@@ -597,21 +595,10 @@ class Evaluator:
         :data:`EDGE_AGREEMENT`; else None (a kink, a pole, or no edge: the central
         estimate said it all). ``x**1.5`` at 0 has the right-hand derivative 0, which
         a backward giving NaN there misses."""
-        flat = self.work[i].reshape(-1)
-        x0 = flat[j].copy()
         hs = [h / LEVEL_RATIO**k for k in range(EDGE_LEVELS)]
 
         def s_at(step: float) -> float:
-            flat[j] = x0 + flat.dtype.type(step)
-            try:
-                out = np.asarray(self.call(self.work), dtype=np.float64)
-            except Exception:
-                return math.nan
-            finally:
-                flat[j] = x0
-            if out.shape != self.f0.shape or not np.all(np.isfinite(out)):
-                return math.nan
-            return float(np.vdot(self.v, out - self.f0))
+            return self.s_moved(i, j, step)
 
         for side in (1.0, -1.0):
             if any(math.isfinite(s_at(-side * step)) for step in hs):
@@ -641,8 +628,7 @@ class Evaluator:
         closer (a solve with a 4×4 matrix of entries 2e-48 beside ones, whose solution
         moves by its own size when an entry moves by 1e-48): there they measure another
         function than the one at x, and say nothing against the gradient."""
-        flat = self.work[i].reshape(-1)
-        x0 = flat[j].copy()
+        x0 = self.work[i].reshape(-1)[j]
         size = float(np.sum(np.abs(self.v) * np.abs(self.f0)))
         if not (size > 0 and math.isfinite(size) and predicted and math.isfinite(predicted)):
             return None
@@ -651,23 +637,28 @@ class Evaluator:
             h = float(np.exp2(np.round(np.log2(size / abs(predicted)) - OWN_SCALE_BITS - k)))
             if not h > OWN_SCALE_MIN_ULPS * float(np.spacing(np.abs(x0))):
                 return None
-            outs = []
-            for step in (h, -h):
-                flat[j] = x0 + flat.dtype.type(step)
-                try:
-                    outs.append(np.asarray(self.call(self.work), dtype=np.float64))
-                except Exception:
-                    return None
-                finally:
-                    flat[j] = x0
-            if outs[0].shape != self.f0.shape or not all(np.all(np.isfinite(o)) for o in outs):
+            value = (self.s_moved(i, j, h) - self.s_moved(i, j, -h)) / (2 * h)
+            if not math.isfinite(value):
                 return None
-            values.append(self.s_diff(outs[0], outs[1]) / (2 * h))
+            values.append(value)
         return values[1], abs(values[1] - values[0])
 
-    def s_diff(self, out_a: np.ndarray, out_b: np.ndarray) -> float:
-        """``<v, out_a - out_b>`` in float64."""
-        return float(np.vdot(self.v, np.subtract(out_a, out_b, dtype=np.float64)))
+    def s_moved(self, i: int, j: int, step: float) -> float:
+        """``s`` at element ``j`` of input ``i`` moved by ``step``, less ``s`` at x:
+        ``<v, f(x + step·e_j) - f(x)>``; nan where the forward raised there or an
+        output is not finite."""
+        flat = self.work[i].reshape(-1)  # (a view: `work` arrays are contiguous copies)
+        x0 = flat[j].copy()
+        flat[j] = x0 + flat.dtype.type(step)
+        try:
+            out = np.asarray(self.call(self.work), dtype=np.float64)
+        except Exception:
+            return math.nan
+        finally:
+            flat[j] = x0
+        if out.shape != self.f0.shape or not np.all(np.isfinite(out)):
+            return math.nan
+        return float(np.vdot(self.v, out - self.f0))
 
     def first_pass(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One central difference per element of input ``i``: (values, jumps J at the
