@@ -33,7 +33,11 @@ The numbers, and why:
   the forward (torch and JAX targets; at order 2 the forward is a backward), the
   rounding is measured in its own dtype: what no low polynomial explains of the
   outputs along one small move (:meth:`Evaluator._rounding_residual`). The noise,
-  modelled and measured from the levels themselves, enters each level's error.
+  modelled and measured from the levels themselves, enters each level's error. A
+  forward that computes in float16 inside (``f(x.half())`` cast back, evaluated in
+  float16: :attr:`Evaluator.in_inner`) rounds each output once, to a float16 number:
+  its differences are resolved to half an ulp of each output they touch, over h, and
+  a Richardson pair's error is read from the smaller steps only (:func:`_pair_errors`).
 * **Quanta.** An output that stands still at the smaller steps and moves at larger
   ones moves in quanta of its intermediates (p0 - 1 of a softmax at a logit of 30
   rounds at the ulps of p0), which no step resolves below: its quantum over 2h floors
@@ -298,6 +302,11 @@ class Evaluator:
                 out_narrow = None
             if out_narrow is not None and np.shape(out_narrow) == np.shape(out0):
                 self.work, self.eval_dtype, out0 = narrow, inner, out_narrow
+        #: Whether the differences run in :attr:`inner` itself: then x ± h are numbers of
+        #: it (exact steps, no rounding of the inputs), each output is one of its numbers
+        #: too, and the rounding noise of a level is what those outputs' own ulps allow
+        #: (see :meth:`_score_levels`), not eps of the op's largest output.
+        self.in_inner = inner is not None and self.eval_dtype == inner
         self.eps = float(np.finfo(self.eval_dtype).eps)
         self.f0 = np.array(out0, dtype=np.float64)
         # A real output minus f0 (float64) is float64 by NumPy's promotion alone;
@@ -797,6 +806,7 @@ class Evaluator:
         multipliers, base_index = _levels(scale)
         levels = _LevelScores(len(multipliers), self.f0.shape)
         levels.magnitude = max(1.0, scale) if math.isfinite(scale) else 1.0
+        levels.tight = self.in_inner
         levels.powers = np.arange(len(multipliers)) - base_index
         ladder = base_index + _LOWEST  # the first level of the base ladder
         self._run_levels(i, along, h0, multipliers[ladder:], ladder, levels)
@@ -984,12 +994,25 @@ class Evaluator:
         touched = (plus != f0) | (minus != f0)
         outputs = np.maximum(np.abs(plus), np.abs(minus))
         measured = self.rounding_sizes()
+        if self.in_inner:
+            # Each output at x ± h is F(x ± h) rounded to the inner dtype, x ± h being
+            # numbers of it: off by at most half its ulp there, so a difference of two is
+            # off by at most the ulp of the larger, whatever the op's other outputs (exp
+            # at [2, 0.3]: 4 eps of e² is 230% of the derivative at 0.3 over its base
+            # step, the real rounding 0.4%, and a backward 5% off passed). Rounding that
+            # is no single rounding (intermediates of the inner dtype far larger than the
+            # output) shows in the noise the levels measure themselves (_level_noise) and
+            # in their quanta (_LevelScores.quantize_noise).
+            with np.errstate(all="ignore"):
+                ulps = np.spacing(outputs.astype(self.eval_dtype)).astype(np.float64)
         for row, k in enumerate(pending):
             h = float(hs[k])
             d[k] = float(vdot(v, spread[row])) / (2 * h)
             jump[k] = float(vdot(v, moved[row])) / h
             t = touched[row]
-            if t.any():
+            if t.any() and self.in_inner:
+                noise[k] = float(vdot(absv[t], ulps[row][t])) / (2 * h)
+            elif t.any():
                 size = np.maximum(outputs[row], measured)
                 noise[k] = OUTPUT_ROUNDING_EPS * eps * float(vdot(absv[t], size[t])) / h
             else:
@@ -1131,6 +1154,10 @@ class _LevelScores:
         #: exp near 0); the steps are relative to it, so the noise it gives at a still
         #: level is eps**(2/3)·<|v|, 1> / 2 over the level's multiplier, at every scale.
         self.magnitude = 1.0
+        #: Whether the modelled noise is a bound of the outputs' rounding, not a scale
+        #: of it (:attr:`Evaluator.in_inner`): a pair's own error is then read from
+        #: below only (see :func:`_pair_errors`).
+        self.tight = False
         #: Per output (flat): the smallest step at which it stood still, the largest at
         #: which it moved, and the least it moved by there (see :meth:`note_outputs`).
         #: Each level's difference's share of the outputs' own precision, where they
@@ -1254,6 +1281,7 @@ class _LevelScores:
         new.floor[more:] = self.floor
         new.precision[more:] = self.precision
         new.magnitude = self.magnitude
+        new.tight = self.tight
         new.flat = self.flat
         new.still_step, new.moved_step, new.least_move = (
             self.still_step,
@@ -1283,6 +1311,8 @@ class _Finite:
     floor: list[float]
     #: The levels that stood still did so because s is flat there (see _LevelScores.flat).
     flat: bool = False
+    #: The noise N bounds the rounding (see _LevelScores.tight).
+    tight: bool = False
 
 
 def _finite_levels(levels: _LevelScores) -> _Finite:
@@ -1304,6 +1334,7 @@ def _finite_levels(levels: _LevelScores) -> _Finite:
         [still[k] for k in ok],
         [float(levels.floor[k]) for k in ok],
         levels.flat,
+        levels.tight,
     )
 
 
@@ -1392,10 +1423,22 @@ def _pair_errors(
     from them, the larger step is not yet where the function looks smooth, however
     well it agrees with its own neighbours (log|x| at 3.5e-12: the smallest steps give
     2.83e11, each larger one 16 times less than the last, 1e-5 at the top, and those
-    agree with each other to 1e-5)."""
+    agree with each other to 1e-5).
+
+    Where the noise N bounds the rounding (``f.tight``: a forward computing in float16
+    inside, whose outputs round once), a pair's error is its gap to the pair of smaller
+    steps only: that gap is its truncation where the differences follow the h² pattern
+    up to it, and a gap to a larger pair is that pair's error, not its own. A larger
+    pair is trusted only as far as it is consistent with the smaller ones, through
+    their bars: tanh(x.half()) at 0.97 gives pairs of steps 0.5/2 and 2/8 that agree
+    by chance where tanh saturates, 5% from the derivative that steps 1/32 to 1/2
+    agree on, and the gap to them had made those smaller pairs' own bars as wide."""
     if len(rich) == 1:
         a = pairs[0]
         errs = [abs(f.D[a] - f.D[a + 1]) / (TRUNCATION_GROWTH - 1)]
+    elif f.tight:
+        diffs = [abs(rich[q + 1] - rich[q]) for q in range(len(rich) - 1)]
+        errs = [diffs[0], *diffs]
     else:
         diffs = [abs(rich[q + 1] - rich[q]) for q in range(len(rich) - 1)]
         errs = [diffs[0], *(max(diffs[q - 1], diffs[q]) for q in range(1, len(diffs))), diffs[-1]]
