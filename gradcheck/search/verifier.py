@@ -135,6 +135,12 @@ class VerifyResult:
         Which example ``worst`` was: ``"example 4 of the search"``, ``"shrink step
         7"``. The run's seed replays it (the run goes the same way), and so does
         ``gradcheck.check(target, *worst.inputs, seed=worst.seed)`` with the settings.
+    max_abs_error_at, max_rel_error_at : str
+        Which example had ``max_abs_error`` and which ``max_rel_error``:
+        ``"the reported example"`` (the shrunk failure), ``"example 3 of the search"``,
+        ``"shrink step 7"`` (as ``worst_example``; ``"... of seed 12"`` in a run of
+        several seeds); empty where none was measured. The two maxima may be of two
+        examples: the report says so.
     shapes : str
         For an op of several inputs whose shapes were drawn, whether they broadcast:
         ``"inputs drawn with broadcasting: 23 of 100 examples"``, or why every input
@@ -161,6 +167,8 @@ class VerifyResult:
     shapes: str = ""
     worst: CheckResult | None = None
     worst_example: str = ""
+    max_abs_error_at: str = ""
+    max_rel_error_at: str = ""
     #: The search stopped early, its ``time_budget`` spent (``note`` says where).
     budget_spent: bool = False
 
@@ -193,6 +201,8 @@ class VerifyResult:
                 "max_abs_error": self.max_abs_error,
                 "max_rel_error": self.max_rel_error,
                 "error_ratio": self.error_ratio,
+                "max_abs_error_at": self.max_abs_error_at or None,
+                "max_rel_error_at": self.max_rel_error_at or None,
                 "seconds": self.seconds,
                 "seed": self.seed,
                 "settings": self.settings,
@@ -812,6 +822,11 @@ def _compared(result: Any) -> bool:
     return result.failure is None or result.failure.kind in COMPARISON_KINDS
 
 
+def _at_least(a: float, b: float) -> bool:
+    """Whether ``a`` was measured and is no smaller than ``b`` (or ``b`` was not)."""
+    return not math.isnan(a) and (math.isnan(b) or a >= b)
+
+
 def _nanmax(a: float, b: float) -> float:
     if math.isnan(a):
         return b
@@ -846,6 +861,8 @@ class _Search:
         self.examples = self.rejected = self.shrink_steps = 0
         self.skipped: dict[str, int] = {}
         self.max_abs = self.max_rel = self.max_ratio = math.nan
+        #: which example had max_abs, and which max_rel (see :meth:`label`)
+        self.max_abs_at = self.max_rel_at = ""
         self.first_failure: Any = None
         #: the failing check with the largest relative error seen, and which it was
         self.worst: Any = None
@@ -929,6 +946,10 @@ class _Search:
             if self.progress is not None:
                 self.progress(self.examples, self.options["max_examples"])
         abs_err, rel_err, ratio = _errors(result)
+        if _at_least(abs_err, self.max_abs) and abs_err != self.max_abs:
+            self.max_abs_at = self.label(searching)
+        if _at_least(rel_err, self.max_rel) and rel_err != self.max_rel:
+            self.max_rel_at = self.label(searching)
         self.max_abs = _nanmax(self.max_abs, abs_err)
         self.max_rel = _nanmax(self.max_rel, rel_err)
         self.max_ratio = _nanmax(self.max_ratio, ratio)
@@ -984,11 +1005,13 @@ class _Search:
             if (rel_err, _nan_low(ratio)) <= (best_rel, _nan_low(best_ratio)):
                 return
         self.worst = result
-        self.worst_example = (
-            f"example {self.examples} of the search"
-            if searching
-            else f"shrink step {self.shrink_steps}"
-        )
+        self.worst_example = self.label(searching)
+
+    def label(self, searching: bool) -> str:
+        """Which example this is: ``"example 4 of the search"``, ``"shrink step 7"``."""
+        if searching:
+            return f"example {self.examples} of the search"
+        return f"shrink step {self.shrink_steps}"
 
 
 def _nan_low(x: float) -> float:
@@ -1173,7 +1196,12 @@ def _result(
     # The worst seen, over every example (a failure shrinks to a small input, where
     # the bug may be small; the size of the bug is what the search saw).
     abs_err, rel_err, ratio = search.max_abs, search.max_rel, search.max_ratio
+    abs_at, rel_at = search.max_abs_at, search.max_rel_at
     if failure is not None:
+        # (the shrunk failure was checked last, at its shrink step: named as the report's)
+        shrunk = _errors(failure)
+        abs_at = "the reported example" if _at_least(shrunk[0], abs_err) else abs_at
+        rel_at = "the reported example" if _at_least(shrunk[1], rel_err) else rel_at
         abs_err, rel_err, ratio = (
             _nanmax(a, b) for a, b in zip((abs_err, rel_err, ratio), _errors(failure))
         )
@@ -1186,6 +1214,7 @@ def _result(
         # The gradients agreed wherever they were compared; what failed is another
         # check: its row shows no error ("-"), not the passing comparisons' 0.00e+00.
         abs_err = rel_err = ratio = math.nan
+    abs_at, rel_at = ("", "") if math.isnan(abs_err) else (abs_at, rel_at)
     return VerifyResult(
         target=name,
         passed=verdict == Verdict.PASSED,
@@ -1205,6 +1234,8 @@ def _result(
         found=_found(search, failure, options),
         worst=worst,
         worst_example=worst_example,
+        max_abs_error_at=abs_at,
+        max_rel_error_at=rel_at,
         shapes=_shapes_line(search, options),
         budget_spent=search.out_of_time and failure is None,
     )
