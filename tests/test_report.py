@@ -73,7 +73,7 @@ def test_the_size_of_a_bug_survives_shrinking(seed):
     again = gradcheck.check(SinGrowingError, *worst.inputs, seed=worst.seed)
     assert again.max_rel_error == worst.max_rel_error
     text = str(result)
-    assert re.search(r"Largest error seen \(the table's (max abs err and )?max rel err\): ", text)
+    assert re.search(r"Largest error seen \(the run's (max abs err and )?max rel err\): ", text)
     assert result.worst_example in text and result.max_rel_error_at == result.worst_example
     assert f"{worst.max_rel_error:.3g}" in text
 
@@ -100,7 +100,9 @@ def _shown_at(result, which):
         assert getattr(result.worst, f"max_{which}_error") == value
     else:
         name = {"abs": "max abs err", "rel": "max rel err"}[which]
-        assert f"The table's {name}, {value:.3g}, was seen at {at} (Replay" in str(result)
+        assert f"The run's {name}, {value:.3g}, was seen at {at} (it replays with the run" in str(
+            result
+        )
     return at
 
 
@@ -129,8 +131,11 @@ def test_a_largest_abs_error_at_another_example_is_named_with_it():
         if result.max_abs_error_at not in ("the reported example", result.worst_example):
             split.append(seed)
             assert result.max_abs_error > result.worst.max_abs_error
-            line = f"The table's max abs err, {result.max_abs_error:.3g}, was seen at "
-            assert line + f"{result.max_abs_error_at} (Replay replays it)." in str(result)
+            line = f"The run's max abs err, {result.max_abs_error:.3g}, was seen at "
+            assert (
+                line + f"{result.max_abs_error_at} (it replays with the run: Replay below)."
+                in str(result)
+            )
     assert split  # (seeds 0, 3 and 5 when written)
 
 

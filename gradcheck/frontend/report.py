@@ -278,9 +278,9 @@ def _maxima(result: Any) -> list[tuple[str, float, str]]:
 
 
 def _the_tables(result: Any, example: str) -> str:
-    """``" (the table's max rel err)"``: which of the table's errors ``example`` had."""
+    """``" (the run's max rel err)"``: which of the table's errors ``example`` had."""
     names = [name for name, _, at in _maxima(result) if at == example]
-    return f" (the table's {' and '.join(names)})" if names else ""
+    return f" (the run's {' and '.join(names)})" if names else ""
 
 
 def _elsewhere(result: Any) -> list[str]:
@@ -289,8 +289,12 @@ def _elsewhere(result: Any) -> list[str]:
     largest absolute and relative errors may be two examples')."""
     shown = {"the reported example", result.worst_example if result.worst else ""}
     return [
-        f"The table's {name}, {_err(value)}, was seen at {at} ("
-        + ("a run with that seed replays it)." if " with seed " in at else "Replay replays it).")
+        f"The run's {name}, {_err(value)}, was seen at {at} ("
+        + (
+            "it replays with a run of that seed)."
+            if " with seed " in at
+            else "it replays with the run: Replay below)."
+        )
         for name, value, at in _maxima(result)
         if at not in shown
     ]

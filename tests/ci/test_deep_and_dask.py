@@ -155,7 +155,9 @@ def test_one_failing_seed_fails_the_target_with_that_seed() -> None:
     # ...at seed 7's examples, not at the reported ones of seed 6
     assert combined.max_abs_error_at == "the shrunk failure with seed 7"
     assert combined.max_rel_error_at == "example 2 of the search with seed 7"
-    assert "was seen at the shrunk failure with seed 7 (a run with that seed" in str(combined)
+    assert "was seen at the shrunk failure with seed 7 (it replays with a run of that seed" in str(
+        combined
+    )
     assert combined.seconds == 3.0
     assert "3 seeds (5..7): seed 6 failed" in combined.note
 
