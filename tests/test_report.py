@@ -295,14 +295,39 @@ class NoisyAndWrong(Operation):
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_an_error_beyond_what_finite_differences_resolve_does_not_read_as_rounding(seed):
     # Where finite differences cannot tell the gradient from 0, the error is relative
-    # to what they resolve there: above 1 for an error above it (was ~5e-7: relative
-    # to that resolution over rtol, which read as rounding).
+    # to the larger of what they resolve there and the analytic value: 1 for an
+    # analytic value that is all error (was ~5e-7: relative to the resolution over
+    # rtol, which read as rounding).
     result = gradcheck.check(NoisyAndWrong, np.array([0.3, 0.5]), seed=seed)
     assert result.verdict == "failed"
     for e in result.failure.worst:
-        assert e.rel_error > 1
         assert abs(e.numeric) < e.floor < e.abs_error  # the floor governs there
-    assert result.max_rel_error > 1
+        assert e.rel_error == pytest.approx(e.abs_error / abs(e.analytic))  # (> the floor)
+        assert 0.5 < e.rel_error <= 2
+    assert 0.5 < result.max_rel_error <= 2
+
+
+class ZeroButSaysOne(Operation):
+    """0·x, whose backward says 1."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return 0.0 * x.data
+
+    def backward_var(self, grad, index, **kwargs):
+        return grad * 1.0
+
+
+@pytest.mark.parametrize(
+    "tolerances", [{}, {"atol": 0.0, "rtol": 0.0}, {"rtol": 0.0}, {"atol": 0.0}]
+)
+def test_a_backward_wrong_where_the_gradient_is_exactly_0_is_wrong_by_all_of_it(tolerances):
+    # numeric exactly 0: relative to the analytic value, 1 (was 1.9e4, inf or 5.9e306
+    # against the tolerance's size there, as small as it was)
+    result = gradcheck.check(ZeroButSaysOne, np.array([0.5, -2.0]), seed=0, **tolerances)
+    assert result.verdict == "failed"
+    assert [e.rel_error for e in result.failure.worst] == [1.0, 1.0]
+    assert result.max_rel_error == 1.0
 
 
 def test_a_forward_that_raised_a_step_away_is_reported_as_that():

@@ -235,25 +235,29 @@ class Comparison:
         the one definition of a relative error, in the worst-elements table, the
         summary, the text and JSON alike.
 
-        The size is the largest of |numeric|; what finite differences resolve there,
-        the allowed difference but its rtol part (``beside_rtol``: the error estimate,
-        the rounding floor, atol), below which they cannot tell the gradient from 0 (x³
-        at x = 0: numeric 5e-29 of pure truncation against analytic 0 is no relative
-        error of 1); and atol / rtol, where the absolute tolerance governs (a gradient
-        smaller than that counts as that size). Each element its own: an element whose
-        finite differences resolve little does not shrink another's relative error
-        (an error of 0.7 on a gradient of 0.06 read 1.2e-7 beside one), and an
-        unresolved one's error is relative to what they resolve, not to that over
-        rtol (which read as rounding). Never against a zero reference: where none of
-        these has a size (an exact zero gradient, computed exactly, with no atol), the
-        error is relative to the analytic value (1: all of it is error)."""
+        The size is the largest of |numeric|; atol / rtol, where the absolute
+        tolerance governs (a gradient smaller than that counts as that size); and what
+        finite differences resolve there, the allowed difference but its rtol part
+        (``beside_rtol``: the error estimate, the rounding floor, atol). Where
+        |numeric| is within that (they cannot tell the gradient from 0 there), the
+        analytic value's size counts too: the error is then relative to the larger of
+        what was claimed and what could be seen, at most 2 (x³ at x = 0: numeric 5e-29
+        of pure truncation against analytic 0 is no relative error of 1; a backward
+        that says 0.13 where the gradient is exactly 0 is wrong by all of it, 1, not by
+        1e11 of a resolution of 1e-12).
+
+        Each element its own: an element whose finite differences resolve little does
+        not shrink another's relative error (an error of 0.7 on a gradient of 0.06 read
+        1.2e-7 beside one), nor its own (relative to its resolution over rtol, a gross
+        error read as rounding). Never against a zero reference: 0 only where the
+        error is 0 too."""
         floor = atol / self.rtol if self.rtol > 0 else atol
         with np.errstate(all="ignore"):
-            size = np.maximum(np.maximum(abs_numeric, beside_rtol), floor)
-            # a size whose tolerance is the smallest normal number's guard: none
-            nothing = size * (self.rtol if self.rtol > 0 else 1.0) <= 2 * self.smallest_normal
-            if np.any(nothing):
-                size = np.where(nothing, np.maximum(size, abs_analytic), size)
+            resolution = np.maximum(beside_rtol, floor)
+            size = np.maximum(abs_numeric, resolution)
+            unresolved = abs_numeric <= resolution
+            if np.any(unresolved):
+                size = np.where(unresolved, np.maximum(size, abs_analytic), size)
             rel = np.where(size > 0, diff / size, np.where(diff > 0, np.inf, 0.0))
         return np.where(np.isnan(diff), np.inf, rel)
 

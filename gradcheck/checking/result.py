@@ -30,8 +30,9 @@ class Element:
     numeric: float
     abs_error: float
     #: abs_error over the element's size as the tolerance takes it: the largest of
-    #: |numeric|, what finite differences resolve there (the allowed difference but
-    #: its rtol part) and atol / rtol; never a zero reference
+    #: |numeric|, atol / rtol and what finite differences resolve there (the allowed
+    #: difference but its rtol part), and of |analytic| where |numeric| is within
+    #: that; never a zero reference
     #: (:meth:`~gradcheck.checking.compare.Comparison.relative_errors`).
     rel_error: float
     #: abs_error / allowed tolerance (> 1 means a mismatch).

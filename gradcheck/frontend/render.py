@@ -71,8 +71,9 @@ inputs included, with ``input_names``, the inputs' names as the user named them,
 ``upstream``, the drawn upstream gradient ``v``) with its failure's ``kind``,
 ``message``, ``input`` (index of the input concerned), ``worst`` (elements with
 ``index``, ``analytic``, ``numeric``, ``abs_error``, ``rel_error``: the element's error
-over the largest of its |numeric|, what finite differences resolve there and atol / rtol,
-the one definition ``max_rel_error`` takes the largest of), ``order`` and ``ad_mode``
+over the largest of its |numeric|, atol / rtol and what finite differences resolve there,
+and of its |analytic| where they cannot tell the gradient from 0: the one definition
+``max_rel_error`` takes the largest of), ``order`` and ``ad_mode``
 (the check that failed: order 1, 2..., ``"rev"`` or ``"fwd"``) lifted to the top level;
 ``worst_seen``
 has the same form. Floats are written at full precision; values

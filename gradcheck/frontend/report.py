@@ -125,8 +125,9 @@ def format_result(result: CheckResult, *, seed: bool = True) -> str:
             lines.append(f"Max absolute difference: {_err(result.max_abs_error)}")
             lines.append(
                 f"Max relative difference: {_err(result.max_rel_error)} (an element's error "
-                "over the largest of its |numeric|, what finite differences resolve there "
-                "and atol / rtol)"
+                "over the largest of its |numeric|, atol / rtol and what finite differences "
+                "resolve there, and of its |analytic| where they cannot tell the gradient "
+                "from 0)"
             )
             if f.worst:
                 lines.append(format_table(f.worst))
