@@ -16,7 +16,7 @@ from click.testing import CliRunner
 import gradcheck
 from gradcheck import Operation
 from gradcheck.cli import main
-from gradcheck.frontend.render import render_json
+from gradcheck.frontend.render import failure_block, render_json
 from gradcheck.search.verifier import stepped_out_of_domain, verify
 
 
@@ -521,3 +521,14 @@ def test_a_failure_found_after_the_comparison_shows_no_error_not_the_passing_one
     from gradcheck import schemas
 
     jsonschema.validate(document, schemas.load("verify"))
+
+
+def test_pytest_says_the_runs_errors_as_the_command_lines_table_does():
+    from gradcheck.pytest_plugin import format_verify_failure
+
+    result = verify(WrongSoftplus, seed=0)
+    head, _, rest = format_verify_failure(result, "pytest x --gradcheck-seed 0").partition("\n")
+    errors = f"max abs err {result.max_abs_error:.3g}, max rel err {result.max_rel_error:.3g}"
+    assert f"(seed 0); {errors} (the run's)" in head  # (was the seed alone)
+    # ...and the report names where each was seen, as the command line's does
+    assert rest == failure_block(result, "pytest x --gradcheck-seed 0")

@@ -103,8 +103,9 @@ class VerifyResult:
     max_abs_error, max_rel_error : float
         The largest absolute and relative gradient errors seen (over every example
         checked, the failing ones and those met while shrinking included); ``nan``
-        when none was measured. A relative error is the error over the gradient's
-        scale, the one the tolerance uses (:attr:`CheckResult.max_rel_error`).
+        when none was measured. A relative error is an element's error over its size
+        as the tolerance takes it (:attr:`Element.rel_error`); the two maxima may be
+        two examples' (``max_abs_error_at``, ``max_rel_error_at``).
     error_ratio : float
         The largest error relative to its tolerance (< 1 passes); ``nan`` when none was
         measured.
@@ -923,6 +924,7 @@ class _Search:
             self.first_failure = self.first_failure or result
             raise _OutOfMemory(result)
         if result.verdict in (Verdict.NOT_DIFFERENTIABLE, Verdict.INCONCLUSIVE):
+            self.domain.skipped(arrays, result)
             if searching:
                 self.rejected += 1
                 reason = result.note or Skip.NOT_DIFFERENTIABLE
