@@ -806,7 +806,9 @@ class Evaluator:
         multipliers, base_index = _levels(scale)
         levels = _LevelScores(len(multipliers), self.f0.shape)
         levels.magnitude = max(1.0, scale) if math.isfinite(scale) else 1.0
-        levels.tight = self.in_inner
+        # (along an element only: x ± h is then exact; a direction's x ± h·d rounds each
+        # element to the inner dtype, a noise of |s'|·its ulp that no output shows)
+        levels.tight = self.in_inner and isinstance(along, (int, np.integer))
         levels.powers = np.arange(len(multipliers)) - base_index
         ladder = base_index + _LOWEST  # the first level of the base ladder
         self._run_levels(i, along, h0, multipliers[ladder:], ladder, levels)
@@ -994,7 +996,7 @@ class Evaluator:
         touched = (plus != f0) | (minus != f0)
         outputs = np.maximum(np.abs(plus), np.abs(minus))
         measured = self.rounding_sizes()
-        if self.in_inner:
+        if levels.tight:
             # Each output at x ± h is F(x ± h) rounded to the inner dtype, x ± h being
             # numbers of it: off by at most half its ulp there, so a difference of two is
             # off by at most the ulp of the larger, whatever the op's other outputs (exp
@@ -1010,7 +1012,7 @@ class Evaluator:
             d[k] = float(vdot(v, spread[row])) / (2 * h)
             jump[k] = float(vdot(v, moved[row])) / h
             t = touched[row]
-            if t.any() and self.in_inner:
+            if t.any() and levels.tight:
                 noise[k] = float(vdot(absv[t], ulps[row][t])) / (2 * h)
             elif t.any():
                 size = np.maximum(outputs[row], measured)
