@@ -143,7 +143,8 @@ def test_the_verify_fixture_passes_and_fails_with_the_shrunk_report(sandbox):
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(
         [
-            "*gradcheck: *WrongSquare failed after * example(s) (seed 0)*",
+            "*gradcheck: *WrongSquare failed after * example(s) (seed 0); max abs err *, "
+            "max rel err * (the run's)*",
             "*mismatch*",
             "*x (float64*):",
             "*Replay: pytest test_search.py::test_wrong --gradcheck-seed 0",

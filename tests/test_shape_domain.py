@@ -45,3 +45,23 @@ def test_a_forward_that_raises_at_some_values_still_fails():
     result = gradcheck.verify(breaks_below_zero, max_examples=20, seed=0)
     assert result.verdict == "failed"
     assert result.failure.failure.kind == "forward_error"
+
+
+def log_raises_below_zero(x):
+    if (x.data < 0).any():
+        raise ValueError("log of a negative number")
+    return mg.log(x) * 2
+
+
+def test_a_forward_that_raises_at_most_values_of_a_shape_is_not_a_shape_the_op_rejects():
+    # Over -1..1, four elements are all positive once in 16 draws: three draws at (4,)
+    # raising read as "the op does not run at the shape", skipped, while the op runs
+    # at every shape (at 0, where its output is -inf, first). Its error is the values'.
+    for seed in (0, 1, 2):
+        result = gradcheck.verify(
+            log_raises_below_zero, domain=(-1.0, 1.0), max_examples=30, seed=seed
+        )
+        assert result.verdict == "failed"
+        assert "the op does not run at the shape" not in result.skipped, result.skipped
+        assert "ValueError: log of a negative number" in result.failure.failure.message
+        assert "outside the op's domain" not in result.note

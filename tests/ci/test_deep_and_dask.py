@@ -133,6 +133,8 @@ def result(seed: int, verdict: str = "passed", examples: int = 10, ratio: float 
         1.0,
         seed,
         skipped={"not differentiable there": 1},
+        max_abs_error_at="" if ratio != ratio else "the reported example",
+        max_rel_error_at="" if ratio != ratio else f"example {examples} of the search",
     )
 
 
@@ -150,6 +152,12 @@ def test_one_failing_seed_fails_the_target_with_that_seed() -> None:
     assert combined.examples == 15 and combined.rejected == 3
     assert combined.skipped == {"not differentiable there": 3}
     assert combined.error_ratio == 9.0  # the worst seen
+    # ...at seed 7's examples, not at the reported ones of seed 6
+    assert combined.max_abs_error_at == "the shrunk failure with seed 7"
+    assert combined.max_rel_error_at == "example 2 of the search with seed 7"
+    assert "was seen at the shrunk failure with seed 7 (it replays with a run of that seed" in str(
+        combined
+    )
     assert combined.seconds == 3.0
     assert "3 seeds (5..7): seed 6 failed" in combined.note
 
