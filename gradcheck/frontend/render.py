@@ -202,7 +202,7 @@ def _summary(results: Sequence[VerifyResult], seed: int, elapsed: float | None =
     if elapsed is None:
         return f"{', '.join(said)} in {seconds:.2f} s (seed {seed})"
     # (no new number literal: Hypothesis mines the literals of local modules, an editable
-    # install of gradcheck included, into its draws; see tests/test_report.py)
+    # install of gradcheck included, into its draws; see tests/frontend/test_report.py)
     side_by_side = seconds > elapsed
     together = f"; {seconds:.2f} s of targets' time, run side by side" if side_by_side else ""
     return f"{', '.join(said)} in {elapsed:.2f} s (seed {seed}{together})"
