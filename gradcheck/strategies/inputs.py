@@ -199,10 +199,12 @@ def op_inputs(
     Values are finite, normal floats of moderate magnitude (unless ``reach``);
     shrinking goes towards small shapes and simple values. An array of more than
     :data:`SPARSE_LIMIT` (128) elements costs a few draws whatever its size: a drawn
-    value that NumPy spreads the bulk around by a drawn width, and up to
-    :data:`SPARSE_MAX` (32) elements drawn one by one (with ``unique``, a seeded choice
-    among the values a margin apart); shrinking narrows the spread (to one value where
-    the failure allows), not element by element.
+    value that NumPy spreads the bulk around by a drawn width, and up to 31 elements
+    (a drawn count) that take marked values (the intervals' ends, 0, +-1...) or any,
+    at positions and with values picked from a drawn seed, as are its reach values
+    (with ``unique``, a seeded choice among the values a margin apart); shrinking
+    narrows the spread (to one value where the failure allows) and lowers the count,
+    not element by element.
 
     Examples
     --------
@@ -551,9 +553,10 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
 #: :func:`hypothesis.extra.numpy.arrays` does. (The search's large inputs,
 #: ``LARGE_SIZE`` in :mod:`gradcheck.search.verifier`, are no larger than this.)
 SPARSE_LIMIT = 128
-#: The most elements of a large array that take a marked value (:func:`marked_values`)
-#: or a value of their own (about 16 on average: a count drawn uniformly up to it).
-SPARSE_MAX = 32
+#: How many elements of a large array take a marked value (:func:`marked_values`) or a
+#: value of their own: ``2**k - 1``, k drawn from 0 to MARKED_POWERS (none a sixth of
+#: the time, at most 31; as often none as a Hypothesis list of average size 5 had).
+MARKED_POWERS = 5
 #: A large array's bulk spreads around its drawn value by ``span * 2**(level -
 #: SPREAD_LEVELS)`` on either side, ``level`` drawn from 0 (no spread: one value, what
 #: shrinking goes to) to SPREAD_LEVELS (across the whole domain); ``span`` is the
@@ -576,7 +579,8 @@ def draw_array(
 def _large_array(
     draw: st.DrawFn, dtype: Any, shape: tuple[int, ...], elements: Any, spread: Any
 ) -> np.ndarray:
-    """An array of more than :data:`SPARSE_LIMIT` elements in four draws, whatever its size.
+    """An array of more than :data:`SPARSE_LIMIT` elements in at most four draws, whatever
+    its size.
 
     :func:`hypothesis.extra.numpy.arrays` draws a fill value, then elements one by one,
     as many as Hypothesis likes: about sqrt(size) on average, but whole runs of 100
@@ -586,7 +590,7 @@ def _large_array(
     :data:`SPREAD_LEVELS`): every element different unless the width is 0, and on the
     value's side of an op's domain unless it is wide, so that an op defined for x > 0
     only is checked as often as element-by-element arrays are. Then a drawn count (up
-    to :data:`SPARSE_MAX`) of elements, at positions from the same seed, take values
+    to 31, :data:`MARKED_POWERS`) of elements, at positions from the same seed, take values
     the same seed picks: half of them :func:`marked_values` (the intervals' ends, 0,
     +-1, the smallest normal: the values Hypothesis's floats favour), half anywhere
     in the intervals. (Drawing each of them from Hypothesis, position and value, cost
@@ -595,11 +599,15 @@ def _large_array(
     value; the seed then shrinks too, to the first that still fails."""
     size = int(np.prod(shape))
     dtype = np.dtype(dtype)
-    center = draw(elements, label="bulk value")
+    # (the spread and the count first: a shrink lowers them before it simplifies the
+    # value, which it could not move out of a failing region once spread lay there)
     level = draw(st.integers(0, SPREAD_LEVELS), label="bulk spread")
-    seed = draw(st.integers(0, 2**32 - 1), label="bulk seed")
-    count = draw(st.integers(0, SPARSE_MAX), label="marked elements")
-    rng = np.random.default_rng(seed)
+    count = 2 ** draw(st.integers(0, MARKED_POWERS), label="marked elements") - 1
+    center = draw(elements, label="bulk value")
+    if level == count == 0:
+        # (no seed drawn: one value is the shortest draw, what a shrink prefers)
+        return np.full(shape, center, dtype=dtype)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="bulk seed"))
     if level == 0:
         flat = np.full(size, center, dtype=dtype)
     else:
@@ -607,8 +615,11 @@ def _large_array(
         half_width = span * 2.0 ** (level - SPREAD_LEVELS)
         flat = spread_around(rng, center, half_width, spread, size, dtype)
     if count:
-        positions = rng.choice(size, size=min(count, size), replace=False)
-        flat[positions] = _marked(rng, spread, dtype, positions.size)
+        # the most there may be, of which the first `count`: a shrink that lowers the
+        # count keeps the elements before it where they were, with their values
+        most = min(2**MARKED_POWERS - 1, size)
+        positions = rng.choice(size, size=most, replace=False)[:count]
+        flat[positions] = _marked(rng, spread, dtype, most)[: positions.size]
     return flat.reshape(shape)
 
 
