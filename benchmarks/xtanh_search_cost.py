@@ -35,18 +35,21 @@ import torch
 torch.set_num_threads(1)
 sys.path.insert(0, sys.argv[1])
 import xtanh
-import gradcheck.search.verifier as verifier
 from gradcheck import verify
+try:  # where the search's example checks are (the module split of issue 39)
+    import gradcheck.search.example_check as searching
+except ImportError:
+    import gradcheck.search.verifier as searching
 
 spent = [0.0]
-checked = verifier._check
+checked = searching._check
 def timed(*args, **kwargs):
     start = time.process_time()
     try:
         return checked(*args, **kwargs)
     finally:
         spent[0] += time.process_time() - start
-verifier._check = timed
+searching._check = timed
 
 x = torch.tensor(np.random.default_rng(0).uniform(-3, 3, (40, 50)), requires_grad=True)
 def torch_check():
