@@ -548,7 +548,7 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
     return tuple(arrays)
 
 
-#: Arrays of more elements than this are drawn as a bulk plus a few drawn elements
+#: Arrays of more elements than this are drawn as a bulk plus a few marked elements
 #: (:func:`_large_array`); smaller ones element by element, as
 #: :func:`hypothesis.extra.numpy.arrays` does. (The search's large inputs,
 #: ``LARGE_SIZE`` in :mod:`gradcheck.search.verifier`, are no larger than this.)
