@@ -464,6 +464,8 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
         )
         return None, Verdict.INCONCLUSIVE, note
     except Flaky:
+        if search.fatal is not None:  # (a usage error Hypothesis took for a flaky failure)
+            raise search.fatal from None
         note = "the failure did not repeat when the same input was checked again"
         return search.first_failure, Verdict.FAILED, note
     except GradcheckError:
