@@ -214,9 +214,37 @@ class _Search:
         self.fatal: GradcheckError | None = None
 
     def example(self, arrays: Any, check_seed: int, data: Any = None) -> None:
-        from hypothesis import reject
+        """Check one example Hypothesis drew (while searching, or while shrinking a
+        failure): rejected where it checked nothing, counted, and raised as
+        :class:`_ExampleFailed` when it failed."""
         from hypothesis import target as hypothesis_target
 
+        searching = self.first_failure is None
+        broadcast = self._admit(arrays, check_seed, searching)
+        result = self._checked(arrays, check_seed, data, searching)
+        self._reject_unchecked(arrays, result, searching)
+        if searching:
+            self.examples += 1
+            self.broadcast_examples += broadcast
+            if self.progress is not None:
+                self.progress(self.examples, self.options["max_examples"])
+        abs_err, rel_err, ratio = _errors(result)
+        self.max_abs = _nanmax(self.max_abs, abs_err)
+        self.max_rel = _nanmax(self.max_rel, rel_err)
+        self.max_ratio = _nanmax(self.max_ratio, ratio)
+        if not result.passed:
+            if searching:
+                self.first_failure = result
+                self.failed_at = self.examples
+            self.keep_if_worst(result, rel_err, ratio, searching)
+            raise _ExampleFailed(result)
+        if math.isfinite(ratio):
+            # Steer the search towards the inputs where the gradient is least accurate.
+            hypothesis_target(ratio, label="error / tolerance")
+
+    def _admit(self, arrays: Any, check_seed: int, searching: bool) -> bool:
+        """Whether the example's inputs broadcast; raised out of the search where it
+        ends here (a usage error met before, shapes the op refuses, the time budget)."""
         if self.fatal is not None:
             raise self.fatal
         key = tuple(np.shape(a) for a in arrays)
@@ -225,7 +253,6 @@ class _Search:
             raise _Rejected  # learnt: the op takes equal shapes only
         if self.fixed and key in self.domain.rejected:
             raise _Rejected
-        searching = self.first_failure is None
         if self.deadline is None:
             self.deadline = time.perf_counter() + self.options["time_budget"]
         elif searching and time.perf_counter() > self.deadline:
@@ -235,6 +262,11 @@ class _Search:
             self.shrink_steps += 1
         if self.on_example is not None:
             self.on_example(arrays, check_seed)
+        return broadcast
+
+    def _checked(self, arrays: Any, check_seed: int, data: Any, searching: bool) -> Any:
+        """The example's check (an op that exited its process: that failure); a usage
+        error ends the search, an op out of memory too."""
         try:
             upstream = self.upstream(arrays, data)
             result = _check(
@@ -255,42 +287,29 @@ class _Search:
         if not result.passed and _out_of_memory(result):  # before any retry or rejection
             self.first_failure = self.first_failure or result
             raise _OutOfMemory(result)
+        return result
+
+    def _reject_unchecked(self, arrays: Any, result: Any, searching: bool) -> None:
+        """Reject (Hypothesis's ``reject``) an example that checked nothing, counting
+        why while searching: not differentiable there, a shape the op does not run
+        at, a step that left the op's domain."""
+        from hypothesis import reject
+
+        reason = None
         if result.verdict in (Verdict.NOT_DIFFERENTIABLE, Verdict.INCONCLUSIVE):
-            if searching:
-                self.rejected += 1
-                reason = result.note or Skip.NOT_DIFFERENTIABLE
-                if self.domain.raises_at_shapes(arrays, result):
-                    reason = Skip.SHAPE
-                self.skipped[reason] = self.skipped.get(reason, 0) + 1
-            reject()
-        if self.domain.outside(arrays, result):
-            if searching:
-                self.rejected += 1
-                self.skipped[Skip.SHAPE] = self.skipped.get(Skip.SHAPE, 0) + 1
-            reject()
-        if stepped_out_of_domain(arrays, result, self.options):
-            if searching:
-                self.rejected += 1
-                self.skipped[Skip.RAISED_NEAR] = self.skipped.get(Skip.RAISED_NEAR, 0) + 1
-            reject()
+            reason = result.note or Skip.NOT_DIFFERENTIABLE
+            if searching and self.domain.raises_at_shapes(arrays, result):
+                reason = Skip.SHAPE
+        elif self.domain.outside(arrays, result):
+            reason = Skip.SHAPE
+        elif stepped_out_of_domain(arrays, result, self.options):
+            reason = Skip.RAISED_NEAR
+        if reason is None:
+            return
         if searching:
-            self.examples += 1
-            self.broadcast_examples += broadcast
-            if self.progress is not None:
-                self.progress(self.examples, self.options["max_examples"])
-        abs_err, rel_err, ratio = _errors(result)
-        self.max_abs = _nanmax(self.max_abs, abs_err)
-        self.max_rel = _nanmax(self.max_rel, rel_err)
-        self.max_ratio = _nanmax(self.max_ratio, ratio)
-        if not result.passed:
-            if searching:
-                self.first_failure = result
-                self.failed_at = self.examples
-            self.keep_if_worst(result, rel_err, ratio, searching)
-            raise _ExampleFailed(result)
-        if math.isfinite(ratio):
-            # Steer the search towards the inputs where the gradient is least accurate.
-            hypothesis_target(ratio, label="error / tolerance")
+            self.rejected += 1
+            self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        reject()
 
     def going_on(self, verdict: str) -> bool:
         """Whether the search goes on to its next part after one that gave
