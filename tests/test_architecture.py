@@ -389,6 +389,8 @@ IMPORTS_INSIDE_FUNCTIONS = {
     "gradcheck.pytest_plugin": "import time of every pytest run",
     # the coordinator process of a run imports no engine; its workers do
     "gradcheck.frontend.runner": "import time of the command (the coordinator)",
+    # what a run checks: the worker imports it to find listed_plan, before the targets
+    "gradcheck.frontend.plan": "import time of the command and of the worker",
     "gradcheck.frontend.baseline": "import time of the command",
     "gradcheck.frontend.ci_report": "import time of the command",
     "gradcheck.frontend.config": "import time of the command (Hypothesis for one key)",
