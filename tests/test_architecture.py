@@ -389,8 +389,14 @@ IMPORTS_INSIDE_FUNCTIONS = {
     "gradcheck.pytest_plugin": "import time of every pytest run",
     # the coordinator process of a run imports no engine; its workers do
     "gradcheck.frontend.runner": "import time of the command (the coordinator)",
-    # what a run checks: the worker imports it to find listed_plan, before the targets
-    "gradcheck.frontend.plan": "import time of the command and of the worker",
+    # the runner's parts, which the coordinator imports too
+    "gradcheck.frontend.jobs": "import time of the command (the coordinator)",
+    "gradcheck.frontend.unfinished": "import time of the command (the coordinator)",
+    "gradcheck.frontend.worker": "import time of the command (the coordinator)",
+    # the command's parts (gradcheck.cli's reason)
+    "gradcheck.frontend.outputs": "import time of the command",
+    "gradcheck.frontend.plan": "import time of the command (loading targets)",
+    "gradcheck.frontend.verify_run": "import time of the command",
     "gradcheck.frontend.baseline": "import time of the command",
     "gradcheck.frontend.ci_report": "import time of the command",
     "gradcheck.frontend.config": "import time of the command (Hypothesis for one key)",
@@ -402,7 +408,12 @@ IMPORTS_INSIDE_FUNCTIONS = {
     # verify's search imports the checker and Hypothesis's strategies when it runs,
     # so that `import gradcheck.search.verifier` (VerifyResult, DEFAULTS) stays light
     "gradcheck.search.verifier": "import time of the coordinator and the plugin",
+    "gradcheck.search.example_check": "import time of the coordinator and the plugin",
+    "gradcheck.search.examples": "import time of the coordinator and the plugin",
+    "gradcheck.search.reporting": "import time of the coordinator and the plugin",
+    "gradcheck.search.results": "import time of the coordinator and the plugin",
     "gradcheck.search.description": "import time of @describe in users' modules",
+    "gradcheck.search.validators": "import time of @describe in users' modules",
     "gradcheck.search.domain": "import time of @describe in users' modules",
     "gradcheck.checking.diagnostics": "import time of `gradcheck plot` (matplotlib)",
     # torch.func's vmap, for the batched check of an order-1 torch target only
@@ -464,7 +475,7 @@ LOADED_BY_NAME = {
     # optional frameworks: a framework's adapter module, and the framework itself
     ("gradcheck.checking.frameworks", "self.adapter"): "a framework's adapter (the table)",
     # the frameworks a run's targets import, imported early (frontend.preload)
-    ("gradcheck.frontend.runner", "name"): "optional frameworks, preloaded",
+    ("gradcheck.frontend.worker", "name"): "optional frameworks, preloaded",
     ("gradcheck.checking.adapters", "module"): "an optional framework (require)",
     # the user's modules, named on the command line or in the settings
     ("gradcheck.frontend.loading", "module"): "the user's targets",

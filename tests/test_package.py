@@ -27,6 +27,28 @@ def test_import_of_the_cli_loads_neither_the_engine_nor_hypothesis():
     assert out.stdout.strip() == "[]"
 
 
+def test_the_worker_that_lists_the_targets_imports_neither_the_command_nor_click():
+    # `gradcheck verify` sends its zygote listed_plan (pickled by reference) and gets
+    # RunItems back: the worker unpickles them from gradcheck.frontend.plan, never
+    # from the command's module (which imports click).
+    import pickle
+
+    from gradcheck.cli import listed_plan
+
+    blob = pickle.dumps((listed_plan, (["gradcheck.builtin_targets"], None, False)))
+    code = (
+        "import pickle, sys\n"
+        "function, args = pickle.loads(sys.stdin.buffer.read())\n"
+        "items, _, _ = function(*args)\n"
+        "sys.stdout.buffer.write(pickle.dumps("
+        "(items, sorted(m for m in ('click', 'gradcheck.cli') if m in sys.modules))))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], input=blob, capture_output=True, check=True)
+    items, imported = pickle.loads(out.stdout)
+    assert imported == []
+    assert len(items) > 10 and type(items[0]).__module__ == "gradcheck.frontend.plan"
+
+
 def test_public_names_are_not_shadowed_by_submodules():
     # Importing a submodule sets it as an attribute of the package; a public function
     # with a module's name would then become that module.

@@ -42,7 +42,7 @@ def test_the_layers_are_in_the_documented_order():
 # Each caller merges through layered(): no settings dict is merged by hand elsewhere.
 CALLERS = {
     "gradcheck/search/verifier.py": "effective_options",
-    "gradcheck/cli.py": "_job_settings",
+    "gradcheck/frontend/verify_run.py": "_job_settings",
     "gradcheck/pytest_plugin.py": "_settings",
     "gradcheck/frontend/config.py": "options_for",
 }

@@ -24,7 +24,7 @@ from gradcheck.frontend.config import OPTION_KEYS, load_config
 from gradcheck.frontend.config_schema import SCHEMA_FILE, schema_text
 from gradcheck.frontend.options import CLI_ROWS, settings_from_options
 from gradcheck.pytest_plugin import marker_keys, setting_keys
-from gradcheck.search import description as description_module
+from gradcheck.search import validators as validators_module
 from gradcheck.search.description import Description, description_of, normalize_setting
 from gradcheck.search.settings import (
     CHECK,
@@ -57,7 +57,7 @@ def test_names_are_unique_and_each_check_exists():
     assert len(names) == len(set(names))
     for row in SETTINGS:
         if row.normalize is not None:
-            assert callable(getattr(description_module, f"normalize_{row.normalize}")), row.name
+            assert callable(getattr(validators_module, f"normalize_{row.normalize}")), row.name
         # a setting the configuration or the command line validates has a check
         if row.config_key is not None:
             assert row.normalize is not None, row.name

@@ -177,9 +177,10 @@ def test_every_example_not_differentiable_is_inconclusive(monkeypatch) -> None:
 
     from gradcheck.checking.result import CheckResult
 
-    verify_module = sys.modules["gradcheck.search.verifier"]
+    # each example's check (gradcheck.search.example_check, beside the search's state)
+    example_check = sys.modules["gradcheck.search.example_check"]
     monkeypatch.setattr(
-        verify_module,
+        example_check,
         "_check",
         lambda tgt, arrays, options, seed, **kw: CheckResult("not differentiable", "op"),
     )

@@ -1,13 +1,9 @@
-"""What a ``gradcheck verify`` run checks: its targets, each with its own settings.
+"""The targets a ``gradcheck verify`` run checks, each with its own settings
+(:class:`RunItem`, :func:`plan_run`, :func:`listed_plan`).
 
-:func:`plan_run` loads the targets a run names (or the project configuration's, or the
-built-in library); :func:`listed_plan` is the same as the command receives it from the
-worker process that imported them (:meth:`gradcheck.frontend.runner.Run.load`). The
-command hands the worker :func:`listed_plan` by reference, so the worker imports this
-module to find it: it imports nothing but the standard library and
-:mod:`gradcheck.errors` at import (not click, not the command's own module: a torch
-target's run waits for what the worker imports before the user's module,
-``benchmarks/torch_target_time.py``).
+A module of its own, apart from :mod:`gradcheck.cli`: the worker that imports the
+targets runs :func:`listed_plan` and sends the command its items, so that
+what it imports and unpickles needs neither the command nor click.
 """
 
 from __future__ import annotations
@@ -21,10 +17,11 @@ from gradcheck.errors import EmptyModule, NothingToCheck
 
 if TYPE_CHECKING:
     from gradcheck.frontend.config import ProjectConfig, TargetConfig
-    from gradcheck.frontend.runner import ListedTarget
+    from gradcheck.frontend.jobs import ListedTarget
     from gradcheck.search.verifier import LoadedTarget
 
 __all__ = ["BUILTIN_TARGETS", "RunItem", "listed_plan", "plan_run"]
+
 
 #: What ``gradcheck verify`` checks when no target is named: the engine's own ops.
 BUILTIN_TARGETS = "gradcheck.builtin_targets"
@@ -102,9 +99,9 @@ def listed_plan(
     specs: Sequence[str], config: ProjectConfig | None = None, verbose: bool = False
 ) -> tuple[list[RunItem], list[str] | None, list[str]]:
     """:func:`plan_run` as the command receives it from the worker that imported the
-    targets: each target as a :class:`~gradcheck.frontend.runner.ListedTarget`; when
+    targets: each target as a :class:`~gradcheck.frontend.jobs.ListedTarget`; when
     ``verbose``, what the modules leave out; and the notes of modules that offer none."""
-    from gradcheck.frontend.runner import listed
+    from gradcheck.frontend.jobs import listed
 
     skipped: list[str] | None = [] if verbose else None
     notes: list[str] = []
