@@ -21,7 +21,7 @@ from gradcheck.errors import GradcheckError
 from gradcheck.search.domain import ShapeDomain
 from gradcheck.search.examples import constant_inputs
 from gradcheck.search.reporting import _exited, stepped_out_of_domain
-from gradcheck.search.results import _errors, _nanmax
+from gradcheck.search.results import _at_least, _errors, _nanmax
 
 
 class _ExampleFailed(Exception):
@@ -196,6 +196,8 @@ class _Search:
         self.examples = self.rejected = self.shrink_steps = 0
         self.skipped: dict[str, int] = {}
         self.max_abs = self.max_rel = self.max_ratio = math.nan
+        #: which example had max_abs, and which max_rel (see :meth:`label`)
+        self.max_abs_at = self.max_rel_at = ""
         self.first_failure: Any = None
         #: the failing check with the largest relative error seen, and which it was
         self.worst: Any = None
@@ -256,6 +258,7 @@ class _Search:
             self.first_failure = self.first_failure or result
             raise _OutOfMemory(result)
         if result.verdict in (Verdict.NOT_DIFFERENTIABLE, Verdict.INCONCLUSIVE):
+            self.domain.skipped(arrays, result)
             if searching:
                 self.rejected += 1
                 reason = result.note or Skip.NOT_DIFFERENTIABLE
@@ -279,6 +282,10 @@ class _Search:
             if self.progress is not None:
                 self.progress(self.examples, self.options["max_examples"])
         abs_err, rel_err, ratio = _errors(result)
+        if _at_least(abs_err, self.max_abs) and abs_err != self.max_abs:
+            self.max_abs_at = self.label(searching)
+        if _at_least(rel_err, self.max_rel) and rel_err != self.max_rel:
+            self.max_rel_at = self.label(searching)
         self.max_abs = _nanmax(self.max_abs, abs_err)
         self.max_rel = _nanmax(self.max_rel, rel_err)
         self.max_ratio = _nanmax(self.max_ratio, ratio)
@@ -334,11 +341,13 @@ class _Search:
             if (rel_err, _nan_low(ratio)) <= (best_rel, _nan_low(best_ratio)):
                 return
         self.worst = result
-        self.worst_example = (
-            f"example {self.examples} of the search"
-            if searching
-            else f"shrink step {self.shrink_steps}"
-        )
+        self.worst_example = self.label(searching)
+
+    def label(self, searching: bool) -> str:
+        """Which example this is: ``"example 4 of the search"``, ``"shrink step 7"``."""
+        if searching:
+            return f"example {self.examples} of the search"
+        return f"shrink step {self.shrink_steps}"
 
 
 def _nan_low(x: float) -> float:

@@ -14,7 +14,7 @@ import numpy as np
 
 from gradcheck.checking.result import CheckResult
 from gradcheck.checking.vocabulary import Kind, Skip, Verdict
-from gradcheck.search.results import VerifyResult, _compared, _errors, _nanmax
+from gradcheck.search.results import VerifyResult, _at_least, _compared, _errors, _nanmax
 
 if TYPE_CHECKING:
     from gradcheck.search.example_check import _Search
@@ -45,7 +45,12 @@ def _result(
     # The worst seen, over every example (a failure shrinks to a small input, where
     # the bug may be small; the size of the bug is what the search saw).
     abs_err, rel_err, ratio = search.max_abs, search.max_rel, search.max_ratio
+    abs_at, rel_at = search.max_abs_at, search.max_rel_at
     if failure is not None:
+        # (the shrunk failure was checked last, at its shrink step: named as the report's)
+        shrunk = _errors(failure)
+        abs_at = "the reported example" if _at_least(shrunk[0], abs_err) else abs_at
+        rel_at = "the reported example" if _at_least(shrunk[1], rel_err) else rel_at
         abs_err, rel_err, ratio = (
             _nanmax(a, b) for a, b in zip((abs_err, rel_err, ratio), _errors(failure))
         )
@@ -58,6 +63,7 @@ def _result(
         # The gradients agreed wherever they were compared; what failed is another
         # check: its row shows no error ("-"), not the passing comparisons' 0.00e+00.
         abs_err = rel_err = ratio = math.nan
+    abs_at, rel_at = ("", "") if math.isnan(abs_err) else (abs_at, rel_at)
     return VerifyResult(
         target=name,
         passed=verdict == Verdict.PASSED,
@@ -77,6 +83,8 @@ def _result(
         found=_found(search, failure, options),
         worst=worst,
         worst_example=worst_example,
+        max_abs_error_at=abs_at,
+        max_rel_error_at=rel_at,
         shapes=_shapes_line(search, options),
         budget_spent=search.out_of_time and failure is None,
     )

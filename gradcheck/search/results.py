@@ -69,8 +69,9 @@ class VerifyResult:
     max_abs_error, max_rel_error : float
         The largest absolute and relative gradient errors seen (over every example
         checked, the failing ones and those met while shrinking included); ``nan``
-        when none was measured. A relative error is the error over the gradient's
-        scale, the one the tolerance uses (:attr:`CheckResult.max_rel_error`).
+        when none was measured. A relative error is an element's error over its size
+        as the tolerance takes it (:attr:`Element.rel_error`); the two maxima may be
+        two examples' (``max_abs_error_at``, ``max_rel_error_at``).
     error_ratio : float
         The largest error relative to its tolerance (< 1 passes); ``nan`` when none was
         measured.
@@ -101,6 +102,12 @@ class VerifyResult:
         Which example ``worst`` was: ``"example 4 of the search"``, ``"shrink step
         7"``. The run's seed replays it (the run goes the same way), and so does
         ``gradcheck.check(target, *worst.inputs, seed=worst.seed)`` with the settings.
+    max_abs_error_at, max_rel_error_at : str
+        Which example had ``max_abs_error`` and which ``max_rel_error``:
+        ``"the reported example"`` (the shrunk failure), ``"example 3 of the search"``,
+        ``"shrink step 7"`` (as ``worst_example``; ``"... with seed 12"`` in a run of
+        several seeds); empty where none was measured. The two maxima may be of two
+        examples: the report says so.
     shapes : str
         For an op of several inputs whose shapes were drawn, whether they broadcast:
         ``"inputs drawn with broadcasting: 23 of 100 examples"``, or why every input
@@ -127,6 +134,8 @@ class VerifyResult:
     shapes: str = ""
     worst: CheckResult | None = None
     worst_example: str = ""
+    max_abs_error_at: str = ""
+    max_rel_error_at: str = ""
     #: The search stopped early, its ``time_budget`` spent (``note`` says where).
     budget_spent: bool = False
 
@@ -159,6 +168,8 @@ class VerifyResult:
                 "max_abs_error": self.max_abs_error,
                 "max_rel_error": self.max_rel_error,
                 "error_ratio": self.error_ratio,
+                "max_abs_error_at": self.max_abs_error_at or None,
+                "max_rel_error_at": self.max_rel_error_at or None,
                 "seconds": self.seconds,
                 "seed": self.seed,
                 "settings": self.settings,
@@ -198,6 +209,11 @@ def _errors(result: Any) -> tuple[float, float, float]:
 def _compared(result: Any) -> bool:
     """Whether a check passed, or failed in the gradient comparison itself."""
     return result.failure is None or result.failure.kind in COMPARISON_KINDS
+
+
+def _at_least(a: float, b: float) -> bool:
+    """Whether ``a`` was measured and is no smaller than ``b`` (or ``b`` was not)."""
+    return not math.isnan(a) and (math.isnan(b) or a >= b)
 
 
 def _nanmax(a: float, b: float) -> float:

@@ -24,7 +24,7 @@ the keywords' checks        :func:`gradcheck.search.validators.normalize_setting
 ==========================  ============================================================
 
 The keyword parameters of ``describe``, ``verify`` and ``check`` stay written out (a
-reader and a type checker see them); tests/test_settings_table.py checks that each
+reader and a type checker see them); tests/search/test_settings_table.py checks that each
 function takes exactly the settings its column lists.
 
 To add a setting, add a row (in the order ``gradcheck verify --help`` lists it), a

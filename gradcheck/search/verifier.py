@@ -207,7 +207,7 @@ def verify(
 
 #: The settings :func:`verify` takes: the settings table's ``verify`` column, which is
 #: its keyword parameters but those that say how to report (``name``, ``progress``,
-#: ``on_example``: tests/test_settings_table.py checks it); the configuration file
+#: ``on_example``: tests/search/test_settings_table.py checks it); the configuration file
 #: (``[tool.gradcheck]``'s keys), the pytest plugin's marker and ``gradcheck_verify``
 #: fixture take each one; :func:`gradcheck.describe` each but ``seed`` (a run's).
 VERIFY_SETTINGS: tuple[str, ...] = names_taken_by(VERIFY)
