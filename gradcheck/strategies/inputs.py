@@ -232,16 +232,13 @@ def op_inputs(
     check_bool("reduces", reduces)
     discrete = _discrete(integers, booleans, arity)
 
+    dims, sides = (min_dims, max_dims), (min_side, max_side)
     if shapes is None and total_size is not None:
-        shape_strategy = _sized_shapes(total_size, broadcast, arity, (min_dims, max_dims))
+        shape_strategy = _sized_shapes(total_size, broadcast, arity, dims)
     elif shapes is None and reach:
-        shape_strategy = _search_shapes(
-            arity, (min_dims, max_dims), (min_side, max_side), broadcast, reduces
-        )
+        shape_strategy = _search_shapes(arity, dims, sides, broadcast, reduces)
     else:
-        shape_strategy = _shape_strategy(
-            shapes, broadcast, arity, (min_dims, max_dims), (min_side, max_side)
-        )
+        shape_strategy = _shape_strategy(shapes, broadcast, arity, dims, sides)
     # per input, the element strategy, and the intervals a large array's bulk keeps
     # to (None where the values come from the caller's strategy)
     per_input, spreads = _value_strategies(elements, dtype, domains, avoid, margin)
@@ -258,27 +255,9 @@ def op_inputs(
     for i, (kind, el) in discrete.items():
         dtypes[i], per_input[i], extras[i], spreads[i] = kind, el, None, None
     floats = [i for i in range(arity) if i not in discrete]
-    # Unique across all float inputs (a tie between two inputs is a kink of an
-    # elementwise maximum too). With one domain for all, every value is drawn at a
-    # distinct position of one grid of values a margin apart, so that no two values,
-    # of one input or of two, are closer than `margin`, however many there are.
-    grid = None
+    grid, bulk = None, 0
     if unique and elements is None and len({domains[i] for i in floats}) == 1:
-        lo, hi = domains[floats[0]] if floats else (-np.inf, np.inf)
-        finite_bounds = tuple(b for b in (lo, hi) if np.isfinite(b))
-        grid = spaced_values(dtype, lo, hi, avoid=(*avoid, *finite_bounds), margin=margin)
-        extra = (
-            _reach_points(
-                dtype, lo, hi, closed[floats[0]] if floats else (False, False), avoid, margin, grid
-            )
-            if reach
-            else np.zeros(0, dtype)
-        )
-        grid = np.concatenate([grid, extra]).astype(dtype)
-        bulk = grid.size - extra.size
-    else:
-        bulk = 0
-
+        grid, bulk = _unique_grid(dtype, domains, closed, floats, avoid, margin, reach)
     spec = _Draws(
         shape_strategy,
         per_input,
@@ -296,6 +275,34 @@ def op_inputs(
         closed,
     )
     return _draw_inputs(spec, unique)
+
+
+def _unique_grid(
+    dtype: np.dtype,
+    domains: Sequence[tuple[float, float]],
+    closed: Sequence[tuple[bool, bool]],
+    floats: Sequence[int],
+    avoid: tuple[float, ...],
+    margin: float,
+    reach: bool,
+) -> tuple[np.ndarray, int]:
+    """Unique across all float inputs (a tie between two inputs is a kink of an
+    elementwise maximum too). With one domain for all, every value is drawn at a
+    distinct position of one grid of values a margin apart, so that no two values,
+    of one input or of two, are closer than ``margin``, however many there are:
+    (the grid, how many of its values are the bulk, before the reach points)."""
+    lo, hi = domains[floats[0]] if floats else (-np.inf, np.inf)
+    finite_bounds = tuple(b for b in (lo, hi) if np.isfinite(b))
+    grid = spaced_values(dtype, lo, hi, avoid=(*avoid, *finite_bounds), margin=margin)
+    extra = (
+        _reach_points(
+            dtype, lo, hi, closed[floats[0]] if floats else (False, False), avoid, margin, grid
+        )
+        if reach
+        else np.zeros(0, dtype)
+    )
+    grid = np.concatenate([grid, extra]).astype(dtype)
+    return grid, grid.size - extra.size
 
 
 def _shape_strategy(

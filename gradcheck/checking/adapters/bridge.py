@@ -126,6 +126,7 @@ def bridge_target(
     batcher: Callable[..., Any] | None = None,
     bind: Callable[[Sequence[np.ndarray], Mapping[str, Any], Callable[[Any], Any]], Any]
     | None = None,
+    framework: str | None = None,
 ) -> Any:
     """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
     with ``run`` (through the engine, so that every check applies) and evaluates
@@ -200,4 +201,5 @@ def bridge_target(
         deriver=derive,
         batcher=batcher,
         binder=bound,
+        framework=framework,
     )
