@@ -303,7 +303,7 @@ def check(
     leaves, trees = flatten_trees(arrays)
     if not any(t is not None for t in trees):
         trees = ()
-    xs, cast, const = _inputs(tgt, leaves, dtype, all_params, constants, len(arrays))
+    xs, const = _inputs(tgt, leaves, dtype, all_params, constants, len(arrays))
     if mode == Mode.AUTO:
         size = sum(xs[i].size for i in range(len(xs)) if i not in const)
         mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
@@ -402,7 +402,6 @@ def check(
         result.failure = _named_failure(result.failure, names)
     if parts is not None:
         result = _complex_named(result, parts)
-    _integers_refused(tgt, cast, result)
     result.seed = seed
     result.seconds = time.perf_counter() - start
     return result
@@ -504,22 +503,18 @@ def _inputs(
     params: Mapping[str, Any],
     constants: Sequence[int],
     given: int | None = None,
-) -> tuple[list[np.ndarray], list[int], set[int]]:
-    """:func:`check`'s inputs as arrays; the integer inputs cast to float64; the
-    constants (named, not floating, or the target's constant fixed inputs).
-    ``given``: how many inputs the op is given (its trees' leaves are ``arrays``)."""
+) -> tuple[list[np.ndarray], set[int]]:
+    """:func:`check`'s inputs as arrays, and the constants (named; not floating:
+    integer and boolean arrays, labels, indices and masks, as torch's gradcheck takes
+    them; or the target's constant fixed inputs). ``given``: how many inputs the op is
+    given (its trees' leaves are ``arrays``)."""
     xs = _as_arrays(tgt, arrays, dtype, params, given)
     bad = [i for i in constants if not 0 <= i < len(xs)]
     if bad:
         raise CheckUsageError(f"constants={tuple(constants)} names inputs that do not exist")
-    # Integer inputs are checked as float64 (an op of numbers is meant for floats too);
-    # one named in `constants` stays as it is, and booleans are always constants.
-    cast = [i for i, a in enumerate(xs) if a.dtype.kind in "iu" and i not in constants]
-    for i in cast:
-        xs[i] = xs[i].astype(np.float64)
     const = {i for i in constants} | {i for i, a in enumerate(xs) if a.dtype.kind not in "fc"}
     const |= {len(xs) - len(tgt.fixed) + k for k, f in enumerate(tgt.fixed) if f.constant}
-    return xs, cast, const
+    return xs, const
 
 
 def _as_variant(
@@ -536,17 +531,6 @@ def _as_variant(
         # (at every order and in both modes: the adapters differentiate the parts)
         return _complex_as_real(tgt, xs, const, variant)
     return tgt.derive(variant), xs, const, None
-
-
-def _integers_refused(tgt: Target, cast: Sequence[int], result: CheckResult) -> None:
-    """A usage error when the op raised with the integer inputs cast to float64."""
-    if cast and result.failure is not None and result.failure.kind == Kind.FORWARD_ERROR:
-        names = ", ".join(map(str, cast))
-        raise CheckUsageError(
-            f"{tgt.name}: integer inputs are checked as float64 (input {names}), and the "
-            f"op raised with floats ({result.failure.exception}); pass floats, or name "
-            f"the input in constants= to pass it as given"
-        )
 
 
 def _check_orders(
@@ -995,6 +979,10 @@ class _Run:
         e = Evidence(self.xs, self.const, graph=self.forward())
         e.nondet_tol = float(self.settings.nondet_tol)
         self.outputs = e.graph.outputs
+        if all(i in self.const or x.size == 0 for i, x in enumerate(self.xs)):
+            # (before the output's checks: an op of integer inputs only, all constants,
+            # returns integers, which is no fault of its gradient)
+            raise _Inconclusive(Skip.NOTHING)
         self.walk(Stage.FORWARD, e)
         out = e.graph.output
         if not np.all(np.isfinite(out.data)):
@@ -1002,8 +990,6 @@ class _Run:
             # singular matrix): skipped, like a kink. (A non-finite *gradient* at a
             # finite output stays a failure.)
             raise _Inconclusive(Skip.UNDEFINED)
-        if all(i in self.const or x.size == 0 for i, x in enumerate(self.xs)):
-            raise _Inconclusive(Skip.NOTHING)
         e.v = self.rng.standard_normal(out.shape).astype(out.dtype)
         if self.v_given is not None:  # (given, or one output's upstream gradient alone)
             e.v = _fitted(self.v_given, out.shape).astype(out.dtype)
