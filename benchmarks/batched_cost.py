@@ -17,7 +17,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import gradcheck
-from tests.adapters import torch_batched_ops as ops
+from tests.support import torch_batched_ops as ops
 
 ROUNDS = 15
 

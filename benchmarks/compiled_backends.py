@@ -19,7 +19,7 @@ import time
 import numpy as np
 
 import gradcheck
-from tests.adapters import torch_compiled_ops as ops
+from tests.support import torch_compiled_ops as ops
 
 
 def main() -> None:

@@ -6,7 +6,7 @@
 
 Each measurement is the fastest of N fresh interpreters, with gradcheck's entry points
 and without them (``HYPOTHESIS_NO_PLUGINS=1``; ``-p no:gradcheck``), in one
-environment where this checkout is installed (tests/installed.py), round-robin so
+environment where this checkout is installed (tests/support/installed.py), round-robin so
 that the machine's load hits both alike. ``entry points`` is the time Hypothesis
 spends running its entry points (``hypothesis.entry_points.run()``, timed inside the
 process): the cost itself, without the noise of starting Python.
@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.installed import installed, run_python
+from tests.support.installed import installed, run_python
 
 RUN_HOOKS = (
     "import os, time\n"

@@ -20,7 +20,7 @@ import warnings
 from typing import Any
 
 from gradcheck.frontend.loading import load_targets
-from gradcheck.frontend.runner import _warm_up
+from gradcheck.frontend.worker import _warm_up
 from gradcheck.search.verifier import verify
 
 

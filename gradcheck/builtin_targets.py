@@ -4,7 +4,7 @@
 command a new user runs shows the tool working, and so that the library's own gradients
 are checked on generated inputs in CI. Every public differentiable function of
 ``gradcheck`` (``gradcheck.ops.__all__``), ``gradcheck.linalg`` and ``gradcheck.nnet``
-has at least one target; ``tests/test_builtin_targets.py`` fails when one has none.
+has at least one target; ``tests/search/test_builtin_targets.py`` fails when one has none.
 
 The targets are one table, :data:`TABLE`, read like a table of derivatives: one
 ``row(name, op, call, **settings)`` per target, where
@@ -37,7 +37,7 @@ Not here, because they are not differentiable: the creation functions (``arange`
 the convolutions, pooling and batch normalisation fewer: with ~190 targets, 100 each
 took about 125 s of CPU (Hypothesis's own work per example, drawing and steering the
 search, costs more than most checks), 40 about a minute. ``gradcheck verify
---max-examples 100`` runs them all at 100; ``tests/test_builtin_targets.py`` does so
+--max-examples 100`` runs them all at 100; ``tests/search/test_builtin_targets.py`` does so
 with ``--runslow``.
 """
 

@@ -15,19 +15,14 @@ to report it (ruff's convention); 130 and 143 the run was stopped by SIGINT or S
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import os
-import secrets
 import shlex
 import signal
 import sys
 import time
-import traceback
 import warnings
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -37,29 +32,32 @@ import click
 # `verify --help` import neither NumPy nor the engine (benchmarks/cli_startup.py); the
 # commands import what they use when they run.
 from gradcheck import __version__
-from gradcheck.checking.vocabulary import Verdict
 from gradcheck.defaults import (
-    DEFAULT_EXAMPLE_TIMEOUT,
     DEFAULT_REGRESSION_FACTOR,
     RATIO_FLOOR,
 )
 from gradcheck.errors import (
-    EmptyModule,
     GradcheckError,
     InternalError,
     Interrupted,
-    InvalidDescription,
     LoadError,
     NothingToCheck,
     OutputError,
-    RemoteError,
     printable,
+)
+from gradcheck.frontend.exits import (
+    _end_process,
+    _fail,
+    _guard_standard_streams,
+    _hypothesis_files_out_of_the_working_directory,
+    _hypothesis_home,
+    _report_internal_error,
+    _working_directory,
 )
 from gradcheck.frontend.files import OutputFile
 from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
 from gradcheck.frontend.options import (
     FLAGS,
-    OPTION_OF_SETTING,
     SWITCHES,
     parse_domain,
     parse_kwargs,
@@ -67,18 +65,38 @@ from gradcheck.frontend.options import (
     setting_options,
     settings_from_options,
 )
-from gradcheck.frontend.progress import COLOR_CHOICES, Progress, can_redraw, wants_color
-from gradcheck.search.precedence import layered
+from gradcheck.frontend.outputs import (
+    _annotate,
+    _compare,
+    _emit,
+    _html_charts,
+    _inputs,
+    _outputs,
+    _progress,
+    _shown_path,
+    _step_summary,
+    _write_outputs,
+)
+from gradcheck.frontend.plan import BUILTIN_TARGETS, RunItem, listed_plan, plan_run
+from gradcheck.frontend.progress import COLOR_CHOICES, wants_color
+from gradcheck.frontend.verify_run import (
+    _job,
+    _job_settings,
+    _jobs_at_once,
+    _run_all,
+    _run_seed,
+    _Runner,
+    _shard_baseline,
+    _shard_note,
+    _take_shard,
+    _with_seeds,
+)
 
 if TYPE_CHECKING:
-    from gradcheck.frontend.config import ProjectConfig, TargetConfig
-    from gradcheck.frontend.runner import Job, ListedTarget, StopOnSignals, WorkerSetup
     from gradcheck.search.verifier import LoadedTarget, VerifyResult
 
 __all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
 
-#: What ``gradcheck verify`` checks when no target is named: the engine's own ops.
-BUILTIN_TARGETS = "gradcheck.builtin_targets"
 
 _EXAMPLES = """\b
 Examples:
@@ -138,81 +156,6 @@ class _Gradcheck(click.Group):
         sys.exit(code if isinstance(code, int) else 0)
 
 
-def _end_process(code: Any) -> None:
-    """End the command's process now that it has said everything: its output flushed,
-    then os._exit, without the interpreter's teardown (freeing every module's objects:
-    tenths of a second after the summary, for nothing). No user code ran here, so no
-    exit handler of the user's is skipped; a coverage run (which saves at exit) is left
-    to end as usual, and so is a process with anything else still running (a thread,
-    a child process: a Dask cluster's), which the interpreter's exit would join."""
-    import multiprocessing
-    import threading
-
-    if "coverage" in sys.modules or multiprocessing.active_children():
-        return
-    if any(t.is_alive() and not t.daemon for t in threading.enumerate()[1:]):
-        return
-    if code is None:
-        code = 0
-    elif not isinstance(code, int):  # sys.exit("message"): Python prints it, status 1
-        _write_stderr(f"{code}\n")
-        code = 1
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # a closed pipe: what was lost is already reported
-            pass
-    os._exit(code)
-
-
-def _write_stderr(text: str) -> None:
-    try:
-        sys.stderr.write(text)
-    except Exception:
-        pass
-
-
-def _guard_standard_streams() -> list[int]:
-    """Descriptors 0-2 that were closed, each now open on the null device (so that no
-    file the command opens takes its number); and a terminal that cannot encode a
-    character (a non-ASCII op name, an ASCII locale) shows it as an escape."""
-    closed = []
-    for fd in (0, 1, 2):
-        try:
-            os.fstat(fd)
-        except OSError:
-            closed.append(fd)
-            null = os.open(os.devnull, os.O_RDWR)
-            if null != fd:
-                os.dup2(null, fd)
-                os.close(null)
-    for name in ("stdout", "stderr"):
-        stream = getattr(sys, name)
-        if stream is None:
-            setattr(sys, name, open(1 if name == "stdout" else 2, "w", closefd=False))
-            stream = getattr(sys, name)
-        try:
-            stream.reconfigure(errors="backslashreplace")
-        except (AttributeError, ValueError):
-            pass
-    return closed
-
-
-def _report_internal_error(exc: BaseException, context: str = "") -> None:
-    """A bug of gradcheck's own, not of the op nor of the input: its traceback (the
-    worker's, for a :class:`RemoteError`), always, then the one line asking for a report."""
-    if isinstance(exc, RemoteError):
-        name, trace = exc.type_name, exc.remote_traceback
-    else:
-        name, trace = type(exc).__name__, "".join(traceback.format_exception(exc))
-    click.echo(trace.rstrip(), err=True)
-    click.echo(
-        f"Error: {context}internal error {name}: {exc} (a bug in gradcheck: please report "
-        f"it, with the traceback above)",
-        err=True,
-    )
-
-
 @click.group(
     cls=_Gradcheck,
     invoke_without_command=True,  # to say what a missing command is: a usage error
@@ -239,154 +182,6 @@ def main(ctx: click.Context) -> None:
 
 
 # --- running ----------------------------------------------------------------------
-
-
-@dataclass
-class RunItem:
-    """One target of a run and its own settings (keyword arguments of
-    :func:`gradcheck.verify`); command-line options override them."""
-
-    target: LoadedTarget | ListedTarget
-    settings: dict[str, Any] = field(default_factory=dict)
-    #: Where ``settings`` come from (the configuration file), for error messages.
-    source: str | None = None
-
-
-def plan_run(
-    specs: Sequence[str],
-    config: ProjectConfig | None = None,
-    note: Callable[[str], None] | None = None,
-    skipped: list[str] | None = None,
-) -> list[RunItem]:
-    """The targets a ``gradcheck verify`` run checks (``skipped`` receives what the
-    modules named leave out, and why: :func:`gradcheck.frontend.loading.load_targets`).
-
-    Named targets are loaded in order (all of them before any is checked, so that a
-    typo fails fast). With none named, the targets of the project configuration run
-    (``[[tool.gradcheck.targets]]``, each with the defaults overlaid by its own
-    settings), or, without any, the built-in default :data:`BUILTIN_TARGETS`.
-
-    A named target also takes the configuration's defaults, and the settings of an
-    entry naming it (or its module), so that the replay command printed for a target
-    of the configuration checks it the same way.
-
-    A module that offers no target adds nothing (``note`` is told, when given); a run
-    left with nothing to check raises :class:`~gradcheck.errors.NothingToCheck` (exit
-    status 5), as does a configuration whose ``targets`` list is empty.
-    """
-    items: list[RunItem] = []
-    empty: list[str] = []
-    if not specs and config is not None and (config.targets or config.lists_targets):
-        _make_project_importable(config)
-        for listed in config.targets:
-            for t in _targets_of(listed.target, empty, skipped):
-                items.append(RunItem(t, config.options_for(listed), str(config.path)))
-        if not config.targets:
-            empty.append(f"{config.path}: [tool.gradcheck] targets lists no target")
-    else:
-        defaults = dict(config.defaults) if config is not None else {}
-        for spec in specs or [BUILTIN_TARGETS]:
-            for t in _targets_of(spec, empty, skipped if specs else None):
-                entry = _entry_for(config, t.name) if config is not None else None
-                settings = config.options_for(entry) if config and entry else dict(defaults)
-                items.append(RunItem(t, settings, str(config.path) if config else None))
-    if not items:
-        raise NothingToCheck(f"nothing to check: {'; '.join(empty)}")
-    for message in empty:
-        if note is not None:
-            note(message)
-    return items
-
-
-def _targets_of(spec: str, empty: list[str], skipped: list[str] | None) -> list[LoadedTarget]:
-    # A module without a target adds its message to `empty` (plan_run decides).
-    from gradcheck.frontend.loading import load_targets
-
-    try:
-        return load_targets(spec, skipped=skipped)
-    except EmptyModule as exc:
-        empty.append(str(exc))
-        return []
-
-
-def listed_plan(
-    specs: Sequence[str], config: ProjectConfig | None = None, verbose: bool = False
-) -> tuple[list[RunItem], list[str] | None, list[str]]:
-    """:func:`plan_run` as the command receives it from the worker that imported the
-    targets: each target as a :class:`~gradcheck.frontend.runner.ListedTarget`; when
-    ``verbose``, what the modules leave out; and the notes of modules that offer none."""
-    from gradcheck.frontend.runner import listed
-
-    skipped: list[str] | None = [] if verbose else None
-    notes: list[str] = []
-    items = [
-        RunItem(listed(item.target), item.settings, item.source)  # type: ignore[arg-type]
-        for item in plan_run(specs, config, notes.append, skipped)
-    ]
-    return items, skipped, notes
-
-
-def _entry_for(config: ProjectConfig, name: str) -> TargetConfig | None:
-    from gradcheck.frontend.loading import split_spec
-
-    module, _ = split_spec(name)
-    exact = [e for e in config.targets if e.target == name]
-    whole_module = [e for e in config.targets if e.target == module]
-    found = exact or whole_module
-    return found[0] if found else None
-
-
-def _make_project_importable(config: ProjectConfig) -> None:
-    # Targets in the file are named relative to the project (the file's folder), which
-    # need not be the working directory when the run starts in a subfolder.
-    root = str(config.path.parent.resolve())
-    if root not in sys.path:
-        sys.path.insert(0, root)
-
-
-def _hypothesis_home() -> str | None:
-    """Where Hypothesis may keep its files during a command: our cache folder, not
-    ./.hypothesis (it caches what it learns, e.g. constants found in the user's code,
-    and a command run in someone's project should not leave that behind); None when
-    the user chose a folder (HYPOTHESIS_STORAGE_DIRECTORY)."""
-    if os.environ.get("HYPOTHESIS_STORAGE_DIRECTORY"):
-        return None
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(cache, "gradcheck", "hypothesis")
-
-
-@contextlib.contextmanager
-def _hypothesis_files_out_of_the_working_directory() -> Iterator[None]:
-    """Hypothesis's home is :func:`_hypothesis_home` while inside, and what it was
-    after (set_hypothesis_home_dir exists in every Hypothesis we support; the
-    environment variable is read only by recent ones, and would outlive the command)."""
-    from hypothesis import configuration
-
-    home = _hypothesis_home()
-    if home is None:
-        yield
-        return
-    before = getattr(configuration, "__hypothesis_home_directory", None)
-    configuration.set_hypothesis_home_dir(home)
-    try:
-        yield
-    finally:
-        configuration.set_hypothesis_home_dir(before)
-
-
-def _fail(message: str, code: int, exc: BaseException | None, verbose: bool) -> NoReturn:
-    if isinstance(exc, InternalError):
-        # a bug of gradcheck's own (a RemoteError: raised in the worker that loaded the
-        # targets): its traceback and the request to report it, as anywhere else
-        _report_internal_error(exc)
-        raise click.exceptions.Exit(InternalError.exit_code)
-    if verbose and exc is not None:
-        cause = exc.__cause__ or exc
-        # (an error from a worker carries its traceback as text)
-        trace = getattr(exc, "remote_traceback", None) or "".join(traceback.format_exception(cause))
-        click.echo(trace.rstrip(), err=True)
-    click.echo(f"Error: {message}", err=True)
-    raise click.exceptions.Exit(code)
 
 
 # --- option parsing ---------------------------------------------------------------
@@ -593,7 +388,8 @@ def verify_command(
     5 nothing was checked (no target selected), 101 a bug in gradcheck (please report
     it), 130/143 stopped by SIGINT/SIGTERM (what finished is still written).
     """
-    from gradcheck.frontend.runner import StopOnSignals, WorkerSetup
+    from gradcheck.frontend.jobs import WorkerSetup
+    from gradcheck.frontend.runner import StopOnSignals
 
     started = time.monotonic()  # the summary line's time: what the user waited
     setup = WorkerSetup(
@@ -606,7 +402,7 @@ def verify_command(
     # time), while the options and the targets are read here; a usage error stops it.
     if scheduler is not None and executor != "dask":
         raise click.BadParameter("needs --executor dask", param_hint="'--scheduler'")
-    from gradcheck.frontend.runner import usable_cores
+    from gradcheck.frontend.jobs import usable_cores
 
     # Without --jobs, one job per usable core (fewer when there are fewer targets, one
     # with a device: _jobs_at_once); the workers start before the targets are known.
@@ -727,7 +523,7 @@ def verify_command(
         ctx.exit(128 + stopped_by)  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
     if unwritten or lost:
         ctx.exit(OutputError.exit_code)
-    from gradcheck.frontend.runner import is_gradcheck_bug
+    from gradcheck.frontend.unfinished import is_gradcheck_bug
 
     if any(is_gradcheck_bug(r) for r in results):
         ctx.exit(InternalError.exit_code)  # reported as the target's failure, traceback above
@@ -736,573 +532,6 @@ def verify_command(
         ctx.exit(NothingToCheck.exit_code)
     passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
     ctx.exit(0 if passed else 1)
-
-
-def _working_directory(verbose: bool) -> str:
-    try:
-        return os.getcwd()
-    except OSError as exc:
-        _fail(
-            f"the working directory cannot be read ({exc.strerror}: was it deleted?); "
-            f"cd to an existing folder",
-            2,
-            exc,
-            verbose,
-        )
-
-
-def _progress(output_format: OutputFormat, quiet: bool, color_choice: str) -> Progress:
-    """What the run says while it runs (gradcheck.frontend.progress): a line per
-    finished target where the report goes (stderr, for a document on stdout), and a
-    live line on a terminal's stderr; nothing with --quiet."""
-    if quiet:
-        return Progress(0, None, None)
-    lines = sys.stderr if output_format.document else sys.stdout
-    live = sys.stderr if can_redraw(sys.stderr) else None
-    return Progress(0, lines, live, color=wants_color(color_choice, lines))
-
-
-def _shown_path(path: Path) -> str:
-    """A path as the user would type it: relative to the working directory when under it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        return str(path)
-
-
-def _inputs(config_path: Path | None, baseline_path: Path | None, verbose: bool) -> Any:
-    """The configuration and the baseline, read and checked (one error line each)."""
-    from gradcheck.frontend.baseline import load_baseline
-    from gradcheck.frontend.config import load_config
-
-    try:
-        config = load_config(config_path)
-        baseline = load_baseline(baseline_path) if baseline_path is not None else None
-    except GradcheckError as exc:
-        _fail(str(exc), exc.exit_code, exc, verbose)
-    if baseline is not None:
-        from gradcheck.frontend.baseline import version_mismatches
-
-        changed = version_mismatches(baseline)
-        if changed:
-            click.echo(
-                f"Warning: {baseline_path} was saved under other versions "
-                f"({', '.join(changed)}): the same seeds may draw other examples and "
-                f"give other error ratios; save the baseline again with --save-baseline",
-                err=True,
-            )
-    return config, baseline
-
-
-def _compare(
-    results: list[VerifyResult],
-    baseline: Any,
-    regression_factor: float | None,
-    config: ProjectConfig | None,
-) -> Any:
-    """The comparison with --baseline (None without one), on the targets that
-    finished (a target the run did not reach is the baseline's 'vanished')."""
-    if baseline is None:
-        return None
-    from gradcheck.frontend.baseline import compare
-
-    factor = regression_factor
-    if factor is None:
-        factor = config.regression_factor if config else DEFAULT_REGRESSION_FACTOR
-    finished = [r for r in results if r.verdict != Verdict.NOT_RUN]
-    return compare(finished, baseline, factor=factor)
-
-
-def _emit(text: str, color: bool | None = None) -> OutputError | None:
-    """Print the command's output; the error when stdout cannot take it (a closed
-    pipe, a full disk): the output is lost, which the exit status must say."""
-    try:
-        click.echo(text, color=color)
-        sys.stdout.flush()
-    except OSError as exc:
-        try:  # so that the interpreter's last flush does not fail again
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
-            os.close(devnull)
-        except (OSError, ValueError, io.UnsupportedOperation):
-            pass
-        return OutputError(f"cannot write the output to stdout ({exc.strerror or exc})")
-    return None
-
-
-def _outputs(
-    save_baseline: Path | None,
-    junit_xml: Path | None,
-    verbose: bool,
-    inputs: dict[str, Path | None] | None = None,
-    html: Path | None = None,
-) -> dict[str, Any]:
-    """The files to write, each checked now (its folder created, a file creatable in
-    it, a regular file or none) and resolved against the working directory of the
-    start; two outputs naming one file, or an output naming an input (``inputs``: what
-    each is, "baseline" and "config"), are refused; the baseline may be saved over the
-    one read (updated in place)."""
-    wanted = {"baseline": save_baseline, "JUnit report": junit_xml, "HTML report": html}
-    try:
-        outputs = {
-            what: OutputFile(path, what=what, error=OutputError)
-            for what, path in wanted.items()
-            if path is not None
-        }
-    except OutputError as exc:
-        _fail(str(exc), exc.exit_code, exc, verbose)
-    seen: dict[str, str] = {}
-    read = {what: path for what, path in (inputs or {}).items() if path is not None}
-    for what, given in read.items():
-        seen[os.path.realpath(given)] = f"the {what} it reads ({given})"
-    for what, out in outputs.items():
-        key = os.path.realpath(out.path)
-        rewritten = "baseline" in read and key == os.path.realpath(read["baseline"])
-        if key in seen and not (what == "baseline" and rewritten):
-            _fail(
-                f"{out.given}: the {what} would overwrite {seen[key]}; give another file name",
-                OutputError.exit_code,
-                None,
-                verbose,
-            )
-        seen[key] = f"the {what}"
-    return outputs
-
-
-def _html_charts(runner: _Runner, results: list[VerifyResult]) -> dict[str, str]:
-    """The charts of the HTML report's failures, drawn in the worker that imported the
-    targets (they run the op again); none when it cannot draw them (a note says why)."""
-    from gradcheck.frontend.html_report import charts_of
-
-    failures = [(r.target, r.failure) for r in results if r.failure is not None]
-    if not failures:
-        return {}
-    try:
-        drawn: dict[str, str] = runner.run.load(
-            charts_of, failures, what="the failures' charts of the HTML report"
-        )
-    except GradcheckError as exc:
-        if runner.shown is not None:
-            runner.shown.note(f"HTML report: charts not drawn: {exc}")
-        return {}
-    return drawn
-
-
-def _write_outputs(
-    outputs: dict[str, Any],
-    results: list[VerifyResult],
-    seed: int,
-    comparison: Any,
-    replay: Callable[[VerifyResult], str],
-    charts: dict[str, str],
-    shard: dict[str, Any] | None = None,
-) -> list[OutputError]:
-    """Write the baseline (the targets that finished), the JUnit report and the HTML
-    report (all of them), each atomically; the errors of those that could not be
-    written."""
-    from gradcheck.frontend.baseline import baseline_text
-    from gradcheck.frontend.ci_report import junit_xml
-    from gradcheck.frontend.html_report import html_report
-
-    regressions = {r.target: r.reason for r in comparison.regressions} if comparison else {}
-    contents = {
-        "baseline": lambda: baseline_text(
-            [r for r in results if r.verdict != Verdict.NOT_RUN], seed=seed, shard=shard
-        ).encode("utf-8"),
-        "JUnit report": lambda: (
-            junit_xml(
-                results,
-                seed=seed,
-                regressions={r.target: r.reason for r in comparison.regressions}
-                if comparison
-                else {},
-                shard=shard,
-            )
-            + b"\n"
-        ),
-        "HTML report": lambda: html_report(
-            results, seed=seed, replay=replay, charts=charts, regressions=regressions
-        ).encode("utf-8"),
-    }
-    unwritten = []
-    for what, out in outputs.items():
-        try:
-            out.write(contents[what]())
-        except OutputError as exc:
-            unwritten.append(exc)
-    return unwritten
-
-
-def _with_seeds(
-    items: list[RunItem], plan: list[Job], ranges: list[tuple[int, int, int]]
-) -> tuple[list[RunItem], list[Job]]:
-    """The jobs of the run's tasks: for each ``(i, first, stop)``, target ``i``'s job
-    once per seed ``first`` to ``stop - 1`` of a deep run (seed ``k`` is its seed +
-    ``k``), the seeds of one task next to each other (gradcheck.frontend.deep
-    combines them); one seed, the target's own, without ``--seeds``."""
-    from dataclasses import replace
-
-    from gradcheck.frontend.deep import seed_of
-
-    new_items, new_plan = [], []
-    for i, first, stop in ranges:
-        job = plan[i]
-        base = int(job.settings.get("seed", 0))
-        for k in range(first, stop):
-            new_items.append(items[i])
-            new_plan.append(replace(job, settings={**job.settings, "seed": seed_of(base, k)}))
-    return new_items, new_plan
-
-
-def _take_shard(
-    text: str,
-    durations_path: Path | None,
-    plan: list[Job],
-    baseline: Any,
-    fixed_seed: bool,
-    run_seed: int,
-    seeds: int | None,
-    verbose: bool,
-) -> tuple[list[tuple[int, int, int]], dict[str, Any]]:
-    """This shard's part of the run (gradcheck.frontend.shards): its tasks, each
-    ``(target index, first seed, stop)``, and its manifest."""
-    from gradcheck.frontend.baseline import current_versions
-    from gradcheck.frontend.shards import durations_of, manifest, parse_shard, plan_digest, split
-
-    try:
-        shard = parse_shard(text)
-    except ValueError as exc:
-        message = str(exc).removeprefix(f"--shard {text}: ")
-        raise click.BadParameter(message, param_hint="'--shard'") from None
-    if not fixed_seed:
-        _fail(
-            "--shard needs the same seed in every shard: give --seed N (in a CI matrix, "
-            "one number for all its jobs, such as the workflow's run id)",
-            2,
-            None,
-            verbose,
-        )
-    durations = durations_of(baseline) if baseline is not None else {}
-    if durations_path is not None:
-        durations = durations_of(_read_durations(durations_path, verbose))
-    names = [job.spec for job in plan]
-    tasks = split(names, shard.count, durations, seeds or 1)[shard.index - 1]
-    digest = plan_digest([(job.spec, {**job.settings, "seeds": seeds or 1}) for job in plan])
-    shown = manifest(
-        shard,
-        seed=run_seed,
-        names=names,
-        digest=digest,
-        versions=current_versions(),
-        tasks=tasks,
-        seeds=seeds or 1,
-        bases=[int(plan[t.position].settings.get("seed", 0)) for t in tasks],
-    )
-    return [(t.position, t.first, t.stop) for t in tasks], shown
-
-
-def _shard_note(manifest: dict[str, Any], ranges: list[tuple[int, int, int]]) -> str:
-    """``shard 2/4: 48 of 192 targets`` (and, in a deep run, how many of its seeds)."""
-    head = (
-        f"shard {manifest['index']}/{manifest['count']}: {len(ranges)} of "
-        f"{len(manifest['targets'])} targets"
-    )
-    seeds = manifest["seeds"]
-    if seeds == 1:
-        return head
-    held = sum(stop - first for _, first, stop in ranges)
-    every = len(manifest["targets"]) * seeds
-    return f"{head}, {held} of the run's {every} seeds (--seeds {seeds})"
-
-
-def _read_durations(path: Path, verbose: bool) -> Any:
-    import json
-
-    from gradcheck.frontend.files import read_text
-
-    try:
-        return json.loads(
-            read_text(path, what="durations file", limit=256 << 20, error=OutputError)
-        )
-    except OutputError as exc:
-        _fail(str(exc), 2, exc, verbose)
-    except (ValueError, RecursionError) as exc:
-        _fail(f"{path}: not a JSON report or baseline ({exc})", 2, exc, verbose)
-
-
-def _shard_baseline(baseline: Any, manifest: dict[str, Any] | None, mine: list[str]) -> Any:
-    """The baseline a shard compares with: its own targets, and those of the baseline
-    that no shard runs (vanished, reported alike by every shard); not the targets of
-    the other shards, which are not vanished."""
-    if baseline is None or manifest is None:
-        return baseline
-    planned = set(manifest["targets"])
-    own = set(mine)
-    targets = {
-        name: entry
-        for name, entry in baseline["targets"].items()
-        if name not in planned or name in own
-    }
-    return {**baseline, "targets": targets}
-
-
-def _run_seed(seed: int | None, baseline: Any, config: ProjectConfig | None) -> int:
-    """The run's seed: --seed, else the baseline's (to check the same examples), else
-    the configuration's default, else a fresh one."""
-    if seed is not None:
-        return seed
-    if baseline is not None:
-        return int(baseline["seed"])
-    if config is not None and "seed" in config.defaults:
-        return int(config.defaults["seed"])
-    return secrets.randbits(32)
-
-
-def _job_settings(
-    item: RunItem,
-    overrides: dict[str, Any],
-    seed: int | None,
-    baseline: Any,
-    run_seed: int,
-) -> dict[str, Any]:
-    """verify()'s keyword arguments for one target: the options over its settings
-    from the configuration; the seed from --seed, else the baseline's for this
-    target, else the target's own from the configuration, else the run's."""
-    old = baseline["targets"].get(item.target.name) if baseline is not None else None
-    return layered(
-        defaults={"seed": run_seed},
-        project=item.settings,  # the file's defaults and the target's entry, merged
-        baseline={"seed": old["seed"]} if old is not None else None,
-        options=dict(overrides, seed=seed),
-    )
-
-
-def _jobs_at_once(
-    jobs: int | None, settings: list[dict[str, Any]], run: Any, seeds: int = 1
-) -> int:
-    """The jobs the run checks at once: ``--jobs``, else one per usable core but no
-    more than the jobs (targets times ``--seeds``), and one where a target is checked
-    on a device (a GPU the processes would share); the local runner is told (a Dask
-    cluster was sized when it started)."""
-    from gradcheck.frontend.runner import Run, default_jobs
-
-    n = len(settings) * max(1, seeds)
-    if jobs is None:
-        jobs = default_jobs(n, any(s.get("device") for s in settings))
-        if isinstance(run, Run):
-            run.n_jobs = jobs
-    return max(1, min(jobs, n))
-
-
-def _job(item: RunItem, settings: dict[str, Any], verbose: bool, jobs: int = 1) -> Job:
-    """The job of one target: verify()'s settings, and the run's limits apart."""
-    from gradcheck.frontend.config import RUN_LIMITS
-    from gradcheck.frontend.runner import Job, default_max_memory
-
-    limits = {key: settings.pop(key) for key in RUN_LIMITS if key in settings}
-    return Job(
-        item.target.name,
-        settings,
-        verbose,
-        timeout=limits.get("timeout"),
-        example_timeout=limits.get("example_timeout", DEFAULT_EXAMPLE_TIMEOUT),
-        max_memory=limits.get("max_memory", default_max_memory(jobs)) or None,
-    )
-
-
-class _Runner:
-    """The run's workers, the first started at once (it imports NumPy and Hypothesis
-    while the command loads the targets), all stopped on the way out. What they report
-    goes to ``shown``, the run's :class:`~gradcheck.frontend.progress.Progress`, once
-    the command has made it (the targets known)."""
-
-    def __init__(
-        self,
-        jobs: int,
-        setup: WorkerSetup,
-        executor: str = "local",
-        scheduler: str | None = None,
-        verbose: bool = False,
-    ) -> None:
-        from gradcheck.frontend.runner import Run
-
-        self.shown: Progress | None = None
-        self.verbose = verbose
-        self.run: Any
-        if executor == "dask":
-            from gradcheck.frontend.dask_executor import DaskRun
-
-            self.run = DaskRun(jobs, setup, scheduler, on_finished=self._finished)
-        else:
-            self.run = Run(jobs, setup, progress=self._started, on_finished=self._finished)
-
-    def preload(self, targets: Sequence[str], config: ProjectConfig | None, cwd: str) -> list[str]:
-        """The frameworks the targets' modules import, as their text says
-        (gradcheck.frontend.preload), which the worker starts importing now."""
-        from gradcheck.frontend.preload import frameworks_of
-
-        folders = [cwd]
-        specs = list(targets)
-        if not specs and config is not None:
-            folders.insert(0, str(config.path.parent.resolve()))
-            specs = [listed.target for listed in config.targets]
-        frameworks = frameworks_of(specs, folders)
-        if frameworks and hasattr(self.run, "preload"):
-            from gradcheck.checking.frameworks import preloaded_modules
-
-            self.run.preload(preloaded_modules(frameworks))
-        return [fw.name for fw in frameworks]
-
-    def _started(self, index: int, job: Job) -> Any:
-        shown = self.shown
-        if shown is None:
-            return None
-        shown.started(index, job.spec)
-        return lambda done, total: shown.examples(index, done, total)
-
-    def _finished(self, index: int, outcome: Any) -> None:
-        from gradcheck.search.verifier import VerifyResult
-
-        if self.shown is not None and isinstance(outcome, VerifyResult):
-            self.shown.finished_target(index, outcome)
-
-    def release(self) -> None:
-        release = getattr(self.run, "release", None)
-        if release is not None:
-            release()
-
-    def close_bars(self) -> None:
-        if self.shown is not None:
-            self.shown.close()
-
-    def __enter__(self) -> _Runner:
-        try:
-            self.run.prestart()
-        except GradcheckError as exc:
-            self.run.close()
-            _fail(str(exc), exc.exit_code, exc, self.verbose)
-        return self
-
-    def __exit__(self, *exc_info: Any) -> None:
-        self.close_bars()
-        self.run.close()
-
-
-def _run_all(
-    runner: _Runner,
-    items: list[RunItem],
-    plan: list[Job],
-    overrides: dict[str, Any],
-    verbose: bool,
-    signals: StopOnSignals,
-) -> tuple[list[VerifyResult], int | None]:
-    """Run every job: the results, and the signal that stopped the run (None when it
-    ran to its end). An error ends the run with its one-line message, naming the
-    target whose job raised it."""
-    from gradcheck.search.verifier import VerifyResult
-
-    results: list[VerifyResult] = []
-    try:
-        for index, outcome in runner.run.results(plan):
-            if not isinstance(outcome, VerifyResult):
-                runner.close_bars()
-                runner.run.close()  # before the message: no worker outlives the command
-                _fail_item(outcome, items[index], overrides, verbose)
-            results.append(outcome)
-    except Interrupted as stop:
-        signals.acknowledge()
-        runner.close_bars()
-        results.extend(outcome for _, outcome in runner.run.stop(stop.signum))
-        return results, stop.signum
-    return results, None
-
-
-def _fail_item(
-    exc: BaseException, item: RunItem, overrides: dict[str, Any], verbose: bool
-) -> NoReturn:
-    """One target's error as its one-line message and exit code."""
-    if isinstance(exc, InvalidDescription):
-        _fail(_describe_invalid(exc, item, overrides), exc.exit_code, exc, verbose)
-    if isinstance(exc, GradcheckError) and not isinstance(exc, InternalError):
-        _fail(f"{item.target.name}: {exc}", exc.exit_code, exc, verbose)
-    # A bug of gradcheck's own, not of the op (here, or a RemoteError from a worker).
-    _report_internal_error(exc, f"{item.target.name}: ")
-    raise click.exceptions.Exit(InternalError.exit_code)
-
-
-def _annotate(
-    items: list[RunItem], results: list[VerifyResult], comparison: Any, *, to_stderr: bool
-) -> None:
-    """GitHub Actions annotations (the runner reads workflow commands on stdout and
-    stderr; with --format json they go to stderr, so that stdout stays one document)."""
-    from gradcheck.frontend.ci_report import github_annotations
-
-    locations = {item.target.name: _location(item.target) for item in items}
-    lines = github_annotations(
-        results,
-        regressions={r.target: r.reason for r in comparison.regressions} if comparison else {},
-        new=comparison.new if comparison else (),
-        vanished=comparison.vanished if comparison else (),
-        locations=locations,
-    )
-    for line in lines:
-        click.echo(line, err=to_stderr)
-
-
-def _step_summary(
-    results: list[VerifyResult],
-    seed: int,
-    comparison: Any,
-    replay: Callable[[VerifyResult], str],
-) -> list[OutputError]:
-    """Append the run's Markdown summary to $GITHUB_STEP_SUMMARY (GitHub shows it on
-    the job's page); the error, if it cannot be written."""
-    from gradcheck.frontend.ci_report import job_summary
-
-    path = os.environ["GITHUB_STEP_SUMMARY"]
-    regressions = {r.target: r.reason for r in comparison.regressions} if comparison else {}
-    text = job_summary(results, seed=seed, replay=replay, regressions=regressions)
-    try:
-        with open(path, "a", encoding="utf-8") as summary:
-            summary.write(text + "\n")
-    except OSError as exc:
-        return [OutputError(f"GITHUB_STEP_SUMMARY {path}: cannot append the job summary: {exc}")]
-    return []
-
-
-def _location(target: Any) -> tuple[str | None, int | None]:
-    from gradcheck.frontend.ci_report import source_location
-
-    location = getattr(target, "location", None)
-    return location if location is not None else source_location(target.obj)
-
-
-def _described(target: Any) -> bool:
-    from gradcheck.search.description import description_of
-
-    described = getattr(target, "described", None)
-    return described if described is not None else description_of(target.obj) is not None
-
-
-def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[str, Any]) -> str:
-    """Name the option that set the bad value, or say it came from the op's own
-    description."""
-    setting = exc.field
-    if setting is not None and setting in overrides:
-        option = OPTION_OF_SETTING.get(setting, setting)
-        return f"Invalid value for '{FLAGS[option]}' ({item.target.name}): {exc}"
-    if setting is not None and setting in item.settings:
-        return f"{item.target.name}: invalid {setting} in {item.source or 'its settings'}: {exc}"
-    if setting is not None and _described(item.target):
-        return (
-            f"{item.target.name}: invalid {setting} in its @gradcheck.describe(...): {exc}"
-            f" (override with {FLAGS[OPTION_OF_SETTING.get(setting, setting)]})"
-        )
-    if setting is not None:
-        flag = FLAGS.get(OPTION_OF_SETTING.get(setting, setting))
-        if flag is not None:
-            return f"{item.target.name}: {exc} (set it with {flag})"
-    return f"{item.target.name}: {exc}"
 
 
 @main.command("merge")
@@ -1414,7 +643,8 @@ def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose:
     """List the targets MODULEs offer (default: the built-in set), with their inputs,
     parameters and declared settings; with -v, also what each module leaves out and
     why (on stderr)."""
-    from gradcheck.frontend.runner import Run, WorkerSetup
+    from gradcheck.frontend.jobs import WorkerSetup
+    from gradcheck.frontend.runner import Run
 
     # The modules are imported in a worker process (their output goes to stderr).
     setup = WorkerSetup(cwd=_working_directory(verbose), stdout_to_stderr=True)

@@ -402,7 +402,8 @@ def gradcheck_verify(pytestconfig: pytest.Config) -> VerifyFixture:
 
 
 def format_verify_failure(result: Any, replay: str) -> str:
-    """The report of a failed (or inconclusive) search: a headline, then the block the
+    """The report of a failed (or inconclusive) search: a headline (with the run's
+    largest errors, as the command line's table row), then the block the
     command line prints for it (:func:`gradcheck.frontend.render.failure_block`: the
     shrunk example's report, its inputs' values, where it was found) ending with
     ``replay``, the command that runs it again."""
@@ -412,6 +413,13 @@ def format_verify_failure(result: Any, replay: str) -> str:
         f"gradcheck: {result.target} {result.verdict} after {result.examples} example(s)"
         f" (seed {result.seed})"
     )
+    if result.max_abs_error == result.max_abs_error:  # (nan: none measured)
+        # the run's, as the command line's table gives them (the report below names
+        # the examples that had them)
+        headline += (
+            f"; max abs err {result.max_abs_error:.3g}, max rel err "
+            f"{result.max_rel_error:.3g} (the run's)"
+        )
     if result.skip_lines:
         headline += "; " + "; ".join(result.skip_lines)
     if result.shapes:

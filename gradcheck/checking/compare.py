@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import pairwise
 
 import numpy as np
@@ -105,18 +105,14 @@ class Comparison:
             atol,
             relative,
         )
-        #: The judged elements, their rel_error against the element's own |numeric|
-        #: until :attr:`elements` puts it on the input's scale.
-        self._elements: list[Element] = []
+        #: The judged elements (worst first within each batch judged).
+        self.elements: list[Element] = []
         self.kinks: list[tuple[int, ...]] = []
         self.mismatched = 0
         self.below_floor = 0
         self.max_abs = 0.0
-        self.max_numeric = 0.0  # the largest |numeric gradient| compared
-        #: Where finite differences cannot tell the gradient from 0 (|numeric| within
-        #: the allowed difference), the size whose rtol is that allowance: the scale
-        #: the tolerance judged such elements on (see :meth:`scale`).
-        self.unresolved_scale = 0.0
+        #: The largest relative error of an element (:meth:`relative_errors`).
+        self.max_rel = 0.0
         self.max_ratio = 0.0
         self.size = analytic.size
         self.direction_failure: str | None = None
@@ -199,84 +195,77 @@ class Comparison:
         if kinked:
             for j in flat_index[kink]:
                 self.kinks.append(tuple(int(k) for k in np.unravel_index(j, shape)))
+        with np.errstate(all="ignore"):  # the allowed difference but its rtol part
+            beside_rtol = atol + ERROR_ESTIMATE_FACTOR * error + extra
+        rel = self.relative_errors(diff, abs_numeric, np.abs(analytic), beside_rtol, atol)
         if diff.size and (not kinked or smooth.any()):
-            with np.errstate(all="ignore"):  # the allowed difference but its rtol part
-                beside_rtol = atol + ERROR_ESTIMATE_FACTOR * error + extra
-            if np.shape(beside_rtol) != diff.shape:
-                beside_rtol = np.broadcast_to(beside_rtol, diff.shape)
             if kinked:
-                beside_rtol, numeric_s = beside_rtol[smooth], numeric[smooth]
-                diff_s, abs_s, ratio_s = diff[smooth], abs_numeric[smooth], ratio[smooth]
+                diff_s, rel_s, ratio_s = diff[smooth], rel[smooth], ratio[smooth]
             else:
-                numeric_s, diff_s, abs_s, ratio_s = numeric, diff, abs_numeric, ratio
-            self._note_unresolved(beside_rtol, numeric_s)
+                diff_s, rel_s, ratio_s = diff, rel, ratio
             self.max_abs = max(self.max_abs, float(diff_s.max()))
-            self.max_numeric = max(self.max_numeric, float(abs_s.max()))
+            self.max_rel = max(self.max_rel, float(rel_s.max()))
             self.max_ratio = max(self.max_ratio, float(ratio_s.max()))
         order = np.argsort(-np.where(smooth, ratio, -1.0), kind="stable")[:WORST_ELEMENTS]
         order = order[smooth[order]]
         indices = zip(*np.unravel_index(flat_index[order], shape)) if shape else [()] * order.size
         for o, index in zip(order.tolist(), indices):
-            self._elements.append(
+            self.elements.append(
                 Element(
                     input=self.i,
                     index=tuple(int(k) for k in index),
                     analytic=float(analytic[o]),
                     numeric=float(numeric[o]),
                     abs_error=float(diff[o]),
-                    rel_error=0.0,  # (set on the input's scale by `elements`)
+                    rel_error=float(rel[o]),
                     ratio=float(ratio[o]),
                     floor=float(floor[o]),
                 )
             )
 
-    def _note_unresolved(self, allowance: np.ndarray, numeric: np.ndarray) -> None:
-        """Keep :attr:`unresolved_scale` from the elements whose |numeric| is within
-        ``allowance`` (the allowed difference but its rtol part): a gradient that finite
-        differences cannot tell from 0 there."""
-        if self.rtol <= 0:
-            return
+    def relative_errors(
+        self,
+        diff: np.ndarray,
+        abs_numeric: np.ndarray,
+        abs_analytic: np.ndarray,
+        beside_rtol: np.ndarray | float,
+        atol: float,
+    ) -> np.ndarray:
+        """Each element's error relative to its own size as the tolerance takes it:
+        the one definition of a relative error, in the worst-elements table, the
+        summary, the text and JSON alike.
+
+        The size is the largest of |numeric|; atol / rtol, where the absolute
+        tolerance governs (a gradient smaller than that counts as that size); and what
+        finite differences resolve there, the allowed difference but its rtol part
+        (``beside_rtol``: the error estimate, the rounding floor, atol). Where
+        |numeric| is within that (they cannot tell the gradient from 0 there), the
+        analytic value's size counts too: the error is then relative to the larger of
+        what was claimed and what could be seen, at most 2 (x³ at x = 0: numeric 5e-29
+        of pure truncation against analytic 0 is no relative error of 1; a backward
+        that says 0.13 where the gradient is exactly 0 is wrong by all of it, 1, not by
+        1e11 of a resolution of 1e-12).
+
+        Each element its own: an element whose finite differences resolve little does
+        not shrink another's relative error (an error of 0.7 on a gradient of 0.06 read
+        1.2e-7 beside one), nor its own (relative to its resolution over rtol, a gross
+        error read as rounding). Never against a zero reference: 0 only where the
+        error is 0 too."""
+        floor = atol / self.rtol if self.rtol > 0 else atol
         with np.errstate(all="ignore"):
-            unresolved = np.isfinite(allowance) & (np.abs(numeric) <= allowance)
-        if unresolved.any():
-            size = float(allowance[unresolved].max()) / self.rtol
-            self.unresolved_scale = max(self.unresolved_scale, size)
-
-    def scale(self) -> float:
-        """The size a relative error of this input is taken against: the largest
-        |numeric gradient element| compared (the scale the default tolerance uses), or
-        atol / rtol where the absolute tolerance governs (a gradient smaller than that
-        counts as that size), or, where finite differences cannot tell the gradient
-        from 0, the allowed difference / rtol (x³ at x = 0: numeric 5e-29 of pure
-        truncation against analytic 0 is not a relative error of 1). Never 0 where a
-        tolerance is: no error is relative to a zero reference. 0 only with
-        atol = rtol = 0 and a zero gradient."""
-        floor = self.atol_used / self.rtol if self.rtol > 0 else self.atol_used
-        return max(self.max_numeric, floor, self.unresolved_scale)
-
-    def relative_error(self, abs_error: float) -> float:
-        """``abs_error`` relative to :meth:`scale`: the one definition of a relative
-        error, in the worst-elements table, the summary and JSON alike."""
-        if not abs_error:
-            return 0.0
-        scale = self.scale()
-        return abs_error / scale if scale > 0 else math.inf
-
-    @property
-    def elements(self) -> list[Element]:
-        """The judged elements, with their relative errors on this input's scale."""
-        return [replace(e, rel_error=self.relative_error(e.abs_error)) for e in self._elements]
-
-    def norm_relative_error(self) -> float:
-        """The largest error relative to the input's scale (:meth:`relative_error`): norm-wise,
-        so that an element whose gradient is ~0 does not make it explode."""
-        return self.relative_error(self.max_abs)
+            resolution = np.maximum(beside_rtol, floor)
+            size = np.maximum(abs_numeric, resolution)
+            unresolved = abs_numeric <= resolution
+            if np.any(unresolved):
+                size = np.where(unresolved, np.maximum(size, abs_analytic), size)
+            rel = np.where(size > 0, diff / size, np.where(diff > 0, np.inf, 0.0))
+        return np.where(np.isnan(diff), np.inf, rel)
 
     def summary(self) -> InputErrors:
         return InputErrors(
             input=self.i,
             max_abs_error=self.max_abs,
-            max_rel_error=self.norm_relative_error(),
+            max_rel_error=self.max_rel,
             error_ratio=self.max_ratio,
             mismatched=self.mismatched,
             size=self.size,
@@ -627,8 +616,15 @@ def compare_fast(
         if not r.kink:  # a direction across a kink says nothing about the error
             diff = abs(r.analytic - r.numeric)
             cmp.max_abs = max(cmp.max_abs, diff)
-            cmp.max_numeric = max(cmp.max_numeric, abs(r.numeric))
-            cmp._note_unresolved(np.array([r.allowed]), np.array([r.numeric]))
+            # (the direction's whole allowance stands for its part beside rtol)
+            rel = cmp.relative_errors(
+                np.array([diff]),
+                np.array([abs(r.numeric)]),
+                np.array([abs(r.analytic)]),
+                r.allowed,
+                cmp.atol_used,
+            )
+            cmp.max_rel = max(cmp.max_rel, float(rel[0]))
             cmp.max_ratio = max(cmp.max_ratio, diff / r.allowed if r.allowed > 0 else np.inf)
         if not r.ok:
             cmp.direction_failure = (

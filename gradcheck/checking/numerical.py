@@ -49,7 +49,10 @@ The numbers, and why:
   2×) and larger than what matters marks the element not differentiable, J growing
   like h marks it smooth, anything else is noise and the next levels decide. Likewise
   D·h constant (a jump of ``s`` itself). Larger steps alone decide nothing: they may
-  straddle a kink nearby or sample an oscillation.
+  straddle a kink nearby or sample an oscillation; where smaller steps bound J (or
+  D·h) far below what larger ones show, the kink is nearby, not at x, and no larger
+  window decides (maximum(x, y) at inputs of 1e-9, 1e-10 apart: the smaller input's
+  s stands still at the steps below the tie, which is flatness, not rounding quanta).
 * **Complex step** (on request, for ops analytic in their inputs):
   ``Im s(x + i h e_j) / h`` has no subtractive cancellation, so h can be tiny.
 """
@@ -876,14 +879,15 @@ class Evaluator:
     def _quantize(self, levels: _LevelScores) -> None:
         """:meth:`_LevelScores.quantize_noise`, with the smallest quantum this point's
         outputs showed so far (kept for the elements refined next)."""
-        found = levels.quantize_noise(self.quantum)
+        cap = self._rounding_cap()
+        found = levels.quantize_noise(self.quantum, cap * float(np.sum(np.abs(self.v))))
         if found is not None and found > 0:
             self.quantum = found if self.quantum is None else min(self.quantum, found)
         self.output_quanta = levels.quantize_outputs(
             np.abs(self.v).reshape(-1),
             self.output_quanta,
             self.eps * np.abs(self.f0).reshape(-1),
-            self._rounding_cap(),
+            cap,
         )
         levels.floor = np.maximum(levels.floor, levels.precision)
 
@@ -1069,8 +1073,22 @@ def _blows_up_below(levels: _LevelScores, est: Estimate) -> bool:
         below = finite & (levels.hs < est.step)
         # (the noise of a level where s moves in quanta includes their floor)
         resolution = np.maximum(levels.noise, levels.floor)
-        loud = np.abs(levels.d) > np.maximum(bound, KINK_NOISE_MARGIN * resolution)
-    return int(np.sum(below & loud)) >= 2
+        limit = KINK_NOISE_MARGIN * resolution
+        loud = np.abs(levels.d) > np.maximum(bound, limit)
+        # Steps smaller still that bound D far below the loud ones (s stands still there:
+        # a clip's bound 7.7e-10 from x, whose straddling steps see D ~ 1/h): the set is
+        # not at x but between those steps and the loud ones, and the chosen steps, which
+        # agree with the smallest ones, reach across it from afar.
+        quiet = finite & ~loud & (np.abs(levels.d) <= limit)
+        loud_below = below & loud
+        if loud_below.any() and quiet.any():
+            smallest_loud = float(levels.hs[loud_below].min())
+            under = quiet & (levels.hs < smallest_loud)
+            if under.any() and SINGULAR_BLOWUP * float(limit[under].min()) < float(
+                np.abs(levels.d[loud_below]).max()
+            ):
+                return False
+    return int(np.sum(loud_below)) >= 2
 
 
 class _LevelScores:
@@ -1103,6 +1121,10 @@ class _LevelScores:
         self.powers = np.arange(n) + _LOWEST
         #: Levels at which no output moved at all (the step was absorbed somewhere).
         self.still = np.zeros(n, dtype=bool)
+        #: Whether the levels that stood still did so because ``s`` is flat there, not
+        #: because it moves in quanta of rounding: the levels that moved moved by more
+        #: than rounding could (see :meth:`quantize_noise`).
+        self.flat = False
         #: The size of the intermediates a step of the moved element (or direction)
         #: may have been absorbed in, where no output moved: ``max(|x_j|, 1)``. The
         #: element itself is one (35 + 1e-15 - 35), and 1 is in most formulas (1 + δ,
@@ -1177,7 +1199,7 @@ class _LevelScores:
         seen = np.where(quantized, self.least_move, 0.0)
         return np.where((known > 0) & (seen > 0), np.minimum(known, seen), known + seen)
 
-    def quantize_noise(self, known: float | None = None) -> float | None:
+    def quantize_noise(self, known: float | None = None, cap: float = math.inf) -> float | None:
         """Where some level's outputs did not move at all and a level of a larger step
         did, ``s`` moves in quanta (its forward's intermediates round far coarser than
         its outputs: a cross-entropy at a logit of 30 is log(1 + 1e-13), which moves
@@ -1186,12 +1208,25 @@ class _LevelScores:
         Where the forward runs in a wider dtype its rounding measure shows this too;
         this needs no such dtype (torch and JAX targets in float64).
 
+        A least move above ``cap`` (the most that the rounding of the outputs ``s``
+        sums may move it by), where the one-sided quotients of the largest step that
+        moved differ by at least their mean (|J| >= |D|), is no quantum of rounding but
+        the function's own: s stood still at the smaller steps because it does not
+        depend on the element there, and the larger ones reach where it does
+        (maximum(x, y) with the element the smaller of two inputs 1e-6 apart: still up
+        to steps of 5e-7, moving by 0.1 at 2e-6, on one side only). Such levels floor
+        nothing; the levels that stood still are evidence (:attr:`flat`). Where both
+        sides move alike, s is smooth at those steps and the smaller ones were absorbed
+        in an intermediate whose rounding nothing measured ((x + 1e6) - 1e6 at 0, from
+        a forward no wider dtype computes): the quantum floors the levels, as before.
+
         Where no level moved at all, the quantum ``known`` from another element of the
         same point (the outputs' quanta are the point's) applies. Returns the quantum
         found here, or None."""
         done = np.isfinite(self.d) & np.isfinite(self.jump)
         still, moving = done & self.still, done & ~self.still
         quantum = None
+        self.flat = False
         if still.any() and moving.any() and self.hs[still].min() < self.hs[moving].max():
             with np.errstate(all="ignore"):
                 # s(x ± h) - s(x) = ±h·D + h·J/2
@@ -1199,6 +1234,12 @@ class _LevelScores:
                 down = self.hs * (self.jump / 2 - self.d)
                 change = np.maximum(np.abs(up), np.abs(down))
             quantum = float(change[moving].min())
+            top = int(np.flatnonzero(moving)[np.argmax(self.hs[moving])])
+            # (one side of the largest moving step moves by far more than the other)
+            lopsided = abs(self.jump[top]) >= abs(self.d[top])
+            self.flat = lopsided and not quantum <= cap
+            if self.flat:
+                return None
             self.floor = np.where(done, quantum / (2 * self.hs), 0.0)
         elif known is not None and still.any() and not moving.any():
             self.floor = np.where(done, known / (2 * self.hs), 0.0)
@@ -1213,6 +1254,7 @@ class _LevelScores:
         new.floor[more:] = self.floor
         new.precision[more:] = self.precision
         new.magnitude = self.magnitude
+        new.flat = self.flat
         new.still_step, new.moved_step, new.least_move = (
             self.still_step,
             self.moved_step,
@@ -1239,6 +1281,8 @@ class _Finite:
     still: list[bool]
     #: The level's resolution where s moves in quanta (see _LevelScores.quantize_noise).
     floor: list[float]
+    #: The levels that stood still did so because s is flat there (see _LevelScores.flat).
+    flat: bool = False
 
 
 def _finite_levels(levels: _LevelScores) -> _Finite:
@@ -1259,6 +1303,7 @@ def _finite_levels(levels: _LevelScores) -> _Finite:
         [noise[k] for k in ok],
         [still[k] for k in ok],
         [float(levels.floor[k]) for k in ok],
+        levels.flat,
     )
 
 
@@ -1356,8 +1401,9 @@ def _pair_errors(
         errs = [diffs[0], *(max(diffs[q - 1], diffs[q]) for q in range(1, len(diffs))), diffs[-1]]
     errs = [e + noise[a] for e, a in zip(errs, pairs)]
     # Outside the bars of the smaller steps (those where some output moved: a step
-    # absorbed in an intermediate says nothing), smallest steps first.
-    moved = [not (f.still[a] or f.still[a + 1]) for a in pairs]
+    # absorbed in an intermediate says nothing, unless s is known to be flat there, as
+    # maximum(x, y) is in x where x < y), smallest steps first.
+    moved = [f.flat or not (f.still[a] or f.still[a + 1]) for a in pairs]
     for q in range(1, len(rich)):
         bounds = [abs(rich[q] - rich[p]) - errs[p] for p in range(q) if moved[p]]
         if bounds:
@@ -1393,6 +1439,7 @@ def _kink_signature(
     jump_threshold: float,
     upto: int | None = None,
     noise: list[float] | None = None,
+    unit: list[float] | None = None,
 ) -> str | None:
     """Going up from the smallest step, the first windows of :data:`KINK_WINDOW`
     neighbouring levels where ``signal`` stands out of the modelled rounding noise
@@ -1406,6 +1453,13 @@ def _kink_signature(
     above it (the one-sided quotients agree there; arccot at -6e-8, whose larger steps
     straddle its jump at 0).
 
+    Nor is a window a kink where a level of smaller steps bounds ``seen`` (``signal``
+    times ``unit``, by default 1) to far below the window's: a kink at x shows at every
+    step, so one that smaller steps do not see lies between those steps and the
+    window's (maximum(x, y) at x 1e-10 from y, or a clip's bound as near: s stands
+    still at the smaller steps, J = 0, and is steady from there up): no larger window
+    decides either.
+
     With ``upto``, no window starting above that level decides: the Richardson
     values converged there, and larger steps only straddle the function's scale
     (tanh(3x) in float16, whose smallest steps are noise and whose steps of 2 and 8
@@ -1418,8 +1472,13 @@ def _kink_signature(
     above = [abs(signal[b]) > limit[b] for b in range(len(signal))]
     measured = [abs(f.D[b]) > limit[b] for b in range(len(signal))]
     smooth_below = False
+    # The least bound on |seen| a quiet level below the window gives (its signal within
+    # the noise), inf until one shows.
+    quiet = math.inf
     for a in range(len(signal) - span):
         end = a + KINK_WINDOW
+        if a > 0 and not above[a - 1]:
+            quiet = min(quiet, limit[a - 1] * (1.0 if unit is None else unit[a - 1]))
         if upto is not None and a > upto:
             break
         if k[a + span] != k[a] + span:
@@ -1429,6 +1488,11 @@ def _kink_signature(
         if not all(above[a:end]):
             continue
         trend = _trend(seen[a:end])
+        if KINK_NOISE_MARGIN * quiet < min(abs(seen[b]) for b in range(a, end)):
+            # The smaller steps do not see it: it lies between theirs and these, and
+            # every larger step straddles it too (J shrinking like 1/h above a clip's
+            # bound at 7.7e-10) and decides nothing about x.
+            return None
         if trend == STEADY or (trend == SHRINKING and not smooth_below):
             large = all(abs(signal[b]) > jump_threshold for b in range(a, end))
             return trend if large else None
@@ -1477,7 +1541,7 @@ def _is_kink(f: _Finite, jump_threshold: float, upto: int | None = None) -> str 
     jump = _kink_signature(f.J, f.J, f, jump_threshold, upto, quantized)
     if jump is not None:
         return KINK if jump == STEADY else UNBOUNDED
-    if _kink_signature(D, [D[b] * H[b] for b in range(len(D))], f, jump_threshold, upto):
+    if _kink_signature(D, [D[b] * H[b] for b in range(len(D))], f, jump_threshold, upto, unit=H):
         return UNBOUNDED
     return None
 

@@ -29,6 +29,11 @@ class Element:
     analytic: float
     numeric: float
     abs_error: float
+    #: abs_error over the element's size as the tolerance takes it: the largest of
+    #: |numeric|, atol / rtol and what finite differences resolve there (the allowed
+    #: difference but its rtol part), and of |analytic| where |numeric| is within
+    #: that; never a zero reference
+    #: (:meth:`~gradcheck.checking.compare.Comparison.relative_errors`).
     rel_error: float
     #: abs_error / allowed tolerance (> 1 means a mismatch).
     ratio: float
@@ -44,8 +49,8 @@ class InputErrors:
 
     input: int
     max_abs_error: float
-    #: max_abs_error / the largest |numeric gradient element| of this input: a
-    #: norm-wise relative error, finite even where some gradient elements are 0.
+    #: The largest of the elements' relative errors (:attr:`Element.rel_error`): not
+    #: necessarily the element of ``max_abs_error``.
     max_rel_error: float
     error_ratio: float
     mismatched: int

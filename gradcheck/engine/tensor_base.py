@@ -8,7 +8,7 @@ the base class ``TensorMethods``), the per-op forward path ``execute_op``
 (:mod:`~gradcheck.engine.execution`, to which this module hands the class) and the
 writes to tensors and views (:mod:`~gradcheck.engine.tensor_writes`). The documented
 functions of :mod:`gradcheck.engine.ops` sit above and import this module: no import
-cycle (tests/test_architecture.py).
+cycle (tests/package/test_architecture.py).
 """
 
 from __future__ import annotations

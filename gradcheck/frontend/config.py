@@ -36,14 +36,14 @@ from typing import Any
 from gradcheck.defaults import DEFAULT_REGRESSION_FACTOR, MAX_SECONDS, MIN_MEMORY
 from gradcheck.errors import ConfigError, InvalidDescription
 from gradcheck.frontend.files import read_text, unreadable_number
-from gradcheck.search.description import (
+from gradcheck.search.precedence import layered
+from gradcheck.search.settings import RUN, SETTINGS, names_taken_by
+from gradcheck.search.validators import (
     normalize_memory,
     normalize_seconds,
     normalize_setting,
     normalize_shapes,
 )
-from gradcheck.search.precedence import layered
-from gradcheck.search.settings import RUN, SETTINGS, names_taken_by
 
 __all__ = [
     "ConfigError",

@@ -3,7 +3,7 @@ generated: each setting's key from its row of the settings table
 (:mod:`gradcheck.search.settings`), the project's own keys and the shared definitions
 from here.
 
-The shipped file is this module's output; tests/test_settings_table.py compares them.
+The shipped file is this module's output; tests/search/test_settings_table.py compares them.
 After changing a row, regenerate it::
 
     python -m gradcheck.frontend.config_schema

@@ -46,7 +46,9 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from gradcheck.errors import GradcheckError, MissingExtra
-from gradcheck.frontend.runner import Job, Outcome, Run, WorkerSetup, _not_run
+from gradcheck.frontend.jobs import Job, WorkerSetup
+from gradcheck.frontend.runner import Outcome, Run
+from gradcheck.frontend.unfinished import _not_run
 
 __all__ = ["DaskRun"]
 

@@ -7,7 +7,7 @@ goes on to connect to the scheduler), so that its first task does not wait for i
 from typing import Any
 
 from gradcheck.frontend.dask_executor import SETUP_KEY, close_worker_runs, start_worker_run
-from gradcheck.frontend.runner import WorkerSetup
+from gradcheck.frontend.jobs import WorkerSetup
 
 
 def _setup_fields() -> Any:

@@ -58,6 +58,21 @@ def _worst(values: Sequence[float]) -> float:
     return max(finite) if finite else math.nan
 
 
+def _worst_at(seen: Sequence[tuple[float, str | None, Any]], chosen: int) -> str:
+    """Which example had the largest of the values ``seen`` (value, which example of
+    its seeds, its seed), one per seed (or range of seeds) in seed order: that part's
+    own words where it is the ``chosen`` one (whose report is shown), else with its
+    seed (``"example 3 of the search with seed 12"``)."""
+    values = [v for v, _, _ in seen]
+    if not any(v == v for v in values):  # (nan: nothing measured)
+        return ""
+    k = values.index(_worst(values))
+    _, at, seed = seen[k]
+    if k == chosen or not at or " with seed " in at:
+        return at or ""
+    return f"{at.replace('the reported example', 'the shrunk failure')} with seed {seed}"
+
+
 def deciding(verdicts: Sequence[str]) -> tuple[str, int]:
     """The verdict of seeds (in seed order) with these verdicts, and the index of the
     first seed that has it (whose report the combined one is).
@@ -135,6 +150,12 @@ def combine(results: Sequence[VerifyResult]) -> VerifyResult:
         skipped=dict(skipped),
         max_abs_error=_worst([r.max_abs_error for r in results]),
         max_rel_error=_worst([r.max_rel_error for r in results]),
+        max_abs_error_at=_worst_at(
+            [(r.max_abs_error, r.max_abs_error_at, r.seed) for r in results], at
+        ),
+        max_rel_error_at=_worst_at(
+            [(r.max_rel_error, r.max_rel_error_at, r.seed) for r in results], at
+        ),
         error_ratio=_worst([r.error_ratio for r in results]),
         seconds=sum(r.seconds for r in results),
         note=seeds_note(len(results), first.seed, results[-1].seed, failed, chosen.note) or "",
@@ -189,6 +210,9 @@ def combine_entries(
     for key in _WORST:
         if key in chosen:
             out[key] = _as_json(_worst([_number(p.get(key)) for p in parts]))
+        if f"{key}_at" in chosen:
+            seen = [(_number(p.get(key)), p.get(f"{key}_at"), p.get("seed")) for p in parts]
+            out[f"{key}_at"] = _worst_at(seen, at) or None
     if isinstance(chosen.get("skipped"), dict):
         skipped: Counter[str] = Counter()
         for p in parts:

@@ -67,7 +67,7 @@ class _Tolerance(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     name = "float"
 
     def convert(self, value: Any, param: Any, ctx: Any) -> float:
-        from gradcheck.search.description import normalize_tolerance
+        from gradcheck.search.validators import normalize_tolerance
 
         try:
             return normalize_tolerance(value, f"--{param.name}" if param else "tolerance")
@@ -81,7 +81,7 @@ class _Seconds(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     name = "seconds"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from gradcheck.search.description import normalize_seconds
+        from gradcheck.search.validators import normalize_seconds
 
         try:
             return normalize_seconds(float(value))
@@ -97,7 +97,7 @@ class _Memory(click.ParamType):  # type: ignore[type-arg, unused-ignore]
     name = "size"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
-        from gradcheck.search.description import normalize_memory
+        from gradcheck.search.validators import normalize_memory
 
         try:
             return normalize_memory(value)
@@ -198,7 +198,7 @@ def parse_shapes(values: Sequence[str]) -> tuple[Any, ...] | None:
 def parse_domain(values: Sequence[str]) -> Any:
     if not values:
         return None
-    from gradcheck.search.description import normalize_domain
+    from gradcheck.search.validators import normalize_domain
 
     try:
         return normalize_domain(values[0] if len(values) == 1 else list(values))
@@ -232,7 +232,7 @@ def parse_kwargs(value: str | None) -> dict[str, Any] | None:
 def parse_integers(values: Sequence[str]) -> dict[int, tuple[int, int]] | None:
     if not values:
         return None
-    from gradcheck.search.description import normalize_integers
+    from gradcheck.search.validators import normalize_integers
 
     try:
         return normalize_integers(list(values))

@@ -20,8 +20,12 @@ The JSON document (``gradcheck verify --format json``), version 1::
                                      # "gradient overflows the dtype there"...)
           "failure": null,           # or {"kind": ..., "message": ..., ...}, below
           "max_abs_error": 2.1e-11,  # largest gradient errors seen (every example,
-          "max_rel_error": 3.4e-12,  # failing ones included; relative to the
-                                     # gradient's scale, as the tolerance takes it)
+          "max_rel_error": 3.4e-12,  # failing ones and shrink steps included; an
+                                     # element's error over its size as the
+                                     # tolerance takes it: see "rel_error" below)
+          "max_abs_error_at": null,  # which example had each: "the reported
+          "max_rel_error_at": null,  # example", "example 3 of the search", "shrink
+                                     # step 7" (null where none was measured)
           "error_ratio": 0.003,      # largest error / tolerance (< 1 passes)
                                      # (the three "nan" where none was measured, and
                                      # for a failure that is not the comparison's:
@@ -66,9 +70,12 @@ The JSON Schema of this document ships in the package: ``gradcheck.schemas.load(
 inputs included, with ``input_names``, the inputs' names as the user named them, and
 ``upstream``, the drawn upstream gradient ``v``) with its failure's ``kind``,
 ``message``, ``input`` (index of the input concerned), ``worst`` (elements with
-``index``, ``analytic``, ``numeric``, ``abs_error``, ``rel_error``: the error over the
-gradient's scale, as ``max_rel_error``), ``order`` and ``ad_mode`` (the check that
-failed: order 1, 2..., ``"rev"`` or ``"fwd"``) lifted to the top level; ``worst_seen``
+``index``, ``analytic``, ``numeric``, ``abs_error``, ``rel_error``: the element's error
+over the largest of its |numeric|, atol / rtol and what finite differences resolve there,
+and of its |analytic| where they cannot tell the gradient from 0: the one definition
+``max_rel_error`` takes the largest of), ``order`` and ``ad_mode``
+(the check that failed: order 1, 2..., ``"rev"`` or ``"fwd"``) lifted to the top level;
+``worst_seen``
 has the same form. Floats are written at full precision; values
 that are not finite are the strings ``"nan"``, ``"inf"``, ``"-inf"``, as in
 :meth:`~gradcheck.CheckResult.to_dict`. Fields may be added in later versions; none will
@@ -195,7 +202,7 @@ def _summary(results: Sequence[VerifyResult], seed: int, elapsed: float | None =
     if elapsed is None:
         return f"{', '.join(said)} in {seconds:.2f} s (seed {seed})"
     # (no new number literal: Hypothesis mines the literals of local modules, an editable
-    # install of gradcheck included, into its draws; see tests/test_report.py)
+    # install of gradcheck included, into its draws; see tests/frontend/test_report.py)
     side_by_side = seconds > elapsed
     together = f"; {seconds:.2f} s of targets' time, run side by side" if side_by_side else ""
     return f"{', '.join(said)} in {elapsed:.2f} s (seed {seed}{together})"

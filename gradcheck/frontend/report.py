@@ -124,8 +124,10 @@ def format_result(result: CheckResult, *, seed: bool = True) -> str:
                 lines.append(f"Mismatched elements: {f.mismatched} / {f.size}")
             lines.append(f"Max absolute difference: {_err(result.max_abs_error)}")
             lines.append(
-                f"Max relative difference: {_err(result.max_rel_error)} "
-                "(to the gradient's scale, max |numeric|, as the tolerance takes it)"
+                f"Max relative difference: {_err(result.max_rel_error)} (an element's error "
+                "over the largest of its |numeric|, atol / rtol and what finite differences "
+                "resolve there, and of its |analytic| where they cannot tell the gradient "
+                "from 0)"
             )
             if f.worst:
                 lines.append(format_table(f.worst))
@@ -243,9 +245,10 @@ def target_text(result: Any, *, replay: str) -> str:
     worst = result.worst
     if worst is not None and worst is not result.failure:
         lines.append(
-            f"Largest error seen: max rel err {_err(worst.max_rel_error)}, max abs err "
-            f"{_err(worst.max_abs_error)} (error ratio {_err(worst.error_ratio)}), at "
-            f"{result.worst_example}, before shrinking to the example above:"
+            f"Largest error seen{_the_tables(result, result.worst_example)}: max rel err "
+            f"{_err(worst.max_rel_error)}, max abs err {_err(worst.max_abs_error)} (error "
+            f"ratio {_err(worst.error_ratio)}), at {result.worst_example}, before shrinking "
+            f"to the example above:"
         )
         lines.append("  " + format_result(worst, seed=False).split("\n", 2)[1])
         lines.append("  " + inputs_text(worst).replace("\n", "\n  "))
@@ -262,7 +265,44 @@ def target_text(result: Any, *, replay: str) -> str:
             f"  It replays with the run (Replay below), or alone in Python: "
             f"gradcheck.check(<target>, {inputs}) with the same settings"
         )
+    lines.extend(_elsewhere(result))
     if result.note:
         lines.append(f"Note: {result.note}")
     lines.append(f"Replay: {replay}")
     return "\n".join(lines)
+
+
+def _maxima(result: Any) -> list[tuple[str, float, str]]:
+    """The table's errors of a run with the example each was seen at: (name, value,
+    example), where it was measured."""
+    return [
+        (name, value, at)
+        for name, value, at in (
+            ("max abs err", result.max_abs_error, getattr(result, "max_abs_error_at", "")),
+            ("max rel err", result.max_rel_error, getattr(result, "max_rel_error_at", "")),
+        )
+        if at and value == value  # (nan: not measured)
+    ]
+
+
+def _the_tables(result: Any, example: str) -> str:
+    """``" (the run's max rel err)"``: which of the table's errors ``example`` had."""
+    names = [name for name, _, at in _maxima(result) if at == example]
+    return f" (the run's {' and '.join(names)})" if names else ""
+
+
+def _elsewhere(result: Any) -> list[str]:
+    """A line for each of the table's errors seen at an example that the report does
+    not show (the table's errors are the largest over every example checked, and the
+    largest absolute and relative errors may be two examples')."""
+    shown = {"the reported example", result.worst_example if result.worst else ""}
+    return [
+        f"The run's {name}, {_err(value)}, was seen at {at} ("
+        + (
+            "it replays with a run of that seed)."
+            if " with seed " in at
+            else "it replays with the run: Replay below)."
+        )
+        for name, value, at in _maxima(result)
+        if at not in shown
+    ]

@@ -50,7 +50,7 @@ whatever ``--jobs`` is, and results come back in the order of the jobs.
 The coordinator sends the zygote ``("preload", modules)`` (the frameworks to import at
 once; not answered), ``("load", function, args)`` (answered ``("loaded",
 result)`` or ``("load_error", exception, traceback)``), ``("warm",)`` before the jobs
-of a run of several (:func:`_warm_up`), ``("job", index, job)``
+of a run of several (:func:`~gradcheck.frontend.worker._warm_up`), ``("job", index, job)``
 followed by one end of a new pipe (answered ``("forked", index, pid)``; ``("exit",
 index, exit_code, pid)`` when that process has ended: the coordinator finds the job it
 is checking now by the pid), or ``None`` to let it go. Over its
@@ -67,48 +67,69 @@ watches the coordinator); a job's process dies with the zygote.
 
 An error in a job (a bad setting, an op that cannot be loaded) is handed to the caller
 when that job's turn comes, as it would be in a serial run.
+
+This module is the coordinator (:class:`Run`); what it sends the workers is in
+:mod:`gradcheck.frontend.jobs`, the workers' side (the zygote, a job's process,
+:func:`in_child_process`) in :mod:`gradcheck.frontend.worker`, and the results it
+makes for a process that reported none in :mod:`gradcheck.frontend.unfinished`; the
+names are read here too.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import gc
 import math
 import multiprocessing
 import os
-import pickle
 import signal
 import sys
 import threading
 import time
-import traceback
 import types
-import warnings
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
-from gradcheck.checking.vocabulary import Kind, Verdict
-from gradcheck.defaults import DEFAULT_EXAMPLE_TIMEOUT
 from gradcheck.errors import (
-    GradcheckError,
     InternalError,
     Interrupted,
     LoadError,
     RemoteError,
-    WorkerDied,
-    exception_text,
 )
-from gradcheck.frontend.process_state import ProcessState, changes, is_own_target
+from gradcheck.frontend.jobs import (
+    Job,
+    ListedTarget,
+    WorkerSetup,
+    default_jobs,
+    default_max_memory,
+    listed,
+    usable_cores,
+)
+from gradcheck.frontend.process_state import is_own_target
+from gradcheck.frontend.unfinished import (
+    _how_it_ended,
+    _internal_error,
+    _not_run,
+    _timed_out,
+    _worker_died,
+    is_gradcheck_bug,
+)
+from gradcheck.frontend.worker import (
+    _kill_group,
+    _zygote_main,
+    in_child_process,
+    limit_memory,
+    run_job,
+)
+from gradcheck.frontend.worker import _serve_one as _serve_one  # (tests)
 
 if TYPE_CHECKING:
     from typing import TypeAlias
 
     import numpy as np
 
-    from gradcheck.search.verifier import LoadedTarget, VerifyResult
+    from gradcheck.search.verifier import VerifyResult
 
 # NumPy, the search and the loading are imported where they are used, not here: the
 # command imports this module before it starts the zygote, whose start is then not
@@ -132,106 +153,8 @@ __all__ = [
     "run_job",
 ]
 
-#: An example whose arrays hold more elements than this is sent to the coordinator by
-#: its shapes only (it names the example a hang or a crash was on).
-EXAMPLE_ELEMENTS_SENT = 4096
 #: Workers that die before they are ready, in a row, before the run gives up.
 MAX_FAILED_STARTS = 3
-
-
-@dataclass(frozen=True)
-class Job:
-    """One target to check, as data a worker process can receive.
-
-    Attributes
-    ----------
-    spec : str
-        The target as the command line names it (``module:Name``); loading it gives
-        exactly one target.
-    settings : dict
-        Keyword arguments of :func:`gradcheck.verify`, ``seed`` included.
-    verbose : bool
-        Keep the op's runtime warnings (otherwise silenced).
-    timeout : float or None
-        The most seconds the target may take (None: no limit).
-    example_timeout : float or None
-        The most seconds one example may take, from when the worker reported it (the
-        first one: from when the job started).
-    max_memory : int or None
-        The most bytes the job's process may allocate (:func:`default_max_memory`).
-    """
-
-    spec: str
-    settings: dict[str, Any] = field(default_factory=dict)
-    verbose: bool = False
-    timeout: float | None = None
-    example_timeout: float | None = DEFAULT_EXAMPLE_TIMEOUT
-    #: The most bytes the job's process may allocate (None or 0: no limit).
-    max_memory: int | None = None
-
-
-@dataclass(frozen=True)
-class WorkerSetup:
-    """What every worker of a run needs from the coordinator (its ``sys.path`` comes
-    with each job: loading the targets may have added the project's folder)."""
-
-    #: The working directory at the start of the run (each job starts there again).
-    cwd: str
-    #: Send whatever the user's code writes to file descriptor 1 to descriptor 2 (with
-    #: a format whose stdout is one document).
-    stdout_to_stderr: bool = False
-    #: Hypothesis's home directory (None: Hypothesis's own choice).
-    hypothesis_home: str | None = None
-
-
-@dataclass(frozen=True)
-class ListedTarget:
-    """A target as the coordinator knows it (the object itself stays in the worker
-    that imported it): its name, whether it carries a @gradcheck.describe, and where
-    it is defined (file relative to the working directory, line), when known."""
-
-    name: str
-    described: bool = False
-    location: tuple[str | None, int | None] = (None, None)
-
-
-def listed(target: LoadedTarget) -> ListedTarget:
-    """What the coordinator keeps of a loaded target."""
-    from gradcheck.frontend.ci_report import source_location
-    from gradcheck.search.description import description_of
-
-    return ListedTarget(
-        target.name, description_of(target.obj) is not None, source_location(target.obj)
-    )
-
-
-def run_job(
-    job: Job,
-    target: LoadedTarget | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
-    started: Callable[[dict[str, Any]], None] | None = None,
-) -> VerifyResult:
-    """Check one job in this process (``target`` is loaded from ``job.spec`` when not
-    given); ``started`` receives the effective settings before the first example."""
-    from gradcheck.frontend.loading import load_targets
-    from gradcheck.search.verifier import effective_options, verify
-
-    if target is None:
-        found = load_targets(job.spec)
-        if len(found) != 1:
-            raise LoadError(f"'{job.spec}' names {len(found)} targets, not one")
-        target = found[0]
-    if started is not None:
-        given = {k: v for k, v in job.settings.items() if k != "seed"}
-        started(effective_options(target.obj, **given))
-    with warnings.catch_warnings():
-        # NumPy's "invalid value encountered in log" and the like, from the op evaluated
-        # at generated and perturbed points: the checker reports what matters (a
-        # non-finite output is a failure); --verbose shows them.
-        if not job.verbose:
-            warnings.simplefilter("ignore", RuntimeWarning)
-        return verify(target, **job.settings, progress=progress, on_example=on_example)
 
 
 # --- the zygote and its children -------------------------------------------------------
@@ -246,447 +169,6 @@ def run_job(
 # process group of its own, killed when the child ends (also after a normal exit), so
 # what an op started ends with it; the zygote is not a daemonic process, so an op may
 # start a multiprocessing.Pool.
-
-
-def _zygote_main(conn: Connection, setup: WorkerSetup) -> None:
-    """The zygote's life: set up, say it is ready, then load targets and fork a child
-    per job until told to stop."""
-    _become_worker(setup)
-    # What every check needs, imported once for all the children.
-    import hypothesis  # noqa: F401
-
-    import gradcheck.checking.checker
-    import gradcheck.frontend.loading
-    import gradcheck.search.verifier
-    import gradcheck.strategies  # noqa: F401
-
-    children: dict[int, tuple[int, int | None]] = {}  # pid: (job index, pidfd)
-    try:
-        conn.send(("ready",))
-        while True:
-            fds = [fd for _, fd in children.values() if fd is not None]
-            polling = len(fds) < len(children)  # no pidfd: look every 50 ms
-            ready = wait([conn, *fds], 0.05 if polling else None)
-            if conn in ready:
-                message = conn.recv()
-                if message is None:
-                    return
-                if message[0] == "preload":
-                    _preload(message[1])
-                elif message[0] == "load":
-                    _zygote_load(conn, message[1], message[2])
-                elif message[0] == "warm":
-                    _warm_up()
-                else:
-                    _zygote_fork(conn, message[1], message[2], setup, children)
-            _zygote_reap(conn, children)
-    except (EOFError, OSError):
-        pass  # the coordinator is gone
-    finally:
-        for pid in children:
-            _kill_group(pid)
-        for pid in children:  # reaped: their CPU time counts in the zygote's children's
-            try:
-                os.waitpid(pid, 0)
-            except OSError:
-                pass
-        # Nothing is left to finish: no interpreter teardown (NumPy, Hypothesis:
-        # tenths of a second the command would wait for).
-        _flush_all()
-        # What is left is the kernel's (freeing a framework's memory: about 0.3 s for
-        # torch), which the coordinator need not wait for: nothing here writes to its
-        # output any more, and it hears so (Run.close).
-        try:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, 1)
-            os.dup2(devnull, 2)
-            conn.send(("gone",))
-        except (OSError, ValueError):
-            pass  # (then the coordinator waits for the exit, as before)
-        os._exit(0)
-
-
-def _warm_up() -> None:
-    """One small search here, so that what Hypothesis and the checker build on first
-    use (modules imported lazily, strategies, caches: about 0.2 s) is built once and
-    inherited by every job's process, not built again for each target; then the heap
-    is frozen (gc.freeze), so that the children's collections do not copy its pages.
-    (A run of one target does without: it would pay the same once, plus the warm-up.)"""
-    import gradcheck.builtin_targets as builtin
-    from gradcheck.search.verifier import LoadedTarget, verify
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            target = getattr(builtin, "multiply")  # noqa: B009 - made by globals().update
-            verify(LoadedTarget("warm-up", target), max_examples=3, seed=0)
-    except Exception:  # only a warm-up: a job meets any real problem again
-        pass
-    gc.freeze()
-
-
-def _preload(modules: Sequence[str]) -> None:
-    """Import the frameworks the targets will need, before they are loaded (a head
-    start, and imported once for every target's process: gradcheck.frontend.preload).
-    A module that cannot be imported is left to the loading, which says why."""
-    import importlib
-
-    for name in modules:
-        try:
-            importlib.import_module(name)
-        except Exception:
-            pass
-
-
-def _zygote_load(conn: Connection, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
-    """Run ``function(*args)`` here (it imports the user's modules, which the children
-    inherit); send its result, or its error with the traceback text."""
-    try:
-        result = function(*args)
-    except Exception as exc:
-        trace = "".join(traceback.format_exception(exc.__cause__ or exc))
-        conn.send(("load_error", _transportable(exc), trace))
-        return
-    try:
-        conn.send(("loaded", result))
-    except Exception:  # an object of the user's that does not pickle
-        conn.send(("loaded", _picklable(result)))
-
-
-def _zygote_fork(
-    conn: Connection,
-    index: int,
-    job: Job,
-    setup: WorkerSetup,
-    children: dict[int, tuple[int, int | None]],
-) -> None:
-    from multiprocessing.reduction import recv_handle
-
-    fd = recv_handle(conn)
-    # What the zygote imported (a framework: hundreds of thousands of objects) is never
-    # garbage for a child: frozen, the child's collections neither walk it (a full
-    # collection would take tenths of a second) nor copy its pages by touching it.
-    gc.freeze()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        _child_main(conn, fd, index, job, setup)
-    os.close(fd)
-    try:
-        pidfd: int | None = os.pidfd_open(pid)  # type: ignore[attr-defined, unused-ignore]
-    except (AttributeError, OSError):
-        pidfd = None
-    children[pid] = (index, pidfd)
-    conn.send(("forked", index, pid))
-
-
-def _zygote_reap(conn: Connection, children: dict[int, tuple[int, int | None]]) -> None:
-    """For each child that has ended: kill its process group (what the op started),
-    reap it, and tell the coordinator how it ended."""
-    for pid, (index, pidfd) in list(children.items()):
-        try:
-            ended = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
-        except ChildProcessError:
-            ended = None
-        if ended is None:
-            continue
-        _kill_group(pid)  # while the child is a zombie: its pid, the group's id, is not reused
-        _, status = os.waitpid(pid, 0)
-        if pidfd is not None:
-            os.close(pidfd)
-        del children[pid]
-        conn.send(("exit", index, os.waitstatus_to_exitcode(status), pid))
-
-
-def _kill_group(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
-
-
-def _child_main(control: Connection, fd: int, index: int, job: Job, setup: WorkerSetup) -> None:
-    """A job's process: a group of its own, the memory limit, the job; then its end."""
-    code = 0
-    try:
-        os.setpgid(0, 0)
-        control.close()
-        _die_with_parent()
-        if job.max_memory:
-            limit_memory(job.max_memory)
-        _serve(Connection(fd), index, job, setup)
-    except BaseException:  # whatever happens, this process ends here
-        code = 70
-    finally:
-        _flush_all()
-        os._exit(code)
-
-
-def _write_stderr(text: str) -> None:
-    try:
-        sys.stderr.write(text)
-        sys.stderr.flush()
-    except Exception:  # closed or replaced by the op
-        pass
-
-
-def _flush_all() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except Exception:  # closed or replaced by the op
-            pass
-
-
-#: Where the memory limit applies: RLIMIT_DATA (the heap and private mappings, NumPy's
-#: arrays included, not the address space a library only reserves) where it exists.
-_MEMORY_LIMIT = "RLIMIT_DATA" if sys.platform.startswith("linux") else "RLIMIT_AS"
-
-
-#: The share of the machine's memory the jobs running at once may take together, unless
-#: --max-memory says otherwise: an op that allocates without end fails at once (a
-#: MemoryError), before the machine swaps.
-MEMORY_SHARE = 0.75
-
-
-def usable_cores() -> int:
-    """The CPU cores this process may run on (its affinity mask, where the platform
-    has one: a container or ``taskset`` may allow fewer than the machine has)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))  # type: ignore[attr-defined, unused-ignore]
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
-def default_jobs(n_targets: int, devices: bool = False) -> int:
-    """How many jobs a run checks at once without ``--jobs``: one per usable core, no
-    more than there are targets; one where a job names a device (the jobs would
-    share one accelerator's memory). Each job is a process of its own, forked from
-    the zygote, with its own memory limit and state: running two at once changes no
-    verdict, only the order in which the progress lines appear."""
-    if devices:
-        return 1
-    return max(1, min(usable_cores(), n_targets))
-
-
-def default_max_memory(n_jobs: int) -> int | None:
-    """Each of ``n_jobs`` processes' share of :data:`MEMORY_SHARE` of the physical
-    memory (None where the size is not known)."""
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (AttributeError, ValueError, OSError):
-        return None
-    return max(int(total * MEMORY_SHARE) // max(1, n_jobs), 1 << 30)
-
-
-def limit_memory(limit: int) -> None:
-    """Let this process allocate at most ``limit`` bytes (where the platform can say)."""
-    try:
-        import resource
-    except ImportError:  # pragma: no cover - Windows
-        return
-    which = getattr(resource, _MEMORY_LIMIT, None)
-    if which is None:  # pragma: no cover
-        return
-    _, hard = resource.getrlimit(which)
-    if hard != resource.RLIM_INFINITY:
-        limit = min(limit, hard)
-    try:
-        resource.setrlimit(which, (limit, hard))
-    except (ValueError, OSError):  # pragma: no cover - a limit the system refuses
-        pass
-
-
-def _become_worker(setup: WorkerSetup) -> None:
-    # Ctrl-C reaches the coordinator, which stops the workers; a worker's own
-    # KeyboardInterrupt is then always the op's (gradcheck.search.verifier.is_ctrl_c).
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if hasattr(os, "setpgid"):
-        # Its own process group: signals to the terminal's group reach the coordinator
-        # only. A background group must not be stopped for using the terminal.
-        try:
-            os.setpgid(0, 0)
-        except OSError:
-            pass
-        for name in ("SIGTTOU", "SIGTTIN"):
-            signal.signal(getattr(signal, name), signal.SIG_IGN)
-    _die_with_coordinator()
-    # The user's code reads nothing from the terminal; its writes to fd 1 go to stderr
-    # when stdout must stay one document.
-    devnull = os.open(os.devnull, os.O_RDONLY)
-    if devnull != 0:
-        os.dup2(devnull, 0)
-        os.close(devnull)
-    if setup.stdout_to_stderr:
-        sys.stdout.flush()
-        os.dup2(2, 1)
-    if setup.hypothesis_home is not None:
-        from hypothesis.configuration import set_hypothesis_home_dir
-
-        set_hypothesis_home_dir(setup.hypothesis_home)
-    os.chdir(setup.cwd)
-
-
-def _die_with_parent() -> bool:
-    """Linux: the kernel kills this process when its parent dies, even mid C loop."""
-    if not sys.platform.startswith("linux"):
-        return False
-    import ctypes
-
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        return False
-    return True
-
-
-def _die_with_coordinator() -> None:
-    parent = multiprocessing.parent_process()
-    if parent is None:  # pragma: no cover - always a spawned child here
-        return
-    if _die_with_parent() and os.getppid() != parent.pid:  # it died before prctl
-        os._exit(1)
-
-    def watch() -> None:  # where there is no PR_SET_PDEATHSIG (and as a second guard)
-        wait([parent.sentinel])
-        os._exit(1)
-
-    threading.Thread(target=watch, daemon=True, name="gradcheck-coordinator-watch").start()
-
-
-def _serve(conn: Connection, index: int, job: Job, setup: WorkerSetup) -> None:
-    os.chdir(setup.cwd)
-    # Forked ahead of its turn (a spare, while the jobs before it run): the job starts
-    # when the coordinator says so; a closed pipe (the run ended first) ends it here.
-    if conn.recv() != ("go", index):  # pragma: no cover - protocol bug
-        raise InternalError("a worker was told to start another job")
-    # The state a fresh process has: one of gradcheck's own targets may follow in this
-    # process only while nothing of it has changed (gradcheck.frontend.process_state).
-    start = ProcessState() if is_own_target(job.spec) else None
-    while _serve_one(conn, index, job, start):
-        try:
-            message = conn.recv()
-        except (EOFError, OSError):
-            return
-        if message is None:
-            return
-        _, index, job = message  # ("run", index, job): the next of gradcheck's own
-
-
-def _serve_one(conn: Connection, index: int, job: Job, start: ProcessState | None) -> bool:
-    """Check one job and send what came of it; whether this process may check another
-    of gradcheck's own targets (the job was one, and the process's state is as it was
-    at its start)."""
-    counted = [0, 0]  # (done, total): sent with the next example, or in the result
-
-    def progress(done: int, total: int) -> None:
-        counted[:] = done, total
-
-    def on_example(arrays: Sequence[np.ndarray], check_seed: int) -> None:
-        conn.send(("example", index, _portable(arrays), check_seed, *counted))
-
-    def started(settings: dict[str, Any]) -> None:
-        conn.send(("started", index, _picklable(settings)))
-
-    try:
-        result = run_job(job, progress=progress, on_example=on_example, started=started)
-    except Exception as exc:
-        if isinstance(exc, GradcheckError) and not isinstance(exc, InternalError):
-            conn.send(("error", index, _transportable(exc)))  # a usage error: ends the run
-            return False
-        # gradcheck's own failure on this target: the target fails, the run goes on
-        remote = _transportable(exc)
-        assert isinstance(remote, RemoteError) or isinstance(exc, InternalError)
-        trace = getattr(remote, "remote_traceback", "")
-        _write_stderr(f"{trace.rstrip()}\n")
-        conn.send(("internal", index, type(exc).__name__, _safe_str(exc)))
-        return False
-    if job.max_memory:
-        result = _name_the_memory_limit(result, job.max_memory)
-    again = start is not None and is_own_target(job.spec) and not changes(start)
-    try:
-        conn.send(("result", index, result, again))
-    except Exception:  # something of the user's in it does not pickle
-        conn.send(("result", index, _picklable_result(result), again))
-    return again
-
-
-def _name_the_memory_limit(result: VerifyResult, limit: int) -> VerifyResult:
-    """A failure the op's MemoryError caused says which limit it met."""
-    check = result.failure
-    if check is None or check.failure is None or "MemoryError" not in check.failure.message:
-        return result
-    note = f" (each target may allocate {_size(limit)}: --max-memory)"
-    failure = dataclasses.replace(check.failure, message=check.failure.message + note)
-    return dataclasses.replace(result, failure=dataclasses.replace(check, failure=failure))
-
-
-def _size(n: int) -> str:
-    return f"{n / 2**30:.3g} GiB" if n >= 2**30 else f"{n / 2**20:.3g} MiB"
-
-
-def _picklable(value: Any) -> Any:
-    """``value`` when it pickles; else a dict with what does not pickle as its repr."""
-    try:
-        pickle.dumps(value)
-        return value
-    except Exception:  # a lambda, a lock, an object whose pickling raises
-        pass
-    if isinstance(value, dict):
-        return {str(k): _picklable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(_picklable(v) for v in value)
-    return _safe_str(value, repr)
-
-
-def _picklable_result(result: VerifyResult) -> VerifyResult:
-    result = dataclasses.replace(result, settings=_picklable(result.settings))
-    if result.failure is not None:
-        check = result.failure
-        check = dataclasses.replace(
-            check, params=_picklable(check.params), settings=_picklable(check.settings)
-        )
-        result = dataclasses.replace(result, failure=check)
-    return result
-
-
-def _safe_str(value: Any, how: Callable[[Any], str] = str) -> str:
-    """``str(value)`` (or ``repr``), or a stand-in when the user's method raises."""
-    try:
-        return how(value)
-    except Exception:
-        return f"<{type(value).__name__} object whose {how.__name__}() raised>"
-
-
-def _portable(arrays: Sequence[Any]) -> tuple[list[np.ndarray] | None, str]:
-    """An example as the coordinator keeps it: the arrays when small, and always their
-    dtypes and shapes as text."""
-    import numpy as np
-
-    arrays = [np.asarray(a) for a in arrays]
-    shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
-    if sum(a.size for a in arrays) > EXAMPLE_ELEMENTS_SENT:
-        return None, shapes
-    return [np.array(a) for a in arrays], shapes
-
-
-def _transportable(exc: BaseException) -> BaseException:
-    """The error to raise in the coordinator: a GradcheckError as it is (when it
-    pickles), anything else as a RemoteError with its traceback text."""
-    if isinstance(exc, GradcheckError) and _pickles(exc):
-        return exc.with_traceback(None)
-    try:
-        text = "".join(traceback.format_exception(exc))
-    except Exception:  # the exception's __str__ raises
-        text = f"{type(exc).__name__} (its message cannot be shown)\n"
-    return RemoteError(type(exc).__name__, _safe_str(exc), text)
-
-
-def _pickles(exc: BaseException) -> bool:
-    try:
-        pickle.loads(pickle.dumps(exc))
-    except Exception:
-        return False
-    return True
 
 
 # --- the coordinator --------------------------------------------------------------------
@@ -932,7 +414,8 @@ class Run:
 
     def warm(self) -> None:
         """Have the zygote build now what every check builds on first use
-        (:func:`_warm_up`), which each job's process then inherits; not waited for."""
+        (:func:`~gradcheck.frontend.worker._warm_up`), which each job's process then
+        inherits; not waited for."""
         try:
             self._ready_zygote().conn.send(("warm",))
         except OSError:
@@ -1257,81 +740,6 @@ class Run:
 # --- one call in a child process (the pytest plugin) -------------------------------------
 
 
-def in_child_process(function: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-    """``function(*args, **kwargs)`` run in a child forked for it (where there is
-    ``fork``; else here): its result or its exception comes back. The op's
-    ``os._exit``, a crash, ``SystemExit`` or ``KeyboardInterrupt`` end the child only,
-    and come back as a :class:`~gradcheck.errors.WorkerDied` error saying so; what the
-    child started (its process group) is killed when it ends.
-
-    The target need not pickle (the child has it already); the result must (else its
-    parts that do not are sent as their repr).
-    """
-    if not hasattr(os, "fork"):  # pragma: no cover - Windows
-        return function(*args, **kwargs)
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns
-        _call_in_child(read, write, function, args, kwargs)
-    os.close(write)
-    with os.fdopen(read, "rb") as stream:
-        data = stream.read()
-    _, status = os.waitpid(pid, 0)
-    _kill_group(pid)
-    if not data:
-        how = _how_it_ended(os.waitstatus_to_exitcode(status))
-        raise WorkerDied(
-            f"the process checking it {how}: the op ended its process (os._exit, a crash "
-            f"in native code, or it was killed)"
-        )
-    outcome, value = pickle.loads(data)
-    if outcome == "raised":
-        raise value
-    return value
-
-
-def _call_in_child(
-    read: int, write: int, function: Callable[..., Any], args: Any, kwargs: Any
-) -> None:
-    try:
-        os.close(read)
-        os.setpgid(0, 0)
-        try:
-            payload: tuple[str, Any] = ("returned", function(*args, **kwargs))
-        except (SystemExit, KeyboardInterrupt) as exc:
-            payload = (
-                "raised",
-                WorkerDied(
-                    f"the op raised {exception_text(exc)}, which would have ended the test session"
-                ),
-            )
-        except Exception as exc:
-            payload = ("raised", exc)
-        try:
-            data = pickle.dumps(payload)
-        except Exception:
-            if payload[0] == "returned":
-                data = pickle.dumps(("returned", _picklable_any(payload[1])))
-            else:
-                data = pickle.dumps(("raised", _transportable(payload[1])))
-        with os.fdopen(write, "wb") as stream:
-            stream.write(data)
-    finally:
-        _flush_all()
-        os._exit(0)
-
-
-def _picklable_any(value: Any) -> Any:
-    from gradcheck.search.verifier import VerifyResult
-
-    if isinstance(value, VerifyResult):
-        return _picklable_result(value)
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = {f.name: _picklable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-        return dataclasses.replace(value, **fields)
-    return _picklable(value)
-
-
 # --- signals ------------------------------------------------------------------------------
 
 
@@ -1371,124 +779,3 @@ class StopOnSignals:
 
 
 # --- results for what the worker could not report ----------------------------------------
-
-
-def _how_it_ended(exitcode: int | None) -> str:
-    if exitcode is None:
-        return "ended (how is not known: the process that started it is gone)"
-    if exitcode is not None and exitcode < 0:
-        try:
-            name = signal.Signals(-exitcode).name
-        except ValueError:
-            name = "an unknown signal"
-        return f"was killed by signal {-exitcode} ({name})"
-    return f"exited with code {exitcode}"
-
-
-def _unfinished(
-    job: Job, running: _Running, verdict: str, kind: str, message: str, elapsed: float
-) -> VerifyResult:
-    """The result of a target whose worker did not report one: a failure of ``kind`` at
-    the example it was on (when it had started one)."""
-    from gradcheck.checking.result import CheckResult, Failure
-    from gradcheck.search.verifier import VerifyResult
-
-    arrays, shapes, check_seed = running.example or ([], "", 0)
-    if running.example is not None:
-        shown = "the example below" if arrays else f"an example of shapes {shapes}"
-        message += f"; it was checking {shown} (example {running.examples_started} drawn)"
-        message += ", too large to be shown" if not arrays else ""
-    check = CheckResult(
-        verdict=Verdict.FAILED,
-        target=job.spec,
-        failure=Failure(kind, message),
-        inputs=list(arrays or []),
-        params=dict((running.settings or job.settings).get("kwargs") or {}),
-        seed=check_seed,
-    )
-    return VerifyResult(
-        target=job.spec,
-        passed=False,
-        verdict=verdict,
-        examples=running.done,
-        rejected=0,
-        failure=check,
-        max_abs_error=math.nan,
-        max_rel_error=math.nan,
-        error_ratio=math.nan,
-        seconds=elapsed,
-        seed=int(job.settings.get("seed", 0)),
-        settings=running.settings or {k: v for k, v in job.settings.items() if k != "seed"},
-    )
-
-
-def _not_run(job: Job, running: _Running | None, signum: int) -> VerifyResult:
-    from gradcheck.search.verifier import VerifyResult
-
-    name = signal.Signals(signum).name
-    note = f"{name} stopped the run before it started"
-    if running is not None:
-        note = f"{name} stopped the run after {running.done} of its examples"
-    return VerifyResult(
-        target=job.spec,
-        passed=False,
-        verdict=Verdict.NOT_RUN,
-        examples=running.done if running is not None else 0,
-        rejected=0,
-        failure=None,
-        max_abs_error=math.nan,
-        max_rel_error=math.nan,
-        error_ratio=math.nan,
-        seconds=time.monotonic() - running.started if running is not None else 0.0,
-        seed=int(job.settings.get("seed", 0)),
-        settings=(running.settings if running is not None else None)
-        or {k: v for k, v in job.settings.items() if k != "seed"},
-        note=note,
-    )
-
-
-def _timed_out(job: Job, running: _Running, limit: str) -> VerifyResult:
-    if limit == "timeout":
-        message = f"the target ran longer than its time limit, {job.timeout:g} s (--timeout)"
-    else:
-        message = (
-            f"one example ran longer than the limit per example, {job.example_timeout:g} s "
-            f"(--example-timeout): the op hangs, or is slower than that on this example"
-        )
-    elapsed = time.monotonic() - running.started
-    return _unfinished(job, running, Verdict.TIMED_OUT, Kind.TIMED_OUT, message, elapsed)
-
-
-def _internal_error(job: Job, running: _Running, type_name: str, message: str) -> VerifyResult:
-    if type_name == "MemoryError":
-        text = "gradcheck ran out of memory while checking it (a huge output or gradient?)"
-        if job.max_memory:
-            text += f"; the limit is {_size(job.max_memory)} (--max-memory)"
-    else:
-        text = (
-            f"gradcheck itself failed while checking it ({type_name}: {message}; its "
-            f"traceback is above): a bug in gradcheck, please report it"
-        )
-    elapsed = time.monotonic() - running.started
-    return _unfinished(job, running, Verdict.FAILED, Kind.INTERNAL_ERROR, text, elapsed)
-
-
-def is_gradcheck_bug(result: VerifyResult) -> bool:
-    """Whether the result is an internal_error failure that is a bug of gradcheck's."""
-    check = result.failure
-    return (
-        check is not None
-        and check.failure is not None
-        and check.failure.kind == Kind.INTERNAL_ERROR
-        and "ran out of memory" not in check.failure.message
-    )
-
-
-def _worker_died(job: Job, running: _Running, exitcode: int | None) -> VerifyResult:
-    when = "" if running.example is not None else " before its first example (while loading it?)"
-    message = (
-        f"the worker process checking it {_how_it_ended(exitcode)}{when}: the op ended its "
-        f"process (os._exit, a crash in native code, or it was killed)"
-    )
-    elapsed = time.monotonic() - running.started
-    return _unfinished(job, running, Verdict.FAILED, Kind.WORKER_DIED, message, elapsed)

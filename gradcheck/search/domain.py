@@ -4,7 +4,8 @@ Many real ops take only some shapes: a loss wants a matrix of logits, a layer no
 three dimensions, a pooling layer a batch of images; they raise (a ValueError, a
 RuntimeError, an IndexError, an AssertionError...) at the 0-d input Hypothesis starts
 from. A forward that raises at a drawn shape *whatever the values* (the example's,
-and :data:`RETRIES` other draws of values at the same shapes) says that the shapes
+:data:`RETRIES` other draws of values at the same shapes, and a value it ran at before
+in every element) says that the shapes
 are outside its domain: the example is skipped, like a point where the op is not
 differentiable, and the shapes and the error are reported with a hint (give the
 shapes, or the fewest dimensions). A forward that raises at some values only is a
@@ -54,6 +55,9 @@ class ShapeDomain:
         #: the check of the first example whose shapes were rejected
         self.first: Any = None
         self._runs: set[Shapes] = set()
+        #: a value of each input at which the op ran (the first element of the first
+        #: example it ran at with no empty input), or None before one
+        self._ran_at: list[np.ndarray] | None = None
         #: whether the op ran at some inputs of different shapes
         self.broadcast_ran = False
 
@@ -64,7 +68,7 @@ class ShapeDomain:
         failure = result.failure
         key = tuple(np.shape(a) for a in arrays)
         if failure is None or failure.kind != Kind.FORWARD_ERROR:
-            self._ran(key)
+            self._ran(key, arrays)
             return False
         if "perturbed" in failure.message.split(" raised ")[0]:
             return False  # it ran at the example, then not a step away: values
@@ -72,9 +76,9 @@ class ShapeDomain:
             return True
         if key in self._runs:
             return False
-        for attempt in range(RETRIES):
+        for values in self._attempts(arrays):
             try:
-                self._apply(self._values(arrays, attempt))
+                self._apply(values)
             except TargetRaised:
                 continue
             self._ran(key)
@@ -94,7 +98,8 @@ class ShapeDomain:
 
             tgt, values, const, _ = _complex_as_real(tgt, values, set(constants), Variant())
             constants = sorted(const)
-        tgt.apply(values, self.options.get("kwargs"), constants=constants)
+        with np.errstate(all="ignore"):  # (a log at 0 runs: -inf, no warning)
+            tgt.apply(values, self.options.get("kwargs"), constants=constants)
 
     def raises_at_shapes(self, arrays: Sequence[np.ndarray], result: Any) -> bool:
         """True when ``result`` was skipped for a domain error (a LinAlgError...) that the
@@ -110,9 +115,9 @@ class ShapeDomain:
         if key in self._runs:
             return False
         raised: BaseException | None = None
-        for attempt in range(RETRIES):
+        for values in self._attempts(arrays):
             try:
-                self._apply(self._values(arrays, attempt))
+                self._apply(values)
             except TargetRaised as exc:
                 raised = exc.exception
                 continue
@@ -125,9 +130,38 @@ class ShapeDomain:
             self.first = replace(result, verdict=Verdict.FAILED, failure=failure, note="")
         return True
 
-    def _ran(self, key: Shapes) -> None:
+    def skipped(self, arrays: Sequence[np.ndarray], result: Any) -> None:
+        """Learn from an example skipped after its forward ran (at a kink, with an
+        output that is not finite, with nothing to compare) that the op runs at its
+        shapes and values (a log at 0, whose output is -inf, runs there)."""
+        if result.note not in (Skip.DOMAIN_ERROR, Skip.SHAPE) and result.failure is None:
+            self._ran(tuple(np.shape(a) for a in arrays), arrays)
+
+    def _ran(self, key: Shapes, arrays: Sequence[np.ndarray] = ()) -> None:
         self._runs.add(key)
         self.broadcast_ran = self.broadcast_ran or _broadcast(key)
+        if self._ran_at is None and arrays and all(np.size(a) for a in arrays):
+            self._ran_at = [np.asarray(a).reshape(-1)[:1].copy() for a in arrays]
+
+    def _attempts(self, arrays: Sequence[np.ndarray]) -> list[list[np.ndarray]]:
+        """The values the forward is tried at again, at the shapes of ``arrays``:
+        :data:`RETRIES` draws inside the declared domain, then each input filled with
+        a value the op ran at. An op that raises at some values whatever the shape
+        (a log that raises at negative numbers, checked over -1..1) runs at the
+        latter: its error is the values', a failure, not a shape to skip (four
+        elements of -1..1 are all positive once in 16 draws, and the shape read as
+        outside the op's domain)."""
+        attempts = [self._values(arrays, attempt) for attempt in range(RETRIES)]
+        if self._ran_at is not None and len(self._ran_at) == len(arrays):
+            attempts.append(
+                [
+                    np.full(np.shape(a), v[0], dtype=v.dtype)
+                    if np.asarray(a).dtype == v.dtype
+                    else r
+                    for a, v, r in zip(arrays, self._ran_at, attempts[0])
+                ]
+            )
+        return attempts
 
     @property
     def refuses_broadcast(self) -> bool:

@@ -16,7 +16,7 @@ empty, and the cache of literals allowed per kind of draw is one of our own (its
 entries hold that pool, so Hypothesis's would serve literals found before). Hypothesis's
 fixed list of interesting numbers (0, 1, the float limits...) is kept; it is the same
 everywhere. Should a later Hypothesis rename these private names, nothing is replaced
-and draws are what Hypothesis makes them, as before (``tests/test_draws.py`` notices).
+and draws are what Hypothesis makes them, as before (``tests/search/test_draws.py`` notices).
 
 Outside gradcheck's searches (a user's own Hypothesis tests in the same pytest run),
 Hypothesis is as it was: the names are put back when the last search running in the

@@ -18,18 +18,18 @@ the configuration schema    ``gradcheck/schemas/config.schema.json``, generated 
                             :mod:`gradcheck.frontend.config_schema` (a test compares)
 the marker's keys           :func:`gradcheck.pytest_plugin.marker_keys` (and what each
                             fixture takes)
-the keywords' checks        :func:`gradcheck.search.description.normalize_setting`, used
+the keywords' checks        :func:`gradcheck.search.validators.normalize_setting`, used
                             by ``describe``, ``verify`` and the configuration
 ``verify``'s defaults       :data:`gradcheck.search.verifier.DEFAULTS`
 ==========================  ============================================================
 
 The keyword parameters of ``describe``, ``verify`` and ``check`` stay written out (a
-reader and a type checker see them); tests/test_settings_table.py checks that each
+reader and a type checker see them); tests/search/test_settings_table.py checks that each
 function takes exactly the settings its column lists.
 
 To add a setting, add a row (in the order ``gradcheck verify --help`` lists it), a
 keyword to each function whose column lists it, and a ``normalize_<name>`` check in
-:mod:`gradcheck.search.description` if it is validated; then regenerate the schema
+:mod:`gradcheck.search.validators` if it is validated; then regenerate the schema
 (``python -m gradcheck.frontend.config_schema``). An option of the whole run
 (``--jobs``, ``--seeds``, ``--shard``) is no setting: a plain click option in
 :mod:`gradcheck.cli`. A limit of each target's run (``--timeout``) is a row whose
@@ -106,7 +106,7 @@ class Setting:
         ``gradcheck verify --help``'s text for the option.
     normalize : str or None
         The check of a value: ``normalize_<this>`` in
-        :mod:`gradcheck.search.description` (None: a value is taken as it is).
+        :mod:`gradcheck.search.validators` (None: a value is taken as it is).
     default : Any
         What :func:`gradcheck.verify` uses where nobody gave one (:data:`UNSET`: the
         setting stays unset; the checker's own default applies).

@@ -291,7 +291,8 @@ def _prepare(
 ) -> _Subject:
     # verify's own reading of a description, so that the suite checks each target
     # exactly as `gradcheck verify` would (`gradcheck verify --dtype` for `dtype`).
-    from gradcheck.search.verifier import effective_options, inputs_strategy
+    from gradcheck.search.examples import inputs_strategy
+    from gradcheck.search.verifier import effective_options
 
     options = effective_options(obj, dtype=dtype)
     strategy = inputs_strategy(obj, options)

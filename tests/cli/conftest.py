@@ -11,6 +11,7 @@ import pytest
 
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
+SUPPORT = REPO / "tests" / "support"
 
 
 @pytest.fixture
@@ -18,8 +19,7 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     """A temporary working directory with ``user_ops.py`` (and ``holdout_ops.py``) in
     it; modules loaded from it are forgotten afterwards."""
     for name in ("user_ops.py", "holdout_ops.py"):
-        if (HERE / name).exists():
-            shutil.copy(HERE / name, tmp_path / name)
+        shutil.copy(SUPPORT / name, tmp_path / name)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "path", list(sys.path))
     monkeypatch.delenv("NO_COLOR", raising=False)

@@ -101,14 +101,14 @@ def test_colour_only_on_a_tty_and_never_with_no_color(workdir: Path, no_color: b
 # every worker): the search's per-example check raises an exception of no kind
 # gradcheck expects, as a bug of ours would.
 BROKEN_GRADCHECK = """
-import gradcheck.search.verifier as verifier
+import gradcheck.search.example_check as example_check
 
 
 def _bug(*args, **kwargs):
     raise RuntimeError("simulated bug in gradcheck")
 
 
-verifier._check = _bug
+example_check._check = _bug
 
 
 def square(x):
@@ -132,7 +132,7 @@ def test_an_internal_error_exits_101_with_the_traceback_and_please_report(
     # the traceback, from the worker, without --verbose
     assert "Traceback (most recent call last)" in out.stderr
     assert "RuntimeError: simulated bug in gradcheck" in out.stderr
-    assert "verifier.py" in out.stderr
+    assert "example_check.py" in out.stderr
     # each target fails with kind internal_error, asking for a report; both reported
     # (issue 35: a bug of gradcheck's on one target loses no other verdict)
     assert out.stdout.count("internal_error") >= 2 and "please report" in out.stdout

@@ -1,7 +1,7 @@
 """Without --jobs, `gradcheck verify` checks one target per usable CPU core at once
 (issue 40 item 2), no more than there are targets, and one at a time where a target
 runs on a device; --jobs N still decides when given. The results and their order are
-the same whatever the number (tests/ci/test_ci_project.py compares them)."""
+the same whatever the number (tests/frontend/ci/test_ci_project.py compares them)."""
 
 from __future__ import annotations
 

@@ -58,7 +58,8 @@ def test_the_frameworks_a_text_imports():
 
 def test_what_a_run_imports_for_torch_is_torch_alone():
     # Not torch.fx.experimental.symbolic_shapes and SymPy, which torch.autograd.grad
-    # imports and the adapter's backward does without (tests/adapters/test_torch_engine.py).
+    # imports and the adapter's backward does without
+    # (tests/checking/adapters/test_torch_engine.py).
     torch = next(fw for fw in FRAMEWORKS if fw.name == "torch")
     assert preloaded_modules([torch]) == ("torch",)
 

@@ -1,5 +1,5 @@
 """Acceptance: `gradcheck verify` on a hold-out set of ops written after the CLI
-(tests/cli/holdout_ops.py) passes every correct op (``Ok``/``ok_``) and catches every
+(tests/support/holdout_ops.py) passes every correct op (``Ok``/``ok_``) and catches every
 bug (``Bug``/``bug_``), for several seeds. One CLI run per seed checks the whole module;
 each op's verdict is then its own test.
 
@@ -22,7 +22,7 @@ from click.testing import CliRunner
 
 from gradcheck.cli import main
 
-HERE = Path(__file__).parent
+HERE = Path(__file__).resolve().parents[1] / "support"
 SEEDS = (0, 1, 2)
 OPS = [
     node.name

@@ -19,7 +19,7 @@ from gradcheck.cli import main
 from gradcheck.frontend.html_report import html_report
 from gradcheck.frontend.svg import Series, chart
 from gradcheck.search.verifier import VerifyResult
-from tests import browser
+from tests.support import browser
 
 OPS = """import numpy as np
 import gradcheck as mg

@@ -14,7 +14,7 @@ import gradcheck as mg
 from gradcheck.ops.trigonometric import Sin
 from gradcheck.strategies import ComputationalGraph, computational_graphs
 from gradcheck.strategies.graphs import OPS, Constant
-from tests.helpers import assert_grads_match
+from tests.support.helpers import assert_grads_match
 
 # Three times the profile's examples: 300 on a developer's machine, 90 in CI (about a
 # second there); the slow test below runs bigger graphs.

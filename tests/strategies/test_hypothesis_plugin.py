@@ -1,6 +1,6 @@
 """The Hypothesis entry point: `st.from_type(Tensor)` draws tensors; registering costs
 nothing until gradcheck's engine is imported. (Fresh-interpreter cases, with the entry
-point installed: tests/test_entry_points.py.)"""
+point installed: tests/package/test_entry_points.py.)"""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import _gradcheck_entry_points
 import gradcheck as mg
 from gradcheck.strategies._hypothesis_plugin import _register
-from tests.installed import ROOT, run_python, site_folders
+from tests.support.installed import ROOT, run_python, site_folders
 
 
 def test_pyproject_declares_the_entry_point_and_it_resolves():

@@ -10,7 +10,7 @@ from hypothesis.errors import InvalidArgument
 from hypothesis.extra import numpy as hnp
 
 from gradcheck.strategies import advanced_indices, basic_indices
-from tests.helpers import assert_grads_match
+from tests.support.helpers import assert_grads_match
 
 shapes = hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)
 

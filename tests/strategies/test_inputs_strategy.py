@@ -12,7 +12,7 @@ import gradcheck as mg
 from gradcheck.ops.arithmetic import Add, Multiply
 from gradcheck.ops.exp_log import Log
 from gradcheck.strategies import op_inputs
-from tests.helpers import assert_grads_match
+from tests.support.helpers import assert_grads_match
 
 
 def _well_conditioned(x: np.ndarray, bound: float = 10.0) -> bool:

@@ -14,7 +14,7 @@ nothing above :mod:`gradcheck.graph`: the tables hold what the families put in t
 The one reach upward is by name, on the first NumPy call on a tensor
 (:func:`_load_families`): the families that no one has imported yet are imported then,
 so that ``np.exp(t)`` works in a program that imported ``gradcheck.tensor_base`` alone.
-It is named in tests/test_architecture.py (``LATE_LOADS``), which reads it as an import.
+It is named in tests/package/test_architecture.py (``LATE_LOADS``), which reads it as an import.
 
 What is not differentiable is said so, never silently dropped from the graph:
 

@@ -1,0 +1,95 @@
+"""MyGrad targets, run through MyGrad itself."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+mygrad = pytest.importorskip("mygrad")
+
+from click.testing import CliRunner  # noqa: E402
+
+import gradcheck  # noqa: E402
+from gradcheck.checking.adapters import framework_of  # noqa: E402
+from gradcheck.checking.checker import check  # noqa: E402
+from gradcheck.checking.resolve import resolve_target  # noqa: E402
+from gradcheck.checking.signature import op_signature  # noqa: E402
+from gradcheck.cli import main  # noqa: E402
+from tests.support import mygrad_ops as ops  # noqa: E402
+
+HERE = Path(__file__).resolve().parents[2] / "support"
+rng = np.random.default_rng(1)
+A, B = rng.normal(size=(2, 5)), rng.normal(size=(2, 5))
+
+
+def test_framework_and_signature():
+    assert framework_of(ops.Mul) == "mygrad"
+    assert framework_of(ops.tanh_times) == "mygrad"
+    assert framework_of(mygrad.operation_base.Operation) is None
+    assert op_signature(ops.Power).input_names == ("x",)
+    assert op_signature(ops.Power).parameters == ("p",)
+
+
+def test_runs_through_mygrad():
+    seen = []
+
+    class Spy(ops.Mul):
+        def backward_var(self, grad, index, **kwargs):
+            seen.append(type(self.variables[0]))
+            return super().backward_var(grad, index, **kwargs)
+
+    _, grads = resolve_target(Spy).run([A, B], None, np.ones_like(A))
+    assert seen and all(t is mygrad.Tensor for t in seen)
+    np.testing.assert_allclose(grads[0], B)
+    np.testing.assert_allclose(grads[1], A)
+
+
+def test_correct_ops_pass_and_a_wrong_one_fails_on_its_input():
+    assert check(ops.Mul, A, B).verdict == "passed"
+    assert check(ops.Power, A, p=3.0).verdict == "passed"
+    assert check(ops.tanh_times, A).verdict == "passed"
+    failure = check(ops.WrongMul, A, B).failure
+    assert failure.kind == "mismatch" and failure.input == 1
+
+
+def test_structural_checks_apply():
+    # MyGrad locks the memory of tensors in a graph: the write itself raises.
+    failure = check(ops.MutatesInput, A).failure
+    assert failure.kind == "forward_error" and "read-only" in failure.message
+    assert "mygrad_ops.py" in failure.frame  # the op's own line is named
+    assert check(ops.abs_op, np.array([0.0, 1.0])).verdict == "not differentiable"
+
+
+def test_verify_shrinks_and_cli_reports(tmp_path, monkeypatch):
+    result = gradcheck.verify(ops.WrongMul, max_examples=20, seed=4)
+    assert result.verdict == "failed" and all(x.size == 1 for x in result.failure.inputs)
+    shutil.copy(HERE / "mygrad_ops.py", tmp_path / "my_mygrad_ops.py")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    try:
+        runner = CliRunner()
+        args = ["--max-examples", "10", "--seed", "3"]
+        ok = runner.invoke(main, ["verify", "my_mygrad_ops:Mul", *args])
+        assert ok.exit_code == 0, ok.output
+        bad = runner.invoke(main, ["verify", "my_mygrad_ops:WrongMul", *args])
+        assert bad.exit_code == 1 and "mismatch (input b)" in bad.output, bad.output
+    finally:
+        sys.modules.pop("my_mygrad_ops", None)
+
+
+def test_a_positional_parameter_given_in_kwargs():
+    x = np.array([0.5, -1.2, 2.0])
+    assert check(ops.Leaky, x, slope=0.1).verdict == "passed"
+    result = gradcheck.verify(ops.Leaky, kwargs={"slope": 0.2}, avoid=[0.0], max_examples=5, seed=0)
+    assert result.verdict == "passed", result.note
+
+
+def test_integer_inputs_reach_a_mygrad_op_as_arrays():
+    result = gradcheck.verify(
+        ops.Ranking, shapes=["n", "n", "n"], integers={2: (-1, 2)}, max_examples=10, seed=0
+    )
+    assert result.verdict == "passed", result.note

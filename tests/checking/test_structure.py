@@ -1,0 +1,64 @@
+"""The structural checks' registry: one function per failure kind, named after it.
+
+(Each kind's deliberately wrong op and its correct twin are in tests/checking/test_check.py.)"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from gradcheck.checking.structure import STRUCTURAL_CHECKS, Evidence, Stage, first_failure
+from gradcheck.checking.vocabulary import FAILURE_KINDS, Kind
+
+#: Kinds decided outside the registry: the op raised, or the numbers disagree (with
+#: finite differences, a reference forward, the op compiled, the backward given None).
+ELSEWHERE = {Kind.FORWARD_ERROR, Kind.BACKWARD_ERROR, Kind.MISSING_GRADIENT, Kind.MISMATCH}
+ELSEWHERE |= {Kind.FORWARD_MISMATCH, Kind.COMPILED_MISMATCH, Kind.UNDEFINED_GRAD}
+ELSEWHERE |= {Kind.BATCHED_FORWARD, Kind.BATCHED_GRAD}
+ELSEWHERE |= {Kind.NONCONTIGUOUS_INPUT}
+
+
+def test_every_structural_kind_has_one_check_named_after_it():
+    names = {check.__name__ for _, check in STRUCTURAL_CHECKS}
+    assert names == set(FAILURE_KINDS) - ELSEWHERE
+    stages = {value for key, value in vars(Stage).items() if key.isupper()}
+    assert {stage for stage, _ in STRUCTURAL_CHECKS} == stages
+
+
+def test_a_check_reports_its_own_kind():
+    # Each gradient check on a gradient wrong in its own way only.
+    x = np.zeros(3)
+    wrong = {
+        "not_array": [0.0, 1.0, 2.0],
+        "non_real_dtype": np.zeros(3, dtype=complex),
+        "wrong_dtype": np.zeros(3, dtype=np.float32),
+        "wrong_shape": np.zeros(4),
+        "nonfinite_gradient": np.array([0.0, np.nan, 1.0]),
+    }
+    for kind, gradient in wrong.items():
+        e = Evidence([x], set(), gradient=gradient)
+        failure = first_failure(Stage.GRADIENT, e)
+        assert failure is not None and failure.kind == kind, (kind, failure)
+    assert first_failure(Stage.GRADIENT, Evidence([x], set(), gradient=np.ones(3))) is None
+
+
+def test_wrong_dtype_looks_at_what_the_backward_returned_before_a_cast():
+    # The engine (or torch) stores a gradient cast to its input's dtype; the dtype the
+    # op's own code returned it in still decides.
+    x, x32 = np.zeros(3), np.zeros(3, np.float32)
+    f16, f32, f64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
+
+    def failure(x, returned, foreign=False):
+        e = Evidence([x], set(), returned=[returned], foreign=foreign)
+        return first_failure(Stage.RETURNED, e)
+
+    # an Operation: less precision than its input fails, and so does more
+    assert failure(x, f32).kind == "wrong_dtype" and "less precision" in failure(x, f32).message
+    assert failure(x32, f16).kind == "wrong_dtype"
+    assert failure(x32, f64).kind == "wrong_dtype" and "wider" in failure(x32, f64).message
+    # a foreign op (torch): any other float dtype than its input's
+    assert failure(x, f32, foreign=True).kind == "wrong_dtype"
+    assert "float32" in failure(x32, f64, foreign=True).message
+    # an integer zero gradient, the right dtype, or nothing known: fine
+    assert failure(x, np.dtype(np.int64)) is None
+    assert failure(x, f64, foreign=True) is None
+    assert failure(x, None) is None

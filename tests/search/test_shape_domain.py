@@ -1,0 +1,67 @@
+"""Shapes an op does not run at (issue 19, item 4): a forward that raises at a drawn
+shape whatever the values skips the example as outside the op's domain, and the run
+says which shapes and what to give; one that raises at some values only still fails."""
+
+from __future__ import annotations
+
+import gradcheck
+import gradcheck as mg
+
+
+def row_norms(x):
+    if x.ndim < 2:
+        raise ValueError(f"x must be a matrix, got {x.ndim} dimensions")
+    return mg.sum(x * x, axis=-1)
+
+
+def never_runs(x):
+    raise RuntimeError("this op is broken")
+
+
+def breaks_below_zero(x):
+    if (x.data < 0).any():
+        raise ValueError("negative input")
+    return mg.sqrt(x + 1.0)
+
+
+def test_shapes_the_op_rejects_are_skipped_and_named():
+    result = gradcheck.verify(row_norms, max_examples=20, seed=0)
+    assert result.verdict == "passed", result.note
+    assert result.examples == 20 and result.skipped["the op does not run at the shape"] > 0
+    assert "ValueError: x must be a matrix, got 0 dimensions at ()" in result.note
+    assert "--min-dims 2" in result.note and "describe(min_dims=2)" in result.note
+    declared = gradcheck.verify(row_norms, min_dims=2, max_examples=20, seed=0)
+    assert declared.verdict == "passed" and not declared.skipped
+
+
+def test_an_op_that_runs_at_no_shape_fails_with_its_error_and_the_shapes():
+    result = gradcheck.verify(never_runs, max_examples=10, seed=0)
+    assert result.verdict == "failed" and result.failure.failure.kind == "forward_error"
+    assert "RuntimeError: this op is broken" in result.failure.failure.message
+    assert "at every value of every shape drawn" in result.note and "--shape" in result.note
+
+
+def test_a_forward_that_raises_at_some_values_still_fails():
+    result = gradcheck.verify(breaks_below_zero, max_examples=20, seed=0)
+    assert result.verdict == "failed"
+    assert result.failure.failure.kind == "forward_error"
+
+
+def log_raises_below_zero(x):
+    if (x.data < 0).any():
+        raise ValueError("log of a negative number")
+    return mg.log(x) * 2
+
+
+def test_a_forward_that_raises_at_most_values_of_a_shape_is_not_a_shape_the_op_rejects():
+    # Over -1..1, four elements are all positive once in 16 draws: three draws at (4,)
+    # raising read as "the op does not run at the shape", skipped, while the op runs
+    # at every shape (at 0, where its output is -inf, first). Its error is the values'.
+    for seed in (0, 1, 2):
+        result = gradcheck.verify(
+            log_raises_below_zero, domain=(-1.0, 1.0), max_examples=30, seed=seed
+        )
+        assert result.verdict == "failed"
+        assert "the op does not run at the shape" not in result.skipped, result.skipped
+        assert "ValueError: log of a negative number" in result.failure.failure.message
+        assert "outside the op's domain" not in result.note
