@@ -34,6 +34,15 @@ The numbers, and why:
   rounding is measured in its own dtype: what no low polynomial explains of the
   outputs along one small move (:meth:`Evaluator._rounding_residual`). The noise,
   modelled and measured from the levels themselves, enters each level's error.
+* **A backward differenced** (order 2 and above: the forward is ``B(x, v) = vᵀJ``).
+  Its outputs round at eps of terms of the size of ``v`` (a cross-entropy's
+  ``(p - onehot)·v`` at logits 24 apart is -7.5e-11·v, made of ``p0·v - v``). Along
+  ``v``, in which it is linear, that rounding grows with the step as the difference
+  does, and power-of-two steps keep every quotient the same bits at v = 0: its size
+  per unit of ``v`` is measured where ``v`` is not small (:meth:`Evaluator.unit_rounding`)
+  and is the noise of every level along ``v``. Along ``x``, the outputs whose measured
+  rounding is far above their own ulps are known to move in quanta of it, for every
+  element from the start (:meth:`Evaluator._seed_quanta`).
 * **Quanta.** An output that stands still at the smaller steps and moves at larger
   ones moves in quanta of its intermediates (p0 - 1 of a softmax at a logit of 30
   rounds at the ulps of p0), which no step resolves below: its quantum over 2h floors
@@ -259,8 +268,15 @@ class Evaluator:
         *,
         reference: str = "float64",
         bind: Callable[..., Callable[[], np.ndarray]] | None = None,
+        linear: Sequence[int] = (),
     ) -> None:
         self._forward = forward
+        #: The inputs the forward is linear in (at order 2 and above the forward is a
+        #: backward, linear in its upstream gradient, its last input): its rounding
+        #: there scales with their size (see :meth:`linear_noise`).
+        self.linear = tuple(linear)
+        self._unit_sizes: np.ndarray | None = None
+        self._seeded_quanta: np.ndarray | None = None
         self._bind = bind or (lambda arrays, params: lambda: forward(arrays, params))
         self.params = dict(params or {})
         self.calls = 0
@@ -313,6 +329,7 @@ class Evaluator:
         #: :meth:`_LevelScores.quantize_outputs`).
         self.output_quanta: np.ndarray | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
+        self._scores: list[np.ndarray] | None = None  # buffers of `_score_levels`
 
     def _computes_in(self, out0: np.ndarray) -> np.dtype | None:
         """The dtype narrower than float64 that a forward given float64 computes in
@@ -475,9 +492,42 @@ class Evaluator:
             # (_LevelScores.magnitude): where a function varies faster than the move
             # (log|a| at a = 8e-16), what no polynomial explains is no rounding, and a
             # noise of its size would make steps that never converge look converged.
-            sizes = np.maximum(sizes, np.minimum(residual / self.eps, self._magnitude()))
+            measured = np.minimum(residual / self.eps, self._magnitude())
+            sizes = np.maximum(sizes, measured)
+            if self.linear:
+                self._seed_quanta(measured)
         self._sizes = sizes
         return sizes
+
+    def _seed_quanta(self, measured: np.ndarray) -> None:
+        """Where the forward is a backward (:attr:`linear`), the outputs whose measured
+        rounding (``measured``, over eps) is far above their own ulps round at the
+        terms they cancel, and move in quanta of those: known from the start, for every
+        element refined (see :meth:`_LevelScores.quantize_outputs`), not only for the
+        ones refined after a level showed them. At logits [38, -2, 16] a
+        cross-entropy's backward has p0 - 1 = -2.8e-10, which rounds at the ulps of
+        p0: the logit 16 moves it by many of them, the logit -2 by 1e-18 per unit,
+        below one, and finite differences along -2 lose that share of the double
+        backward's value, while those along 16 show the quantum."""
+        flat = measured.reshape(-1)
+        with np.errstate(invalid="ignore"):
+            cancelled = flat > OUTPUT_ROUNDING_EPS * np.abs(self.f0.reshape(-1))
+        if not cancelled.any():
+            return
+        self._seeded_quanta = np.where(cancelled, self.eps * flat, 0.0)
+
+    def known_quanta(self) -> np.ndarray | None:
+        """Per output (flat), its quantum where the levels or probes showed one
+        (:attr:`output_quanta`), else where the point's measured rounding shows one
+        (:meth:`_seed_quanta`: a measure along small moves, which can miss a rounding
+        that stays the same over them, so it never lowers a quantum seen); None where
+        neither is known."""
+        found, seeded = self.output_quanta, self._seeded_quanta
+        if seeded is None:
+            return found
+        if found is None:
+            return seeded
+        return np.where(found > 0, found, seeded)
 
     def _rounding_cap(self) -> float:
         """The most a move of an output may be and still be read as one quantum of
@@ -494,7 +544,65 @@ class Evaluator:
         floats = [np.abs(a[np.isfinite(a)]) for a in self.work if a.dtype.kind == "f"]
         return max([1.0, *(float(a.max()) for a in floats if a.size)])
 
-    def _rounding_residual(self) -> np.ndarray | None:
+    def unit_rounding(self) -> np.ndarray:
+        """Per output (flat), the rounding size (as :meth:`rounding_sizes`: its rounding
+        over eps) of a forward linear in its inputs :attr:`linear` (a backward in its
+        upstream gradient), per unit of their size; zeros where it has none.
+
+        A backward ``B(x, w)`` sums terms of the size of ``w`` times its partial
+        derivatives, and rounds at eps of them, whatever the sum: a cross-entropy's
+        backward ``(p - onehot)·w`` at logits [24, 0, 0] is -7.5e-11·w, made of
+        ``p0·w - w``, which rounds at eps·|w|. Its finite differences along ``w`` are
+        ``B(x, w ± h e_j)``, whose rounding is eps·|w ± h e_j| of those terms: at
+        ``w = 0`` it shrinks with the step, and the power-of-two steps, which keep
+        every quotient ``B(x, h e_j) / h`` the same bits, show none of it. So it is
+        measured where the upstream gradient is not small: the residual of
+        :meth:`_rounding_residual` around x with each linear input replaced by
+        random numbers of its size (at least 1, every bit of the mantissa used), over
+        that size."""
+        if self._unit_sizes is not None:
+            return self._unit_sizes
+        sizes = np.zeros(self.f0.size)
+        if self.linear:
+            pattern = np.random.default_rng(ROUNDING_PROBE_SEED + 1)
+            base = list(self.work)
+            scale = 1.0
+            for i in self.linear:
+                a = base[i]
+                size = float(np.max(np.abs(a), initial=0.0))
+                scale = max(scale, size) if math.isfinite(size) else scale
+            for i in self.linear:
+                a = base[i]
+                # full mantissas: a product w·p with p = 1 - 2**-48 is exact for a w of
+                # a few bits (±1, or the moves' own), and shows no rounding at all
+                signs = pattern.choice([-1.0, 1.0], a.shape)
+                base[i] = (signs * pattern.uniform(1.0, 2.0, a.shape) * scale).astype(a.dtype)
+            try:
+                with np.errstate(all="ignore"), no_autodiff:
+                    out = np.asarray(self.call(base), dtype=np.float64)
+            except Exception:
+                out = None
+            if out is not None and out.shape == self.f0.shape and np.all(np.isfinite(out)):
+                residual = self._rounding_residual(base, out)
+                if residual is not None:
+                    sizes = residual.reshape(-1) / (self.eps * scale)
+        self._unit_sizes = sizes
+        return sizes
+
+    def linear_noise(self, i: int, absv: np.ndarray) -> float:
+        """The rounding noise of a central difference along an element of input ``i``
+        that the forward is linear in (else 0): :data:`OUTPUT_ROUNDING_EPS` eps of
+        ``<|v|, unit rounding sizes>`` times the step, over the step. The same at every
+        step: the outputs' rounding grows with the step as the difference does (see
+        :meth:`unit_rounding`)."""
+        if i not in self.linear:
+            return 0.0
+        unit = self.unit_rounding()
+        return OUTPUT_ROUNDING_EPS * self.eps * float(np.vdot(absv.reshape(-1), unit))
+
+    def _rounding_residual(
+        self, at: Sequence[np.ndarray] | None = None, out0: np.ndarray | None = None
+    ) -> np.ndarray | None:
         """Per output, the spread of its rounding error along one small move, measured
         in the forward's own dtype: f at x + t·d for t in -1..1
         (:data:`RESIDUAL_OFFSETS`), d each float element's step of the levels second
@@ -509,10 +617,14 @@ class Evaluator:
         x (J = 0 at every level: the levels' own noise measure sees nothing). The
         residuals' standard deviation times sqrt(12) is the spread of a rounding error
         uniform over a quantum. None where an output is not finite or has the wrong
-        shape along the move (the noise model then keeps the output's size)."""
+        shape along the move (the noise model then keeps the output's size).
+
+        ``at`` and ``out0``: around this point and its output instead of x's."""
+        work = self.work if at is None else list(at)
+        f0 = self.f0 if out0 is None else out0
         pattern = np.random.default_rng(ROUNDING_PROBE_SEED)
         moves: list[np.ndarray | None] = []
-        for a in self.work:
+        for a in work:
             if a.dtype.kind != "f":
                 moves.append(None)
                 continue
@@ -526,31 +638,31 @@ class Evaluator:
             # symmetries of the point (a softmax moved along (1, 1, ...) stands still)
             moves.append(move * (1 + pattern.integers(0, 8, a.shape) / 8))
         ts = np.array(RESIDUAL_OFFSETS) / LEVEL_RATIO**3
-        rows = []
+        # One row per offset, written in place (on a large output each row is an
+        # array of its size, and so would a stack of them be again).
+        changes = np.empty((len(ts), f0.size))
         try:
             with np.errstate(all="ignore"), no_autodiff:
-                for t in ts:
+                for row, t in zip(changes, ts):
                     if t == 0:
-                        rows.append(np.zeros(self.f0.size))
+                        row[:] = 0.0
                         continue
                     arrays = [
-                        a if m is None else (a + t * m).astype(a.dtype)
-                        for a, m in zip(self.work, moves)
+                        a if m is None else (a + t * m).astype(a.dtype) for a, m in zip(work, moves)
                     ]
                     out = np.asarray(self.call(arrays))
-                    if out.shape != self.f0.shape:
+                    if out.shape != f0.shape:
                         return None
-                    rows.append(np.subtract(out, self.f0, dtype=np.float64).reshape(-1))
+                    np.subtract(out, f0, dtype=np.float64, out=row.reshape(f0.shape))
         except Exception:
             return None
-        changes = np.stack(rows)
         if not np.all(np.isfinite(changes)):
             return None
         basis = np.vander(ts, RESIDUAL_DEGREE + 1, increasing=True)
-        residual = changes - basis @ np.linalg.lstsq(basis, changes, rcond=None)[0]
+        residual = np.subtract(changes, basis @ np.linalg.lstsq(basis, changes, rcond=None)[0])
         dof = len(ts) - (RESIDUAL_DEGREE + 1)
-        sigma = np.sqrt(np.sum(residual**2, axis=0) / dof)
-        return (np.sqrt(12) * sigma).reshape(self.f0.shape)
+        sigma = np.sqrt(np.sum(np.square(residual, out=residual), axis=0) / dof)
+        return (np.sqrt(12) * sigma).reshape(f0.shape)
 
     def _rounding_error(
         self, wider: np.dtype, sign: float, scatter: bool = False
@@ -797,6 +909,7 @@ class Evaluator:
         multipliers, base_index = _levels(scale)
         levels = _LevelScores(len(multipliers), self.f0.shape)
         levels.magnitude = max(1.0, scale) if math.isfinite(scale) else 1.0
+        levels.linear_noise = self.linear_noise(i, np.abs(self.v))
         levels.powers = np.arange(len(multipliers)) - base_index
         ladder = base_index + _LOWEST  # the first level of the base ladder
         self._run_levels(i, along, h0, multipliers[ladder:], ladder, levels)
@@ -888,6 +1001,7 @@ class Evaluator:
             self.output_quanta,
             self.eps * np.abs(self.f0).reshape(-1),
             cap,
+            self._seeded_quanta,
         )
         levels.floor = np.maximum(levels.floor, levels.precision)
 
@@ -963,6 +1077,14 @@ class Evaluator:
         flat[:] = base
         return up_ok and down_ok
 
+    def _score_buffers(self, shape: tuple[int, ...]) -> list[np.ndarray]:
+        """Six float64 and two bool arrays of ``shape`` for :meth:`_score_levels` (the
+        same ones for every level of this point's refinements)."""
+        if self._scores is None or self._scores[0].shape != shape:
+            floats = [np.empty(shape) for _ in range(6)]
+            self._scores = [*floats, np.empty(shape, dtype=bool), np.empty(shape, dtype=bool)]
+        return self._scores
+
     def _score_levels(self, levels: _LevelScores) -> None:
         """Score the pending levels from the outputs at x ± h in the first rows of
         ``levels.plus`` and ``levels.minus`` (row ``r`` is level ``levels.pending[r]``):
@@ -977,12 +1099,19 @@ class Evaluator:
         absv = np.abs(v)
         vdot = np.vdot
         eps = self.eps
-        spread = plus - minus
-        moved = (plus - f0) + (minus - f0)
+        # Into buffers kept from one call to the next (on a large output, a level is a
+        # few arrays of its size, and fresh ones cost a page fault per 4 KiB: profiled,
+        # more than the arithmetic).
+        spread, up, down, moved, outputs, other, touched, also = self._score_buffers(plus.shape)
+        np.subtract(plus, minus, out=spread)
+        np.subtract(plus, f0, out=up)
+        np.subtract(minus, f0, out=down)
+        np.add(up, down, out=moved)
         # Rounding in the touched outputs, at their largest (at f0 or moved), and at
         # least that of the op's intermediates (`rounding_sizes`).
-        touched = (plus != f0) | (minus != f0)
-        outputs = np.maximum(np.abs(plus), np.abs(minus))
+        np.not_equal(plus, f0, out=touched)
+        touched |= np.not_equal(minus, f0, out=also)
+        np.maximum(np.abs(plus, out=outputs), np.abs(minus, out=other), out=outputs)
         measured = self.rounding_sizes()
         for row, k in enumerate(pending):
             h = float(hs[k])
@@ -990,8 +1119,11 @@ class Evaluator:
             jump[k] = float(vdot(v, moved[row])) / h
             t = touched[row]
             if t.any():
-                size = np.maximum(outputs[row], measured)
-                noise[k] = OUTPUT_ROUNDING_EPS * eps * float(vdot(absv[t], size[t])) / h
+                size = np.maximum(outputs[row, ...], measured, out=outputs[row, ...])
+                # (where every output moved: the same sum, without the copies)
+                total = vdot(absv, size) if t.all() else vdot(absv[t], size[t])
+                noise[k] = OUTPUT_ROUNDING_EPS * eps * float(total) / h
+                noise[k] += levels.linear_noise
             else:
                 # NOTE: no output moved, which is not proof that none depends on x:
                 # each may have absorbed a change below half an ulp of an intermediate
@@ -1001,10 +1133,11 @@ class Evaluator:
                 # m the size of those intermediates: at least the output's, and at
                 # least the moved element's and 1 (see _LevelScores.magnitude).
                 size = np.maximum(measured, levels.magnitude)
-                noise[k] = eps * float(vdot(absv, size)) / (2 * h)
+                noise[k] = eps * float(vdot(absv, size)) / (2 * h) + levels.linear_noise
                 levels.still[k] = True
-        levels.note_outputs(touched, (plus - f0, minus - f0), hs[pending])
-        if self.output_quanta is not None:
+        levels.note_outputs(touched, (up, down), hs[pending])
+        quanta = self.known_quanta()
+        if quanta is not None:
             # An output that moves in quanta far coarser than its own rounding is known
             # only to that quantum: where its rounding scales with it (at order 2, a
             # cross-entropy's backward is (p - onehot)·v, its p0 - 1 = -4e-13 carrying
@@ -1013,8 +1146,8 @@ class Evaluator:
             # backward's own rounding of it), a difference of it is right to that
             # share of itself only, however exact.
             with np.errstate(all="ignore"):
-                share = np.minimum(self.output_quanta / np.abs(f0.reshape(-1)), 1.0)
-                share = np.where(self.output_quanta > 0, share, 0.0) * absv.reshape(-1)
+                share = np.minimum(quanta / np.abs(f0.reshape(-1)), 1.0)
+                share = np.where(quanta > 0, share, 0.0) * absv.reshape(-1)
             for row, k in enumerate(pending):
                 rate = np.abs(spread[row].reshape(-1)) / (2 * float(hs[k]))
                 levels.precision[k] = float(np.vdot(share, np.where(np.isfinite(rate), rate, 0.0)))
@@ -1131,6 +1264,9 @@ class _LevelScores:
         #: exp near 0); the steps are relative to it, so the noise it gives at a still
         #: level is eps**(2/3)·<|v|, 1> / 2 over the level's multiplier, at every scale.
         self.magnitude = 1.0
+        #: The rounding noise of every level where the forward is linear in the moved
+        #: element (a backward in its upstream gradient: :meth:`Evaluator.linear_noise`).
+        self.linear_noise = 0.0
         #: Per output (flat): the smallest step at which it stood still, the largest at
         #: which it moved, and the least it moved by there (see :meth:`note_outputs`).
         #: Each level's difference's share of the outputs' own precision, where they
@@ -1148,6 +1284,9 @@ class _LevelScores:
         up and down, ``changes``) at a level where it moved."""
         rows = len(hs)
         touched = touched.reshape(rows, -1)
+        if rows == 1:  # (a large output's level: no array of its size made here)
+            self._note_one(touched[0], changes, float(hs[0]))
+            return
         step = np.asarray(hs, dtype=np.float64)[:, None]
         with np.errstate(invalid="ignore"):
             up, down = (np.abs(c.reshape(rows, -1)) for c in changes)
@@ -1158,8 +1297,29 @@ class _LevelScores:
         np.maximum(self.moved_step, np.where(touched, step, 0.0).max(axis=0), out=self.moved_step)
         np.fmin(self.least_move, move.min(axis=0), out=self.least_move)
 
+    def _note_one(
+        self, touched: np.ndarray, changes: tuple[np.ndarray, np.ndarray], step: float
+    ) -> None:
+        """:meth:`note_outputs` of one level, in place: ``changes`` (its own arrays,
+        which this changes) become the moves."""
+        up, down = (c.reshape(-1) for c in changes)
+        with np.errstate(invalid="ignore"):
+            np.abs(up, out=up)
+            np.fmax(up, np.abs(down, out=down), out=up)
+        still = ~touched
+        np.minimum(self.still_step, step, out=self.still_step, where=still)
+        # (moved_step is 0 or a step, never negative: as the maximum with 0 elsewhere)
+        np.maximum(self.moved_step, step, out=self.moved_step, where=touched)
+        # An output that moved by nan keeps its least move, as np.fmin keeps it.
+        np.fmin(self.least_move, up, out=self.least_move, where=touched)
+
     def quantize_outputs(
-        self, absv: np.ndarray, known: np.ndarray | None, ulps: np.ndarray, cap: float
+        self,
+        absv: np.ndarray,
+        known: np.ndarray | None,
+        ulps: np.ndarray,
+        cap: float,
+        seeded: np.ndarray | None = None,
     ) -> np.ndarray | None:
         """:meth:`quantize_noise` output by output: an output that stood still at some
         step and moved at a larger one depends on the element, and moves in quanta of
@@ -1182,13 +1342,18 @@ class _LevelScores:
 
         A least move above ``cap`` is no quantum of rounding but the function's own
         (a clip's bound that a large step crosses): such an output is left out.
+        ``seeded``: the quanta the point's measured rounding shows (see
+        :meth:`Evaluator._seed_quanta`), for the outputs none was seen of.
 
         Returns ``known`` with the quanta this refinement showed."""
         quantized = (self.still_step < self.moved_step) & (self.least_move <= cap)
         share = float(np.vdot(absv[quantized], self.least_move[quantized]))
-        if known is not None:
-            unmoved = (self.moved_step == 0) & (known > OUTPUT_ROUNDING_EPS * ulps)
-            share += float(np.vdot(absv[unmoved], known[unmoved]))
+        floor_known = known
+        if seeded is not None:
+            floor_known = seeded if known is None else np.where(known > 0, known, seeded)
+        if floor_known is not None:
+            unmoved = (self.moved_step == 0) & (floor_known > OUTPUT_ROUNDING_EPS * ulps)
+            share += float(np.vdot(absv[unmoved], floor_known[unmoved]))
         if share > 0:
             done = np.isfinite(self.d) & np.isfinite(self.jump)
             self.floor = np.maximum(self.floor, np.where(done, share / (2 * self.hs), 0.0))
@@ -1254,6 +1419,7 @@ class _LevelScores:
         new.floor[more:] = self.floor
         new.precision[more:] = self.precision
         new.magnitude = self.magnitude
+        new.linear_noise = self.linear_noise
         new.flat = self.flat
         new.still_step, new.moved_step, new.least_move = (
             self.still_step,
