@@ -339,6 +339,10 @@ class Evaluator:
         self._real_out = out0.dtype.kind in "biuf"
         self._fwd: Callable[[], np.ndarray] | None = None  # made by `refine` when needed
         self._sizes: np.ndarray | None = None  # made by `refine` when needed
+        #: Whether :meth:`rounding_sizes` measured in the forward's own dtype (no wider
+        #: one computes it): then the rounding at each refinement's step points is
+        #: measured too (see :meth:`_step_point_sizes`).
+        self._own_dtype_rounding = False
         #: The smallest quantum in which ``s`` moved at this point, once one showed
         #: (see :meth:`_LevelScores.quantize_noise`).
         self.quantum: float | None = None
@@ -414,6 +418,40 @@ class Evaluator:
             if self._unmoved_by_a_quarter(moved, out1, narrow):
                 return narrow
         return None
+
+    def _step_point_sizes(self, i: int, j: int, step: float) -> np.ndarray | None:
+        """Per output, the rounding size (over eps, as :meth:`rounding_sizes`) measured
+        around the points the largest step of element ``j`` of input ``i`` reaches, x_j ±
+        ``step`` (:meth:`_rounding_residual` there), at most the inputs' size; None where
+        neither point measures.
+
+        A forward rounds at eps of the terms it cancels *at the points it is evaluated
+        at*, which x alone need not show: x - sin(x) at x = 2.2e-308 is exactly 0 there,
+        and around it, while at x ± h it is h - sin(h), an output of h³/6 made of terms
+        of size h, rounding at eps·h; its central differences are that rounding over h
+        (-4.7e-18·v against a derivative of 0), below which nothing is resolved."""
+        flat = self.work[i].reshape(-1)
+        old = flat[j]
+        found: np.ndarray | None = None
+        for sign in (1.0, -1.0):
+            at = list(self.work)
+            moved = at[i].copy()
+            moved.reshape(-1)[j] = np.asarray(old + sign * step, dtype=moved.dtype)
+            at[i] = moved
+            try:
+                with np.errstate(all="ignore"), no_autodiff:
+                    out = np.asarray(self.call(at), dtype=np.float64)
+            except Exception:
+                continue
+            if out.shape != self.f0.shape or not np.all(np.isfinite(out)):
+                continue
+            residual = self._rounding_residual(at, out)
+            if residual is None:
+                continue
+            found = residual if found is None else np.maximum(found, residual)
+        if found is None:
+            return None
+        return np.minimum(found / self.eps, self._magnitude())
 
     def _unmoved_by_a_quarter(
         self, at: list[np.ndarray], out: np.ndarray, narrow: Any
@@ -504,6 +542,7 @@ class Evaluator:
         # No wider dtype computes this forward (torch and JAX take no long double; and
         # at order 2 the forward is a backward): its rounding is measured in its own
         # dtype instead (see _rounding_residual).
+        self._own_dtype_rounding = True
         residual = self._rounding_residual()
         if residual is not None:
             # At most the size of the inputs (and 1), as at a level where nothing moved
@@ -932,10 +971,13 @@ class Evaluator:
         levels.tight = self.in_inner and isinstance(along, (int, np.integer))
         levels.linear_noise = self.linear_noise(i, np.abs(self.v))
         levels.powers = np.arange(len(multipliers)) - base_index
+        if self._own_dtype_rounding and isinstance(along, (int, np.integer)):
+            levels.point_sizes = self._step_point_sizes(i, int(along), h0 * float(multipliers[-1]))
         ladder = base_index + _LOWEST  # the first level of the base ladder
         self._run_levels(i, along, h0, multipliers[ladder:], ladder, levels)
         if isinstance(along, (int, np.integer)):
             self._probe_unmoved(i, int(along), h0, levels)
+            self._probe_line(i, int(along), h0, levels)
         self._quantize(levels)
         est = _combine(levels, self.eps, jump_threshold, base_index)
         if ladder > 0 and (est.kink or est.low_order or not est.error <= jump_threshold):
@@ -1010,6 +1052,50 @@ class Evaluator:
             (known > 0) & (seen > 0), np.minimum(known, seen), known + seen
         )
 
+    def _probe_line(self, i: int, j: int, h0: float, levels: _LevelScores) -> None:
+        """Where ``s`` is exactly a line at every level (each J is 0 and each D the
+        same number, while the outputs moved), whether it is a line or a staircase whose
+        flat tread the levels never left: ``s`` at x ± steps above the levels', from
+        LEVEL_RATIO times the largest up to LEVEL_RATIO**PROBE_POWER times ``h0``, while
+        ``s`` stays off the line by no more than rounding may be (:meth:`_rounding_cap`
+        times sum|v|): the most it was off is a quantum the levels do not resolve
+        below (:attr:`_LevelScores.line_quantum`; a line rounds there at eps of its
+        outputs, which the noise has already). 0.5·x·(1 + tanh(u)) at x = -7 has
+        1 + tanh(u) a few ulps of 1, the same number up to steps of 0.05: every level
+        sees 0.5·q·x, whose derivative is 0.5·q, and the quantum, 0.5·|x|·eps, shows
+        at the steps that move q. A move of more than rounding (a kink the probe
+        reaches) says nothing."""
+        done = np.isfinite(levels.d) & np.isfinite(levels.jump)
+        if int(np.sum(done)) < 2 or levels.still[done].any():
+            return
+        d = levels.d[done]
+        if np.any(levels.jump[done] != 0) or np.any(d != d[0]):
+            return
+        slope = float(d[0])
+        flat = self.work[i].reshape(-1)
+        old = flat[j]
+        cap = self._rounding_cap() * float(np.sum(np.abs(self.v)))
+        s0 = float(np.vdot(self.v, self.f0))
+        for power in range(_HIGHEST + 1, PROBE_POWER + 1):
+            step = float(np.asarray(old + h0 * LEVEL_RATIO**power, dtype=flat.dtype) - old)
+            off = 0.0
+            try:
+                with np.errstate(all="ignore"), no_autodiff:
+                    for sign in (1.0, -1.0):
+                        flat[j] = old + sign * step
+                        out = np.asarray(self.call(self.work), dtype=np.float64)
+                        if out.shape != self.f0.shape:
+                            return
+                        move = float(np.vdot(self.v, out)) - s0 - sign * step * slope
+                        off = max(off, abs(move))
+            except Exception:
+                return
+            finally:
+                flat[j] = old
+            if not math.isfinite(off) or off > cap:
+                return
+            levels.line_quantum = max(levels.line_quantum, off)
+
     def _quantize(self, levels: _LevelScores) -> None:
         """:meth:`_LevelScores.quantize_noise`, with the smallest quantum this point's
         outputs showed so far (kept for the elements refined next)."""
@@ -1025,6 +1111,10 @@ class Evaluator:
             self._seeded_quanta,
         )
         levels.floor = np.maximum(levels.floor, levels.precision)
+        if levels.line_quantum > 0:
+            done = np.isfinite(levels.d) & np.isfinite(levels.jump)
+            line = np.where(done, levels.line_quantum / (2 * levels.hs), 0.0)
+            levels.floor = np.maximum(levels.floor, line)
 
     def _run_levels(
         self,
@@ -1134,6 +1224,8 @@ class Evaluator:
         touched |= np.not_equal(minus, f0, out=also)
         np.maximum(np.abs(plus, out=outputs), np.abs(minus, out=other), out=outputs)
         measured = self.rounding_sizes()
+        if levels.point_sizes is not None:
+            measured = np.maximum(measured, levels.point_sizes)
         if levels.tight:
             # Each output at x ± h is F(x ± h) rounded to the inner dtype, x ± h being
             # numbers of it: off by at most half its ulp there, so a difference of two is
@@ -1305,6 +1397,12 @@ class _LevelScores:
         #: The rounding noise of every level where the forward is linear in the moved
         #: element (a backward in its upstream gradient: :meth:`Evaluator.linear_noise`).
         self.linear_noise = 0.0
+        #: Per output, the rounding size measured around the largest step's points
+        #: (:meth:`Evaluator._step_point_sizes`), where it was.
+        self.point_sizes: np.ndarray | None = None
+        #: Where ``s`` was exactly a line at every level, the most it left that line
+        #: by at larger steps, within rounding (see :meth:`Evaluator._probe_line`).
+        self.line_quantum = 0.0
         #: Per output (flat): the smallest step at which it stood still, the largest at
         #: which it moved, and the least it moved by there (see :meth:`note_outputs`).
         #: Each level's difference's share of the outputs' own precision, where they
@@ -1459,6 +1557,8 @@ class _LevelScores:
         new.magnitude = self.magnitude
         new.tight = self.tight
         new.linear_noise = self.linear_noise
+        new.point_sizes = self.point_sizes
+        new.line_quantum = self.line_quantum
         new.flat = self.flat
         new.still_step, new.moved_step, new.least_move = (
             self.still_step,

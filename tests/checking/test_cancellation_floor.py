@@ -363,39 +363,48 @@ def _x_minus_sin(cosine_form: bool):
     return XMinusSin
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known false alarm: at x = -7, 1 + tanh(u) is a few ulps of 1 and stays "
-    "the same number over every step of the levels (up to 2e-3; it moves by a quantum, "
-    "0.5·|x|·eps·|v| ~ 4e-16·|v|, only at steps ~0.05), so the forward is exactly "
-    "0.5·q·x there: every level's D is 0.5·q·v to the bit, J is 0, and no measurement "
-    "(the residual around x, the probes, the quanta) sees the intermediates' rounding; "
-    "the backward's -3.5e-15·v (true -2.3e-14·v) is judged against 4e-17·v",
-)
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_a_tanh_gelu_in_its_saturated_tail_passes(seed):
-    # where `verify aud_gelu --max-examples 50` shrank to on seeds 1 and 2
-    result = check(_tanh_gelu(3.0), np.array(-7.0), seed=seed)
+@pytest.mark.parametrize("x", [-7.0, -7.123456789])
+def test_a_tanh_gelu_in_its_saturated_tail_passes(x, seed):
+    # (-7: where `verify aud_gelu --max-examples 50` shrank to on seeds 1 and 2) 1 +
+    # tanh(u) is a few ulps of 1 and the same number over every level's steps, so s is
+    # exactly 0.5·q·x there: D = 0.5·q·v at every level, J = 0, while the derivative
+    # is -2.3e-14·v; the probes above the levels see s leave that line by a quantum,
+    # 0.5·|x|·eps·|v|, at steps ~0.05
+    result = check(_tanh_gelu(3.0), np.array(x), seed=seed)
     assert result.verdict == "passed", result
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known false alarm: at x = 2.2e-308 the steps x ± h are ±h, where the "
-    "forward's h - sin(h) rounds at eps·h (the terms it cancels), while its outputs are "
-    "h³/6 and the residual measured around x (outputs of 0) shows nothing: the modelled "
-    "noise is eps·h²; the numeric -4.65e-18·v is that rounding, the analytic 0 exact",
-)
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_x_minus_sin_at_the_smallest_normal_passes(seed):
-    # where `verify aud_f32cancel` shrank to on seeds 0, 1 and 2
+    # (where `verify aud_f32cancel` shrank to on seeds 0, 1 and 2) x ± h is ±h, where
+    # the forward h - sin(h) rounds at eps·h, the terms it cancels, while x's outputs
+    # and their neighbourhood are exactly 0: the rounding measured around x ± h bounds
+    # what the numeric -4.7e-18·v is
     result = check(_x_minus_sin(False), np.array(2.2250738585072014e-308), seed=seed)
     assert result.verdict == "passed", result
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_a_gelu_missing_its_factor_3_fails(seed):
-    # guards the fix of the false alarms above: away from the saturated tail the
-    # cubic term's factor is resolved
+    # the floors above stay where they belong: away from the saturated tail the cubic
+    # term's factor is resolved
     result = check(_tanh_gelu(1.0), np.array([0.5, -1.5]), seed=seed)
     assert result.verdict == "failed", result
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_an_exact_line_still_fails_with_a_wrong_slope(seed):
+    # s is exactly a line at every level and every probe (2·x at small integers, and
+    # x + 1 at 3): no quantum, and a slope off by 1e-6 fails
+    class Twice(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return 2 * x + 1
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * (2 + 1e-6)
+
+    for x in (np.array(3.0), np.array([-2.0, 5.0])):
+        assert check(Twice, x, seed=seed).verdict == "failed"
