@@ -52,7 +52,14 @@ The numbers, and why:
   rounds at the ulps of p0), which no step resolves below: its quantum over 2h floors
   each level (:meth:`_LevelScores.quantize_outputs`), also for the elements where it
   never moved, once a larger step shows it depends on them at all
-  (:meth:`Evaluator._probe_unmoved`).
+  (:meth:`Evaluator._probe_unmoved`). Likewise an ``s`` that is a line at the
+  smallest levels and leaves it, by no more than rounding, at a larger step (or a
+  probe above the levels): the flat tread of a staircase, its quantum the first
+  move off the line (:meth:`Evaluator._probe_line`; 1 + tanh(u) at x = -7 is a few
+  ulps of 1, the same number over every level's steps). And where no wider dtype
+  computes the forward, its rounding is measured around the points the largest
+  step reaches, too (:meth:`Evaluator._step_point_sizes`): x - sin(x) at 2.2e-308 is
+  0 around x, h - sin(h), rounding at eps·h, at the steps.
 * **Kinks.** ``J(h) = (s(x+h) + s(x-h) - 2 s(x)) / h`` is the difference of the two
   one-sided quotients. Where ``s`` is smooth it grows like ``h`` (by 4 per level);
   where the one-sided derivatives differ (``abs`` at 0, ``relu`` at 0, ``max`` with a
@@ -982,6 +989,8 @@ class Evaluator:
         est = _combine(levels, self.eps, jump_threshold, base_index)
         if ladder > 0 and (est.kink or est.low_order or not est.error <= jump_threshold):
             self._run_levels(i, along, h0, multipliers[:ladder], 0, levels)
+            if isinstance(along, (int, np.integer)):
+                self._probe_line(i, int(along), h0, levels)
             self._quantize(levels)
             est = _combine(levels, self.eps, jump_threshold, base_index)
         if not est.kink and _blows_up_below(levels, est):
@@ -1053,32 +1062,49 @@ class Evaluator:
         )
 
     def _probe_line(self, i: int, j: int, h0: float, levels: _LevelScores) -> None:
-        """Where ``s`` is exactly a line at every level (each J is 0 and each D the
-        same number, while the outputs moved), whether it is a line or a staircase whose
-        flat tread the levels never left: ``s`` at x ± steps above the levels', from
-        LEVEL_RATIO times the largest up to LEVEL_RATIO**PROBE_POWER times ``h0``, while
-        ``s`` stays off the line by no more than rounding may be (:meth:`_rounding_cap`
-        times sum|v|): the most it was off is a quantum the levels do not resolve
-        below (:attr:`_LevelScores.line_quantum`; a line rounds there at eps of its
-        outputs, which the noise has already). 0.5·x·(1 + tanh(u)) at x = -7 has
-        1 + tanh(u) a few ulps of 1, the same number up to steps of 0.05: every level
-        sees 0.5·q·x, whose derivative is 0.5·q, and the quantum, 0.5·|x|·eps, shows
-        at the steps that move q. A move of more than rounding (a kink the probe
-        reaches) says nothing."""
-        done = np.isfinite(levels.d) & np.isfinite(levels.jump)
-        if int(np.sum(done)) < 2 or levels.still[done].any():
+        """Where ``s`` is a line at the smallest levels (each within its rounding of
+        the smallest one's slope, and J within it too), whether it is a line or the
+        flat tread of a staircase: the first level above them off that line by more
+        than its rounding, or where every level is on it, the first of the steps
+        above the levels' (LEVEL_RATIO times the largest up to
+        LEVEL_RATIO**PROBE_POWER times ``h0``), shows a move no smaller step resolves;
+        one of no more than rounding may be (:meth:`_rounding_cap` times sum|v|) is a
+        quantum, which floors every level (:attr:`_LevelScores.line_quantum`). A move
+        of more than that (a kink the steps reach) says nothing.
+
+        0.5·x·(1 + tanh(u)) at x = -7 has q = 1 + tanh(u) a few ulps of 1, the same
+        number up to steps of 0.05: every level sees 0.5·q·x, whose derivative is
+        0.5·q (the true one is 500 times it), and the quantum, 0.5·|x|·eps, shows at
+        the steps that move q; at x = -6.5, q moves at the levels of 3e-5 and up, a
+        quantum, and the four levels below see the tread. A smooth function leaves
+        the line where its curvature outgrows the rounding: by about the rounding,
+        which the noise has already."""
+        done = np.flatnonzero(np.isfinite(levels.d) & np.isfinite(levels.jump))
+        if done.size < 2 or levels.still[done].any():
             return
-        d = levels.d[done]
-        if np.any(levels.jump[done] != 0) or np.any(d != d[0]):
-            return
+        hs, d, jump = levels.hs[done], levels.d[done], levels.jump[done]
         slope = float(d[0])
+        with np.errstate(all="ignore"):
+            off = hs * (np.abs(d - slope) + np.abs(jump) / 2)
+            on = off <= levels.noise[done] * hs
+        first_off = int(np.argmin(on)) if not on.all() else done.size
+        if first_off < 2:
+            return
+        cap = self._rounding_cap() * float(np.sum(np.abs(self.v)))
+        if first_off < done.size:
+            move = float(off[first_off])
+            if move <= cap:
+                levels.line_quantum = max(levels.line_quantum, move)
+            return
+        if levels.line_quantum > 0:
+            return  # (probed already, at this point's larger levels)
+        rounding = float(levels.noise[done[-1]] * hs[-1])
         flat = self.work[i].reshape(-1)
         old = flat[j]
-        cap = self._rounding_cap() * float(np.sum(np.abs(self.v)))
         s0 = float(np.vdot(self.v, self.f0))
         for power in range(_HIGHEST + 1, PROBE_POWER + 1):
             step = float(np.asarray(old + h0 * LEVEL_RATIO**power, dtype=flat.dtype) - old)
-            off = 0.0
+            moved = 0.0
             try:
                 with np.errstate(all="ignore"), no_autodiff:
                     for sign in (1.0, -1.0):
@@ -1086,15 +1112,17 @@ class Evaluator:
                         out = np.asarray(self.call(self.work), dtype=np.float64)
                         if out.shape != self.f0.shape:
                             return
-                        move = float(np.vdot(self.v, out)) - s0 - sign * step * slope
-                        off = max(off, abs(move))
+                        change = float(np.vdot(self.v, out)) - s0 - sign * step * slope
+                        moved = max(moved, abs(change))
             except Exception:
                 return
             finally:
                 flat[j] = old
-            if not math.isfinite(off) or off > cap:
+            if not moved <= cap:
                 return
-            levels.line_quantum = max(levels.line_quantum, off)
+            if moved > rounding:
+                levels.line_quantum = moved
+                return
 
     def _quantize(self, levels: _LevelScores) -> None:
         """:meth:`_LevelScores.quantize_noise`, with the smallest quantum this point's
@@ -1400,8 +1428,8 @@ class _LevelScores:
         #: Per output, the rounding size measured around the largest step's points
         #: (:meth:`Evaluator._step_point_sizes`), where it was.
         self.point_sizes: np.ndarray | None = None
-        #: Where ``s`` was exactly a line at every level, the most it left that line
-        #: by at larger steps, within rounding (see :meth:`Evaluator._probe_line`).
+        #: Where ``s`` was a line at the smallest levels, the move by which a larger
+        #: step first left it, within rounding (see :meth:`Evaluator._probe_line`).
         self.line_quantum = 0.0
         #: Per output (flat): the smallest step at which it stood still, the largest at
         #: which it moved, and the least it moved by there (see :meth:`note_outputs`).

@@ -364,13 +364,14 @@ def _x_minus_sin(cosine_form: bool):
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
-@pytest.mark.parametrize("x", [-7.0, -7.123456789])
+@pytest.mark.parametrize("x", [-7.0, -7.123456789, -6.5])
 def test_a_tanh_gelu_in_its_saturated_tail_passes(x, seed):
     # (-7: where `verify aud_gelu --max-examples 50` shrank to on seeds 1 and 2) 1 +
     # tanh(u) is a few ulps of 1 and the same number over every level's steps, so s is
     # exactly 0.5·q·x there: D = 0.5·q·v at every level, J = 0, while the derivative
     # is -2.3e-14·v; the probes above the levels see s leave that line by a quantum,
-    # 0.5·|x|·eps·|v|, at steps ~0.05
+    # 0.5·|x|·eps·|v|, at steps ~0.05 (at -6.5, where `verify` shrinks to once -7
+    # passes, q moves by it at the levels of 3e-5 and up, and the four below see a line)
     result = check(_tanh_gelu(3.0), np.array(x), seed=seed)
     assert result.verdict == "passed", result
 
