@@ -392,9 +392,36 @@ class Evaluator:
                 changed = bool(np.any(moved_out)) and (np.mean(moved_out) >= 0.5 or not whole)
             if not (changed and exact_in(out1, narrow)):
                 continue
+            if whole and not self._moves_down(rounded, out0, narrow):
+                continue
             if self._unmoved_by_a_quarter(moved, out1, narrow):
                 return narrow
         return None
+
+    def _moves_down(self, rounded: list[np.ndarray], out0: np.ndarray, narrow: Any) -> bool:
+        """Whether at least half of the whole-number outputs ``out0`` move where every
+        float input moves down by the steps of the dtype ``narrow`` too. A
+        forward that computes in that dtype moves both ways; a staircase of whole
+        numbers at least twice as wide as the step (``round``, ``floor``) crosses a
+        jump on one side of x at most: with a single output, one step up that crosses
+        is all its outputs moving, and ``round`` at -4.83 was taken for a float16
+        forward, differenced with float16's steps (0.5) across its jump, and failed
+        against its right gradient of 0."""
+        with np.errstate(all="ignore"):
+            down = [
+                (a - step_sizes(a, float(np.finfo(narrow).eps))).astype(narrow).astype(np.float64)
+                if a.dtype.kind == "f"
+                else a
+                for a in rounded
+            ]
+        try:
+            out2 = np.asarray(self.call(down))
+        except Exception:
+            return False
+        if out2.shape != out0.shape:
+            return False
+        with np.errstate(invalid="ignore"):
+            return bool(np.mean(out2 != out0) >= 0.5)
 
     def _unmoved_by_a_quarter(
         self, at: list[np.ndarray], out: np.ndarray, narrow: Any

@@ -82,6 +82,34 @@ def test_a_float64_forward_that_rounds_coarsely_at_zero_is_not_taken_for_float32
     assert Evaluator(forward, [np.array(0.0)], None, np.array(1.0)).inner is None
 
 
+@pytest.mark.parametrize(
+    ("f", "x"),
+    [(np.round, [-4.826984902407649]), (np.floor, [2.9]), (np.round, [0.3, -4.8])],
+    ids=["round-one", "floor-one", "round-two"],
+)
+def test_a_staircase_of_whole_numbers_is_not_taken_for_float16(f, x):
+    """round at -4.83 (torch's OpInfo sample round.decimals_0[2]): one output, a whole
+    number of float16, and float16's step up (0.5) crosses its jump at -4.5, so all its
+    outputs moved; the step down crosses none. It was taken for a float16 forward,
+    differenced with float16's steps across its jump (numeric 1 against its right
+    gradient 0) and failed; a forward computing in float16 moves both ways."""
+    x = np.array(x)
+    ev = Evaluator(lambda arrays, params: f(arrays[0]), [x], None, np.ones(x.size))
+    assert ev.inner is None and ev.eval_dtype == np.float64
+
+
+def test_torch_round_at_a_point_half_a_step_from_its_jump_passes():
+    torch = pytest.importorskip("torch")
+    from gradcheck.checking.adapters import framework
+
+    @framework("torch")
+    def rounded(x):
+        return torch.round(x)
+
+    result = check(rounded, np.array(-4.826984902407649), seed=0)
+    assert result.verdict == "passed", str(result)
+
+
 # -- the same ops written as torch Functions (known gaps, issue 34 items 2 and 9) -----
 
 
