@@ -329,6 +329,7 @@ class Evaluator:
         #: :meth:`_LevelScores.quantize_outputs`).
         self.output_quanta: np.ndarray | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
+        self._scores: list[np.ndarray] | None = None  # buffers of `_score_levels`
 
     def _computes_in(self, out0: np.ndarray) -> np.dtype | None:
         """The dtype narrower than float64 that a forward given float64 computes in
@@ -660,12 +661,14 @@ class Evaluator:
             # symmetries of the point (a softmax moved along (1, 1, ...) stands still)
             moves.append(move * (1 + pattern.integers(0, 8, a.shape) / 8))
         ts = np.array(RESIDUAL_OFFSETS) / LEVEL_RATIO**3
-        rows = []
+        # One row per offset, written in place (on a large output each row is an
+        # array of its size, and so would a stack of them be again).
+        changes = np.empty((len(ts), f0.size))
         try:
             with np.errstate(all="ignore"), no_autodiff:
-                for t in ts:
+                for row, t in zip(changes, ts):
                     if t == 0:
-                        rows.append(np.zeros(f0.size))
+                        row[:] = 0.0
                         continue
                     arrays = [
                         a if m is None else (a + t * m).astype(a.dtype) for a, m in zip(work, moves)
@@ -673,16 +676,15 @@ class Evaluator:
                     out = np.asarray(self.call(arrays))
                     if out.shape != f0.shape:
                         return None
-                    rows.append(np.subtract(out, f0, dtype=np.float64).reshape(-1))
+                    np.subtract(out, f0, dtype=np.float64, out=row.reshape(f0.shape))
         except Exception:
             return None
-        changes = np.stack(rows)
         if not np.all(np.isfinite(changes)):
             return None
         basis = np.vander(ts, RESIDUAL_DEGREE + 1, increasing=True)
-        residual = changes - basis @ np.linalg.lstsq(basis, changes, rcond=None)[0]
+        residual = np.subtract(changes, basis @ np.linalg.lstsq(basis, changes, rcond=None)[0])
         dof = len(ts) - (RESIDUAL_DEGREE + 1)
-        sigma = np.sqrt(np.sum(residual**2, axis=0) / dof)
+        sigma = np.sqrt(np.sum(np.square(residual, out=residual), axis=0) / dof)
         return (np.sqrt(12) * sigma).reshape(f0.shape)
 
     def _rounding_error(
@@ -1098,6 +1100,14 @@ class Evaluator:
         flat[:] = base
         return up_ok and down_ok
 
+    def _score_buffers(self, shape: tuple[int, ...]) -> list[np.ndarray]:
+        """Six float64 and two bool arrays of ``shape`` for :meth:`_score_levels` (the
+        same ones for every level of this point's refinements)."""
+        if self._scores is None or self._scores[0].shape != shape:
+            floats = [np.empty(shape) for _ in range(6)]
+            self._scores = [*floats, np.empty(shape, dtype=bool), np.empty(shape, dtype=bool)]
+        return self._scores
+
     def _score_levels(self, levels: _LevelScores) -> None:
         """Score the pending levels from the outputs at x ± h in the first rows of
         ``levels.plus`` and ``levels.minus`` (row ``r`` is level ``levels.pending[r]``):
@@ -1112,12 +1122,19 @@ class Evaluator:
         absv = np.abs(v)
         vdot = np.vdot
         eps = self.eps
-        spread = plus - minus
-        moved = (plus - f0) + (minus - f0)
+        # Into buffers kept from one call to the next (on a large output, a level is a
+        # few arrays of its size, and fresh ones cost a page fault per 4 KiB: profiled,
+        # more than the arithmetic).
+        spread, up, down, moved, outputs, other, touched, also = self._score_buffers(plus.shape)
+        np.subtract(plus, minus, out=spread)
+        np.subtract(plus, f0, out=up)
+        np.subtract(minus, f0, out=down)
+        np.add(up, down, out=moved)
         # Rounding in the touched outputs, at their largest (at f0 or moved), and at
         # least that of the op's intermediates (`rounding_sizes`).
-        touched = (plus != f0) | (minus != f0)
-        outputs = np.maximum(np.abs(plus), np.abs(minus))
+        np.not_equal(plus, f0, out=touched)
+        touched |= np.not_equal(minus, f0, out=also)
+        np.maximum(np.abs(plus, out=outputs), np.abs(minus, out=other), out=outputs)
         measured = self.rounding_sizes()
         for row, k in enumerate(pending):
             h = float(hs[k])
@@ -1125,8 +1142,10 @@ class Evaluator:
             jump[k] = float(vdot(v, moved[row])) / h
             t = touched[row]
             if t.any():
-                size = np.maximum(outputs[row], measured)
-                noise[k] = OUTPUT_ROUNDING_EPS * eps * float(vdot(absv[t], size[t])) / h
+                size = np.maximum(outputs[row, ...], measured, out=outputs[row, ...])
+                # (where every output moved: the same sum, without the copies)
+                total = vdot(absv, size) if t.all() else vdot(absv[t], size[t])
+                noise[k] = OUTPUT_ROUNDING_EPS * eps * float(total) / h
                 noise[k] += levels.linear_noise
             else:
                 # NOTE: no output moved, which is not proof that none depends on x:
@@ -1139,7 +1158,7 @@ class Evaluator:
                 size = np.maximum(measured, levels.magnitude)
                 noise[k] = eps * float(vdot(absv, size)) / (2 * h) + levels.linear_noise
                 levels.still[k] = True
-        levels.note_outputs(touched, (plus - f0, minus - f0), hs[pending])
+        levels.note_outputs(touched, (up, down), hs[pending])
         quanta = self.known_quanta()
         if quanta is not None:
             # An output that moves in quanta far coarser than its own rounding is known
@@ -1288,6 +1307,9 @@ class _LevelScores:
         up and down, ``changes``) at a level where it moved."""
         rows = len(hs)
         touched = touched.reshape(rows, -1)
+        if rows == 1:  # (a large output's level: no array of its size made here)
+            self._note_one(touched[0], changes, float(hs[0]))
+            return
         step = np.asarray(hs, dtype=np.float64)[:, None]
         with np.errstate(invalid="ignore"):
             up, down = (np.abs(c.reshape(rows, -1)) for c in changes)
@@ -1297,6 +1319,22 @@ class _LevelScores:
         )
         np.maximum(self.moved_step, np.where(touched, step, 0.0).max(axis=0), out=self.moved_step)
         np.fmin(self.least_move, move.min(axis=0), out=self.least_move)
+
+    def _note_one(
+        self, touched: np.ndarray, changes: tuple[np.ndarray, np.ndarray], step: float
+    ) -> None:
+        """:meth:`note_outputs` of one level, in place: ``changes`` (its own arrays,
+        which this changes) become the moves."""
+        up, down = (c.reshape(-1) for c in changes)
+        with np.errstate(invalid="ignore"):
+            np.abs(up, out=up)
+            np.fmax(up, np.abs(down, out=down), out=up)
+        still = ~touched
+        np.minimum(self.still_step, step, out=self.still_step, where=still)
+        # (moved_step is 0 or a step, never negative: as the maximum with 0 elsewhere)
+        np.maximum(self.moved_step, step, out=self.moved_step, where=touched)
+        # An output that moved by nan keeps its least move, as np.fmin keeps it.
+        np.fmin(self.least_move, up, out=self.least_move, where=touched)
 
     def quantize_outputs(
         self,
