@@ -343,6 +343,36 @@ def _split(out: Any) -> Any:
     return tuple(parts)
 
 
+def _marks_dirty(fn: type[Any]) -> bool:
+    """Whether the Function ``fn``'s forward (or setup_context) calls
+    ``ctx.mark_dirty``: read from the source of the classes that define them (an op
+    whose source cannot be read is taken as one that does not)."""
+    import inspect
+
+    for cls in fn.__mro__:
+        if (getattr(cls, "__module__", "") or "").split(".")[0] == "torch":
+            break
+        for name in ("forward", "setup_context"):
+            method = cls.__dict__.get(name)
+            method = getattr(method, "__func__", method)
+            if method is None:
+                continue
+            try:
+                text = inspect.getsource(method)
+            except (OSError, TypeError):
+                continue
+            if "mark_dirty" in text:
+                return True
+    return False
+
+
+def _copy(t: Any) -> Any:
+    """A copy of the tensor ``t`` in the graph (``t`` itself if not a tensor)."""
+    import torch
+
+    return t.clone() if isinstance(t, torch.Tensor) else t
+
+
 def _is_float_tensor(t: Any) -> bool:
     import torch
 
@@ -389,6 +419,9 @@ class _TorchOp:
             self.call = obj
         # Function.apply takes no keywords reliably: every parameter goes by position.
         self.by_position = self.function_class is not None
+        #: A Function that changes its input in place and says so (ctx.mark_dirty):
+        #: it runs on copies of its inputs (see :meth:`apply`).
+        self.in_place = self.function_class is not None and _marks_dirty(self.function_class)
         self.place = _Placement(variant.device, variant.bfloat16)
         if variant.compiled:
             import torch
@@ -419,7 +452,15 @@ class _TorchOp:
     ) -> tuple[Any, list[int]]:
         """The output, and the position of each tensor among the arguments (the
         position of its gradient among what the Function's backward returns);
-        ``call``: what to call instead of the op as checked (the Function itself)."""
+        ``call``: what to call instead of the op as checked (the Function itself).
+
+        A Function that marks its input dirty gets a copy of each input tensor: torch
+        refuses an in-place change of a leaf that requires a gradient (its own
+        gradcheck fails there), while a copy is a function of the leaf whose
+        gradient is the identity, so the gradient with respect to the leaf is the
+        Function's; and the checker's arrays, which the leaves share, stay as drawn."""
+        if self.in_place:
+            tensors = [_copy(t) for t in tensors]
         args, kwargs = self.arguments(tensors, params)
         slots = {id(a): k for k, a in enumerate(args)}
         out = _output((call or self.call)(*args, **kwargs), self.name)
@@ -559,7 +600,7 @@ class _TorchOp:
         several times a small op's forward."""
         import torch
 
-        if self.place.copies or self.real_parts:
+        if self.place.copies or self.real_parts or self.in_place:
             return None
         # The same tensors every call: the arguments are arranged once too.
         args, kwargs = self.arguments([torch.from_numpy(a) for a in arrays], params)
