@@ -354,6 +354,7 @@ def target(obj: Any, variant: Any = None, ops: dict[Any, Any] | None = None) -> 
         derive=lambda other: target(obj, other, ops),
         conjugate=True,  # JAX's vjp convention for complex numbers
         complex_inputs=complex_inputs,
+        framework="jax",
     )
 
 
