@@ -33,7 +33,11 @@ The numbers, and why:
   the forward (torch and JAX targets; at order 2 the forward is a backward), the
   rounding is measured in its own dtype: what no low polynomial explains of the
   outputs along one small move (:meth:`Evaluator._rounding_residual`). The noise,
-  modelled and measured from the levels themselves, enters each level's error.
+  modelled and measured from the levels themselves, enters each level's error. A
+  forward that computes in float16 inside (``f(x.half())`` cast back, evaluated in
+  float16: :attr:`Evaluator.in_inner`) rounds each output once, to a float16 number:
+  its differences are resolved to half an ulp of each output they touch, over h, and
+  a Richardson pair's error is read from the smaller steps only (:func:`_pair_errors`).
 * **A backward differenced** (order 2 and above: the forward is ``B(x, v) = vᵀJ``).
   Its outputs round at eps of terms of the size of ``v`` (a cross-entropy's
   ``(p - onehot)·v`` at logits 24 apart is -7.5e-11·v, made of ``p0·v - v``). Along
@@ -314,6 +318,20 @@ class Evaluator:
                 out_narrow = None
             if out_narrow is not None and np.shape(out_narrow) == np.shape(out0):
                 self.work, self.eval_dtype, out0 = narrow, inner, out_narrow
+        #: Whether the differences run in :attr:`inner` itself: then x ± h are numbers of
+        #: it (exact steps, no rounding of the inputs), each output is one of its numbers
+        #: too, and the rounding noise of a level is what those outputs' own ulps allow
+        #: (see :meth:`_score_levels`), not eps of the op's largest output.
+        #: (Not where the outputs are numbers of float16 while the inner dtype found is
+        #: float32: softmax(x.half()), moved along float16's steps, all of one size
+        #: there, stands still by its shift invariance and is taken for float32; it
+        #: rounds x ± h to float16 inside, and float32's ulps would be 8192 times too
+        #: fine a bound. The modelled noise stays, as before.)
+        self.in_inner = (
+            inner is not None
+            and self.eval_dtype == inner
+            and not (inner == np.float32 and exact_in(out0, np.dtype(np.float16)))
+        )
         self.eps = float(np.finfo(self.eval_dtype).eps)
         self.f0 = np.array(out0, dtype=np.float64)
         # A real output minus f0 (float64) is float64 by NumPy's promotion alone;
@@ -329,6 +347,7 @@ class Evaluator:
         #: :meth:`_LevelScores.quantize_outputs`).
         self.output_quanta: np.ndarray | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
+        self._scores: list[np.ndarray] | None = None  # buffers of `_score_levels`
 
     def _computes_in(self, out0: np.ndarray) -> np.dtype | None:
         """The dtype narrower than float64 that a forward given float64 computes in
@@ -637,12 +656,14 @@ class Evaluator:
             # symmetries of the point (a softmax moved along (1, 1, ...) stands still)
             moves.append(move * (1 + pattern.integers(0, 8, a.shape) / 8))
         ts = np.array(RESIDUAL_OFFSETS) / LEVEL_RATIO**3
-        rows = []
+        # One row per offset, written in place (on a large output each row is an
+        # array of its size, and so would a stack of them be again).
+        changes = np.empty((len(ts), f0.size))
         try:
             with np.errstate(all="ignore"), no_autodiff:
-                for t in ts:
+                for row, t in zip(changes, ts):
                     if t == 0:
-                        rows.append(np.zeros(f0.size))
+                        row[:] = 0.0
                         continue
                     arrays = [
                         a if m is None else (a + t * m).astype(a.dtype) for a, m in zip(work, moves)
@@ -650,16 +671,15 @@ class Evaluator:
                     out = np.asarray(self.call(arrays))
                     if out.shape != f0.shape:
                         return None
-                    rows.append(np.subtract(out, f0, dtype=np.float64).reshape(-1))
+                    np.subtract(out, f0, dtype=np.float64, out=row.reshape(f0.shape))
         except Exception:
             return None
-        changes = np.stack(rows)
         if not np.all(np.isfinite(changes)):
             return None
         basis = np.vander(ts, RESIDUAL_DEGREE + 1, increasing=True)
-        residual = changes - basis @ np.linalg.lstsq(basis, changes, rcond=None)[0]
+        residual = np.subtract(changes, basis @ np.linalg.lstsq(basis, changes, rcond=None)[0])
         dof = len(ts) - (RESIDUAL_DEGREE + 1)
-        sigma = np.sqrt(np.sum(residual**2, axis=0) / dof)
+        sigma = np.sqrt(np.sum(np.square(residual, out=residual), axis=0) / dof)
         return (np.sqrt(12) * sigma).reshape(f0.shape)
 
     def _rounding_error(
@@ -907,6 +927,9 @@ class Evaluator:
         multipliers, base_index = _levels(scale)
         levels = _LevelScores(len(multipliers), self.f0.shape)
         levels.magnitude = max(1.0, scale) if math.isfinite(scale) else 1.0
+        # (along an element only: x ± h is then exact; a direction's x ± h·d rounds each
+        # element to the inner dtype, a noise of |s'|·its ulp that no output shows)
+        levels.tight = self.in_inner and isinstance(along, (int, np.integer))
         levels.linear_noise = self.linear_noise(i, np.abs(self.v))
         levels.powers = np.arange(len(multipliers)) - base_index
         ladder = base_index + _LOWEST  # the first level of the base ladder
@@ -1075,6 +1098,14 @@ class Evaluator:
         flat[:] = base
         return up_ok and down_ok
 
+    def _score_buffers(self, shape: tuple[int, ...]) -> list[np.ndarray]:
+        """Six float64 and two bool arrays of ``shape`` for :meth:`_score_levels` (the
+        same ones for every level of this point's refinements)."""
+        if self._scores is None or self._scores[0].shape != shape:
+            floats = [np.empty(shape) for _ in range(6)]
+            self._scores = [*floats, np.empty(shape, dtype=bool), np.empty(shape, dtype=bool)]
+        return self._scores
+
     def _score_levels(self, levels: _LevelScores) -> None:
         """Score the pending levels from the outputs at x ± h in the first rows of
         ``levels.plus`` and ``levels.minus`` (row ``r`` is level ``levels.pending[r]``):
@@ -1089,21 +1120,43 @@ class Evaluator:
         absv = np.abs(v)
         vdot = np.vdot
         eps = self.eps
-        spread = plus - minus
-        moved = (plus - f0) + (minus - f0)
+        # Into buffers kept from one call to the next (on a large output, a level is a
+        # few arrays of its size, and fresh ones cost a page fault per 4 KiB: profiled,
+        # more than the arithmetic).
+        spread, up, down, moved, outputs, other, touched, also = self._score_buffers(plus.shape)
+        np.subtract(plus, minus, out=spread)
+        np.subtract(plus, f0, out=up)
+        np.subtract(minus, f0, out=down)
+        np.add(up, down, out=moved)
         # Rounding in the touched outputs, at their largest (at f0 or moved), and at
         # least that of the op's intermediates (`rounding_sizes`).
-        touched = (plus != f0) | (minus != f0)
-        outputs = np.maximum(np.abs(plus), np.abs(minus))
+        np.not_equal(plus, f0, out=touched)
+        touched |= np.not_equal(minus, f0, out=also)
+        np.maximum(np.abs(plus, out=outputs), np.abs(minus, out=other), out=outputs)
         measured = self.rounding_sizes()
+        if levels.tight:
+            # Each output at x ± h is F(x ± h) rounded to the inner dtype, x ± h being
+            # numbers of it: off by at most half its ulp there, so a difference of two is
+            # off by at most the ulp of the larger, whatever the op's other outputs (exp
+            # at [2, 0.3]: 4 eps of e² is 230% of the derivative at 0.3 over its base
+            # step, the real rounding 0.4%, and a backward 5% off passed). Rounding that
+            # is no single rounding (intermediates of the inner dtype far larger than the
+            # output) shows in the noise the levels measure themselves (_level_noise) and
+            # in their quanta (_LevelScores.quantize_noise).
+            with np.errstate(all="ignore"):
+                ulps = np.spacing(outputs.astype(self.eval_dtype)).astype(np.float64)
         for row, k in enumerate(pending):
             h = float(hs[k])
             d[k] = float(vdot(v, spread[row])) / (2 * h)
             jump[k] = float(vdot(v, moved[row])) / h
             t = touched[row]
-            if t.any():
-                size = np.maximum(outputs[row], measured)
-                noise[k] = OUTPUT_ROUNDING_EPS * eps * float(vdot(absv[t], size[t])) / h
+            if t.any() and levels.tight:
+                noise[k] = float(vdot(absv[t], ulps[row][t])) / (2 * h) + levels.linear_noise
+            elif t.any():
+                size = np.maximum(outputs[row, ...], measured, out=outputs[row, ...])
+                # (where every output moved: the same sum, without the copies)
+                total = vdot(absv, size) if t.all() else vdot(absv[t], size[t])
+                noise[k] = OUTPUT_ROUNDING_EPS * eps * float(total) / h
                 noise[k] += levels.linear_noise
             else:
                 # NOTE: no output moved, which is not proof that none depends on x:
@@ -1116,7 +1169,7 @@ class Evaluator:
                 size = np.maximum(measured, levels.magnitude)
                 noise[k] = eps * float(vdot(absv, size)) / (2 * h) + levels.linear_noise
                 levels.still[k] = True
-        levels.note_outputs(touched, (plus - f0, minus - f0), hs[pending])
+        levels.note_outputs(touched, (up, down), hs[pending])
         quanta = self.known_quanta()
         if quanta is not None:
             # An output that moves in quanta far coarser than its own rounding is known
@@ -1245,6 +1298,10 @@ class _LevelScores:
         #: exp near 0); the steps are relative to it, so the noise it gives at a still
         #: level is eps**(2/3)·<|v|, 1> / 2 over the level's multiplier, at every scale.
         self.magnitude = 1.0
+        #: Whether the modelled noise is a bound of the outputs' rounding, not a scale
+        #: of it (:attr:`Evaluator.in_inner`): a pair's own error is then read from
+        #: below only (see :func:`_pair_errors`).
+        self.tight = False
         #: The rounding noise of every level where the forward is linear in the moved
         #: element (a backward in its upstream gradient: :meth:`Evaluator.linear_noise`).
         self.linear_noise = 0.0
@@ -1265,6 +1322,9 @@ class _LevelScores:
         up and down, ``changes``) at a level where it moved."""
         rows = len(hs)
         touched = touched.reshape(rows, -1)
+        if rows == 1:  # (a large output's level: no array of its size made here)
+            self._note_one(touched[0], changes, float(hs[0]))
+            return
         step = np.asarray(hs, dtype=np.float64)[:, None]
         with np.errstate(invalid="ignore"):
             up, down = (np.abs(c.reshape(rows, -1)) for c in changes)
@@ -1274,6 +1334,22 @@ class _LevelScores:
         )
         np.maximum(self.moved_step, np.where(touched, step, 0.0).max(axis=0), out=self.moved_step)
         np.fmin(self.least_move, move.min(axis=0), out=self.least_move)
+
+    def _note_one(
+        self, touched: np.ndarray, changes: tuple[np.ndarray, np.ndarray], step: float
+    ) -> None:
+        """:meth:`note_outputs` of one level, in place: ``changes`` (its own arrays,
+        which this changes) become the moves."""
+        up, down = (c.reshape(-1) for c in changes)
+        with np.errstate(invalid="ignore"):
+            np.abs(up, out=up)
+            np.fmax(up, np.abs(down, out=down), out=up)
+        still = ~touched
+        np.minimum(self.still_step, step, out=self.still_step, where=still)
+        # (moved_step is 0 or a step, never negative: as the maximum with 0 elsewhere)
+        np.maximum(self.moved_step, step, out=self.moved_step, where=touched)
+        # An output that moved by nan keeps its least move, as np.fmin keeps it.
+        np.fmin(self.least_move, up, out=self.least_move, where=touched)
 
     def quantize_outputs(
         self,
@@ -1381,6 +1457,7 @@ class _LevelScores:
         new.floor[more:] = self.floor
         new.precision[more:] = self.precision
         new.magnitude = self.magnitude
+        new.tight = self.tight
         new.linear_noise = self.linear_noise
         new.flat = self.flat
         new.still_step, new.moved_step, new.least_move = (
@@ -1411,6 +1488,8 @@ class _Finite:
     floor: list[float]
     #: The levels that stood still did so because s is flat there (see _LevelScores.flat).
     flat: bool = False
+    #: The noise N bounds the rounding (see _LevelScores.tight).
+    tight: bool = False
 
 
 def _finite_levels(levels: _LevelScores) -> _Finite:
@@ -1432,6 +1511,7 @@ def _finite_levels(levels: _LevelScores) -> _Finite:
         [still[k] for k in ok],
         [float(levels.floor[k]) for k in ok],
         levels.flat,
+        levels.tight,
     )
 
 
@@ -1520,10 +1600,22 @@ def _pair_errors(
     from them, the larger step is not yet where the function looks smooth, however
     well it agrees with its own neighbours (log|x| at 3.5e-12: the smallest steps give
     2.83e11, each larger one 16 times less than the last, 1e-5 at the top, and those
-    agree with each other to 1e-5)."""
+    agree with each other to 1e-5).
+
+    Where the noise N bounds the rounding (``f.tight``: a forward computing in float16
+    inside, whose outputs round once), a pair's error is its gap to the pair of smaller
+    steps only: that gap is its truncation where the differences follow the h² pattern
+    up to it, and a gap to a larger pair is that pair's error, not its own. A larger
+    pair is trusted only as far as it is consistent with the smaller ones, through
+    their bars: tanh(x.half()) at 0.97 gives pairs of steps 0.5/2 and 2/8 that agree
+    by chance where tanh saturates, 5% from the derivative that steps 1/32 to 1/2
+    agree on, and the gap to them had made those smaller pairs' own bars as wide."""
     if len(rich) == 1:
         a = pairs[0]
         errs = [abs(f.D[a] - f.D[a + 1]) / (TRUNCATION_GROWTH - 1)]
+    elif f.tight:
+        diffs = [abs(rich[q + 1] - rich[q]) for q in range(len(rich) - 1)]
+        errs = [diffs[0], *diffs]
     else:
         diffs = [abs(rich[q + 1] - rich[q]) for q in range(len(rich) - 1)]
         errs = [diffs[0], *(max(diffs[q - 1], diffs[q]) for q in range(1, len(diffs))), diffs[-1]]
