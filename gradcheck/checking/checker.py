@@ -19,7 +19,7 @@ import inspect
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from numbers import Real
 from typing import Any
@@ -303,7 +303,7 @@ def check(
     leaves, trees = flatten_trees(arrays)
     if not any(t is not None for t in trees):
         trees = ()
-    xs, cast, const = _inputs(tgt, leaves, dtype, all_params, constants, len(arrays))
+    xs, const = _inputs(tgt, leaves, dtype, all_params, constants, len(arrays))
     if mode == Mode.AUTO:
         size = sum(xs[i].size for i in range(len(xs)) if i not in const)
         mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
@@ -402,7 +402,6 @@ def check(
         result.failure = _named_failure(result.failure, names)
     if parts is not None:
         result = _complex_named(result, parts)
-    _integers_refused(tgt, cast, result)
     result.seed = seed
     result.seconds = time.perf_counter() - start
     return result
@@ -504,22 +503,18 @@ def _inputs(
     params: Mapping[str, Any],
     constants: Sequence[int],
     given: int | None = None,
-) -> tuple[list[np.ndarray], list[int], set[int]]:
-    """:func:`check`'s inputs as arrays; the integer inputs cast to float64; the
-    constants (named, not floating, or the target's constant fixed inputs).
-    ``given``: how many inputs the op is given (its trees' leaves are ``arrays``)."""
+) -> tuple[list[np.ndarray], set[int]]:
+    """:func:`check`'s inputs as arrays, and the constants (named; not floating:
+    integer and boolean arrays, labels, indices and masks, as torch's gradcheck takes
+    them; or the target's constant fixed inputs). ``given``: how many inputs the op is
+    given (its trees' leaves are ``arrays``)."""
     xs = _as_arrays(tgt, arrays, dtype, params, given)
     bad = [i for i in constants if not 0 <= i < len(xs)]
     if bad:
         raise CheckUsageError(f"constants={tuple(constants)} names inputs that do not exist")
-    # Integer inputs are checked as float64 (an op of numbers is meant for floats too);
-    # one named in `constants` stays as it is, and booleans are always constants.
-    cast = [i for i, a in enumerate(xs) if a.dtype.kind in "iu" and i not in constants]
-    for i in cast:
-        xs[i] = xs[i].astype(np.float64)
     const = {i for i in constants} | {i for i, a in enumerate(xs) if a.dtype.kind not in "fc"}
     const |= {len(xs) - len(tgt.fixed) + k for k, f in enumerate(tgt.fixed) if f.constant}
-    return xs, cast, const
+    return xs, const
 
 
 def _as_variant(
@@ -536,17 +531,6 @@ def _as_variant(
         # (at every order and in both modes: the adapters differentiate the parts)
         return _complex_as_real(tgt, xs, const, variant)
     return tgt.derive(variant), xs, const, None
-
-
-def _integers_refused(tgt: Target, cast: Sequence[int], result: CheckResult) -> None:
-    """A usage error when the op raised with the integer inputs cast to float64."""
-    if cast and result.failure is not None and result.failure.kind == Kind.FORWARD_ERROR:
-        names = ", ".join(map(str, cast))
-        raise CheckUsageError(
-            f"{tgt.name}: integer inputs are checked as float64 (input {names}), and the "
-            f"op raised with floats ({result.failure.exception}); pass floats, or name "
-            f"the input in constants= to pass it as given"
-        )
 
 
 def _check_orders(
@@ -995,6 +979,10 @@ class _Run:
         e = Evidence(self.xs, self.const, graph=self.forward())
         e.nondet_tol = float(self.settings.nondet_tol)
         self.outputs = e.graph.outputs
+        if all(i in self.const or x.size == 0 for i, x in enumerate(self.xs)):
+            # (before the output's checks: an op of integer inputs only, all constants,
+            # returns integers, which is no fault of its gradient)
+            raise _Inconclusive(Skip.NOTHING)
         self.walk(Stage.FORWARD, e)
         out = e.graph.output
         if not np.all(np.isfinite(out.data)):
@@ -1002,8 +990,6 @@ class _Run:
             # singular matrix): skipped, like a kink. (A non-finite *gradient* at a
             # finite output stays a failure.)
             raise _Inconclusive(Skip.UNDEFINED)
-        if all(i in self.const or x.size == 0 for i, x in enumerate(self.xs)):
-            raise _Inconclusive(Skip.NOTHING)
         e.v = self.rng.standard_normal(out.shape).astype(out.dtype)
         if self.v_given is not None:  # (given, or one output's upstream gradient alone)
             e.v = _fitted(self.v_given, out.shape).astype(out.dtype)
@@ -1326,24 +1312,47 @@ class _Run:
             return
         nondet_tol = float(self.settings.nondet_tol)
         rounding: list[np.ndarray | None] = []
+        output_moves: list[float] = []
+
+        def output_moved() -> float:
+            if not output_moves:
+                output_moves.append(self.output_jitter(v))
+            return output_moves[0]
 
         def off(expected: Any, got: Any, like: np.ndarray, which: int | None) -> float | None:
             # (an op allowed to differ run to run, nondet_tol, may here too)
             diff = _off(expected, got, like, atol, rtol, self)
             if diff is None or diff <= nondet_tol:
                 return None
-            if which is not None and atol is None and rtol is None:
-                # Another layout sums in another order: a float16 softmax's gradient
-                # moves by a few ulps of its terms. Allowed up to the backward's own
-                # rounding, measured (once) by moving the inputs' last bits; reading
-                # the storage in the wrong order moves it by the gradient's size.
-                if not rounding:
-                    rounding.extend(self.rounding_jitter(v, grads, every=True))
-                moved = rounding[which] if which < len(rounding) else None
-                if moved is not None and diff <= BACKWARD_ROUNDING_FACTOR * float(
-                    np.max(moved, initial=0.0)
-                ):
-                    return None
+            if atol is not None or rtol is not None:
+                return diff  # (tolerances the user chose are what they accept)
+            if not math.isfinite(diff):
+                # Not finite in another order where the last bits alone move the
+                # output by more than sqrt(eps) of its size: the example sits on the
+                # edge of the op's domain (log|det| of a matrix with a repeated row:
+                # -inf, or a rounding's finite log, with a gradient to match), not
+                # read wrong. (inf where a move alone leaves the domain.)
+                value = np.asarray(self.value, np.float64)
+                size = float(np.max(np.abs(value[np.isfinite(value)]), initial=1.0))
+                kind = np.asarray(self.value).dtype
+                eps = float(np.finfo(kind).eps) if kind.kind == "f" else 0.0
+                return None if output_moved() > math.sqrt(eps) * size else diff
+            if which is None:
+                # The output, summed in another order: allowed up to the forward's own
+                # rounding, measured as the gradients' below (a singular matrix's
+                # determinant, 0 against 1e-30, whose tolerance, relative to 0, is 0)
+                return None if diff <= BACKWARD_ROUNDING_FACTOR * output_moved() else diff
+            # A gradient. Another layout sums in another order: a float16 softmax's
+            # gradient moves by a few ulps of its terms. Allowed up to the backward's
+            # own rounding, measured (once) by moving the inputs' last bits; reading
+            # the storage in the wrong order moves it by the gradient's size.
+            if not rounding:
+                rounding.extend(self.rounding_jitter(v, grads, every=True))
+            moved = rounding[which] if which < len(rounding) else None
+            if moved is not None and diff <= BACKWARD_ROUNDING_FACTOR * float(
+                np.max(moved, initial=0.0)
+            ):
+                return None
             return diff
 
         failure, runs = noncontiguous_disagreement(
@@ -1422,12 +1431,35 @@ class _Run:
         xs = self.xs if arrays is None else arrays
         if not every and all(x.dtype.kind != "f" or x.dtype == np.float64 for x in xs):
             return [None] * len(xs)
-        rng = np.random.default_rng(0)  # the same moves for the same example
         jitter = [None if g is None else np.zeros(np.shape(g)) for g in grads]
+        moved: list[list[np.ndarray]] = [[] for _ in grads]
+        for _, again in self.moved_runs(xs, v, every):
+            for i, (g0, g1) in enumerate(zip(grads, again)):
+                if jitter[i] is not None and g1 is not None and np.shape(g1) == np.shape(g0):
+                    g1 = np.asarray(g1, np.float64)
+                    moved[i].append(g1)
+                    with np.errstate(all="ignore"):
+                        d = np.abs(g1 - np.asarray(g0, np.float64))
+                    # (jitter[i] is not None: checked above)
+                    jitter[i] = np.maximum(jitter[i], np.where(np.isfinite(d), d, 0.0))  # type: ignore[arg-type]
+        for i, runs in enumerate(moved):
+            found = jitter[i]
+            if found is not None and len(runs) >= OUTLIER_RUNS:
+                jitter[i] = _unless_outlier(np.asarray(grads[i], np.float64), runs, found)
+        return [None if x.dtype == np.float64 and not every else j for x, j in zip(xs, jitter)]
+
+    def moved_runs(
+        self, xs: list[np.ndarray], v: np.ndarray, every: bool
+    ) -> Iterator[tuple[Any, list[Any]]]:
+        """The op's output and gradients (for ``v``) at up to :data:`ROUNDING_SAMPLES`
+        copies of ``xs`` whose float elements moved by a few units in the last place
+        (the same moves for the same example; see :meth:`rounding_jitter`); a move at
+        which the op raised is left out."""
+        rng = np.random.default_rng(0)
         for _ in range(ROUNDING_SAMPLES):
             moved = [_few_ulps(x, rng, 0.0 if every else None) for x in xs]
             try:
-                _, again = self.tgt.run(
+                found = self.tgt.run(
                     moved, self.params, v, constants=sorted(self.const), outputs=self.outputs
                 )
             except Exception:
@@ -1435,13 +1467,25 @@ class _Run:
             finally:
                 self.forward_calls += 1
                 self.backward_calls += 1
-            for i, (g0, g1) in enumerate(zip(grads, again)):
-                if jitter[i] is not None and g1 is not None and np.shape(g1) == np.shape(g0):
-                    with np.errstate(all="ignore"):
-                        d = np.abs(np.asarray(g1, np.float64) - np.asarray(g0, np.float64))
-                    # (jitter[i] is not None: checked above)
-                    jitter[i] = np.maximum(jitter[i], np.where(np.isfinite(d), d, 0.0))  # type: ignore[arg-type]
-        return [None if x.dtype == np.float64 and not every else j for x, j in zip(xs, jitter)]
+            yield found
+
+    def output_jitter(self, v: np.ndarray) -> float:
+        """How far the output moves (at most, any element) when every float input
+        moves by a few units in the last place: the forward's own rounding (inf where
+        a move makes a finite output non-finite). A
+        determinant of a singular matrix is 0 in one summation order and 1e-30 in
+        another, as far from 0 as the rounding of its terms (~1e-14 here)."""
+        value = np.asarray(self.value, np.float64)
+        moved = 0.0
+        for out, _ in self.moved_runs(self.xs, v, True):
+            out = np.asarray(out, np.float64)
+            if out.shape == value.shape:
+                with np.errstate(all="ignore"):
+                    d = np.abs(out - value)
+                if np.any(np.isfinite(value) & ~np.isfinite(out)):
+                    return math.inf  # (the last bits alone leave the op's domain)
+                moved = max(moved, float(np.max(np.where(np.isfinite(d), d, 0.0), initial=0.0)))
+        return moved
 
     def at_own_scale(self, ev: Evaluator, comparison: Comparison) -> Comparison | None:
         """The mismatch judged again where the analytic gradient is far larger than
@@ -1763,6 +1807,34 @@ class _Run:
             note = Skip.NOT_DIFFERENTIABLE
         fields = {"per_input": per_input, "worst": worst, "kinks": kinks, "note": note}
         return self.result(verdict, failure=failure, **fields)
+
+
+#: Moved runs needed to tell an example's gradient apart from the moved ones'
+#: (:func:`_unless_outlier`), and how many times their typical spread it must be off.
+OUTLIER_RUNS = 3
+OUTLIER_FACTOR = 4.0
+
+
+def _unless_outlier(g0: np.ndarray, runs: list[np.ndarray], jitter: np.ndarray) -> np.ndarray:
+    """``jitter`` (how far the moved gradients ``runs`` are from ``g0``, at most),
+    except at the elements where ``g0`` alone is off: its typical distance from the
+    moved ones (the median) beyond :data:`OUTLIER_FACTOR` times their typical
+    distance from each other, which is then the rounding allowed there.
+
+    Rounding moves every run's gradient, the example's as much as the moved ones', so
+    the two distances are alike. Where the moved gradients agree with each other and
+    the example's is off, it sits on a set of measure zero where the backward takes
+    another path (a singular matrix's determinant, torch's 0 there; a parameter
+    exactly 0): no rounding, and what the moves show is a gradient of another point.
+    The medians let a move or two that stayed on the set (a repeated row moved alike)
+    count for nothing."""
+    stack = np.stack(runs)
+    with np.errstate(all="ignore"):
+        from_g0 = np.median(np.abs(stack - g0), axis=0)
+        a, b = np.triu_indices(len(runs), 1)
+        between = np.median(np.abs(stack[a] - stack[b]), axis=0)
+        off = np.isfinite(from_g0) & np.isfinite(between) & (from_g0 > OUTLIER_FACTOR * between)
+    return np.where(off, np.minimum(jitter, OUTLIER_FACTOR * between), jitter)
 
 
 def _few_ulps(x: np.ndarray, rng: np.random.Generator, zero: float | None = None) -> np.ndarray:

@@ -33,7 +33,11 @@ The numbers, and why:
   the forward (torch and JAX targets; at order 2 the forward is a backward), the
   rounding is measured in its own dtype: what no low polynomial explains of the
   outputs along one small move (:meth:`Evaluator._rounding_residual`). The noise,
-  modelled and measured from the levels themselves, enters each level's error.
+  modelled and measured from the levels themselves, enters each level's error. A
+  forward that computes in float16 inside (``f(x.half())`` cast back, evaluated in
+  float16: :attr:`Evaluator.in_inner`) rounds each output once, to a float16 number:
+  its differences are resolved to half an ulp of each output they touch, over h, and
+  a Richardson pair's error is read from the smaller steps only (:func:`_pair_errors`).
 * **A backward differenced** (order 2 and above: the forward is ``B(x, v) = vᵀJ``).
   Its outputs round at eps of terms of the size of ``v`` (a cross-entropy's
   ``(p - onehot)·v`` at logits 24 apart is -7.5e-11·v, made of ``p0·v - v``). Along
@@ -315,6 +319,20 @@ class Evaluator:
                 out_narrow = None
             if out_narrow is not None and np.shape(out_narrow) == np.shape(out0):
                 self.work, self.eval_dtype, out0 = narrow, inner, out_narrow
+        #: Whether the differences run in :attr:`inner` itself: then x ± h are numbers of
+        #: it (exact steps, no rounding of the inputs), each output is one of its numbers
+        #: too, and the rounding noise of a level is what those outputs' own ulps allow
+        #: (see :meth:`_score_levels`), not eps of the op's largest output.
+        #: (Not where the outputs are numbers of float16 while the inner dtype found is
+        #: float32: softmax(x.half()), moved along float16's steps, all of one size
+        #: there, stands still by its shift invariance and is taken for float32; it
+        #: rounds x ± h to float16 inside, and float32's ulps would be 8192 times too
+        #: fine a bound. The modelled noise stays, as before.)
+        self.in_inner = (
+            inner is not None
+            and self.eval_dtype == inner
+            and not (inner == np.float32 and exact_in(out0, np.dtype(np.float16)))
+        )
         self.eps = float(np.finfo(self.eval_dtype).eps)
         self.f0 = np.array(out0, dtype=np.float64)
         # A real output minus f0 (float64) is float64 by NumPy's promotion alone;
@@ -910,6 +928,9 @@ class Evaluator:
         multipliers, base_index = _levels(scale)
         levels = _LevelScores(len(multipliers), self.f0.shape)
         levels.magnitude = max(1.0, scale) if math.isfinite(scale) else 1.0
+        # (along an element only: x ± h is then exact; a direction's x ± h·d rounds each
+        # element to the inner dtype, a noise of |s'|·its ulp that no output shows)
+        levels.tight = self.in_inner and isinstance(along, (int, np.integer))
         levels.linear_noise = self.linear_noise(i, np.abs(self.v))
         levels.powers = np.arange(len(multipliers)) - base_index
         ladder = base_index + _LOWEST  # the first level of the base ladder
@@ -1114,12 +1135,25 @@ class Evaluator:
         touched |= np.not_equal(minus, f0, out=also)
         np.maximum(np.abs(plus, out=outputs), np.abs(minus, out=other), out=outputs)
         measured = self.rounding_sizes()
+        if levels.tight:
+            # Each output at x ± h is F(x ± h) rounded to the inner dtype, x ± h being
+            # numbers of it: off by at most half its ulp there, so a difference of two is
+            # off by at most the ulp of the larger, whatever the op's other outputs (exp
+            # at [2, 0.3]: 4 eps of e² is 230% of the derivative at 0.3 over its base
+            # step, the real rounding 0.4%, and a backward 5% off passed). Rounding that
+            # is no single rounding (intermediates of the inner dtype far larger than the
+            # output) shows in the noise the levels measure themselves (_level_noise) and
+            # in their quanta (_LevelScores.quantize_noise).
+            with np.errstate(all="ignore"):
+                ulps = np.spacing(outputs.astype(self.eval_dtype)).astype(np.float64)
         for row, k in enumerate(pending):
             h = float(hs[k])
             d[k] = float(vdot(v, spread[row])) / (2 * h)
             jump[k] = float(vdot(v, moved[row])) / h
             t = touched[row]
-            if t.any():
+            if t.any() and levels.tight:
+                noise[k] = float(vdot(absv[t], ulps[row][t])) / (2 * h) + levels.linear_noise
+            elif t.any():
                 size = np.maximum(outputs[row, ...], measured, out=outputs[row, ...])
                 # (where every output moved: the same sum, without the copies)
                 total = vdot(absv, size) if t.all() else vdot(absv[t], size[t])
@@ -1265,6 +1299,10 @@ class _LevelScores:
         #: exp near 0); the steps are relative to it, so the noise it gives at a still
         #: level is eps**(2/3)·<|v|, 1> / 2 over the level's multiplier, at every scale.
         self.magnitude = 1.0
+        #: Whether the modelled noise is a bound of the outputs' rounding, not a scale
+        #: of it (:attr:`Evaluator.in_inner`): a pair's own error is then read from
+        #: below only (see :func:`_pair_errors`).
+        self.tight = False
         #: The rounding noise of every level where the forward is linear in the moved
         #: element (a backward in its upstream gradient: :meth:`Evaluator.linear_noise`).
         self.linear_noise = 0.0
@@ -1420,6 +1458,7 @@ class _LevelScores:
         new.floor[more:] = self.floor
         new.precision[more:] = self.precision
         new.magnitude = self.magnitude
+        new.tight = self.tight
         new.linear_noise = self.linear_noise
         new.flat = self.flat
         new.still_step, new.moved_step, new.least_move = (
@@ -1450,6 +1489,8 @@ class _Finite:
     floor: list[float]
     #: The levels that stood still did so because s is flat there (see _LevelScores.flat).
     flat: bool = False
+    #: The noise N bounds the rounding (see _LevelScores.tight).
+    tight: bool = False
 
 
 def _finite_levels(levels: _LevelScores) -> _Finite:
@@ -1471,6 +1512,7 @@ def _finite_levels(levels: _LevelScores) -> _Finite:
         [still[k] for k in ok],
         [float(levels.floor[k]) for k in ok],
         levels.flat,
+        levels.tight,
     )
 
 
@@ -1559,10 +1601,22 @@ def _pair_errors(
     from them, the larger step is not yet where the function looks smooth, however
     well it agrees with its own neighbours (log|x| at 3.5e-12: the smallest steps give
     2.83e11, each larger one 16 times less than the last, 1e-5 at the top, and those
-    agree with each other to 1e-5)."""
+    agree with each other to 1e-5).
+
+    Where the noise N bounds the rounding (``f.tight``: a forward computing in float16
+    inside, whose outputs round once), a pair's error is its gap to the pair of smaller
+    steps only: that gap is its truncation where the differences follow the h² pattern
+    up to it, and a gap to a larger pair is that pair's error, not its own. A larger
+    pair is trusted only as far as it is consistent with the smaller ones, through
+    their bars: tanh(x.half()) at 0.97 gives pairs of steps 0.5/2 and 2/8 that agree
+    by chance where tanh saturates, 5% from the derivative that steps 1/32 to 1/2
+    agree on, and the gap to them had made those smaller pairs' own bars as wide."""
     if len(rich) == 1:
         a = pairs[0]
         errs = [abs(f.D[a] - f.D[a + 1]) / (TRUNCATION_GROWTH - 1)]
+    elif f.tight:
+        diffs = [abs(rich[q + 1] - rich[q]) for q in range(len(rich) - 1)]
+        errs = [diffs[0], *diffs]
     else:
         diffs = [abs(rich[q + 1] - rich[q]) for q in range(len(rich) - 1)]
         errs = [diffs[0], *(max(diffs[q - 1], diffs[q]) for q in range(1, len(diffs))), diffs[-1]]
