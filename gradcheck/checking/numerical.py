@@ -1126,9 +1126,11 @@ class Evaluator:
         flat = self.work[i].reshape(-1)
         old = flat[j]
         s0 = float(np.vdot(self.v, self.f0))
+        absv = np.abs(self.v)
+        size0 = float(np.vdot(absv, np.abs(self.f0)))
         for power in range(_HIGHEST + 1, PROBE_POWER + 1):
             step = float(np.asarray(old + h0 * LEVEL_RATIO**power, dtype=flat.dtype) - old)
-            moved = 0.0
+            moved, arithmetic = 0.0, rounding
             try:
                 with np.errstate(all="ignore"), no_autodiff:
                     for sign in (1.0, -1.0):
@@ -1138,13 +1140,16 @@ class Evaluator:
                             return
                         change = float(np.vdot(self.v, out)) - s0 - sign * step * slope
                         moved = max(moved, abs(change))
+                        # (the sums and the line round too: eps of their terms)
+                        terms = float(np.vdot(absv, np.abs(out))) + size0 + abs(step * slope)
+                        arithmetic = max(arithmetic, OUTPUT_ROUNDING_EPS * self.eps * terms)
             except Exception:
                 return
             finally:
                 flat[j] = old
             if not moved <= cap:
                 return
-            if moved > rounding:
+            if moved > arithmetic:
                 levels.line_quantum = moved
                 return
 
