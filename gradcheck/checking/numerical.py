@@ -1093,7 +1093,9 @@ class Evaluator:
         above the levels' (LEVEL_RATIO times the largest up to
         LEVEL_RATIO**PROBE_POWER times ``h0``), shows a move no smaller step resolves;
         one of no more than rounding may be (:meth:`_rounding_cap` times sum|v|) is a
-        quantum, which floors every level (:attr:`_LevelScores.line_quantum`). A move
+        quantum, which floors every level (:attr:`_LevelScores.line_quantum`). The
+        probes run only where no wider dtype computes the forward (where one does,
+        :meth:`rounding_sizes` measured the intermediates' rounding already). A move
         of more than that (a kink the steps reach) says nothing.
 
         0.5·x·(1 + tanh(u)) at x = -7 has q = 1 + tanh(u) a few ulps of 1, the same
@@ -1120,8 +1122,10 @@ class Evaluator:
             if move <= cap:
                 levels.line_quantum = max(levels.line_quantum, move)
             return
-        if levels.line_quantum > 0:
-            return  # (probed already, at this point's larger levels)
+        if levels.line_quantum > 0 or not self._own_dtype_rounding:
+            # (probed already, at this point's larger levels; or a wider dtype measured
+            # the intermediates' rounding at x ± the largest step: rounding_sizes)
+            return
         rounding = float(levels.noise[done[-1]] * hs[-1])
         flat = self.work[i].reshape(-1)
         old = flat[j]
