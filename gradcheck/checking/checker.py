@@ -14,7 +14,6 @@ rendered by :mod:`gradcheck.frontend.report` and the front ends.
 
 from __future__ import annotations
 
-import functools
 import inspect
 import math
 import re
@@ -30,7 +29,6 @@ from gradcheck.checking.adapters.variants import Variant, split_complex
 from gradcheck.checking.batched import BATCH_SIZE, batched_disagreement, batched_on
 from gradcheck.checking.check_settings import CheckSettings
 from gradcheck.checking.compare import (
-    WORST_ELEMENTS,
     Comparison,
     compare_fast,
     compare_full,
@@ -53,13 +51,25 @@ from gradcheck.checking.reference import forward_disagreement, reference_name
 from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.structure import (
-    BACKWARD_ROUNDING_FACTOR,
     Evidence,
     Stage,
     first_failure,
     repeated_and_scaled,
 )
 from gradcheck.checking.target import Target, user_frame
+from gradcheck.checking.thresholds import (
+    BACKWARD_ROUNDING_CAP,
+    BACKWARD_ROUNDING_FACTOR,
+    BACKWARD_ROUNDING_FACTORS,
+    NONFINITE_ELEMENTS_PROBED,
+    OWN_SCALE_AGREEMENT,
+    OWN_SCALE_RATIO,
+    ROUNDING_MOVE_ULPS,
+    ROUNDING_SAMPLES,
+    WIDE_ULPS,
+    WORST_ELEMENTS,
+)
+from gradcheck.checking.tolerance import DEFAULT_TOLERANCES, Tolerance, tolerance_for
 from gradcheck.checking.trees import flatten as flatten_trees
 from gradcheck.checking.trees import paths as leaf_paths
 from gradcheck.checking.vocabulary import MAX_ORDER, MODES, Kind, Mode, Skip, Verdict
@@ -81,18 +91,6 @@ __all__ = [
     "FULL_MODE_MAX_SIZE",
 ]
 
-#: Default (rtol, atol) per gradient dtype. ``atol`` here is relative to the input's
-#: gradient scale (the largest |numeric| of that input), so that it means the same at
-#: every magnitude, and a few eps of max|v| are added (see
-#: :meth:`gradcheck.checking.compare.Comparison.abs_tol`); an ``atol=`` passed to
-#: :func:`check` is absolute.
-DEFAULT_TOLERANCES: dict[str, tuple[float, float]] = {
-    "float64": (1e-7, 1e-9),
-    "float32": (1e-4, 1e-5),
-    "float16": (1e-2, 1e-2),
-    # bfloat16 has 8 bits of mantissa (eps 2**-7): about 6 eps, as float16's 10 eps
-    "bfloat16": (5e-2, 5e-2),
-}
 #: The dtypes ``check(dtype=...)`` takes besides NumPy's real floats: complex inputs
 #: (two real inputs each, see :mod:`gradcheck.checking.adapters.variants`), bfloat16
 #: (checked as float32 arrays holding bfloat16 values); torch and JAX targets only.
@@ -102,30 +100,6 @@ OTHER_DTYPES: tuple[str, ...] = ("complex128", "complex64", "bfloat16")
 AD_MODES: tuple[str, ...] = ("rev", "fwd")
 #: mode="auto" checks element by element up to this many elements in all inputs.
 FULL_MODE_MAX_SIZE = 4096
-#: Runs at inputs moved by a few ulps that measure a float32/float16 gradient's
-#: rounding (see ``_Run.rounding_jitter``), and the most ulps an element moves.
-ROUNDING_SAMPLES = 6
-ROUNDING_MOVE_ULPS = 4
-#: Factors of the upstream gradient whose backwards measure a backward's own rounding
-#: where the linearity check needs it (see ``_Run.backward_rounding``): just above 1
-#: (every intermediate rounds anew), and 2 (a norm of ``v`` doubles, as with -2v)...
-BACKWARD_ROUNDING_FACTORS = (1.0 + 3.0 * 2.0**-24, 1.0 + 5.0 * 2.0**-21, 2.0)
-#: ... and what they show counts as rounding up to this many sqrt(eps) of the
-#: gradient's scale (1.5e-8 in float64); more is no rounding but a backward not linear
-#: in ``v``.
-BACKWARD_ROUNDING_CAP = 1.0
-#: A non-finite gradient is probed by finite differences at this many of its
-#: non-finite elements at most (see ``_Run.no_finite_derivative``).
-NONFINITE_ELEMENTS_PROBED = 16
-#: An analytic gradient element this many times the finite differences' estimate (and
-#: error) is estimated again at its own scale (see ``_Run.at_own_scale``), and the
-#: new estimate is taken where it agrees with it to this fraction.
-OWN_SCALE_RATIO = 64
-OWN_SCALE_AGREEMENT = 0.01
-#: How many units in the last place of a float32/float16 gradient (on the scale of 1 or
-#: of the gradient) its float64 run may differ by for the dtype's precision to explain
-#: a mismatch (:meth:`_Run.judged_wide`).
-WIDE_ULPS = 64
 
 
 def check(
@@ -191,7 +165,7 @@ def check(
     directions : int
         Random directions in fast mode, at most: half of them first, the rest only
         when one of those fails or agrees less than clearly (its difference above a
-        quarter of the allowed one, :data:`~gradcheck.checking.compare.CLEAR_AGREEMENT`).
+        quarter of the allowed one, :data:`~gradcheck.checking.thresholds.CLEAR_AGREEMENT`).
     group_size : int, optional
         Fast mode: instead of ``directions`` directions over all of an input's
         elements, one random direction over each group of at most this many, the
@@ -338,7 +312,7 @@ def check(
             all_params,
             sorted(const),
             reference_forward,
-            lambda dt: _tolerances(precision or dt, atol, rtol),
+            lambda dt: tolerance_for(precision or dt, atol, rtol),
         )
         if differs is not None:
             result = CheckResult(
@@ -371,7 +345,7 @@ def check(
             all_params,
             sorted(const),
             (seed, 3),
-            lambda dt: _tolerances(np.dtype(dt) if not bfloat16 else "bfloat16", atol, rtol),  # type: ignore[arg-type]
+            lambda dt: tolerance_for(np.dtype(dt) if not bfloat16 else "bfloat16", atol, rtol),
         )
         result.forward_calls += 2
         result.backward_calls += 2
@@ -385,7 +359,7 @@ def check(
             sorted(const),
             seed,
             "fwd" in modes,
-            lambda dt: _tolerances(np.dtype(dt) if not bfloat16 else "bfloat16", atol, rtol),  # type: ignore[arg-type]
+            lambda dt: tolerance_for(np.dtype(dt) if not bfloat16 else "bfloat16", atol, rtol),
         )
         # (a plain call and a share of a vmapped one per element, each way)
         result.forward_calls += 2 * BATCH_SIZE
@@ -852,24 +826,10 @@ def _off(
     b64 = np.zeros(x.shape) if got is None else np.asarray(got, np.float64)
     if a64.shape != b64.shape:
         return math.inf
-    r, a, relative = _tolerances(x.dtype if run is None else run.precision(x), atol, rtol)
-    scale = float(np.max(np.abs(a64), initial=0.0))
-    allowed = (a * scale if relative else a) + r * np.abs(a64)
+    tol = tolerance_for(x.dtype if run is None else run.precision(x), atol, rtol)
+    allowed = tol.allowed(a64, float(np.max(np.abs(a64), initial=0.0)))
     diff = np.abs(a64 - b64)
     return float(np.max(diff)) if np.any(diff > allowed) else None
-
-
-@functools.lru_cache(maxsize=64)
-def _dtype_name(dt: Any) -> str:
-    """``str(dt)``, which NumPy computes in Python on every call (profiled: a tenth of
-    a small fast-mode check's own time)."""
-    return str(dt)
-
-
-def _tolerances(dt: np.dtype, atol: float | None, rtol: float | None) -> tuple[float, float, bool]:
-    """(rtol, atol, atol_is_relative_to_scale)."""
-    d_rtol, d_atol = DEFAULT_TOLERANCES.get(_dtype_name(dt), DEFAULT_TOLERANCES["float64"])
-    return (d_rtol if rtol is None else rtol), (d_atol if atol is None else atol), atol is None
 
 
 @dataclass
@@ -1466,9 +1426,7 @@ class _Run:
             comparison.i,
             comparison.x,
             comparison.analytic,
-            comparison.rtol,
-            comparison.atol,
-            comparison.relative,
+            comparison.tol,
             comparison.v_max,
             comparison.jitter,
         )
@@ -1482,7 +1440,7 @@ class _Run:
         x: np.ndarray,
         v: np.ndarray,
         comparison: Comparison,
-        tolerances: tuple[Any, Any, Any],
+        tol: Tolerance,
         v_max: float,
     ) -> Comparison:
         """A float32 or float16 mismatch that is the dtype's precision, not the
@@ -1503,7 +1461,7 @@ class _Run:
         estimated = comparison.estimated
         if estimated is None:
             return comparison
-        again = Comparison(i, x, g64, *tolerances, v_max, comparison.jitter)
+        again = Comparison(i, x, g64, tol, v_max, comparison.jitter)
         judge_full(again, estimated)
         return comparison if again.mismatched else again
 
@@ -1567,9 +1525,9 @@ class _Run:
             return None
         numeric, error, kink, curvature, noise = (np.array(a) for a in comparison.estimated)
         x64 = x.astype(np.float64)
-        tolerances = _tolerances(np.dtype(np.float64), None, None)
+        tol = tolerance_for(np.dtype(np.float64), None, None)
         v_max = float(np.max(np.abs(v), initial=0.0))
-        wide = Comparison(i, x64, g64, *tolerances, v_max)
+        wide = Comparison(i, x64, g64, tol, v_max)
         judge_full(wide, (numeric, error, kink, curvature, noise))
         if not wide.mismatched:
             return None
@@ -1583,7 +1541,7 @@ class _Run:
         assert self._wide is not None  # (made by wide_gradient)
         arrays, grads = self._wide
         jitter = self.rounding_jitter(v.astype(np.float64), grads, every=True, arrays=arrays)
-        wide = Comparison(i, x64, g64, *tolerances, v_max, jitter[i])
+        wide = Comparison(i, x64, g64, tol, v_max, jitter[i])
         judge_full(wide, estimated)
         bad = np.array(wide.bad, dtype=int)
         if not bad.size:
@@ -1619,12 +1577,12 @@ class _Run:
         such an op: its float64 run computes in the low dtype.)"""
         if comparison.estimated is None or ev.inner is None:
             return None
-        r, a, relative = _tolerances(np.dtype(np.float64), None, None)
+        tol = tolerance_for(np.dtype(np.float64), None, None)
         # The measured jitter moved the inputs by up to ROUNDING_MOVE_ULPS of their
         # ulps, a move that float64 steps never see but that in float16 changes the
         # exact gradient of exp at 4 by 1.5%: per ulp, as eps·|x|·|s''| counts it.
         jitter = None if comparison.jitter is None else comparison.jitter / ROUNDING_MOVE_ULPS
-        again = Comparison(i, x, comparison.analytic, r, a, relative, v_max, jitter)
+        again = Comparison(i, x, comparison.analytic, tol, v_max, jitter)
         judge_full(again, comparison.estimated)
         if not again.mismatched:
             return None
@@ -1635,7 +1593,7 @@ class _Run:
         est = Estimate(numeric, error, kink, curvature, np.zeros(numeric.size, bool), 0, noise)
         refine_elements(ev, i, est, which, again.jump_threshold(np.where(kink, 0.0, numeric)))
         estimated = (est.value, est.error, est.kink, est.curvature, est.noise)
-        again = Comparison(i, x, comparison.analytic, r, a, relative, v_max, jitter)
+        again = Comparison(i, x, comparison.analytic, tol, v_max, jitter)
         judge_full(again, estimated)
         if not again.mismatched:
             return None
@@ -1693,8 +1651,8 @@ class _Run:
                     continue
                 g = grads[i]
                 analytic = np.zeros(x.shape) if g is None else np.asarray(g, dtype=np.float64)
-                r, a, relative = _tolerances(self.precision(x), atol, rtol)
-                comparison = Comparison(i, x, analytic, r, a, relative, v_max, jitter[i])
+                tol = tolerance_for(self.precision(x), atol, rtol)
+                comparison = Comparison(i, x, analytic, tol, v_max, jitter[i])
                 fast = self.settings.mode == Mode.FAST and not self.settings.complex_step
                 if fast:
                     compare_fast(
@@ -1713,14 +1671,14 @@ class _Run:
                     # 2e158): measured only where a mismatch needs it.
                     measured = self.rounding_jitter(v, grads, every=True)
                     jitter = [m if j is None else j for j, m in zip(jitter, measured)]
-                    again = Comparison(i, x, analytic, r, a, relative, v_max, jitter[i])
+                    again = Comparison(i, x, analytic, tol, v_max, jitter[i])
                     judge_full(again, comparison.estimated)
                     again.estimated, comparison = comparison.estimated, again
                     if again.mismatched and atol is None and rtol is None:
                         comparison = self.at_own_scale(ev, again) or again
                     comparison.estimated = None  # (as before: judged_wide is for float32/16)
                 if comparison.mismatched and comparison.estimated and x.dtype.itemsize < 8:
-                    comparison = self.judged_wide(i, x, v, comparison, (r, a, relative), v_max)
+                    comparison = self.judged_wide(i, x, v, comparison, tol, v_max)
                 elif x.dtype.itemsize < 8 and atol is None and rtol is None:
                     # (tolerances the user chose are what they accept)
                     comparison = (

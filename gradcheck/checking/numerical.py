@@ -68,6 +68,36 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checking.thresholds import (
+    CONVERGED_FRACTION,
+    EDGE_AGREEMENT,
+    EDGE_LEVELS,
+    EDGE_SHRINK,
+    FIRST_JUMP_FRACTION,
+    HIGHEST_LEVEL,
+    KINK_NOISE_MARGIN,
+    KINK_STEADINESS,
+    KINK_WINDOW,
+    LEVEL_RATIO,
+    LOWEST_LEVEL,
+    NOISE_LEVELS,
+    ORDER_LEVELS,
+    ORDER_RANGE,
+    ORDER_STEADINESS,
+    OUTPUT_ROUNDING_EPS,
+    OWN_SCALE_BITS,
+    OWN_SCALE_MIN_ULPS,
+    PROBE_POWER,
+    RESIDUAL_DEGREE,
+    RESIDUAL_OFFSETS,
+    ROUNDING_PROBE_SEED,
+    ROUNDING_PROBE_SPREAD,
+    SINGULAR_BLOWUP,
+    SINGULAR_LEVELS,
+    SMALL_X_LEVELS,
+    TRUNCATION_GROWTH,
+    VALUE_ROUNDING_EPS,
+)
 from gradcheck.engine.graph import no_autodiff
 from gradcheck.errors import ComplexStepUnsupported, exception_text
 
@@ -81,61 +111,7 @@ __all__ = [
     "step_sizes",
 ]
 
-#: Consecutive refinement steps differ by this factor.
-LEVEL_RATIO = 4.0
-#: A central difference errs by c·h² + O(h⁴): one level up, its error (and the
-#: second difference J·h = s''·h², and D(h) - D(4h)) grows by LEVEL_RATIO² = 16.
-TRUNCATION_GROWTH = LEVEL_RATIO**2
-#: Refinement steps, as powers of LEVEL_RATIO times the base step: from 1/16 to 64 of
-#: it, and further down for |x| != 1 (see :func:`_levels`).
-_LOWEST, _HIGHEST = -2, 3
-#: Levels added below the base step for an element 0 < |x| < 1 (at most): down to the
-#: relative step eps**(1/3)·|x| for |x| >= LEVEL_RATIO**-SMALL_X_LEVELS (6e-8).
-SMALL_X_LEVELS = 12
-#: The measured noise looks at the differences of this many smallest levels.
-NOISE_LEVELS = 3
-#: A kink's signature must hold over this many consecutive levels.
-KINK_WINDOW = 3
-#: ... each level's jump within this factor of the next one's ("constant in size").
-KINK_STEADINESS = 2.0
-#: ... and each larger than this multiple of the level's modelled rounding noise.
-KINK_NOISE_MARGIN = 8.0
-#: Two neighbouring Richardson values agree ("converged") when they differ by at most
-#: this fraction of the larger (or by their noise); an estimate where no two do is no
-#: derivative (see :func:`_converged`).
-CONVERGED_FRACTION = 0.5
-#: No error estimate is below this many eps of the value.
-VALUE_ROUNDING_EPS = 8.0
-#: A first-pass jump J above this fraction of the gradient's scale sends the element to
-#: refinement (maybe a kink; smooth functions give J = s''·h, far below it).
-FIRST_JUMP_FRACTION = 1e-3
-#: The modelled rounding noise of one difference: this many eps of the touched
-#: outputs' size (both evaluations, each rounding its outputs and their sum).
-OUTPUT_ROUNDING_EPS = 4.0
-#: Seeds the up-or-down pattern of the moves that measure the forward's rounding
-#: (:meth:`Evaluator.rounding_sizes`): the same for every check, so that it replays.
-ROUNDING_PROBE_SEED = 17
-#: ... and each element's move is the largest step over 2**k, k random in 0..this.
-ROUNDING_PROBE_SPREAD = 3
-#: Where no wider dtype computes the forward, its rounding is measured from the
-#: outputs at x + t·d, t these 64ths (unevenly spaced: an output that drifts by a whole
-#: number of quanta per even step would look exact), against a polynomial of this
-#: degree in t (see :meth:`Evaluator._rounding_residual`).
-RESIDUAL_OFFSETS = (-64, -51, -37, -22, -9, 0, 13, 28, 44, 64)
-RESIDUAL_DEGREE = 4
 
-
-#: An output that never moved at the levels of an element's refinement, while others
-#: did, is probed at LEVEL_RATIO to this power times the base step (see
-#: :meth:`Evaluator._probe_unmoved`).
-PROBE_POWER = _HIGHEST + 5
-
-#: Steps of a one-sided derivative at a domain edge (:meth:`Evaluator.edge_derivative`),
-#: and how closely its last two Richardson estimates agree (relative) to be a number.
-EDGE_LEVELS = 5
-EDGE_AGREEMENT = 1e-3
-#: ... or how much each change of its quotients must shrink, level after level.
-EDGE_SHRINK = 0.75
 #: Up to this many output elements over all levels of one refinement, the levels'
 #: arithmetic runs once for all of them (see :meth:`Evaluator.refine`).
 _BATCHED_LEVELS_MAX_SIZE = 1 << 16
@@ -156,8 +132,8 @@ def _levels(size: float) -> tuple[np.ndarray, int]:
     is the error estimate's (see :func:`_combine`).
     """
     extra = int(_extra_levels(np.array([size]))[0])
-    powers = np.arange(_LOWEST - extra, _HIGHEST + 1)
-    return LEVEL_RATIO**powers, extra - _LOWEST
+    powers = np.arange(LOWEST_LEVEL - extra, HIGHEST_LEVEL + 1)
+    return LEVEL_RATIO**powers, extra - LOWEST_LEVEL
 
 
 def _extra_levels(sizes: np.ndarray) -> np.ndarray:
@@ -518,7 +494,7 @@ class Evaluator:
                 continue
             # the smallest levels' steps (times LEVEL_RATIO**2), which see a function
             # on the other scale too (sin at 1e9, whose base step is 6e3)
-            low = _LOWEST + 2 - _extra_levels(np.abs(a))
+            low = LOWEST_LEVEL + 2 - _extra_levels(np.abs(a))
             move = step_sizes(a, self.eps) * LEVEL_RATIO**low
             move = move * pattern.choice([-1.0, 1.0], a.shape)
             move = move * np.exp2(-pattern.integers(0, ROUNDING_PROBE_SPREAD + 1, a.shape))
@@ -564,7 +540,7 @@ class Evaluator:
             pattern = np.random.default_rng(ROUNDING_PROBE_SEED)
             for i, a in enumerate(arrays):
                 if a.dtype.kind == "f":
-                    move = step_sizes(a, self.eps) * LEVEL_RATIO**_HIGHEST
+                    move = step_sizes(a, self.eps) * LEVEL_RATIO**HIGHEST_LEVEL
                     if scatter:
                         move = move * pattern.choice([-1.0, 1.0], a.shape)
                         move = move * np.exp2(
@@ -798,7 +774,7 @@ class Evaluator:
         levels = _LevelScores(len(multipliers), self.f0.shape)
         levels.magnitude = max(1.0, scale) if math.isfinite(scale) else 1.0
         levels.powers = np.arange(len(multipliers)) - base_index
-        ladder = base_index + _LOWEST  # the first level of the base ladder
+        ladder = base_index + LOWEST_LEVEL  # the first level of the base ladder
         self._run_levels(i, along, h0, multipliers[ladder:], ladder, levels)
         if isinstance(along, (int, np.integer)):
             self._probe_unmoved(i, int(along), h0, levels)
@@ -845,7 +821,7 @@ class Evaluator:
         old = flat[j]
         cap = self._rounding_cap()
         seen = np.zeros(unmoved.shape)
-        for power in range(PROBE_POWER, _HIGHEST, -1):
+        for power in range(PROBE_POWER, HIGHEST_LEVEL, -1):
             step = float(np.asarray(old + h0 * LEVEL_RATIO**power, dtype=flat.dtype) - old)
             moves = []
             try:
@@ -1046,18 +1022,6 @@ class Evaluator:
         return values.reshape(self.work[i].shape)
 
 
-#: Levels added below the others where they show a singular set within the chosen
-#: steps' reach (see :func:`_blows_up_below`).
-SINGULAR_LEVELS = 6
-#: ``Evaluator.at_own_scale``'s step: this many bits below |s| / |gradient| (where a
-#: gradient that size says s moves by its own size), and at least this many ulps of x.
-OWN_SCALE_BITS = 24
-OWN_SCALE_MIN_ULPS = 64
-#: ... that is, where the central differences at smaller steps, well out of their
-#: noise, are this many times those of the chosen steps or more.
-SINGULAR_BLOWUP = 4.0
-
-
 def _blows_up_below(levels: _LevelScores, est: Estimate) -> bool:
     """Whether two levels of steps smaller than the ones ``est`` took its value from
     see central differences :data:`SINGULAR_BLOWUP` times those steps' (and the value)
@@ -1118,7 +1082,7 @@ class _LevelScores:
         #: (not of what a jump of s, D·h, stands out of: see :func:`_is_kink`).
         self.floor = np.zeros(n)
         #: Each level's step as a power of LEVEL_RATIO times the base step.
-        self.powers = np.arange(n) + _LOWEST
+        self.powers = np.arange(n) + LOWEST_LEVEL
         #: Levels at which no output moved at all (the step was absorbed somewhere).
         self.still = np.zeros(n, dtype=bool)
         #: Whether the levels that stood still did so because ``s`` is flat there, not
@@ -1340,17 +1304,6 @@ def _richardson(D: list[float], pairs: list[int], growth: float = TRUNCATION_GRO
     cancels a term that grows ρ× per level)."""
     gain = growth - 1
     return [D[a] + (D[a] - D[a + 1]) / gain for a in pairs]
-
-
-#: A central difference whose error shrinks like h**p with p < 2 (a function whose
-#: second derivative jumps at x: x·|x| at 0 errs by h, so its usual Richardson values,
-#: each 4 times the next, never agree) is extrapolated with that order where its
-#: changes level after level hold this many levels with one ratio ρ = 4**p...
-ORDER_LEVELS = 3
-#: ... within this factor of each other, and ρ between these (p from 1/4 to 1.5; 16,
-#: p = 2, is the usual case, and below 1 the estimates do not converge at all).
-ORDER_STEADINESS = 1.25
-ORDER_RANGE = (LEVEL_RATIO**0.25, LEVEL_RATIO**1.5)
 
 
 def _convergence_ratio(f: _Finite, noise: list[float]) -> float | None:

@@ -35,6 +35,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "gradcheck.checking.numerical",
             "gradcheck.checking.compare",
+            # the verdict's thresholds and the tolerance object, which compute nothing
+            "gradcheck.checking.thresholds",
+            "gradcheck.checking.tolerance",
             "gradcheck.checking.result",
             "gradcheck.checking.vocabulary",
             # the text of a result, which str(result) gives: it reads results only
