@@ -113,9 +113,12 @@ class Comparison:
         #: The flat indices of the elements judged mismatched.
         self.bad: list[int] = []
         #: Where this is the judgement of a float64 run of a float32 or float16
-        #: backward (see ``_Run.convicted_wide``): the low-precision gradient and its
+        #: backward (see ``low_precision.convicted_wide``): the low-precision gradient and its
         #: dtype's name, whose values the failure message shows beside the float64 ones.
         self.low: tuple[np.ndarray, str] | None = None
+        #: Whether this is the judgement again beside the backward's rounding measured
+        #: for it (see :func:`gradcheck.checking.verdict.noise_remeasured`).
+        self.remeasured = False
 
     def abs_tol(self, numeric: np.ndarray) -> float:
         """The absolute tolerance for this input, given (an estimate of) its numeric

@@ -75,8 +75,8 @@ def forward_disagreement(
 ) -> Failure | None:
     """A ``forward_mismatch`` failure when the op's output at ``xs`` differs from the
     reference's beyond ``tolerances(output dtype)`` (a :class:`Tolerance`: its atol,
-    where scaled, relative to the largest |reference|); None when they agree, or when the op's forward raises (the
-    gradient check reports that)."""
+    where scaled, relative to the largest |reference|); None when they agree, or when
+    the op's forward raises (the gradient check reports that)."""
     fn, name = load_reference(reference), reference_name(reference)
     try:
         graph = tgt.apply(xs, params, constants=constants)

@@ -174,12 +174,12 @@ BACKWARD_ROUNDING_CAP = 1.0
 NONFINITE_ELEMENTS_PROBED = 16
 
 #: An analytic gradient element this many times the finite differences' estimate (and
-#: error) is estimated again at its own scale (see ``_Run.at_own_scale``), and the
+#: error) is estimated again at its own scale (see ``verdict.refined_at_own_scale``), and the
 #: new estimate is taken where it agrees with it to this fraction.
 OWN_SCALE_RATIO = 64
 OWN_SCALE_AGREEMENT = 0.01
 
 #: How many units in the last place of a float32/float16 gradient (on the scale of 1 or
 #: of the gradient) its float64 run may differ by for the dtype's precision to explain
-#: a mismatch (:meth:`_Run.judged_wide`).
+#: a mismatch (:func:`gradcheck.checking.low_precision.judged_wide`).
 WIDE_ULPS = 64

@@ -34,6 +34,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "checking: numerics",
         (
             "gradcheck.checking.numerical",
+            "gradcheck.checking.levels",
+            "gradcheck.checking.forward_rounding",
             "gradcheck.checking.compare",
             # the verdict's thresholds and the tolerance object, which compute nothing
             "gradcheck.checking.thresholds",
