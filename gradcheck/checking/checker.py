@@ -228,18 +228,11 @@ def check(
     start = time.perf_counter()
     tgt = resolve_target(target)
     all_params = _merge_params(tgt, params, op_params)
-    # "rev,fwd" as describe(), the configuration file and the command line spell it
-    modes = tuple(m.strip() for m in modes.split(",")) if isinstance(modes, str) else tuple(modes)
-    # one input index, as describe(), the configuration file and the command line take it
-    if isinstance(constants, (int, np.integer)):
-        constants = (int(constants),)
+    modes, indices = _as_spelled(modes, constants)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
     named = skip_on_classes(skip_on)
     backend = _backend(compiled)
-    if group_size is not None and not (
-        isinstance(group_size, int) and not isinstance(group_size, bool) and group_size >= 1
-    ):
-        raise CheckUsageError(f"group_size must be an integer >= 1 or None, not {group_size!r}")
+    _validate_group_size(group_size)
     bfloat16 = isinstance(dtype, str) and dtype == "bfloat16"
     if bfloat16:
         dtype = np.float32  # arrays holding bfloat16 values (rounded below)
@@ -247,7 +240,7 @@ def check(
     leaves, trees = flatten_trees(arrays)
     if not any(t is not None for t in trees):
         trees = ()
-    xs, cast, const = _inputs(tgt, leaves, dtype, all_params, constants, len(arrays))
+    xs, cast, const = _inputs(tgt, leaves, dtype, all_params, indices, len(arrays))
     if mode == Mode.AUTO:
         size = sum(xs[i].size for i in range(len(xs)) if i not in const)
         mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
@@ -275,30 +268,13 @@ def check(
         xs = [_bfloat16_values(x) for x in xs]
     names = _input_names(tgt, all_params, len(xs), order, trees)
     if reference_forward is not None:
-        precision: Any = "bfloat16" if bfloat16 else None
-        differs = forward_disagreement(
-            tgt,
-            xs,
-            all_params,
-            sorted(const),
-            reference_forward,
-            lambda dt: tolerance_for(precision or dt, atol, rtol),
+        differs = _reference_failure(
+            tgt, xs, all_params, const, reference_forward, bfloat16, atol, rtol
         )
         if differs is not None:
-            result = CheckResult(
-                Verdict.FAILED,
-                tgt.name,
-                failure=differs,
-                inputs=[x.copy() for x in xs],
-                params=dict(all_params),
-                seed=seed,
-                settings=settings.recorded(),
-                forward_calls=1,
-                seconds=time.perf_counter() - start,
+            return _failed_before_the_run(
+                tgt, xs, all_params, seed, settings, differs, names, start
             )
-            result.input_names = names
-            result.failure = _named_failure(differs, names)
-            return result
     tgt, xs, const, parts = _as_variant(tgt, xs, const, variant, order, modes)
     compiled_tgt = None if backend is None else compiled_target(tgt, backend)
     # (complex inputs, checked as their parts, have no batched run: refused when asked)
@@ -306,16 +282,103 @@ def check(
     result = _check_orders(
         tgt, xs, all_params, const, seed, settings, atol, rtol, order, modes, upstream
     )
+    tolerances = _tolerances_of(bfloat16, atol, rtol)
+    more = (xs, all_params, const, seed, modes, tolerances)
+    _compiled_and_batched(result, tgt, compiled_tgt, batch, *more)
+    return _finished(result, tgt, names, parts, cast, seed, start)
+
+
+def _as_spelled(
+    modes: str | Sequence[str], constants: Sequence[int] | int
+) -> tuple[tuple[str, ...], Sequence[int]]:
+    """``modes`` and ``constants`` as describe(), the configuration file and the
+    command line spell them too: "rev,fwd", one input index."""
+    modes = tuple(m.strip() for m in modes.split(",")) if isinstance(modes, str) else tuple(modes)
+    if isinstance(constants, (int, np.integer)):
+        return modes, (int(constants),)
+    return modes, constants
+
+
+def _validate_group_size(group_size: Any) -> None:
+    if group_size is not None and not (
+        isinstance(group_size, int) and not isinstance(group_size, bool) and group_size >= 1
+    ):
+        raise CheckUsageError(f"group_size must be an integer >= 1 or None, not {group_size!r}")
+
+
+def _tolerances_of(bfloat16: bool, atol: float | None, rtol: float | None) -> Any:
+    """A dtype's tolerances for the runs that follow a check (compiled, batched)."""
+    return lambda dt: tolerance_for(np.dtype(dt) if not bfloat16 else "bfloat16", atol, rtol)
+
+
+def _reference_failure(
+    tgt: Target,
+    xs: list[np.ndarray],
+    params: dict[str, Any],
+    const: set[int],
+    reference_forward: Any,
+    bfloat16: bool,
+    atol: float | None,
+    rtol: float | None,
+) -> Failure | None:
+    """The op's output against the reference forward's (``reference_forward=``)."""
+    precision: Any = "bfloat16" if bfloat16 else None
+    return forward_disagreement(
+        tgt,
+        xs,
+        params,
+        sorted(const),
+        reference_forward,
+        lambda dt: tolerance_for(precision or dt, atol, rtol),
+    )
+
+
+def _failed_before_the_run(
+    tgt: Target,
+    xs: list[np.ndarray],
+    params: dict[str, Any],
+    seed: int,
+    settings: CheckSettings,
+    differs: Failure,
+    names: list[str],
+    start: float,
+) -> CheckResult:
+    """The result of a check whose op's forward disagreed with the reference's."""
+    result = CheckResult(
+        Verdict.FAILED,
+        tgt.name,
+        failure=differs,
+        inputs=[x.copy() for x in xs],
+        params=dict(params),
+        seed=seed,
+        settings=settings.recorded(),
+        forward_calls=1,
+        seconds=time.perf_counter() - start,
+    )
+    result.input_names = names
+    result.failure = _named_failure(differs, names)
+    return result
+
+
+def _compiled_and_batched(
+    result: CheckResult,
+    tgt: Target,
+    compiled_tgt: Target | None,
+    batch: bool,
+    xs: list[np.ndarray],
+    params: dict[str, Any],
+    const: set[int],
+    seed: int,
+    modes: tuple[str, ...],
+    tolerances: Any,
+) -> None:
+    """Where the check passed: the compiled op against the eager one (``compiled=``),
+    and the batched (vmapped) op against a loop (``batched=``); a disagreement fails
+    ``result``."""
     # (at a kink the two may pick different subgradients, both right)
     if compiled_tgt is not None and result.verdict == Verdict.PASSED:
         differs = compiled_disagreement(
-            tgt,
-            compiled_tgt,
-            xs,
-            all_params,
-            sorted(const),
-            (seed, 3),
-            lambda dt: tolerance_for(np.dtype(dt) if not bfloat16 else "bfloat16", atol, rtol),
+            tgt, compiled_tgt, xs, params, sorted(const), (seed, 3), tolerances
         )
         result.forward_calls += 2
         result.backward_calls += 2
@@ -323,19 +386,26 @@ def check(
             result.verdict, result.failure, result.note = Verdict.FAILED, differs, ""
     if batch and result.verdict == Verdict.PASSED:
         differs = batched_disagreement(
-            tgt,
-            xs,
-            all_params,
-            sorted(const),
-            seed,
-            "fwd" in modes,
-            lambda dt: tolerance_for(np.dtype(dt) if not bfloat16 else "bfloat16", atol, rtol),
+            tgt, xs, params, sorted(const), seed, "fwd" in modes, tolerances
         )
         # (a plain call and a share of a vmapped one per element, each way)
         result.forward_calls += 2 * BATCH_SIZE
         result.backward_calls += 2 * BATCH_SIZE
         if differs is not None:
             result.verdict, result.failure, result.note = Verdict.FAILED, differs, ""
+
+
+def _finished(
+    result: CheckResult,
+    tgt: Target,
+    names: list[str],
+    parts: Any,
+    cast: Sequence[int],
+    seed: int,
+    start: float,
+) -> CheckResult:
+    """The result with the inputs named (complex ones as their parts), the integer
+    inputs refused a gradient said, the seed and the time."""
     if parts is not None:
         # each complex input as its two real parts: x.real, x.imag
         names = [
