@@ -50,6 +50,7 @@ from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.result import CheckResult, Failure
 from gradcheck.checking.run import _fitted, _Run
 from gradcheck.checking.target import Target
+from gradcheck.checking.thresholds import FULL_MODE_MAX_SIZE
 from gradcheck.checking.tolerance import DEFAULT_TOLERANCES, tolerance_for
 from gradcheck.checking.trees import flatten as flatten_trees
 from gradcheck.checking.verdict import execute
@@ -67,9 +68,6 @@ __all__ = [
     "DEFAULT_TOLERANCES",
     "FULL_MODE_MAX_SIZE",
 ]
-
-#: mode="auto" checks element by element up to this many elements in all inputs.
-FULL_MODE_MAX_SIZE = 4096
 
 
 def check(

@@ -11,6 +11,7 @@ measured against it; where none does, in its own dtype
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -60,6 +61,12 @@ class ForwardRounding:
     eps: float
     f0: np.ndarray
     _sizes: np.ndarray | None
+    # (and the inputs the forward is linear in, the quanta its outputs move in, and the
+    # measures made once: see the Evaluator's __init__)
+    linear: tuple[int, ...]
+    output_quanta: np.ndarray | None
+    _unit_sizes: np.ndarray | None
+    _seeded_quanta: np.ndarray | None
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
         raise NotImplementedError  # (the Evaluator's)
@@ -225,9 +232,42 @@ class ForwardRounding:
             # (_LevelScores.magnitude): where a function varies faster than the move
             # (log|a| at a = 8e-16), what no polynomial explains is no rounding, and a
             # noise of its size would make steps that never converge look converged.
-            sizes = np.maximum(sizes, np.minimum(residual / self.eps, self._magnitude()))
+            measured = np.minimum(residual / self.eps, self._magnitude())
+            sizes = np.maximum(sizes, measured)
+            if self.linear:
+                self._seed_quanta(measured)
         self._sizes = sizes
         return sizes
+
+    def _seed_quanta(self, measured: np.ndarray) -> None:
+        """Where the forward is a backward (:attr:`linear`), the outputs whose measured
+        rounding (``measured``, over eps) is far above their own ulps round at the
+        terms they cancel, and move in quanta of those: known from the start, for every
+        element refined (see :meth:`_LevelScores.quantize_outputs`), not only for the
+        ones refined after a level showed them. At logits [38, -2, 16] a
+        cross-entropy's backward has p0 - 1 = -2.8e-10, which rounds at the ulps of
+        p0: the logit 16 moves it by many of them, the logit -2 by 1e-18 per unit,
+        below one, and finite differences along -2 lose that share of the double
+        backward's value, while those along 16 show the quantum."""
+        flat = measured.reshape(-1)
+        with np.errstate(invalid="ignore"):
+            cancelled = flat > OUTPUT_ROUNDING_EPS * np.abs(self.f0.reshape(-1))
+        if not cancelled.any():
+            return
+        self._seeded_quanta = np.where(cancelled, self.eps * flat, 0.0)
+
+    def known_quanta(self) -> np.ndarray | None:
+        """Per output (flat), its quantum where the levels or probes showed one
+        (:attr:`output_quanta`), else where the point's measured rounding shows one
+        (:meth:`_seed_quanta`: a measure along small moves, which can miss a rounding
+        that stays the same over them, so it never lowers a quantum seen); None where
+        neither is known."""
+        found, seeded = self.output_quanta, self._seeded_quanta
+        if seeded is None:
+            return found
+        if found is None:
+            return seeded
+        return np.where(found > 0, found, seeded)
 
     def _rounding_cap(self) -> float:
         """The most a move of an output may be and still be read as one quantum of
@@ -244,7 +284,65 @@ class ForwardRounding:
         floats = [np.abs(a[np.isfinite(a)]) for a in self.work if a.dtype.kind == "f"]
         return max([1.0, *(float(a.max()) for a in floats if a.size)])
 
-    def _rounding_residual(self) -> np.ndarray | None:
+    def unit_rounding(self) -> np.ndarray:
+        """Per output (flat), the rounding size (as :meth:`rounding_sizes`: its rounding
+        over eps) of a forward linear in its inputs :attr:`linear` (a backward in its
+        upstream gradient), per unit of their size; zeros where it has none.
+
+        A backward ``B(x, w)`` sums terms of the size of ``w`` times its partial
+        derivatives, and rounds at eps of them, whatever the sum: a cross-entropy's
+        backward ``(p - onehot)·w`` at logits [24, 0, 0] is -7.5e-11·w, made of
+        ``p0·w - w``, which rounds at eps·|w|. Its finite differences along ``w`` are
+        ``B(x, w ± h e_j)``, whose rounding is eps·|w ± h e_j| of those terms: at
+        ``w = 0`` it shrinks with the step, and the power-of-two steps, which keep
+        every quotient ``B(x, h e_j) / h`` the same bits, show none of it. So it is
+        measured where the upstream gradient is not small: the residual of
+        :meth:`_rounding_residual` around x with each linear input replaced by
+        random numbers of its size (at least 1, every bit of the mantissa used), over
+        that size."""
+        if self._unit_sizes is not None:
+            return self._unit_sizes
+        sizes = np.zeros(self.f0.size)
+        if self.linear:
+            pattern = np.random.default_rng(ROUNDING_PROBE_SEED + 1)
+            base = list(self.work)
+            scale = 1.0
+            for i in self.linear:
+                a = base[i]
+                size = float(np.max(np.abs(a), initial=0.0))
+                scale = max(scale, size) if math.isfinite(size) else scale
+            for i in self.linear:
+                a = base[i]
+                # full mantissas: a product w·p with p = 1 - 2**-48 is exact for a w of
+                # a few bits (±1, or the moves' own), and shows no rounding at all
+                signs = pattern.choice([-1.0, 1.0], a.shape)
+                base[i] = (signs * pattern.uniform(1.0, 2.0, a.shape) * scale).astype(a.dtype)
+            try:
+                with np.errstate(all="ignore"), no_autodiff:
+                    out = np.asarray(self.call(base), dtype=np.float64)
+            except Exception:
+                out = None
+            if out is not None and out.shape == self.f0.shape and np.all(np.isfinite(out)):
+                residual = self._rounding_residual(base, out)
+                if residual is not None:
+                    sizes = residual.reshape(-1) / (self.eps * scale)
+        self._unit_sizes = sizes
+        return sizes
+
+    def linear_noise(self, i: int, absv: np.ndarray) -> float:
+        """The rounding noise of a central difference along an element of input ``i``
+        that the forward is linear in (else 0): :data:`OUTPUT_ROUNDING_EPS` eps of
+        ``<|v|, unit rounding sizes>`` times the step, over the step. The same at every
+        step: the outputs' rounding grows with the step as the difference does (see
+        :meth:`unit_rounding`)."""
+        if i not in self.linear:
+            return 0.0
+        unit = self.unit_rounding()
+        return OUTPUT_ROUNDING_EPS * self.eps * float(np.vdot(absv.reshape(-1), unit))
+
+    def _rounding_residual(
+        self, at: Sequence[np.ndarray] | None = None, out0: np.ndarray | None = None
+    ) -> np.ndarray | None:
         """Per output, the spread of its rounding error along one small move, measured
         in the forward's own dtype: f at x + t·d for t in -1..1
         (:data:`RESIDUAL_OFFSETS`), d each float element's step of the levels second
@@ -259,10 +357,14 @@ class ForwardRounding:
         x (J = 0 at every level: the levels' own noise measure sees nothing). The
         residuals' standard deviation times sqrt(12) is the spread of a rounding error
         uniform over a quantum. None where an output is not finite or has the wrong
-        shape along the move (the noise model then keeps the output's size)."""
+        shape along the move (the noise model then keeps the output's size).
+
+        ``at`` and ``out0``: around this point and its output instead of x's."""
+        work = self.work if at is None else list(at)
+        f0 = self.f0 if out0 is None else out0
         pattern = np.random.default_rng(ROUNDING_PROBE_SEED)
         moves: list[np.ndarray | None] = []
-        for a in self.work:
+        for a in work:
             if a.dtype.kind != "f":
                 moves.append(None)
                 continue
@@ -281,16 +383,15 @@ class ForwardRounding:
             with np.errstate(all="ignore"), no_autodiff:
                 for t in ts:
                     if t == 0:
-                        rows.append(np.zeros(self.f0.size))
+                        rows.append(np.zeros(f0.size))
                         continue
                     arrays = [
-                        a if m is None else (a + t * m).astype(a.dtype)
-                        for a, m in zip(self.work, moves)
+                        a if m is None else (a + t * m).astype(a.dtype) for a, m in zip(work, moves)
                     ]
                     out = np.asarray(self.call(arrays))
-                    if out.shape != self.f0.shape:
+                    if out.shape != f0.shape:
                         return None
-                    rows.append(np.subtract(out, self.f0, dtype=np.float64).reshape(-1))
+                    rows.append(np.subtract(out, f0, dtype=np.float64).reshape(-1))
         except Exception:
             return None
         changes = np.stack(rows)
@@ -300,7 +401,7 @@ class ForwardRounding:
         residual = changes - basis @ np.linalg.lstsq(basis, changes, rcond=None)[0]
         dof = len(ts) - (RESIDUAL_DEGREE + 1)
         sigma = np.sqrt(np.sum(residual**2, axis=0) / dof)
-        return (np.sqrt(12) * sigma).reshape(self.f0.shape)
+        return (np.sqrt(12) * sigma).reshape(f0.shape)
 
     def _rounding_error(
         self, wider: np.dtype, sign: float, scatter: bool = False

@@ -198,6 +198,9 @@ class _LevelScores:
         #: exp near 0); the steps are relative to it, so the noise it gives at a still
         #: level is eps**(2/3)·<|v|, 1> / 2 over the level's multiplier, at every scale.
         self.magnitude = 1.0
+        #: The rounding noise of every level where the forward is linear in the moved
+        #: element (a backward in its upstream gradient: :meth:`Evaluator.linear_noise`).
+        self.linear_noise = 0.0
         #: Per output (flat): the smallest step at which it stood still, the largest at
         #: which it moved, and the least it moved by there (see :meth:`note_outputs`).
         #: Each level's difference's share of the outputs' own precision, where they
@@ -226,7 +229,12 @@ class _LevelScores:
         np.fmin(self.least_move, move.min(axis=0), out=self.least_move)
 
     def quantize_outputs(
-        self, absv: np.ndarray, known: np.ndarray | None, ulps: np.ndarray, cap: float
+        self,
+        absv: np.ndarray,
+        known: np.ndarray | None,
+        ulps: np.ndarray,
+        cap: float,
+        seeded: np.ndarray | None = None,
     ) -> np.ndarray | None:
         """:meth:`quantize_noise` output by output: an output that stood still at some
         step and moved at a larger one depends on the element, and moves in quanta of
@@ -249,13 +257,18 @@ class _LevelScores:
 
         A least move above ``cap`` is no quantum of rounding but the function's own
         (a clip's bound that a large step crosses): such an output is left out.
+        ``seeded``: the quanta the point's measured rounding shows (see
+        :meth:`Evaluator._seed_quanta`), for the outputs none was seen of.
 
         Returns ``known`` with the quanta this refinement showed."""
         quantized = (self.still_step < self.moved_step) & (self.least_move <= cap)
         share = float(np.vdot(absv[quantized], self.least_move[quantized]))
-        if known is not None:
-            unmoved = (self.moved_step == 0) & (known > OUTPUT_ROUNDING_EPS * ulps)
-            share += float(np.vdot(absv[unmoved], known[unmoved]))
+        floor_known = known
+        if seeded is not None:
+            floor_known = seeded if known is None else np.where(known > 0, known, seeded)
+        if floor_known is not None:
+            unmoved = (self.moved_step == 0) & (floor_known > OUTPUT_ROUNDING_EPS * ulps)
+            share += float(np.vdot(absv[unmoved], floor_known[unmoved]))
         if share > 0:
             done = np.isfinite(self.d) & np.isfinite(self.jump)
             self.floor = np.maximum(self.floor, np.where(done, share / (2 * self.hs), 0.0))
@@ -321,6 +334,7 @@ class _LevelScores:
         new.floor[more:] = self.floor
         new.precision[more:] = self.precision
         new.magnitude = self.magnitude
+        new.linear_noise = self.linear_noise
         new.flat = self.flat
         new.still_step, new.moved_step, new.least_move = (
             self.still_step,

@@ -34,6 +34,15 @@ The numbers, and why:
   rounding is measured in its own dtype: what no low polynomial explains of the
   outputs along one small move (:meth:`Evaluator._rounding_residual`). The noise,
   modelled and measured from the levels themselves, enters each level's error.
+* **A backward differenced** (order 2 and above: the forward is ``B(x, v) = vᵀJ``).
+  Its outputs round at eps of terms of the size of ``v`` (a cross-entropy's
+  ``(p - onehot)·v`` at logits 24 apart is -7.5e-11·v, made of ``p0·v - v``). Along
+  ``v``, in which it is linear, that rounding grows with the step as the difference
+  does, and power-of-two steps keep every quotient the same bits at v = 0: its size
+  per unit of ``v`` is measured where ``v`` is not small (:meth:`Evaluator.unit_rounding`)
+  and is the noise of every level along ``v``. Along ``x``, the outputs whose measured
+  rounding is far above their own ulps are known to move in quanta of it, for every
+  element from the start (:meth:`Evaluator._seed_quanta`).
 * **Quanta.** An output that stands still at the smaller steps and moves at larger
   ones moves in quanta of its intermediates (p0 - 1 of a softmax at a logit of 30
   rounds at the ulps of p0), which no step resolves below: its quantum over 2h floors
@@ -129,8 +138,15 @@ class Evaluator(ForwardRounding):
         *,
         reference: str = "float64",
         bind: Callable[..., Callable[[], np.ndarray]] | None = None,
+        linear: Sequence[int] = (),
     ) -> None:
         self._forward = forward
+        #: The inputs the forward is linear in (at order 2 and above the forward is a
+        #: backward, linear in its upstream gradient, its last input): its rounding
+        #: there scales with their size (see :meth:`linear_noise`).
+        self.linear = tuple(linear)
+        self._unit_sizes: np.ndarray | None = None
+        self._seeded_quanta: np.ndarray | None = None
         self._bind = bind or (lambda arrays, params: lambda: forward(arrays, params))
         self.params = dict(params or {})
         self.calls = 0
@@ -395,6 +411,7 @@ class Evaluator(ForwardRounding):
         multipliers, base_index = _levels(scale)
         levels = _LevelScores(len(multipliers), self.f0.shape)
         levels.magnitude = max(1.0, scale) if math.isfinite(scale) else 1.0
+        levels.linear_noise = self.linear_noise(i, np.abs(self.v))
         levels.powers = np.arange(len(multipliers)) - base_index
         ladder = base_index + LOWEST_LEVEL  # the first level of the base ladder
         self._run_levels(i, along, h0, multipliers[ladder:], ladder, levels)
@@ -486,6 +503,7 @@ class Evaluator(ForwardRounding):
             self.output_quanta,
             self.eps * np.abs(self.f0).reshape(-1),
             cap,
+            self._seeded_quanta,
         )
         levels.floor = np.maximum(levels.floor, levels.precision)
 
@@ -590,6 +608,7 @@ class Evaluator(ForwardRounding):
             if t.any():
                 size = np.maximum(outputs[row], measured)
                 noise[k] = OUTPUT_ROUNDING_EPS * eps * float(vdot(absv[t], size[t])) / h
+                noise[k] += levels.linear_noise
             else:
                 # NOTE: no output moved, which is not proof that none depends on x:
                 # each may have absorbed a change below half an ulp of an intermediate
@@ -599,10 +618,11 @@ class Evaluator(ForwardRounding):
                 # m the size of those intermediates: at least the output's, and at
                 # least the moved element's and 1 (see _LevelScores.magnitude).
                 size = np.maximum(measured, levels.magnitude)
-                noise[k] = eps * float(vdot(absv, size)) / (2 * h)
+                noise[k] = eps * float(vdot(absv, size)) / (2 * h) + levels.linear_noise
                 levels.still[k] = True
         levels.note_outputs(touched, (plus - f0, minus - f0), hs[pending])
-        if self.output_quanta is not None:
+        quanta = self.known_quanta()
+        if quanta is not None:
             # An output that moves in quanta far coarser than its own rounding is known
             # only to that quantum: where its rounding scales with it (at order 2, a
             # cross-entropy's backward is (p - onehot)·v, its p0 - 1 = -4e-13 carrying
@@ -611,8 +631,8 @@ class Evaluator(ForwardRounding):
             # backward's own rounding of it), a difference of it is right to that
             # share of itself only, however exact.
             with np.errstate(all="ignore"):
-                share = np.minimum(self.output_quanta / np.abs(f0.reshape(-1)), 1.0)
-                share = np.where(self.output_quanta > 0, share, 0.0) * absv.reshape(-1)
+                share = np.minimum(quanta / np.abs(f0.reshape(-1)), 1.0)
+                share = np.where(quanta > 0, share, 0.0) * absv.reshape(-1)
             for row, k in enumerate(pending):
                 rate = np.abs(spread[row].reshape(-1)) / (2 * float(hs[k]))
                 levels.precision[k] = float(np.vdot(share, np.where(np.isfinite(rate), rate, 0.0)))

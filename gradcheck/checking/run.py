@@ -306,8 +306,18 @@ class _Run:
 
             return bound
 
+        # At order 2 and above the forward is a backward, linear in its upstream
+        # gradient, the last input (see Evaluator.unit_rounding).
+        variant = self.tgt.variant
+        linear = (len(self.xs) - 1,) if variant is not None and variant.order >= 2 else ()
         ev = Evaluator(
-            forward, self.xs, self.params, v, reference=self.settings.reference, bind=bind
+            forward,
+            self.xs,
+            self.params,
+            v,
+            reference=self.settings.reference,
+            bind=bind,
+            linear=linear,
         )
         armed = True
         return ev

@@ -152,7 +152,10 @@ ORDER_STEADINESS = 1.25
 ORDER_RANGE = (LEVEL_RATIO**0.25, LEVEL_RATIO**1.5)
 
 
-# -- the run and its verdict (run.py, verdict.py, low_precision.py) --------------------
+# -- the check and its verdict (checker.py, run.py, verdict.py, low_precision.py) ------
+
+#: mode="auto" checks element by element up to this many elements in all inputs.
+FULL_MODE_MAX_SIZE = 4096
 
 #: Runs at inputs moved by a few ulps that measure a float32/float16 gradient's
 #: rounding (see ``_Run.rounding_jitter``), and the most ulps an element moves.

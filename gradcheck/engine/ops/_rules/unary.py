@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from gradcheck.engine.operation import IN_PLACE_MIN_SIZE, Operation, owned, spent
+from gradcheck.engine.operation import IN_PLACE_MIN_SIZE, Operation, _own_copy, owned, spent
 
 if TYPE_CHECKING:
     from gradcheck.engine.tensor_base import Tensor
@@ -45,6 +45,17 @@ class UnaryOp(Operation):
         func = cls.__dict__.get("func")
         if isinstance(func, staticmethod) and isinstance(func.__func__, np.ufunc):
             cls.numpy_ufunc = func.__func__
+        # A built-in rule runs copies of its own of UnaryOp's forward and backward:
+        # the same code, with inline caches that see one class (``self.variables``,
+        # ``self.out``, ``self.derivative``; see operation._own_copy). Shared, they
+        # met Sin, then Tanh... on a chain of small ops and ran the generic lookup:
+        # ~750 instructions per op (callgrind, the chain of engine_overhead.py). A
+        # user's subclass keeps UnaryOp's own methods (or its built-in parent's).
+        if cls._pure_grad:
+            if cls.__call__ is UnaryOp.__call__:
+                cls.__call__ = _own_copy(UnaryOp.__call__)  # type: ignore[method-assign]
+            if cls.backward_var is UnaryOp.backward_var:
+                cls.backward_var = _own_copy(UnaryOp.backward_var)  # type: ignore[method-assign]
 
     def __call__(self, x: Tensor) -> np.ndarray:
         self.variables = (x,)
