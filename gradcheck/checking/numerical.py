@@ -64,6 +64,14 @@ The numbers, and why:
   s stands still at the steps below the tie, which is flatness, not rounding quanta).
 * **Complex step** (on request, for ops analytic in their inputs):
   ``Im s(x + i h e_j) / h`` has no subtractive cancellation, so h can be tiny.
+
+Where each part is: this module's :class:`Evaluator` moves the inputs and calls the
+forward (the first pass, the refinement's levels, directions, the complex step), and
+:func:`full_estimate` and :func:`refine_elements` drive it element by element;
+:mod:`gradcheck.checking.levels` holds the steps and what the levels' differences say
+(Richardson, noise, quanta, kinks: an :class:`Estimate`);
+:mod:`gradcheck.checking.forward_rounding` measures the forward's rounding (a base of
+the Evaluator); every number above is in :mod:`gradcheck.checking.thresholds`.
 """
 
 from __future__ import annotations
