@@ -16,8 +16,6 @@ to report it (ruff's convention); 130 and 143 the run was stopped by SIGINT or S
 from __future__ import annotations
 
 import json
-import os
-import shlex
 import signal
 import sys
 import time
@@ -55,45 +53,32 @@ from gradcheck.frontend.exits import (
     _working_directory,
 )
 from gradcheck.frontend.files import OutputFile
-from gradcheck.frontend.formats import FORMATS, OutputFormat, RunReport
+from gradcheck.frontend.formats import FORMATS, OutputFormat
 from gradcheck.frontend.options import (
-    FLAGS,
-    SWITCHES,
     parse_domain,
     parse_kwargs,
     parse_shapes,
     setting_options,
-    settings_from_options,
 )
 from gradcheck.frontend.outputs import (
-    _annotate,
-    _compare,
     _emit,
-    _html_charts,
-    _inputs,
-    _outputs,
     _progress,
-    _shown_path,
-    _step_summary,
-    _write_outputs,
 )
-from gradcheck.frontend.plan import BUILTIN_TARGETS, RunItem, listed_plan, plan_run
-from gradcheck.frontend.progress import COLOR_CHOICES, wants_color
+from gradcheck.frontend.plan import BUILTIN_TARGETS, RunItem, plan_run
+from gradcheck.frontend.plan import listed_plan as listed_plan  # (tests, the worker)
+from gradcheck.frontend.progress import COLOR_CHOICES
 from gradcheck.frontend.verify_run import (
-    _job,
-    _job_settings,
-    _jobs_at_once,
+    _exit_status,
+    _plan_run,
+    _read_run,
+    _report_run,
     _run_all,
-    _run_seed,
     _Runner,
-    _shard_baseline,
-    _shard_note,
-    _take_shard,
-    _with_seeds,
 )
+from gradcheck.frontend.verify_run import _jobs_at_once as _jobs_at_once  # (tests)
 
 if TYPE_CHECKING:
-    from gradcheck.search.verifier import LoadedTarget, VerifyResult
+    from gradcheck.search.verifier import LoadedTarget
 
 __all__ = ["main", "RunItem", "plan_run", "BUILTIN_TARGETS"]
 
@@ -185,29 +170,6 @@ def main(ctx: click.Context) -> None:
 
 
 # --- option parsing ---------------------------------------------------------------
-
-
-def _replay_command(ctx: click.Context, target: str, seed: int) -> str:
-    """The exact command that replays one target's run: the options the user gave,
-    the target, and the run's seed."""
-    raw = ctx.params
-    words = ["gradcheck", "verify", target]
-    for option, flag in FLAGS.items():
-        if ctx.get_parameter_source(option) is not click.core.ParameterSource.COMMANDLINE:
-            continue
-        value = raw[option]
-        if option in SWITCHES:
-            words.append(flag if value else SWITCHES[option])
-        elif isinstance(value, tuple):
-            for v in map(str, value):
-                # A value starting with '-' must be attached, or it reads as an option.
-                words.extend([f"{flag}={v}"] if v.startswith("-") else [flag, v])
-        else:
-            words.extend([flag, str(value)])
-    if raw.get("config_path") is not None:
-        words.extend(["--config", str(raw["config_path"])])
-    words.extend(["--seed", str(seed)])
-    return shlex.join(words)
 
 
 # --format, for every command that prints results: its choices, default and help come
@@ -345,9 +307,9 @@ _format_option = click.option(
     help="Show tracebacks of load errors and the op's runtime warnings.",
 )
 @click.pass_context
-# One of the two functions over 60 code lines (issue 24): the body is the run's
-# sequence, its parts in the functions below. The options that give a check's settings
-# (the settings table's rows) arrive in `_settings`, read by settings_from_options.
+# The body is the run's sequence, its parts in frontend/verify_run.py. The options that
+# give a check's settings (the settings table's rows) arrive in `_settings`, read by
+# settings_from_options.
 def verify_command(
     ctx: click.Context,
     /,
@@ -388,7 +350,7 @@ def verify_command(
     5 nothing was checked (no target selected), 101 a bug in gradcheck (please report
     it), 130/143 stopped by SIGINT/SIGTERM (what finished is still written).
     """
-    from gradcheck.frontend.jobs import WorkerSetup
+    from gradcheck.frontend.jobs import WorkerSetup, usable_cores
     from gradcheck.frontend.runner import StopOnSignals
 
     started = time.monotonic()  # the summary line's time: what the user waited
@@ -402,8 +364,6 @@ def verify_command(
     # time), while the options and the targets are read here; a usage error stops it.
     if scheduler is not None and executor != "dask":
         raise click.BadParameter("needs --executor dask", param_hint="'--scheduler'")
-    from gradcheck.frontend.jobs import usable_cores
-
     # Without --jobs, one job per usable core (fewer when there are fewer targets, one
     # with a device: _jobs_at_once); the workers start before the targets are known.
     starting = jobs or usable_cores()
@@ -412,126 +372,17 @@ def verify_command(
         # The frameworks of the targets named here are known from their modules' text
         # alone: the worker is told to import them, and the command says so, before
         # this process imports NumPy below (the first line of output, at once). Those
-        # of a configuration's targets are known once it is read.
-        frameworks = run.preload(targets, None, setup.cwd) if targets else []
-        if frameworks:
-            run.shown.loading(", ".join(frameworks))
-        # Imported once the worker is starting (the settings' validators import NumPy).
-        from gradcheck.frontend.config import is_regression_factor
-
-        overrides = settings_from_options(ctx)
-        if regression_factor is not None and not is_regression_factor(regression_factor):
-            raise click.BadParameter(
-                f"must be a number >= 1, got {regression_factor:g}",
-                param_hint="'--regression-factor'",
-            )
-        # Checked before anything runs: a typo in a path must not cost the whole run.
-        outputs = _outputs(
-            save_baseline,
-            junit_xml,
-            verbose,
-            {"baseline": baseline_path, "config": config_path},
-            html_path,
+        # of a configuration's targets are known once it is read (in _read_run).
+        if targets:
+            run.preload_and_say(targets, None, setup.cwd)
+        given = _read_run(ctx, run, setup.cwd)
+        planned = _plan_run(ctx, run, given)
+        results, stopped_by = _run_all(
+            run, planned.items, planned.jobs, given.overrides, verbose, signals
         )
-        config, baseline = _inputs(config_path, baseline_path, verbose)
-        if html_path is None and config is not None and config.html is not None:
-            outputs.update(_outputs(None, None, verbose, None, config.html))
-        run_seed = _run_seed(seed, baseline, config)
-        if config is not None:
-            run.shown.note(f"config: {_shown_path(config.path)}")
-        if not targets:
-            frameworks = run.preload(targets, config, setup.cwd)
-            if frameworks:
-                run.shown.loading(", ".join(frameworks))
-        # Here while the worker starts, not after the last result: what the summary
-        # and the output files need (tenths of a second on a loaded machine).
-        import gradcheck.frontend.baseline
-        import gradcheck.frontend.ci_report
-        import gradcheck.frontend.html_report
-        import gradcheck.frontend.render  # noqa: F401
-
-        # The targets are imported in the worker process, never here: whatever a
-        # module does at import cannot end, block or write into the command's output
-        # (the workers' stdout is stderr).
-        try:
-            what = " ".join(targets) or "the configured targets"
-            items, skipped, notes = run.run.load(
-                listed_plan, targets, config, verbose, what=printable(what)
-            )
-        except GradcheckError as exc:
-            _fail(str(exc), exc.exit_code, exc, verbose)
-        for line in notes:
-            run.shown.note(line)
-        for line in skipped or ():
-            run.shown.note(f"skipped {line}")
-        settings = [_job_settings(item, overrides, seed, baseline, run_seed) for item in items]
-        at_once = _jobs_at_once(jobs, settings, run.run, seeds or 1)
-        plan = [_job(item, s, verbose, at_once) for item, s in zip(items, settings)]
-        manifest = None
-        ranges = [(i, 0, seeds or 1) for i in range(len(plan))]  # (target, seeds)
-        if shard is not None:  # (target, range of its seeds) tasks: --seeds splits
-            fixed = (
-                seed is not None
-                or baseline is not None
-                or "seed" in getattr(config, "defaults", {})
-            )
-            ranges, manifest = _take_shard(
-                shard, durations_path, plan, baseline, fixed, run_seed, seeds, verbose
-            )
-            run.shown.note(_shard_note(manifest, ranges))
-        mine = [plan[i].spec for i, _, _ in ranges]
-        items, plan = _with_seeds(items, plan, ranges)
-        run.shown.total = len(plan)
-        results, stopped_by = _run_all(run, items, plan, overrides, verbose, signals)
         signals.acknowledge()  # from here on, what finished is written whatever comes
-        if (seeds or 1) > 1:
-            from gradcheck.frontend.deep import combine_seeds
-
-            results = combine_seeds(results, [stop - first for _, first, stop in ranges])
-        comparison = _compare(
-            results, _shard_baseline(baseline, manifest, mine), regression_factor, config
-        )
-
-        def replay(result: VerifyResult) -> str:
-            return _replay_command(ctx, result.target, result.seed)
-
-        charts = _html_charts(run, results) if "HTML report" in outputs else {}
-        run.release()  # the workers are done: they end while the report is written
-        unwritten = _write_outputs(outputs, results, run_seed, comparison, replay, charts, manifest)
-        if os.environ.get("GITHUB_ACTIONS") == "true":
-            _annotate(items, results, comparison, to_stderr=output_format.document)
-        if os.environ.get("GITHUB_STEP_SUMMARY"):
-            unwritten += _step_summary(results, run_seed, comparison, replay)
-        color = output_format.color and wants_color(color_choice, sys.stdout)
-        report = RunReport(
-            results,
-            run_seed,
-            replay,
-            comparison,
-            color,
-            signal.Signals(stopped_by).name if stopped_by else None,
-            quiet=quiet,
-            shard=manifest,
-            elapsed=time.monotonic() - started,
-        )
-        run.close_bars()
-        text = output_format.run(report)
-        lost = _emit(f"\n{text}" if run.shown.wrote and not output_format.document else text, color)
-        for problem in [*unwritten, *([lost] if lost else [])]:
-            click.echo(f"Error: {problem}", err=True)
-    if stopped_by is not None:
-        ctx.exit(128 + stopped_by)  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
-    if unwritten or lost:
-        ctx.exit(OutputError.exit_code)
-    from gradcheck.frontend.unfinished import is_gradcheck_bug
-
-    if any(is_gradcheck_bug(r) for r in results):
-        ctx.exit(InternalError.exit_code)  # reported as the target's failure, traceback above
-    if not results and manifest is None:  # whatever selected nothing: never a pass
-        # (a shard may be empty when there are more shards than targets: its merge is not)
-        ctx.exit(NothingToCheck.exit_code)
-    passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
-    ctx.exit(0 if passed else 1)
+        reported = _report_run(ctx, run, given, planned, results, stopped_by, started)
+    _exit_status(ctx, results, stopped_by, reported)
 
 
 @main.command("merge")

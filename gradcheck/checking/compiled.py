@@ -97,6 +97,19 @@ def compiled_disagreement(
             f"backward: {what} raised where the eager op did not: "
             f"{type(exc.exception).__name__}: {exc.exception}",
         )
+    return _gradients_differ(grads, eager_grads, xs, what, tolerances)
+
+
+def _gradients_differ(
+    grads: Sequence[Any],
+    eager_grads: Sequence[Any],
+    xs: Sequence[np.ndarray],
+    what: str,
+    tolerances: Callable[[np.dtype], Tolerance],
+) -> Failure | None:
+    """The first input whose gradient from the compiled op (``what``) differs from the
+    eager op's, for the same upstream gradient, as a ``compiled_mismatch``."""
+    names = ("compiled", "eager")
     for i, (g, e) in enumerate(zip(grads, eager_grads)):
         if g is None and e is None:
             continue

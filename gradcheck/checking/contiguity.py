@@ -48,7 +48,8 @@ def candidates(tgt: Target, xs: Sequence[np.ndarray]) -> frozenset[int]:
     if tgt.variant is not None and any(tgt.variant.complex_inputs):
         return frozenset()
     if tgt.foreign:
-        name = framework_of(tgt.obj)
+        # (read when the op was resolved; a Target made by hand may not say)
+        name = tgt.framework if tgt.framework is not None else framework_of(tgt.obj)
         if not any(f.name == name and f.layouts for f in FRAMEWORKS):
             return frozenset()
         return frozenset(i for i, x in enumerate(xs) if x.size >= 2)

@@ -143,6 +143,10 @@ class Target:
     #: ``binder(arrays, params)``: :meth:`bind` made by the op's framework (the
     #: framework's tensors made once over the arrays), or None where it makes none.
     binder: Callable[..., Callable[[], np.ndarray] | None] | None = None
+    #: The framework of a foreign op (``"torch"``, ``"mygrad"``, ``"jax"``: a name of
+    #: :data:`~gradcheck.checking.frameworks.FRAMEWORKS`), read once when the op was
+    #: resolved; None for gradcheck's own ops.
+    framework: str | None = None
 
     def derive(self, variant: Any) -> Target:
         """The target that checks ``variant`` of this target's op (the gradient of its

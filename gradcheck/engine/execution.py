@@ -201,9 +201,9 @@ def _execute(
     or keyword-only parameters is never a specialized call in CPython, and fills its
     keyword defaults from a dict: measured with callgrind, ``execute_op``'s signature
     costs ~700 instructions per call more than this one's.)"""
-    # This function is the engine's per-op forward path: keep it lean. It is one of the
-    # two functions over 60 code lines (issue 24): each helper it called would cost a
-    # Python call per op on the path the engine benchmarks measure (chain <= 3x NumPy).
+    # This function is the engine's per-op forward path: keep it lean (over 60 code
+    # lines, with its reason in tests/test_function_length.py: each helper it called
+    # would cost a Python call per op on the path the engine benchmarks measure).
     # The common case, every input already a Tensor, uses `input_vars` as it is.
     tensors: Sequence[Any] = input_vars
     for x in input_vars:

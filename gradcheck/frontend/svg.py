@@ -9,7 +9,7 @@ and a series' line breaks there; a chart with no point left says so in its middl
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from html import escape
 
@@ -123,20 +123,9 @@ def chart(
     def py(y: np.ndarray) -> np.ndarray:
         return top + (1 - place(y, y0, y1, log_y)) * plot_h
 
-    for value in _ticks(x0, x1, log_x):
-        at = float(px(np.array([value]))[0])
-        parts.append(
-            f'<line x1="{at:.1f}" y1="{top}" x2="{at:.1f}" y2="{top + plot_h}" stroke="#eee"/>'
-            f'<text x="{at:.1f}" y="{top + plot_h + 14}" text-anchor="middle">'
-            f"{_label(value, log_x)}</text>"
-        )
-    for value in _ticks(y0, y1, log_y):
-        at = float(py(np.array([value]))[0])
-        parts.append(
-            f'<line x1="{left}" y1="{at:.1f}" x2="{left + plot_w}" y2="{at:.1f}" stroke="#eee"/>'
-            f'<text x="{left - 4}" y="{at + 4:.1f}" text-anchor="end">'
-            f"{_label(value, log_y)}</text>"
-        )
+    box = (left, top, plot_w, plot_h)
+    parts.extend(_gridlines(px, _ticks(x0, x1, log_x), log_x, box, vertical=True))
+    parts.extend(_gridlines(py, _ticks(y0, y1, log_y), log_y, box, vertical=False))
     parts.append(
         f'<text x="{left + plot_w / 2}" y="{height - 8}" text-anchor="middle">'
         f"{escape(xlabel)}</text>"
@@ -155,6 +144,36 @@ def chart(
     parts.append(_legend(series, left, 26))
     parts.append("</svg>")
     return "".join(parts)
+
+
+def _gridlines(
+    place: Callable[[np.ndarray], np.ndarray],
+    ticks: Sequence[float],
+    log: bool,
+    box: tuple[float, float, float, float],
+    *,
+    vertical: bool,
+) -> list[str]:
+    """A grid line and its label at each tick of one axis (``vertical``: the x axis's,
+    labelled below the plot; else the y axis's, labelled on its left)."""
+    left, top, plot_w, plot_h = box
+    out = []
+    for value in ticks:
+        at = float(place(np.array([value]))[0])
+        if vertical:
+            out.append(
+                f'<line x1="{at:.1f}" y1="{top}" x2="{at:.1f}" y2="{top + plot_h}" stroke="#eee"/>'
+                f'<text x="{at:.1f}" y="{top + plot_h + 14}" text-anchor="middle">'
+                f"{_label(value, log)}</text>"
+            )
+        else:
+            out.append(
+                f'<line x1="{left}" y1="{at:.1f}" x2="{left + plot_w}" y2="{at:.1f}" '
+                'stroke="#eee"/>'
+                f'<text x="{left - 4}" y="{at + 4:.1f}" text-anchor="end">'
+                f"{_label(value, log)}</text>"
+            )
+    return out
 
 
 def _draw(s: Series, px: np.ndarray, py: np.ndarray, keep: np.ndarray) -> str:

@@ -9,8 +9,14 @@ runner and the search are imported where they are used.
 
 from __future__ import annotations
 
+import os
 import secrets
+import shlex
+import signal
+import sys
+import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -22,12 +28,26 @@ from gradcheck.errors import (
     InternalError,
     Interrupted,
     InvalidDescription,
+    NothingToCheck,
     OutputError,
+    printable,
 )
 from gradcheck.frontend.exits import _fail, _report_internal_error
-from gradcheck.frontend.options import FLAGS, OPTION_OF_SETTING
-from gradcheck.frontend.plan import RunItem
-from gradcheck.frontend.progress import Progress
+from gradcheck.frontend.formats import RunReport
+from gradcheck.frontend.options import FLAGS, OPTION_OF_SETTING, SWITCHES, settings_from_options
+from gradcheck.frontend.outputs import (
+    _annotate,
+    _compare,
+    _emit,
+    _html_charts,
+    _inputs,
+    _outputs,
+    _shown_path,
+    _step_summary,
+    _write_outputs,
+)
+from gradcheck.frontend.plan import RunItem, listed_plan
+from gradcheck.frontend.progress import Progress, wants_color
 from gradcheck.search.precedence import layered
 
 if TYPE_CHECKING:
@@ -258,6 +278,14 @@ class _Runner:
             self.run.preload(preloaded_modules(frameworks))
         return [fw.name for fw in frameworks]
 
+    def preload_and_say(
+        self, targets: Sequence[str], config: ProjectConfig | None, cwd: str
+    ) -> None:
+        """:meth:`preload`, and the command says what the worker is loading."""
+        frameworks = self.preload(targets, config, cwd)
+        if frameworks and self.shown is not None:
+            self.shown.loading(", ".join(frameworks))
+
     def _started(self, index: int, job: Job) -> Any:
         shown = self.shown
         if shown is None:
@@ -361,3 +389,211 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
         if flag is not None:
             return f"{item.target.name}: {exc} (set it with {flag})"
     return f"{item.target.name}: {exc}"
+
+
+def _replay_command(ctx: click.Context, target: str, seed: int) -> str:
+    """The exact command that replays one target's run: the options the user gave,
+    the target, and the run's seed."""
+    raw = ctx.params
+    words = ["gradcheck", "verify", target]
+    for option, flag in FLAGS.items():
+        if ctx.get_parameter_source(option) is not click.core.ParameterSource.COMMANDLINE:
+            continue
+        value = raw[option]
+        if option in SWITCHES:
+            words.append(flag if value else SWITCHES[option])
+        elif isinstance(value, tuple):
+            for v in map(str, value):
+                # A value starting with '-' must be attached, or it reads as an option.
+                words.extend([f"{flag}={v}"] if v.startswith("-") else [flag, v])
+        else:
+            words.extend([flag, str(value)])
+    if raw.get("config_path") is not None:
+        words.extend(["--config", str(raw["config_path"])])
+    words.extend(["--seed", str(seed)])
+    return shlex.join(words)
+
+
+# --- the run's sequence (gradcheck.cli.verify_command) --------------------------------
+
+
+@dataclass
+class _RunInputs:
+    """What the command read before the targets: the options that override the
+    settings, the output files (each checked), the configuration, the baseline and
+    the run's seed."""
+
+    overrides: dict[str, Any]
+    outputs: dict[str, Any]
+    config: ProjectConfig | None
+    baseline: Any
+    run_seed: int
+
+
+@dataclass
+class _Planned:
+    """The run's jobs: ``items`` and ``jobs`` one per task (a target, once per seed of
+    ``--seeds``); ``ranges`` each ``(target index, first seed, stop)``; ``manifest``
+    the shard's (None without ``--shard``); ``mine`` the targets this shard runs."""
+
+    items: list[RunItem]
+    jobs: list[Job]
+    ranges: list[tuple[int, int, int]]
+    manifest: dict[str, Any] | None
+    mine: list[str]
+
+
+def _read_run(ctx: click.Context, run: _Runner, cwd: str) -> _RunInputs:
+    """The options, the output paths (checked before anything runs: a typo in a path
+    must not cost the whole run), the configuration and the baseline."""
+    # Imported once the worker is starting (the settings' validators import NumPy).
+    from gradcheck.frontend.config import is_regression_factor
+
+    p = ctx.params
+    overrides = settings_from_options(ctx)
+    factor = p["regression_factor"]
+    if factor is not None and not is_regression_factor(factor):
+        raise click.BadParameter(
+            f"must be a number >= 1, got {factor:g}", param_hint="'--regression-factor'"
+        )
+    read = {"baseline": p["baseline_path"], "config": p["config_path"]}
+    outputs = _outputs(p["save_baseline"], p["junit_xml"], p["verbose"], read, p["html_path"])
+    config, baseline = _inputs(p["config_path"], p["baseline_path"], p["verbose"])
+    if p["html_path"] is None and config is not None and config.html is not None:
+        outputs.update(_outputs(None, None, p["verbose"], None, config.html))
+    run_seed = _run_seed(p["seed"], baseline, config)
+    if config is not None and run.shown is not None:
+        run.shown.note(f"config: {_shown_path(config.path)}")
+    if not p["targets"]:
+        run.preload_and_say(p["targets"], config, cwd)
+    # Here while the worker starts, not after the last result: what the summary
+    # and the output files need (tenths of a second on a loaded machine).
+    import gradcheck.frontend.baseline
+    import gradcheck.frontend.ci_report
+    import gradcheck.frontend.html_report
+    import gradcheck.frontend.render  # noqa: F401
+
+    return _RunInputs(overrides, outputs, config, baseline, run_seed)
+
+
+def _plan_run(ctx: click.Context, run: _Runner, given: _RunInputs) -> _Planned:
+    """The targets, loaded and listed in the worker, as the run's jobs: each target's
+    settings, the jobs at once, this shard's part, a job per seed of ``--seeds``."""
+    p = ctx.params
+    targets, verbose, seeds, seed = p["targets"], p["verbose"], p["seeds"], p["seed"]
+    # The targets are imported in the worker process, never here: whatever a
+    # module does at import cannot end, block or write into the command's output
+    # (the workers' stdout is stderr).
+    try:
+        what = " ".join(targets) or "the configured targets"
+        items, skipped, notes = run.run.load(
+            listed_plan, targets, given.config, verbose, what=printable(what)
+        )
+    except GradcheckError as exc:
+        _fail(str(exc), exc.exit_code, exc, verbose)
+    assert run.shown is not None
+    for line in notes:
+        run.shown.note(line)
+    for line in skipped or ():
+        run.shown.note(f"skipped {line}")
+    baseline, run_seed = given.baseline, given.run_seed
+    settings = [_job_settings(item, given.overrides, seed, baseline, run_seed) for item in items]
+    at_once = _jobs_at_once(p["jobs"], settings, run.run, seeds or 1)
+    plan = [_job(item, s, verbose, at_once) for item, s in zip(items, settings)]
+    manifest = None
+    ranges = [(i, 0, seeds or 1) for i in range(len(plan))]  # (target, seeds)
+    if p["shard"] is not None:  # (target, range of its seeds) tasks: --seeds splits
+        defaults = getattr(given.config, "defaults", {})
+        fixed = seed is not None or baseline is not None or "seed" in defaults
+        ranges, manifest = _take_shard(
+            p["shard"], p["durations_path"], plan, baseline, fixed, run_seed, seeds, verbose
+        )
+        run.shown.note(_shard_note(manifest, ranges))
+    mine = [plan[i].spec for i, _, _ in ranges]
+    items, plan = _with_seeds(items, plan, ranges)
+    run.shown.total = len(plan)
+    return _Planned(items, plan, ranges, manifest, mine)
+
+
+@dataclass
+class _Reported:
+    """What the report of a run left to the exit status: the comparison with the
+    baseline, and the outputs that could not be written."""
+
+    comparison: Any
+    problems: list[Any]
+    manifest: dict[str, Any] | None
+
+
+def _report_run(
+    ctx: click.Context,
+    run: _Runner,
+    given: _RunInputs,
+    planned: _Planned,
+    results: list[VerifyResult],
+    stopped_by: int | None,
+    started: float,
+) -> _Reported:
+    """The run's results compared with the baseline, written to the output files,
+    annotated for GitHub, and printed (the table or the document)."""
+    p = ctx.params
+    output_format, seeds, manifest = p["output_format"], p["seeds"], planned.manifest
+    if (seeds or 1) > 1:
+        from gradcheck.frontend.deep import combine_seeds
+
+        results = combine_seeds(results, [stop - first for _, first, stop in planned.ranges])
+    baseline = _shard_baseline(given.baseline, manifest, planned.mine)
+    comparison = _compare(results, baseline, p["regression_factor"], given.config)
+
+    def replay(result: VerifyResult) -> str:
+        return _replay_command(ctx, result.target, result.seed)
+
+    outputs, run_seed = given.outputs, given.run_seed
+    charts = _html_charts(run, results) if "HTML report" in outputs else {}
+    run.release()  # the workers are done: they end while the report is written
+    unwritten = _write_outputs(outputs, results, run_seed, comparison, replay, charts, manifest)
+    if os.environ.get("GITHUB_ACTIONS") == "true":
+        _annotate(planned.items, results, comparison, to_stderr=output_format.document)
+    if os.environ.get("GITHUB_STEP_SUMMARY"):
+        unwritten += _step_summary(results, run_seed, comparison, replay)
+    color = output_format.color and wants_color(p["color_choice"], sys.stdout)
+    report = RunReport(
+        results,
+        run_seed,
+        replay,
+        comparison,
+        color,
+        signal.Signals(stopped_by).name if stopped_by else None,
+        quiet=p["quiet"],
+        shard=manifest,
+        elapsed=time.monotonic() - started,
+    )
+    run.close_bars()
+    text = output_format.run(report)
+    assert run.shown is not None
+    lost = _emit(f"\n{text}" if run.shown.wrote and not output_format.document else text, color)
+    problems = [*unwritten, *([lost] if lost else [])]
+    for problem in problems:
+        click.echo(f"Error: {problem}", err=True)
+    return _Reported(comparison, problems, manifest)
+
+
+def _exit_status(
+    ctx: click.Context, results: list[VerifyResult], stopped_by: int | None, reported: _Reported
+) -> NoReturn:
+    """The command's exit: the signal that stopped it, an output lost, a bug of
+    gradcheck's, nothing checked, a failure; else 0."""
+    from gradcheck.frontend.unfinished import is_gradcheck_bug
+
+    if stopped_by is not None:
+        ctx.exit(128 + stopped_by)  # the shell's convention: 130 for SIGINT, 143 for SIGTERM
+    if reported.problems:
+        ctx.exit(OutputError.exit_code)
+    if any(is_gradcheck_bug(r) for r in results):
+        ctx.exit(InternalError.exit_code)  # reported as the target's failure, traceback above
+    if not results and reported.manifest is None:  # whatever selected nothing: never a pass
+        # (a shard may be empty when there are more shards than targets: its merge is not)
+        ctx.exit(NothingToCheck.exit_code)
+    comparison = reported.comparison
+    passed = all(r.passed for r in results) and (comparison is None or comparison.passed)
+    ctx.exit(0 if passed else 1)

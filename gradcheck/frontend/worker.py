@@ -55,23 +55,26 @@ def run_job(
     """Check one job in this process (``target`` is loaded from ``job.spec`` when not
     given); ``started`` receives the effective settings before the first example."""
     from gradcheck.frontend.loading import load_targets
-    from gradcheck.search.verifier import effective_options, verify
+    from gradcheck.search.verifier import resolved_options, verify
 
     if target is None:
         found = load_targets(job.spec)
         if len(found) != 1:
             raise LoadError(f"'{job.spec}' names {len(found)} targets, not one")
         target = found[0]
+    checked: Any = target
     if started is not None:
+        # resolved once: verify below takes the resolved target as it is
         given = {k: v for k, v in job.settings.items() if k != "seed"}
-        started(effective_options(target.obj, **given))
+        checked, settings = resolved_options(target, given)
+        started(settings)
     with warnings.catch_warnings():
         # NumPy's "invalid value encountered in log" and the like, from the op evaluated
         # at generated and perturbed points: the checker reports what matters (a
         # non-finite output is a failure); --verbose shows them.
         if not job.verbose:
             warnings.simplefilter("ignore", RuntimeWarning)
-        return verify(target, **job.settings, progress=progress, on_example=on_example)
+        return verify(checked, **job.settings, progress=progress, on_example=on_example)
 
 
 def _zygote_main(conn: Connection, setup: WorkerSetup) -> None:

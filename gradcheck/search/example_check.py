@@ -216,66 +216,15 @@ class _Search:
         self.fatal: GradcheckError | None = None
 
     def example(self, arrays: Any, check_seed: int, data: Any = None) -> None:
-        from hypothesis import reject
+        """Check one example Hypothesis drew (while searching, or while shrinking a
+        failure): rejected where it checked nothing, counted, and raised as
+        :class:`_ExampleFailed` when it failed."""
         from hypothesis import target as hypothesis_target
 
-        if self.fatal is not None:
-            raise self.fatal
-        key = tuple(np.shape(a) for a in arrays)
-        broadcast = len(set(key)) > 1
-        if broadcast and self.domain.refuses_broadcast:
-            raise _Rejected  # learnt: the op takes equal shapes only
-        if self.fixed and key in self.domain.rejected:
-            raise _Rejected
         searching = self.first_failure is None
-        if self.deadline is None:
-            self.deadline = time.perf_counter() + self.options["time_budget"]
-        elif searching and time.perf_counter() > self.deadline:
-            self.out_of_time = True
-            raise _OutOfTime
-        if not searching:
-            self.shrink_steps += 1
-        if self.on_example is not None:
-            self.on_example(arrays, check_seed)
-        try:
-            upstream = self.upstream(arrays, data)
-            result = _check(
-                self.tgt,
-                arrays,
-                self.options,
-                check_seed,
-                shrinking=not searching,
-                upstream=upstream,
-            )
-        except GradcheckError as exc:
-            self.fatal = exc
-            raise
-        except (SystemExit, KeyboardInterrupt) as exc:
-            if is_ctrl_c(exc):
-                raise
-            result = _exited(self.tgt, arrays, self.options, check_seed, exc)
-        if not result.passed and _out_of_memory(result):  # before any retry or rejection
-            self.first_failure = self.first_failure or result
-            raise _OutOfMemory(result)
-        if result.verdict in (Verdict.NOT_DIFFERENTIABLE, Verdict.INCONCLUSIVE):
-            self.domain.skipped(arrays, result)
-            if searching:
-                self.rejected += 1
-                reason = result.note or Skip.NOT_DIFFERENTIABLE
-                if self.domain.raises_at_shapes(arrays, result):
-                    reason = Skip.SHAPE
-                self.skipped[reason] = self.skipped.get(reason, 0) + 1
-            reject()
-        if self.domain.outside(arrays, result):
-            if searching:
-                self.rejected += 1
-                self.skipped[Skip.SHAPE] = self.skipped.get(Skip.SHAPE, 0) + 1
-            reject()
-        if stepped_out_of_domain(arrays, result, self.options):
-            if searching:
-                self.rejected += 1
-                self.skipped[Skip.RAISED_NEAR] = self.skipped.get(Skip.RAISED_NEAR, 0) + 1
-            reject()
+        broadcast = self._admit(arrays, check_seed, searching)
+        result = self._checked(arrays, check_seed, data, searching)
+        self._reject_unchecked(arrays, result, searching)
         if searching:
             self.examples += 1
             self.broadcast_examples += broadcast
@@ -298,6 +247,76 @@ class _Search:
         if math.isfinite(ratio):
             # Steer the search towards the inputs where the gradient is least accurate.
             hypothesis_target(ratio, label="error / tolerance")
+
+    def _admit(self, arrays: Any, check_seed: int, searching: bool) -> bool:
+        """Whether the example's inputs broadcast; raised out of the search where it
+        ends here (a usage error met before, shapes the op refuses, the time budget)."""
+        if self.fatal is not None:
+            raise self.fatal
+        key = tuple(np.shape(a) for a in arrays)
+        broadcast = len(set(key)) > 1
+        if broadcast and self.domain.refuses_broadcast:
+            raise _Rejected  # learnt: the op takes equal shapes only
+        if self.fixed and key in self.domain.rejected:
+            raise _Rejected
+        if self.deadline is None:
+            self.deadline = time.perf_counter() + self.options["time_budget"]
+        elif searching and time.perf_counter() > self.deadline:
+            self.out_of_time = True
+            raise _OutOfTime
+        if not searching:
+            self.shrink_steps += 1
+        if self.on_example is not None:
+            self.on_example(arrays, check_seed)
+        return broadcast
+
+    def _checked(self, arrays: Any, check_seed: int, data: Any, searching: bool) -> Any:
+        """The example's check (an op that exited its process: that failure); a usage
+        error ends the search, an op out of memory too."""
+        try:
+            upstream = self.upstream(arrays, data)
+            result = _check(
+                self.tgt,
+                arrays,
+                self.options,
+                check_seed,
+                shrinking=not searching,
+                upstream=upstream,
+            )
+        except GradcheckError as exc:
+            self.fatal = exc
+            raise
+        except (SystemExit, KeyboardInterrupt) as exc:
+            if is_ctrl_c(exc):
+                raise
+            result = _exited(self.tgt, arrays, self.options, check_seed, exc)
+        if not result.passed and _out_of_memory(result):  # before any retry or rejection
+            self.first_failure = self.first_failure or result
+            raise _OutOfMemory(result)
+        return result
+
+    def _reject_unchecked(self, arrays: Any, result: Any, searching: bool) -> None:
+        """Reject (Hypothesis's ``reject``) an example that checked nothing, counting
+        why while searching: not differentiable there, a shape the op does not run
+        at, a step that left the op's domain."""
+        from hypothesis import reject
+
+        reason = None
+        if result.verdict in (Verdict.NOT_DIFFERENTIABLE, Verdict.INCONCLUSIVE):
+            self.domain.skipped(arrays, result)
+            reason = result.note or Skip.NOT_DIFFERENTIABLE
+            if searching and self.domain.raises_at_shapes(arrays, result):
+                reason = Skip.SHAPE
+        elif self.domain.outside(arrays, result):
+            reason = Skip.SHAPE
+        elif stepped_out_of_domain(arrays, result, self.options):
+            reason = Skip.RAISED_NEAR
+        if reason is None:
+            return
+        if searching:
+            self.rejected += 1
+            self.skipped[reason] = self.skipped.get(reason, 0) + 1
+        reject()
 
     def going_on(self, verdict: str) -> bool:
         """Whether the search goes on to its next part after one that gave

@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gradcheck.checking.signature import op_signature
+from gradcheck.checking.signature import OpSignature
 from gradcheck.checking.trees import of_specs
 from gradcheck.errors import InvalidDescription
+
+if TYPE_CHECKING:
+    from gradcheck.search.resolved import ResolvedTarget
 
 #: The share of a search's examples drawn at large inputs (when shapes are drawn):
 #: ``max_examples // LARGE_SHARE`` of them, of :data:`LARGE_SIZE` elements.
@@ -72,9 +75,13 @@ def size_one_shapes(options: Mapping[str, Any], seed: int) -> tuple[list[tuple[i
 
 
 def inputs_strategy(
-    obj: Any, options: dict[str, Any], *, large: bool = False, broadcast: bool = False
+    resolved: ResolvedTarget,
+    options: dict[str, Any],
+    *,
+    large: bool = False,
+    broadcast: bool = False,
 ) -> Any:
-    """The search's inputs for ``obj``: with ``large``, shapes of :data:`LARGE_SIZE`
+    """The search's inputs for the op ``resolved``: with ``large``, shapes of :data:`LARGE_SIZE`
     elements; with ``broadcast`` (or the ``broadcast`` setting), shapes that
     broadcast against each other."""
     from hypothesis.errors import InvalidArgument
@@ -86,7 +93,7 @@ def inputs_strategy(
         shapes = of_specs(shapes)[0]  # a tree input's leaves are drawn as inputs
     # A variadic op takes as many inputs as shapes are given.
     kwargs = options.get("kwargs") or {}
-    arity = len(shapes) if shapes is not None else op_signature(obj).given(kwargs).arity
+    arity = len(shapes) if shapes is not None else resolved.signature.given(kwargs).arity
     dtype = options["dtype"]
     drawn = _DRAWN_AS.get(dtype, dtype)
     try:
@@ -103,7 +110,7 @@ def inputs_strategy(
             min_dims=options.get("min_dims", 0),
             max_dims=max(3, options.get("min_dims", 0)),
             reach=True,
-            reduces=_reduces(obj, kwargs),
+            reduces=_reduces(resolved.signature, kwargs),
             total_size=LARGE_SIZE if large else None,
         )
     except InvalidArgument as exc:
@@ -118,14 +125,10 @@ def inputs_strategy(
 _AXIS_PARAMETERS = frozenset({"axis", "axes", "dim", "dims", "keepdims", "keepdim"})
 
 
-def _reduces(obj: Any, kwargs: Mapping[str, Any]) -> bool:
+def _reduces(signature: OpSignature, kwargs: Mapping[str, Any]) -> bool:
     """Whether the op takes an axis to reduce over (a parameter or a given keyword
     argument of that name): a 0-d input shows little of such an op."""
-    try:
-        names = set(op_signature(obj).parameters)
-    except TypeError:
-        names = set()
-    return bool(_AXIS_PARAMETERS & (names | set(kwargs)))
+    return bool(_AXIS_PARAMETERS & (set(signature.parameters) | set(kwargs)))
 
 
 #: The real dtype the search draws a dtype in that is not a real NumPy float: complex

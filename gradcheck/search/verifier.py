@@ -21,11 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.signature import op_signature
 from gradcheck.checking.trees import of_specs
 from gradcheck.checking.vocabulary import Verdict
 from gradcheck.errors import GradcheckError
-from gradcheck.search.description import Description, description_of
+from gradcheck.search.description import Description
 from gradcheck.search.draws import seed_alone_decides
 from gradcheck.search.example_check import SCREEN_GROUP_SIZE as SCREEN_GROUP_SIZE  # (tests)
 from gradcheck.search.example_check import (
@@ -48,7 +47,8 @@ from gradcheck.search.precedence import layered
 from gradcheck.search.reporting import _result, _unsatisfied
 from gradcheck.search.reporting import found_at as found_at  # (tests)
 from gradcheck.search.reporting import stepped_out_of_domain as stepped_out_of_domain
-from gradcheck.search.results import LoadedTarget, VerifyResult, target_label
+from gradcheck.search.resolved import ResolvedTarget, description_and_name, resolve
+from gradcheck.search.results import LoadedTarget, VerifyResult
 from gradcheck.search.settings import SETTINGS, UNSET, VERIFY, names_taken_by
 from gradcheck.search.validators import normalize_setting
 
@@ -197,12 +197,14 @@ def verify(
     ('passed', 5)
     """
     given = locals()  # the keywords: one per row of the table that verify() takes
-    obj = target.obj if isinstance(target, LoadedTarget) else target
-    if name is None:
-        name = target.name if isinstance(target, LoadedTarget) else target_label(obj)
-    options = effective_options(obj, **{k: given[k] for k in VERIFY_SETTINGS if k != "seed"})
+    # The target is resolved here, once: everything below uses `resolved`.
+    resolved, options = resolved_options(
+        target, {k: given[k] for k in VERIFY_SETTINGS if k != "seed"}
+    )
     seed = secrets.randbits(32) if seed is None else normalize_setting("seed", seed)
-    return _run(obj, name, options, int(seed), progress, on_example)
+    return _run(
+        resolved, resolved.name if name is None else name, options, int(seed), progress, on_example
+    )
 
 
 #: The settings :func:`verify` takes: the settings table's ``verify`` column, which is
@@ -219,15 +221,29 @@ VERIFY_SETTINGS: tuple[str, ...] = names_taken_by(VERIFY)
 def effective_options(obj: Any, **given_options: Any) -> dict[str, Any]:
     """The given values over the op's description over :data:`DEFAULTS` (the order of
     :mod:`gradcheck.search.precedence`); validated and checked against the op's
-    signature."""
-    declared = description_of(obj) or Description()
-    options = layered(defaults=DEFAULTS, described=declared.as_dict(), call=given_options)
+    signature. ``obj``: an op, a :class:`LoadedTarget` or a
+    :class:`~gradcheck.search.resolved.ResolvedTarget`."""
+    return resolved_options(obj, given_options)[1]
+
+
+def resolved_options(
+    target: Any, given: Mapping[str, Any]
+) -> tuple[ResolvedTarget, dict[str, Any]]:
+    """``target`` resolved (:func:`~gradcheck.search.resolved.resolve`: once, here, at
+    the edge; a :class:`~gradcheck.search.resolved.ResolvedTarget` as it is) and the
+    settings of its search: the ``given`` values over its description over
+    :data:`DEFAULTS`, validated, then checked against its signature. A bad value is
+    reported before a target that is not an op."""
+    first = description_and_name(target)
+    declared = first[1] or Description()
+    options = layered(defaults=DEFAULTS, described=declared.as_dict(), call=dict(given))
     # (an infinite or NaN tolerance would pass every example, comparing nothing)
     for key in names_taken_by(VERIFY):
         if options.get(key) is not None:
             options[key] = normalize_setting(key, options[key])
-    _check_against_signature(obj, options)
-    return options
+    resolved = resolve(target, first)
+    _check_against_signature(resolved, options)
+    return resolved, options
 
 
 def draw_example(
@@ -249,8 +265,7 @@ def draw_example(
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hypothesis_seed
 
-    obj = getattr(target, "obj", target)
-    chosen = effective_options(obj, **options)
+    resolved, chosen = resolved_options(target, options)
     drawn: list[list[np.ndarray]] = []
 
     @settings(
@@ -261,7 +276,7 @@ def draw_example(
         suppress_health_check=list(HealthCheck),
     )
     @hypothesis_seed(seed)
-    @given(arrays=inputs_strategy(obj, chosen))
+    @given(arrays=inputs_strategy(resolved, chosen))
     def draw(arrays: Any) -> None:
         drawn.append([np.array(a) for a in arrays])
 
@@ -280,16 +295,9 @@ def _variety(arrays: Sequence[np.ndarray]) -> tuple[int, int]:
 _DRAWS = 8
 
 
-def _brought(obj: Any) -> int:
-    """How many inputs the op brings along (an ``nn.Module``'s parameters)."""
-    from gradcheck.checking.resolve import resolve_target
-
-    return len(resolve_target(obj).fixed)
-
-
-def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
+def _check_against_signature(resolved: ResolvedTarget, options: dict[str, Any]) -> None:
     kwargs = options.get("kwargs") or {}
-    sig = op_signature(obj).given(kwargs)
+    sig = resolved.signature.given(kwargs)
     inputs = ", ".join(sig.input_names) or "none"
     expected = f"{sig.arity}{' or more' if sig.variadic else ''}"
     shapes = options.get("shapes")
@@ -321,7 +329,8 @@ def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
             )
     for key in ("integers", "booleans", "constants"):
         # a constant may also be an input the op brings along (a module's parameter)
-        limit = n_inputs + (_brought(obj) if key == "constants" else 0)
+        # (the inputs the op brings along: an nn.Module's parameters)
+        limit = n_inputs + (len(resolved.target.fixed) if key == "constants" else 0)
         beyond = [i for i in options.get(key) or () if i >= limit]
         if beyond:
             raise _invalid(
@@ -353,7 +362,7 @@ def _check_against_signature(obj: Any, options: dict[str, Any]) -> None:
 
 
 def _run(
-    obj: Any,
+    resolved: ResolvedTarget,
     name: str,
     options: dict[str, Any],
     seed: int,
@@ -362,42 +371,40 @@ def _run(
 ) -> VerifyResult:
     # Hypothesis is imported in _phase, not at module level: `import gradcheck` (which
     # exports verify) stays as light as the engine.
-    from gradcheck.checking.resolve import resolve_target
-
-    search = _Search(resolve_target(obj), options, progress, on_example)
-    search.arity = op_signature(obj).given(options.get("kwargs") or {}).arity
+    search = _Search(resolved.target, options, progress, on_example)
+    search.arity = resolved.signature.given(options.get("kwargs") or {}).arity
     start = time.perf_counter()
     n_large = large_examples(options)
     n_broadcast = broadcast_examples(options, search.arity)
     fixed_shapes, each = size_one_shapes(options, seed)
     n_main = options["max_examples"] - n_large - n_broadcast - each * len(fixed_shapes)
-    outcome = _phase(search, inputs_strategy(obj, options), n_main, seed)
+    outcome = _phase(search, inputs_strategy(resolved, options), n_main, seed)
     failure, verdict, note = outcome
     for k, shape in enumerate(fixed_shapes):
         if not search.going_on(verdict):
             break
         search.fixed = True
         fixed = {**options, "shapes": (shape,) * search.arity}
-        outcome = _phase(search, inputs_strategy(obj, fixed), each, seed + 4 + k)
+        outcome = _phase(search, inputs_strategy(resolved, fixed), each, seed + 4 + k)
         search.fixed = False
         if outcome[1] != Verdict.INCONCLUSIVE:  # (the op does not take the shape)
             failure, verdict, note = outcome
     if n_broadcast and search.going_on(verdict):
         # A search of its own, so that its share does not depend on which shapes
         # Hypothesis happens to repeat; ended early where the op rejects them.
-        strategy = inputs_strategy(obj, options, broadcast=True)
+        strategy = inputs_strategy(resolved, options, broadcast=True)
         before = search.examples
         outcome = _phase(search, strategy, n_broadcast, seed + 2)
         if outcome[1] != Verdict.INCONCLUSIVE:
             failure, verdict, note = outcome
         elif search.domain.refuses_broadcast:  # the rest of its share in equal shapes
             left = n_broadcast - (search.examples - before)
-            outcome = _phase(search, inputs_strategy(obj, options), left, seed + 3)
+            outcome = _phase(search, inputs_strategy(resolved, options), left, seed + 3)
             if outcome[1] != Verdict.INCONCLUSIVE:
                 failure, verdict, note = outcome
     if n_large and search.going_on(verdict):
         search.large = True
-        outcome = _phase(search, inputs_strategy(obj, options, large=True), n_large, seed + 1)
+        outcome = _phase(search, inputs_strategy(resolved, options, large=True), n_large, seed + 1)
         if outcome[1] != Verdict.INCONCLUSIVE:  # (every large draw skipped: no news)
             failure, verdict, note = outcome
     seconds = time.perf_counter() - start
@@ -412,7 +419,21 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
     from hypothesis import strategies as st
     from hypothesis.errors import Flaky, Unsatisfiable
 
-    @settings(
+    drawn = {"arrays": strategy, "check_seed": st.integers(0, 2**32 - 1)}
+    if search.options.get("order", 1) >= 2:
+        # v is drawn inside the test (Search.upstream); st.data() draws nothing but
+        # costs 0.09 ms an example where nothing uses it (4% of a 40x50 example)
+        drawn["data"] = st.data()
+
+        def test(arrays: Any, check_seed: int, data: Any) -> None:
+            search.example(arrays, check_seed, data)
+
+    else:
+
+        def test(arrays: Any, check_seed: int) -> None:  # type: ignore[misc]
+            search.example(arrays, check_seed)
+
+    test = settings(
         max_examples=max(1, max_examples),
         deadline=None,
         database=None,  # nothing written to disk, nothing replayed from it
@@ -422,11 +443,7 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
         verbosity=Verbosity.quiet,
         print_blob=False,
         phases=(Phase.generate, Phase.target, Phase.shrink),
-    )
-    @hypothesis_seed(seed)
-    @given(arrays=strategy, check_seed=st.integers(0, 2**32 - 1), data=st.data())
-    def test(arrays: Any, check_seed: int, data: Any) -> None:
-        search.example(arrays, check_seed, data)
+    )(hypothesis_seed(seed)(given(**drawn)(test)))
 
     # No example database (database=None): without a key of its own, Hypothesis would
     # read and parse the test's source file to make one, for every part of every
@@ -454,6 +471,8 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
         )
         return None, Verdict.INCONCLUSIVE, note
     except Flaky:
+        if search.fatal is not None:  # (a usage error Hypothesis took for a flaky failure)
+            raise search.fatal from None
         note = "the failure did not repeat when the same input was checked again"
         return search.first_failure, Verdict.FAILED, note
     except GradcheckError:

@@ -23,10 +23,12 @@ __all__ = [
     "DEFAULT_BOUND",
     "allowed_intervals",
     "interval_floats",
+    "marked_values",
     "representable_intervals",
     "spread_around",
     "reach_floats",
     "reach_values",
+    "sample_reach_values",
 ]
 
 #: Where a domain has no bound of its own, values stay within +-DEFAULT_BOUND
@@ -146,6 +148,38 @@ def spread_around(
     inside &= (values == 0) | (np.abs(wide) >= np.finfo(dtype).tiny)
     out: np.ndarray = np.where(inside, values, dtype.type(center))
     return out
+
+
+#: Values a large array's marked elements take where an interval holds them (besides
+#: the intervals' ends): those Hypothesis's floats favour, of moderate magnitude.
+MARKED = (0.0, 1.0, 0.5, 1.5, 2.0, 1 / 3, 1e-6, 1e-3, 0.1, 1.1, 1.9, 10.0)
+
+
+@functools.lru_cache(maxsize=256)
+def _marked_cached(spread: tuple[tuple[float, float], ...], dtype: str) -> np.ndarray:
+    kind = np.dtype(dtype)
+    tiny = float(np.finfo(kind).tiny)
+    points = [p for a, b in spread for p in (a, b)]
+    points += [sign * m for m in (*MARKED, tiny, float(np.finfo(kind).eps)) for sign in (1, -1)]
+    kept: list[float] = []
+    for p in points:
+        x = float(kind.type(p))
+        inside = any(a <= x <= b for a, b in spread)
+        if inside and (x == 0 or abs(x) >= tiny) and x not in kept:
+            kept.append(x)
+    return np.array(kept, dtype=kind)
+
+
+def marked_values(spread: Sequence[tuple[float, float]], dtype: np.dtype) -> np.ndarray:
+    """The values of ``dtype`` in the intervals ``spread`` (:func:`representable_intervals`)
+    where gradient bugs are met more often than at random ones: each interval's ends,
+    0, +-1 and the others of :data:`MARKED`, the smallest normal value and the
+    machine epsilon, those the intervals hold (never empty: the ends are there).
+
+    >>> marked_values([(-2.0, -0.5), (0.5, 2.0)], np.dtype(np.float64))[:6]
+    array([-2. , -0.5,  0.5,  2. ,  1. , -1. ])
+    """
+    return _marked_cached(tuple((float(a), float(b)) for a, b in spread), np.dtype(dtype).str)
 
 
 def default_elements(dtype: np.dtype) -> st.SearchStrategy[object]:
@@ -278,20 +312,29 @@ def _signed_power(dtype: np.dtype, sign: float, u: float) -> float:
     return float(dtype.type(sign * 10.0**u))
 
 
-def magnitudes(
-    dtype: np.dtype, lo: float, hi: float, *, avoid: Sequence[float] = (), margin: float = 0.0
-) -> st.SearchStrategy[float] | None:
-    """Values of magnitude log-uniform from :data:`DEFAULT_BOUND` out to
-    :data:`REACH` on each unbounded side of ``[lo, hi]``; None where both are bounded."""
+def _magnitude_ranges(dtype: np.dtype, lo: float, hi: float) -> list[tuple[float, float, float]]:
+    """(sign, lowest, highest exponent of ten) of :func:`magnitudes` on each unbounded
+    side of ``[lo, hi]``."""
     top = math.log10(REACH[dtype.itemsize * 8])
-    sides = []
+    ranges = []
     for sign, unbounded in ((1.0, math.isinf(hi)), (-1.0, math.isinf(lo))):
         if not unbounded:
             continue
         start = math.log10(max(DEFAULT_BOUND, sign * (lo if sign > 0 else hi)))
         if start < top:
-            exponent = st.floats(start, top, allow_nan=False, allow_infinity=False)
-            sides.append(exponent.map(functools.partial(_signed_power, dtype, sign)))
+            ranges.append((sign, start, top))
+    return ranges
+
+
+def magnitudes(
+    dtype: np.dtype, lo: float, hi: float, *, avoid: Sequence[float] = (), margin: float = 0.0
+) -> st.SearchStrategy[float] | None:
+    """Values of magnitude log-uniform from :data:`DEFAULT_BOUND` out to
+    :data:`REACH` on each unbounded side of ``[lo, hi]``; None where both are bounded."""
+    sides = []
+    for sign, start, top in _magnitude_ranges(dtype, lo, hi):
+        exponent = st.floats(start, top, allow_nan=False, allow_infinity=False)
+        sides.append(exponent.map(functools.partial(_signed_power, dtype, sign)))
     if not sides:
         return None
     return st.one_of(sides).filter(lambda x: lo < x < hi and _free(x, avoid, margin))
@@ -317,6 +360,60 @@ def reach_values(
     if specials:
         branches.append(st.sampled_from(specials))
     return st.one_of(branches) if branches else None
+
+
+@functools.lru_cache(maxsize=256)
+def _reach_table(
+    dtype: str,
+    lo: float,
+    hi: float,
+    closed: tuple[bool, bool],
+    avoid: tuple[float, ...],
+    margin: float,
+) -> tuple[list[float], list[tuple[float, float, float]]]:
+    kind = np.dtype(dtype)
+    specials = special_values(kind, lo, hi, closed, avoid=avoid, margin=margin)
+    return specials, _magnitude_ranges(kind, lo, hi)
+
+
+def sample_reach_values(
+    rng: np.random.Generator,
+    n: int,
+    dtype: np.dtype,
+    lo: float = -math.inf,
+    hi: float = math.inf,
+    closed: tuple[bool, bool] = (False, False),
+    *,
+    avoid: Sequence[float] = (),
+    margin: float = 0.0,
+) -> np.ndarray:
+    """Up to ``n`` of :func:`reach_values`'s values, picked by ``rng`` instead of drawn
+    (a large array's reach elements: a few NumPy calls where Hypothesis's draws cost a
+    tenth of a millisecond each): each a magnitude log-uniform on an unbounded side or
+    one of :func:`special_values`, the two branches equally often where both exist;
+    a magnitude at an avoided point is dropped (fewer than ``n`` values then).
+
+    >>> rng = np.random.default_rng(0)
+    >>> values = sample_reach_values(rng, 4, np.dtype(np.float64), 0.0, math.inf, (True, False))
+    >>> values.size == 4 and bool(np.all(values >= 0.0))
+    True
+    """
+    kind = np.dtype(dtype)
+    specials, ranges = _reach_table(
+        kind.str, float(lo), float(hi), tuple(closed), tuple(float(p) for p in avoid), margin
+    )
+    out = []
+    for _ in range(n):
+        if specials and (not ranges or rng.random() < 0.5):
+            out.append(specials[int(rng.integers(len(specials)))])
+            continue
+        if not ranges:
+            break
+        sign, start, top = ranges[int(rng.integers(len(ranges)))]
+        x = _signed_power(kind, sign, float(rng.uniform(start, top)))
+        if lo < x < hi and _free(x, avoid, margin):
+            out.append(x)
+    return np.array(out, dtype=kind)
 
 
 def reach_floats(

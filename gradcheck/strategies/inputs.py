@@ -17,8 +17,10 @@ from gradcheck.engine.operation import Operation
 from gradcheck.strategies._floats import (
     REACH,
     interval_floats,
+    marked_values,
     reach_values,
     representable_intervals,
+    sample_reach_values,
     spaced_values,
     special_values,
     spread_around,
@@ -197,10 +199,12 @@ def op_inputs(
     Values are finite, normal floats of moderate magnitude (unless ``reach``);
     shrinking goes towards small shapes and simple values. An array of more than
     :data:`SPARSE_LIMIT` (128) elements costs a few draws whatever its size: a drawn
-    value that NumPy spreads the bulk around by a drawn width, and up to
-    :data:`SPARSE_MAX` (32) elements drawn one by one (with ``unique``, a seeded choice
-    among the values a margin apart); shrinking narrows the spread (to one value where
-    the failure allows), not element by element.
+    value that NumPy spreads the bulk around by a drawn width, and up to 31 elements
+    (a drawn count) that take marked values (the intervals' ends, 0, +-1...) or any,
+    at positions and with values picked from a drawn seed, as are its reach values
+    (with ``unique``, a seeded choice among the values a margin apart); shrinking
+    narrows the spread (to one value where the failure allows) and lowers the count,
+    not element by element.
 
     Examples
     --------
@@ -228,16 +232,13 @@ def op_inputs(
     check_bool("reduces", reduces)
     discrete = _discrete(integers, booleans, arity)
 
+    dims, sides = (min_dims, max_dims), (min_side, max_side)
     if shapes is None and total_size is not None:
-        shape_strategy = _sized_shapes(total_size, broadcast, arity, (min_dims, max_dims))
+        shape_strategy = _sized_shapes(total_size, broadcast, arity, dims)
     elif shapes is None and reach:
-        shape_strategy = _search_shapes(
-            arity, (min_dims, max_dims), (min_side, max_side), broadcast, reduces
-        )
+        shape_strategy = _search_shapes(arity, dims, sides, broadcast, reduces)
     else:
-        shape_strategy = _shape_strategy(
-            shapes, broadcast, arity, (min_dims, max_dims), (min_side, max_side)
-        )
+        shape_strategy = _shape_strategy(shapes, broadcast, arity, dims, sides)
     # per input, the element strategy, and the intervals a large array's bulk keeps
     # to (None where the values come from the caller's strategy)
     per_input, spreads = _value_strategies(elements, dtype, domains, avoid, margin)
@@ -254,27 +255,9 @@ def op_inputs(
     for i, (kind, el) in discrete.items():
         dtypes[i], per_input[i], extras[i], spreads[i] = kind, el, None, None
     floats = [i for i in range(arity) if i not in discrete]
-    # Unique across all float inputs (a tie between two inputs is a kink of an
-    # elementwise maximum too). With one domain for all, every value is drawn at a
-    # distinct position of one grid of values a margin apart, so that no two values,
-    # of one input or of two, are closer than `margin`, however many there are.
-    grid = None
+    grid, bulk = None, 0
     if unique and elements is None and len({domains[i] for i in floats}) == 1:
-        lo, hi = domains[floats[0]] if floats else (-np.inf, np.inf)
-        finite_bounds = tuple(b for b in (lo, hi) if np.isfinite(b))
-        grid = spaced_values(dtype, lo, hi, avoid=(*avoid, *finite_bounds), margin=margin)
-        extra = (
-            _reach_points(
-                dtype, lo, hi, closed[floats[0]] if floats else (False, False), avoid, margin, grid
-            )
-            if reach
-            else np.zeros(0, dtype)
-        )
-        grid = np.concatenate([grid, extra]).astype(dtype)
-        bulk = grid.size - extra.size
-    else:
-        bulk = 0
-
+        grid, bulk = _unique_grid(dtype, domains, closed, floats, avoid, margin, reach)
     spec = _Draws(
         shape_strategy,
         per_input,
@@ -289,8 +272,37 @@ def op_inputs(
         avoid,
         extras,
         spreads,
+        closed,
     )
     return _draw_inputs(spec, unique)
+
+
+def _unique_grid(
+    dtype: np.dtype,
+    domains: Sequence[tuple[float, float]],
+    closed: Sequence[tuple[bool, bool]],
+    floats: Sequence[int],
+    avoid: tuple[float, ...],
+    margin: float,
+    reach: bool,
+) -> tuple[np.ndarray, int]:
+    """Unique across all float inputs (a tie between two inputs is a kink of an
+    elementwise maximum too). With one domain for all, every value is drawn at a
+    distinct position of one grid of values a margin apart, so that no two values,
+    of one input or of two, are closer than ``margin``, however many there are:
+    (the grid, how many of its values are the bulk, before the reach points)."""
+    lo, hi = domains[floats[0]] if floats else (-np.inf, np.inf)
+    finite_bounds = tuple(b for b in (lo, hi) if np.isfinite(b))
+    grid = spaced_values(dtype, lo, hi, avoid=(*avoid, *finite_bounds), margin=margin)
+    extra = (
+        _reach_points(
+            dtype, lo, hi, closed[floats[0]] if floats else (False, False), avoid, margin, grid
+        )
+        if reach
+        else np.zeros(0, dtype)
+    )
+    grid = np.concatenate([grid, extra]).astype(dtype)
+    return grid, grid.size - extra.size
 
 
 def _shape_strategy(
@@ -485,6 +497,8 @@ class _Draws:
     #: per input, the intervals a large array's bulk spreads over
     #: (:func:`~gradcheck.strategies._floats.representable_intervals`), or None
     spreads: Sequence[Any] = ()
+    #: per input, whether its domain's bounds are closed (the reach draws them)
+    closed: Sequence[tuple[bool, bool]] = ()
 
 
 #: Relative gaps of a near-tie, as powers of ten: below the usual margin, from just
@@ -505,7 +519,9 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
             for shape, el, dt, spread in zip(input_shapes, per_input, dtypes, spec.spreads)
         ]
         for i, extra in enumerate(spec.extras):
-            if extra is not None and drawn[i].size:
+            if extra is not None and drawn[i].size > SPARSE_LIMIT and spec.spreads[i]:
+                drawn[i] = _with_sampled_reach(draw, drawn[i], spec, i)
+            elif extra is not None and drawn[i].size:
                 drawn[i] = _with_reach(draw, drawn[i], extra)
         return tuple(drawn)
     arrays: list[Any] = [None] * len(per_input)
@@ -539,14 +555,15 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
     return tuple(arrays)
 
 
-#: Arrays of more elements than this are drawn as a bulk plus a few drawn elements
+#: Arrays of more elements than this are drawn as a bulk plus a few marked elements
 #: (:func:`_large_array`); smaller ones element by element, as
 #: :func:`hypothesis.extra.numpy.arrays` does. (The search's large inputs,
 #: ``LARGE_SIZE`` in :mod:`gradcheck.search.verifier`, are no larger than this.)
 SPARSE_LIMIT = 128
-#: The most elements of a large array drawn one by one (about 5 on average: a
-#: Hypothesis list's).
-SPARSE_MAX = 32
+#: How many elements of a large array take a marked value (:func:`marked_values`) or a
+#: value of their own: ``2**k - 1``, k drawn from 0 to MARKED_POWERS (none a sixth of
+#: the time, at most 31; as often none as a Hypothesis list of average size 5 had).
+MARKED_POWERS = 5
 #: A large array's bulk spreads around its drawn value by ``span * 2**(level -
 #: SPREAD_LEVELS)`` on either side, ``level`` drawn from 0 (no spread: one value, what
 #: shrinking goes to) to SPREAD_LEVELS (across the whole domain); ``span`` is the
@@ -569,7 +586,8 @@ def draw_array(
 def _large_array(
     draw: st.DrawFn, dtype: Any, shape: tuple[int, ...], elements: Any, spread: Any
 ) -> np.ndarray:
-    """An array of more than :data:`SPARSE_LIMIT` elements at the cost of a few draws.
+    """An array of more than :data:`SPARSE_LIMIT` elements in at most four draws, whatever
+    its size.
 
     :func:`hypothesis.extra.numpy.arrays` draws a fill value, then elements one by one,
     as many as Hypothesis likes: about sqrt(size) on average, but whole runs of 100
@@ -578,25 +596,55 @@ def _large_array(
     NumPy spreads the bulk around it from a drawn seed, by a drawn width (see
     :data:`SPREAD_LEVELS`): every element different unless the width is 0, and on the
     value's side of an op's domain unless it is wide, so that an op defined for x > 0
-    only is checked as often as element-by-element arrays are. Then up to
-    :data:`SPARSE_MAX` elements are drawn one by one at drawn positions (the special
-    values Hypothesis's floats favour). Shrinking narrows the spread to 0, drops the
-    drawn elements and simplifies the value."""
+    only is checked as often as element-by-element arrays are. Then a drawn count (up
+    to 31, :data:`MARKED_POWERS`) of elements, at positions from the same seed, take values
+    the same seed picks: half of them :func:`marked_values` (the intervals' ends, 0,
+    +-1, the smallest normal: the values Hypothesis's floats favour), half anywhere
+    in the intervals. (Drawing each of them from Hypothesis, position and value, cost
+    three quarters of a 2,000-element draw: 0.9 ms an example.) Shrinking narrows the
+    spread to 0, lowers the count to the elements a failure needs and simplifies the
+    value; the seed then shrinks too, to the first that still fails."""
     size = int(np.prod(shape))
     dtype = np.dtype(dtype)
-    center = draw(elements, label="bulk value")
+    # (the spread and the count first: a shrink lowers them before it simplifies the
+    # value, which it could not move out of a failing region once spread lay there)
     level = draw(st.integers(0, SPREAD_LEVELS), label="bulk spread")
+    count = 2 ** draw(st.integers(0, MARKED_POWERS), label="marked elements") - 1
+    center = draw(elements, label="bulk value")
+    if level == count == 0:
+        # (no seed drawn: one value is the shortest draw, what a shrink prefers)
+        return np.full(shape, center, dtype=dtype)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="bulk seed"))
     if level == 0:
         flat = np.full(size, center, dtype=dtype)
     else:
-        seed = draw(st.integers(0, 2**32 - 1), label="bulk seed")
         span = max(b for _, b in spread) - min(a for a, _ in spread)
         half_width = span * 2.0 ** (level - SPREAD_LEVELS)
-        flat = spread_around(np.random.default_rng(seed), center, half_width, spread, size, dtype)
-    drawn = st.tuples(st.integers(0, size - 1), elements)
-    for index, value in draw(st.lists(drawn, max_size=SPARSE_MAX), label="drawn elements"):
-        flat[index] = value
+        flat = spread_around(rng, center, half_width, spread, size, dtype)
+    if count:
+        # the most there may be, of which the first `count`: a shrink that lowers the
+        # count keeps the elements before it where they were, with their values
+        most = min(2**MARKED_POWERS - 1, size)
+        positions = rng.choice(size, size=most, replace=False)[:count]
+        flat[positions] = _marked(rng, spread, dtype, most)[: positions.size]
     return flat.reshape(shape)
+
+
+def _marked(rng: np.random.Generator, spread: Any, dtype: np.dtype, n: int) -> np.ndarray:
+    """``n`` values for a large array's marked elements, picked by ``rng``: each a
+    value of :func:`marked_values` or, as often, uniform in one of the intervals
+    (chosen by width)."""
+    marked = marked_values(spread, dtype)
+    lows = np.array([a for a, _ in spread])
+    widths = np.array([b - a for a, b in spread])
+    which = rng.choice(len(spread), size=n, p=widths / widths.sum()) if widths.sum() else 0
+    anywhere = lows[which] + widths[which] * rng.random(n)
+    picked = marked[rng.integers(0, marked.size, size=n)]
+    out: np.ndarray = np.where(rng.random(n) < 0.5, picked, anywhere).astype(dtype)
+    # (a uniform value may round to a subnormal one, which the elements never are)
+    tiny = (out != 0) & (np.abs(out) < np.finfo(dtype).tiny)
+    out[tiny] = picked[tiny]
+    return out
 
 
 def _large_positions(draw: st.DrawFn, spec: _Draws, total: int) -> np.ndarray:
@@ -642,6 +690,25 @@ def _with_reach(draw: st.DrawFn, array: np.ndarray, extra: Any) -> np.ndarray:
     flat = out.reshape(-1)
     for _ in range(count):
         flat[draw(st.integers(0, array.size - 1))] = draw(extra)
+    return out
+
+
+def _with_sampled_reach(draw: st.DrawFn, array: np.ndarray, spec: _Draws, i: int) -> np.ndarray:
+    """:func:`_with_reach` for an array of more than :data:`SPARSE_LIMIT` elements (the
+    ``i``-th input): a drawn count, and the elements and their values picked from a
+    drawn seed (:func:`~gradcheck.strategies._floats.sample_reach_values`), two draws
+    where drawing each element's position and value cost 0.4 ms an example at 2,000
+    elements. The count shrinks to none as :func:`_with_reach`'s does."""
+    count = draw(st.integers(0, REACH_ELEMENTS), label="reach count")
+    if not count:
+        return array
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="reach seed"))
+    lo, hi = spec.domains[i]
+    values = sample_reach_values(
+        rng, count, array.dtype, lo, hi, spec.closed[i], avoid=spec.avoid, margin=spec.margin
+    )
+    out = array.copy()
+    out.reshape(-1)[rng.choice(array.size, size=values.size, replace=False)] = values
     return out
 
 

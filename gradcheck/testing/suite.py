@@ -38,7 +38,6 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.checker import DEFAULT_TOLERANCES, check
-from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.result import CheckResult, jsonable
 from gradcheck.checking.target import Target
 from gradcheck.checking.vocabulary import Mode, Verdict
@@ -292,12 +291,12 @@ def _prepare(
     # verify's own reading of a description, so that the suite checks each target
     # exactly as `gradcheck verify` would (`gradcheck verify --dtype` for `dtype`).
     from gradcheck.search.examples import inputs_strategy
-    from gradcheck.search.verifier import effective_options
+    from gradcheck.search.verifier import resolved_options
 
-    options = effective_options(obj, dtype=dtype)
-    strategy = inputs_strategy(obj, options)
+    resolved, options = resolved_options(obj, {"dtype": dtype})
+    strategy = inputs_strategy(resolved, options)
     examples = {s: _informative_first(draw_examples(strategy, count, s)) for s in seeds}
-    tgt = resolve_target(obj)
+    tgt = resolved.target
     every = [a for s in seeds for a in examples[s]]
     return _Subject(name, tgt, options, examples, _op_classes(tgt, every, options.get("kwargs")))
 

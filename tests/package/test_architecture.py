@@ -412,7 +412,6 @@ IMPORTS_INSIDE_FUNCTIONS = {
     "gradcheck.frontend.render": "import time of the command (a result's text)",
     # verify's search imports the checker and Hypothesis's strategies when it runs,
     # so that `import gradcheck.search.verifier` (VerifyResult, DEFAULTS) stays light
-    "gradcheck.search.verifier": "import time of the coordinator and the plugin",
     "gradcheck.search.example_check": "import time of the coordinator and the plugin",
     "gradcheck.search.examples": "import time of the coordinator and the plugin",
     "gradcheck.search.reporting": "import time of the coordinator and the plugin",

@@ -41,7 +41,7 @@ def test_the_layers_are_in_the_documented_order():
 
 # Each caller merges through layered(): no settings dict is merged by hand elsewhere.
 CALLERS = {
-    "gradcheck/search/verifier.py": "effective_options",
+    "gradcheck/search/verifier.py": "resolved_options",
     "gradcheck/frontend/verify_run.py": "_job_settings",
     "gradcheck/pytest_plugin.py": "_settings",
     "gradcheck/frontend/config.py": "options_for",

@@ -11,7 +11,7 @@ import pytest
 
 import gradcheck
 from gradcheck import Operation
-from gradcheck.errors import InvalidDescription
+from gradcheck.errors import GradcheckError, InvalidDescription
 from gradcheck.search.verifier import VerifyResult, verify
 
 
@@ -246,3 +246,13 @@ def test_a_setting_that_would_compare_nothing_or_never_end_is_refused(setting):
     with pytest.raises(InvalidDescription) as info:
         verify(_Square, seed=0, **setting)
     assert info.value.field == key
+
+
+def test_an_engine_function_at_order_2_is_a_usage_error_not_a_flaky_failure():
+    # check() refuses it (order 2 needs a torch or JAX target); inside a search the
+    # refusal reached Hypothesis, which reported "the failure did not repeat"
+    def f(x):
+        return gradcheck.sin(x)
+
+    with pytest.raises(GradcheckError, match="needs a torch or JAX target"):
+        gradcheck.verify(f, order=2, max_examples=20, seed=0)

@@ -212,6 +212,7 @@ def target(obj: Any, variant: Any = None) -> Any:
         derive=lambda other: target(obj, other),
         conjugate=True,  # JAX's vjp convention for complex numbers
         complex_inputs=complex_inputs,
+        framework="jax",
     )
 
 

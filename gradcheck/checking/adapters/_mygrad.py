@@ -94,4 +94,4 @@ def target(obj: Any) -> Any:
             out = obj(*args, **kwargs)
         return np.asarray(out.data if isinstance(out, mygrad.Tensor) else out)
 
-    return bridge_target(obj, run, evaluate, sig)
+    return bridge_target(obj, run, evaluate, sig, framework="mygrad")

@@ -819,4 +819,5 @@ def target(obj: Any, variant: Variant | None = None) -> Any:
         complex_inputs=complex_inputs,
         bind=bind,
         batcher=batcher,
+        framework="torch",
     )

@@ -125,6 +125,7 @@ def bridge_target(
     complex_inputs: Sequence[bool] | None = None,
     batcher: Callable[..., Any] | None = None,
     bind: Callable[[Sequence[np.ndarray], Mapping[str, Any]], Any] | None = None,
+    framework: str | None = None,
 ) -> Any:
     """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
     with ``run`` (through the engine, so that every check applies) and evaluates
@@ -198,4 +199,5 @@ def bridge_target(
         deriver=derive,
         batcher=batcher,
         binder=bound,
+        framework=framework,
     )
