@@ -378,12 +378,14 @@ class ForwardRounding:
             # symmetries of the point (a softmax moved along (1, 1, ...) stands still)
             moves.append(move * (1 + pattern.integers(0, 8, a.shape) / 8))
         ts = np.array(RESIDUAL_OFFSETS) / LEVEL_RATIO**3
-        rows = []
+        # One row per offset, written in place (on a large output each row is an
+        # array of its size, and so would a stack of them be again).
+        changes = np.empty((len(ts), f0.size))
         try:
             with np.errstate(all="ignore"), no_autodiff:
-                for t in ts:
+                for row, t in zip(changes, ts):
                     if t == 0:
-                        rows.append(np.zeros(f0.size))
+                        row[:] = 0.0
                         continue
                     arrays = [
                         a if m is None else (a + t * m).astype(a.dtype) for a, m in zip(work, moves)
@@ -391,16 +393,15 @@ class ForwardRounding:
                     out = np.asarray(self.call(arrays))
                     if out.shape != f0.shape:
                         return None
-                    rows.append(np.subtract(out, f0, dtype=np.float64).reshape(-1))
+                    np.subtract(out, f0, dtype=np.float64, out=row.reshape(f0.shape))
         except Exception:
             return None
-        changes = np.stack(rows)
         if not np.all(np.isfinite(changes)):
             return None
         basis = np.vander(ts, RESIDUAL_DEGREE + 1, increasing=True)
-        residual = changes - basis @ np.linalg.lstsq(basis, changes, rcond=None)[0]
+        residual = np.subtract(changes, basis @ np.linalg.lstsq(basis, changes, rcond=None)[0])
         dof = len(ts) - (RESIDUAL_DEGREE + 1)
-        sigma = np.sqrt(np.sum(residual**2, axis=0) / dof)
+        sigma = np.sqrt(np.sum(np.square(residual, out=residual), axis=0) / dof)
         return (np.sqrt(12) * sigma).reshape(f0.shape)
 
     def _rounding_error(

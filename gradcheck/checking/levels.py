@@ -218,6 +218,9 @@ class _LevelScores:
         up and down, ``changes``) at a level where it moved."""
         rows = len(hs)
         touched = touched.reshape(rows, -1)
+        if rows == 1:  # (a large output's level: no array of its size made here)
+            self._note_one(touched[0], changes, float(hs[0]))
+            return
         step = np.asarray(hs, dtype=np.float64)[:, None]
         with np.errstate(invalid="ignore"):
             up, down = (np.abs(c.reshape(rows, -1)) for c in changes)
@@ -227,6 +230,22 @@ class _LevelScores:
         )
         np.maximum(self.moved_step, np.where(touched, step, 0.0).max(axis=0), out=self.moved_step)
         np.fmin(self.least_move, move.min(axis=0), out=self.least_move)
+
+    def _note_one(
+        self, touched: np.ndarray, changes: tuple[np.ndarray, np.ndarray], step: float
+    ) -> None:
+        """:meth:`note_outputs` of one level, in place: ``changes`` (its own arrays,
+        which this changes) become the moves."""
+        up, down = (c.reshape(-1) for c in changes)
+        with np.errstate(invalid="ignore"):
+            np.abs(up, out=up)
+            np.fmax(up, np.abs(down, out=down), out=up)
+        still = ~touched
+        np.minimum(self.still_step, step, out=self.still_step, where=still)
+        # (moved_step is 0 or a step, never negative: as the maximum with 0 elsewhere)
+        np.maximum(self.moved_step, step, out=self.moved_step, where=touched)
+        # An output that moved by nan keeps its least move, as np.fmin keeps it.
+        np.fmin(self.least_move, up, out=self.least_move, where=touched)
 
     def quantize_outputs(
         self,

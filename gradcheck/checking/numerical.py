@@ -207,6 +207,7 @@ class Evaluator(ForwardRounding):
         #: :meth:`_LevelScores.quantize_outputs`).
         self.output_quanta: np.ndarray | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
+        self._scores: list[np.ndarray] | None = None  # buffers of `_score_levels`
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
         self.calls += 1
@@ -587,6 +588,14 @@ class Evaluator(ForwardRounding):
         flat[:] = base
         return up_ok and down_ok
 
+    def _score_buffers(self, shape: tuple[int, ...]) -> list[np.ndarray]:
+        """Six float64 and two bool arrays of ``shape`` for :meth:`_score_levels` (the
+        same ones for every level of this point's refinements)."""
+        if self._scores is None or self._scores[0].shape != shape:
+            floats = [np.empty(shape) for _ in range(6)]
+            self._scores = [*floats, np.empty(shape, dtype=bool), np.empty(shape, dtype=bool)]
+        return self._scores
+
     def _score_levels(self, levels: _LevelScores) -> None:
         """Score the pending levels from the outputs at x ± h in the first rows of
         ``levels.plus`` and ``levels.minus`` (row ``r`` is level ``levels.pending[r]``):
@@ -601,12 +610,19 @@ class Evaluator(ForwardRounding):
         absv = np.abs(v)
         vdot = np.vdot
         eps = self.eps
-        spread = plus - minus
-        moved = (plus - f0) + (minus - f0)
+        # Into buffers kept from one call to the next (on a large output, a level is a
+        # few arrays of its size, and fresh ones cost a page fault per 4 KiB: profiled,
+        # more than the arithmetic).
+        spread, up, down, moved, outputs, other, touched, also = self._score_buffers(plus.shape)
+        np.subtract(plus, minus, out=spread)
+        np.subtract(plus, f0, out=up)
+        np.subtract(minus, f0, out=down)
+        np.add(up, down, out=moved)
         # Rounding in the touched outputs, at their largest (at f0 or moved), and at
         # least that of the op's intermediates (`rounding_sizes`).
-        touched = (plus != f0) | (minus != f0)
-        outputs = np.maximum(np.abs(plus), np.abs(minus))
+        np.not_equal(plus, f0, out=touched)
+        touched |= np.not_equal(minus, f0, out=also)
+        np.maximum(np.abs(plus, out=outputs), np.abs(minus, out=other), out=outputs)
         measured = self.rounding_sizes()
         for row, k in enumerate(pending):
             h = float(hs[k])
@@ -614,8 +630,10 @@ class Evaluator(ForwardRounding):
             jump[k] = float(vdot(v, moved[row])) / h
             t = touched[row]
             if t.any():
-                size = np.maximum(outputs[row], measured)
-                noise[k] = OUTPUT_ROUNDING_EPS * eps * float(vdot(absv[t], size[t])) / h
+                size = np.maximum(outputs[row, ...], measured, out=outputs[row, ...])
+                # (where every output moved: the same sum, without the copies)
+                total = vdot(absv, size) if t.all() else vdot(absv[t], size[t])
+                noise[k] = OUTPUT_ROUNDING_EPS * eps * float(total) / h
                 noise[k] += levels.linear_noise
             else:
                 # NOTE: no output moved, which is not proof that none depends on x:
@@ -628,7 +646,7 @@ class Evaluator(ForwardRounding):
                 size = np.maximum(measured, levels.magnitude)
                 noise[k] = eps * float(vdot(absv, size)) / (2 * h) + levels.linear_noise
                 levels.still[k] = True
-        levels.note_outputs(touched, (plus - f0, minus - f0), hs[pending])
+        levels.note_outputs(touched, (up, down), hs[pending])
         quanta = self.known_quanta()
         if quanta is not None:
             # An output that moves in quanta far coarser than its own rounding is known

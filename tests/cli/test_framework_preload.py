@@ -96,6 +96,36 @@ def test_a_torch_targets_run_imports_no_sympy(tmp_path: Path, monkeypatch):
     assert seen == {"False"}
 
 
+# A module that notes, as the worker imports it, whether the worker has imported the
+# command's own module or click (the plan's function is found in a module of its own).
+NOTES_THE_WORKERS_MODULES = """
+import sys
+import gradcheck as mg
+
+with open("worker-modules", "w") as f:
+    f.write(" ".join(sorted(m for m in ("click", "gradcheck.cli") if m in sys.modules)))
+
+
+class Square(mg.Operation):
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data ** 2
+
+    def backward_var(self, grad, index, **kw):
+        return grad * 2 * self.variables[0].data
+"""
+
+
+def test_the_worker_imports_neither_the_command_nor_click(tmp_path: Path, monkeypatch):
+    # What the worker imports before the user's module is on a framework target's
+    # critical path (benchmarks/torch_target_time.py); the command's module brings click.
+    (tmp_path / "notes.py").write_text(NOTES_THE_WORKERS_MODULES)
+    monkeypatch.chdir(tmp_path)
+    out = CliRunner().invoke(main, ["verify", "notes:Square", "--max-examples", "2"])
+    assert out.exit_code == 0, out.output
+    assert (tmp_path / "worker-modules").read_text() == ""
+
+
 def test_reading_the_frameworks_imports_no_numpy(tmp_path: Path):
     # The command says what it loads before it imports NumPy (tenths of a second).
     (tmp_path / "good.py").write_text("import torch\n")

@@ -722,14 +722,21 @@ class _TorchOp:
         backward.undefined = several  # type: ignore[attr-defined]
         return value, backward
 
-    def bind(self, arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
+    def bind(
+        self,
+        arrays: Sequence[np.ndarray],
+        params: Mapping[str, Any],
+        rest: Callable[[Any], np.ndarray],
+    ) -> Any:
         """:meth:`evaluate` on ``arrays`` as they are at call time, as a no-argument
         function (the inner loop of the finite differences, which changes the arrays in
         place between calls): the tensors are made once and share memory with the
         arrays, grad mode is switched off without a context manager, and a real output
         comes back as a view of its tensor (the loop copies what it keeps). None where
         the tensors cannot share the arrays' memory (a device, bfloat16, complex inputs
-        joined from their parts): :meth:`evaluate` per call then.
+        joined from their parts): :meth:`evaluate` per call then. What is not one real
+        output (several, or a complex one) goes through ``rest`` (the bridge's
+        handling, :func:`~gradcheck.checking.adapters.bridge.bridge_target`).
 
         Per call this is the op's own call and a few attribute reads: the generic path
         (a tensor per array, ``torch.no_grad()``, a copy of the output) profiled at
@@ -759,8 +766,11 @@ class _TorchOp:
                 except (RuntimeError, TypeError):
                     pass  # (a ZeroTensor, a negative view, bfloat16: copied below)
             if isinstance(out, (tuple, list)):
-                return tuple(array(o) for o in out)
-            return array(out)
+                return rest(tuple(array(o) for o in out))
+            value = array(out)
+            if type(value) is np.ndarray and value.dtype.kind != "c":
+                return value
+            return rest(value)
 
         return bound
 

@@ -124,7 +124,8 @@ def bridge_target(
     conjugate: bool = False,
     complex_inputs: Sequence[bool] | None = None,
     batcher: Callable[..., Any] | None = None,
-    bind: Callable[[Sequence[np.ndarray], Mapping[str, Any]], Any] | None = None,
+    bind: Callable[[Sequence[np.ndarray], Mapping[str, Any], Callable[[Any], Any]], Any]
+    | None = None,
     framework: str | None = None,
 ) -> Any:
     """A :class:`~gradcheck.checking.target.Target` for ``obj`` that runs forward and backward
@@ -143,10 +144,11 @@ def bridge_target(
     ``run`` and ``evaluate`` take as complex arrays (``()``: they take real parts
     already). ``batcher``: the op under vmap against a loop
     (:attr:`~gradcheck.checking.target.Target.batcher`), where the framework has vmap.
-    ``bind(arrays, params)``, optionally, is ``evaluate`` on ``arrays`` as they are at
-    call time, as a no-argument function (or None where it cannot be made):
-    :meth:`Target.bind`, the finite differences' inner loop; a complex output then
-    takes ``evaluate``'s path."""
+    ``bind(arrays, params, rest)``, optionally, is ``evaluate`` on ``arrays`` as they
+    are at call time, as a no-argument function (or None where it cannot be made):
+    :meth:`Target.bind`, the finite differences' inner loop; the function returns a
+    real output that is one ndarray as it is, and anything else through ``rest(value)``
+    (several outputs flattened; a complex output takes ``evaluate``'s path)."""
     variant = Variant() if variant is None else variant
     if complex_inputs is None:
         complex_inputs = variant.complex_inputs
@@ -162,20 +164,20 @@ def bridge_target(
         return flat(evaluate([t.data for t in tensors], params))
 
     def bound(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
-        call = None if bind is None or any(complex_inputs) else bind(arrays, params)
-        if call is None:
+        if bind is None or any(complex_inputs):
             return None
 
-        def fast() -> np.ndarray:
-            value = call()
-            if type(value) is np.ndarray and value.dtype.kind != "c":
-                return value
+        def rest(value: Any) -> np.ndarray:
+            # What the framework's bound forward does not hand back as it is (a real
+            # ndarray): several outputs, flattened; a complex one, split into parts.
             several = isinstance(value, (tuple, list))
             if any(np.iscomplexobj(x) for x in (value if several else (value,))):
                 return flat(evaluate(arrays, params))  # (split into parts there)
             return flat(value)
 
-        return fast
+        # The framework's own function is the inner loop's call (no frame of ours
+        # around it: a tenth of a small torch op's call).
+        return bind(arrays, params, rest)
 
     def flat(value: Any) -> np.ndarray:
         if not isinstance(value, (tuple, list)):

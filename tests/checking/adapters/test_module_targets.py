@@ -229,14 +229,14 @@ def test_every_mygrad_operation_is_an_op_wherever_it_is_defined(user_dir: Path) 
     from gradcheck import verify as verify_op
     from gradcheck.checking.adapters import framework_of
 
-    write(user_dir, "mygrad_ops.py", MYGRAD_OPS)
-    found = reasons("mygrad_ops")
+    write(user_dir, "users_mygrad_ops.py", MYGRAD_OPS)
+    found = reasons("users_mygrad_ops")
     assert [n for n, r in found.items() if r is None] == ["Square"]
     assert found["FocalLoss"] == "imported from mygrad.nnet.losses.focal_loss"
     # named alone, MyGrad's own ops load and run (they were "not an Operation subclass")
-    (loss,) = load_targets("mygrad_ops:SoftmaxCrossEntropy")
+    (loss,) = load_targets("users_mygrad_ops:SoftmaxCrossEntropy")
     assert framework_of(loss.obj) == "mygrad"
-    assert load_targets("mygrad_ops:FocalLoss")[0].obj.__name__ == "FocalLoss"
+    assert load_targets("users_mygrad_ops:FocalLoss")[0].obj.__name__ == "FocalLoss"
     result = verify_op(loss.obj, shapes=["n,3", "n"], integers={1: (0, 3)}, max_examples=5, seed=0)
     assert result.passed, result
     names = [t.name for t in load_targets("mygrad.nnet.losses.focal_loss")]
@@ -247,11 +247,11 @@ def test_every_mygrad_operation_is_an_op_wherever_it_is_defined(user_dir: Path) 
 
 def test_a_module_of_mygrad_ops_is_verified(user_dir: Path) -> None:
     pytest.importorskip("mygrad")
-    write(user_dir, "mygrad_ops.py", MYGRAD_OPS)
-    result = verify("mygrad_ops", "-v")
+    write(user_dir, "users_mygrad_ops.py", MYGRAD_OPS)
+    result = verify("users_mygrad_ops", "-v")
     assert result.exit_code == 0, result.output
-    assert "mygrad_ops:Square" in result.output
-    assert "skipped mygrad_ops:FocalLoss: imported from mygrad.nnet.losses.focal_loss" in (
+    assert "users_mygrad_ops:Square" in result.output
+    assert "skipped users_mygrad_ops:FocalLoss: imported from mygrad.nnet.losses.focal_loss" in (
         result.output
     )
 
