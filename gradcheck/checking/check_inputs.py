@@ -20,7 +20,7 @@ from gradcheck.checking.compiled import BACKENDS
 from gradcheck.checking.result import CheckResult, Failure
 from gradcheck.checking.target import Target
 from gradcheck.checking.trees import paths as leaf_paths
-from gradcheck.checking.vocabulary import MAX_ORDER, MODES, Kind
+from gradcheck.checking.vocabulary import MAX_ORDER, MODES
 from gradcheck.engine.tensor_base import Tensor
 from gradcheck.errors import (
     CheckUsageError,
@@ -81,22 +81,18 @@ def _inputs(
     params: Mapping[str, Any],
     constants: Sequence[int],
     given: int | None = None,
-) -> tuple[list[np.ndarray], list[int], set[int]]:
-    """:func:`check`'s inputs as arrays; the integer inputs cast to float64; the
-    constants (named, not floating, or the target's constant fixed inputs).
-    ``given``: how many inputs the op is given (its trees' leaves are ``arrays``)."""
+) -> tuple[list[np.ndarray], set[int]]:
+    """:func:`check`'s inputs as arrays, and the constants (named; not floating:
+    integer and boolean arrays, labels, indices and masks, as torch's gradcheck takes
+    them; or the target's constant fixed inputs). ``given``: how many inputs the op is
+    given (its trees' leaves are ``arrays``)."""
     xs = _as_arrays(tgt, arrays, dtype, params, given)
     bad = [i for i in constants if not 0 <= i < len(xs)]
     if bad:
         raise CheckUsageError(f"constants={tuple(constants)} names inputs that do not exist")
-    # Integer inputs are checked as float64 (an op of numbers is meant for floats too);
-    # one named in `constants` stays as it is, and booleans are always constants.
-    cast = [i for i, a in enumerate(xs) if a.dtype.kind in "iu" and i not in constants]
-    for i in cast:
-        xs[i] = xs[i].astype(np.float64)
     const = {i for i in constants} | {i for i, a in enumerate(xs) if a.dtype.kind not in "fc"}
     const |= {len(xs) - len(tgt.fixed) + k for k, f in enumerate(tgt.fixed) if f.constant}
-    return xs, cast, const
+    return xs, const
 
 
 def _merge_params(
@@ -214,17 +210,6 @@ def _complex_named(result: CheckResult, parts: list[tuple[int, str]]) -> CheckRe
         note = f"(input {failure.input} is the {part} of complex input {i}) "
         result.failure = replace(failure, message=note + failure.message)
     return result
-
-
-def _integers_refused(tgt: Target, cast: Sequence[int], result: CheckResult) -> None:
-    """A usage error when the op raised with the integer inputs cast to float64."""
-    if cast and result.failure is not None and result.failure.kind == Kind.FORWARD_ERROR:
-        names = ", ".join(map(str, cast))
-        raise CheckUsageError(
-            f"{tgt.name}: integer inputs are checked as float64 (input {names}), and the "
-            f"op raised with floats ({result.failure.exception}); pass floats, or name "
-            f"the input in constants= to pass it as given"
-        )
 
 
 def _input_names(

@@ -31,7 +31,6 @@ from gradcheck.checking.check_inputs import (
     _complex_named,
     _input_names,
     _inputs,
-    _integers_refused,
     _merge_params,
     _named_failure,
     _validate,
@@ -238,7 +237,7 @@ def check(
     leaves, trees = flatten_trees(arrays)
     if not any(t is not None for t in trees):
         trees = ()
-    xs, cast, const = _inputs(tgt, leaves, dtype, all_params, indices, len(arrays))
+    xs, const = _inputs(tgt, leaves, dtype, all_params, indices, len(arrays))
     if mode == Mode.AUTO:
         size = sum(xs[i].size for i in range(len(xs)) if i not in const)
         mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
@@ -283,7 +282,7 @@ def check(
     tolerances = _tolerances_of(bfloat16, atol, rtol)
     more = (xs, all_params, const, seed, modes, tolerances)
     _compiled_and_batched(result, tgt, compiled_tgt, batch, *more)
-    return _finished(result, tgt, names, parts, cast, seed, start)
+    return _finished(result, names, parts, seed, start)
 
 
 def _as_spelled(
@@ -394,16 +393,10 @@ def _compiled_and_batched(
 
 
 def _finished(
-    result: CheckResult,
-    tgt: Target,
-    names: list[str],
-    parts: Any,
-    cast: Sequence[int],
-    seed: int,
-    start: float,
+    result: CheckResult, names: list[str], parts: Any, seed: int, start: float
 ) -> CheckResult:
-    """The result with the inputs named (complex ones as their parts), the integer
-    inputs refused a gradient said, the seed and the time."""
+    """The result with the inputs named (complex ones as their parts), the seed and
+    the time."""
     if parts is not None:
         # each complex input as its two real parts: x.real, x.imag
         names = [
@@ -414,7 +407,6 @@ def _finished(
         result.failure = _named_failure(result.failure, names)
     if parts is not None:
         result = _complex_named(result, parts)
-    _integers_refused(tgt, cast, result)
     result.seed = seed
     result.seconds = time.perf_counter() - start
     return result

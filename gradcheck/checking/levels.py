@@ -198,6 +198,10 @@ class _LevelScores:
         #: exp near 0); the steps are relative to it, so the noise it gives at a still
         #: level is eps**(2/3)·<|v|, 1> / 2 over the level's multiplier, at every scale.
         self.magnitude = 1.0
+        #: Whether the modelled noise is a bound of the outputs' rounding, not a scale
+        #: of it (:attr:`Evaluator.in_inner`): a pair's own error is then read from
+        #: below only (see :func:`_pair_errors`).
+        self.tight = False
         #: The rounding noise of every level where the forward is linear in the moved
         #: element (a backward in its upstream gradient: :meth:`Evaluator.linear_noise`).
         self.linear_noise = 0.0
@@ -353,6 +357,7 @@ class _LevelScores:
         new.floor[more:] = self.floor
         new.precision[more:] = self.precision
         new.magnitude = self.magnitude
+        new.tight = self.tight
         new.linear_noise = self.linear_noise
         new.flat = self.flat
         new.still_step, new.moved_step, new.least_move = (
@@ -383,6 +388,8 @@ class _Finite:
     floor: list[float]
     #: The levels that stood still did so because s is flat there (see _LevelScores.flat).
     flat: bool = False
+    #: The noise N bounds the rounding (see _LevelScores.tight).
+    tight: bool = False
 
 
 def _finite_levels(levels: _LevelScores) -> _Finite:
@@ -404,6 +411,7 @@ def _finite_levels(levels: _LevelScores) -> _Finite:
         [still[k] for k in ok],
         [float(levels.floor[k]) for k in ok],
         levels.flat,
+        levels.tight,
     )
 
 
@@ -481,10 +489,22 @@ def _pair_errors(
     from them, the larger step is not yet where the function looks smooth, however
     well it agrees with its own neighbours (log|x| at 3.5e-12: the smallest steps give
     2.83e11, each larger one 16 times less than the last, 1e-5 at the top, and those
-    agree with each other to 1e-5)."""
+    agree with each other to 1e-5).
+
+    Where the noise N bounds the rounding (``f.tight``: a forward computing in float16
+    inside, whose outputs round once), a pair's error is its gap to the pair of smaller
+    steps only: that gap is its truncation where the differences follow the h² pattern
+    up to it, and a gap to a larger pair is that pair's error, not its own. A larger
+    pair is trusted only as far as it is consistent with the smaller ones, through
+    their bars: tanh(x.half()) at 0.97 gives pairs of steps 0.5/2 and 2/8 that agree
+    by chance where tanh saturates, 5% from the derivative that steps 1/32 to 1/2
+    agree on, and the gap to them had made those smaller pairs' own bars as wide."""
     if len(rich) == 1:
         a = pairs[0]
         errs = [abs(f.D[a] - f.D[a + 1]) / (TRUNCATION_GROWTH - 1)]
+    elif f.tight:
+        diffs = [abs(rich[q + 1] - rich[q]) for q in range(len(rich) - 1)]
+        errs = [diffs[0], *diffs]
     else:
         diffs = [abs(rich[q + 1] - rich[q]) for q in range(len(rich) - 1)]
         errs = [diffs[0], *(max(diffs[q - 1], diffs[q]) for q in range(1, len(diffs))), diffs[-1]]

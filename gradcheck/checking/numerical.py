@@ -33,7 +33,11 @@ The numbers, and why:
   the forward (torch and JAX targets; at order 2 the forward is a backward), the
   rounding is measured in its own dtype: what no low polynomial explains of the
   outputs along one small move (:meth:`Evaluator._rounding_residual`). The noise,
-  modelled and measured from the levels themselves, enters each level's error.
+  modelled and measured from the levels themselves, enters each level's error. A
+  forward that computes in float16 inside (``f(x.half())`` cast back, evaluated in
+  float16: :attr:`Evaluator.in_inner`) rounds each output once, to a float16 number:
+  its differences are resolved to half an ulp of each output they touch, over h, and
+  a Richardson pair's error is read from the smaller steps only (:func:`_pair_errors`).
 * **A backward differenced** (order 2 and above: the forward is ``B(x, v) = vᵀJ``).
   Its outputs round at eps of terms of the size of ``v`` (a cross-entropy's
   ``(p - onehot)·v`` at logits 24 apart is -7.5e-11·v, made of ``p0·v - v``). Along
@@ -92,17 +96,13 @@ from gradcheck.checking.levels import (
     _LevelScores,
     step_sizes,
 )
+from gradcheck.checking.probes import PointProbes
 from gradcheck.checking.thresholds import (
-    EDGE_AGREEMENT,
-    EDGE_LEVELS,
-    EDGE_SHRINK,
     FIRST_JUMP_FRACTION,
     HIGHEST_LEVEL,
     LEVEL_RATIO,
     LOWEST_LEVEL,
     OUTPUT_ROUNDING_EPS,
-    OWN_SCALE_BITS,
-    OWN_SCALE_MIN_ULPS,
     PROBE_POWER,
     SINGULAR_LEVELS,
     VALUE_ROUNDING_EPS,
@@ -126,7 +126,7 @@ __all__ = [
 _DIRECTIONAL_ROWS_MAX_SIZE = 1 << 15
 
 
-class Evaluator(ForwardRounding):
+class Evaluator(ForwardRounding, PointProbes):
     """Evaluates ``f`` around a point with one input element perturbed.
 
     Holds working copies of the inputs (float64 when the target accepts it), the
@@ -192,6 +192,20 @@ class Evaluator(ForwardRounding):
                 out_narrow = None
             if out_narrow is not None and np.shape(out_narrow) == np.shape(out0):
                 self.work, self.eval_dtype, out0 = narrow, inner, out_narrow
+        #: Whether the differences run in :attr:`inner` itself: then x ± h are numbers of
+        #: it (exact steps, no rounding of the inputs), each output is one of its numbers
+        #: too, and the rounding noise of a level is what those outputs' own ulps allow
+        #: (see :meth:`_score_levels`), not eps of the op's largest output.
+        #: (Not where the outputs are numbers of float16 while the inner dtype found is
+        #: float32: softmax(x.half()), moved along float16's steps, all of one size
+        #: there, stands still by its shift invariance and is taken for float32; it
+        #: rounds x ± h to float16 inside, and float32's ulps would be 8192 times too
+        #: fine a bound. The modelled noise stays, as before.)
+        self.in_inner = (
+            inner is not None
+            and self.eval_dtype == inner
+            and not (inner == np.float32 and exact_in(out0, np.dtype(np.float16)))
+        )
         self.eps = float(np.finfo(self.eval_dtype).eps)
         self.f0 = np.array(out0, dtype=np.float64)
         # A real output minus f0 (float64) is float64 by NumPy's promotion alone;
@@ -212,79 +226,6 @@ class Evaluator(ForwardRounding):
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
         self.calls += 1
         return np.asarray(self._forward(arrays, self.params))
-
-    def edge_derivative(self, i: int, j: int, h: float) -> float | None:
-        """At the edge of the op's domain: the one-sided derivative of ``s`` along
-        element ``j`` of input ``i``, when the output is not finite a step to one side
-        at every one of :data:`EDGE_LEVELS` steps (``h``, ``h/4``...), and is to the
-        other, where Richardson's first-order differences agree to
-        :data:`EDGE_AGREEMENT`; else None (a kink, a pole, or no edge: the central
-        estimate said it all). ``x**1.5`` at 0 has the right-hand derivative 0, which
-        a backward giving NaN there misses."""
-        hs = [h / LEVEL_RATIO**k for k in range(EDGE_LEVELS)]
-
-        def s_at(step: float) -> float:
-            return self.s_moved(i, j, step)
-
-        for side in (1.0, -1.0):
-            if any(math.isfinite(s_at(-side * step)) for step in hs):
-                continue
-            q = [s_at(side * step) / (side * step) for step in hs]
-            if not all(math.isfinite(value) for value in q):
-                continue
-            # The quotients converge (to a finite limit) when their changes shrink
-            # level after level (like h: a smooth edge; like sqrt(h): x**1.5 at 0), or
-            # are already below EDGE_AGREEMENT of them; an infinite derivative (sqrt
-            # at 0: q ~ h**-0.5) makes them grow.
-            d = [abs(q[k + 1] - q[k]) for k in range(len(q) - 1)]
-            shrinking = all(d[k + 1] <= EDGE_SHRINK * d[k] for k in range(len(d) - 2, len(d) - 1))
-            settled = max(d[-2:]) <= EDGE_AGREEMENT * abs(q[-1]) + self.eps * abs(q[0])
-            if settled or (shrinking and d[-2] <= EDGE_SHRINK * d[-3]):
-                return q[-1]
-        return None
-
-    def at_own_scale(self, i: int, j: int, predicted: float) -> tuple[float, float] | None:
-        """The derivative of ``s`` along element ``j`` of input ``i`` from central
-        differences at steps far below the usual ones, where a gradient of size
-        ``predicted`` says ``s`` varies: 2**-:data:`OWN_SCALE_BITS` of |s| / |predicted|
-        (and a quarter of that), as (value, the two steps' difference); None where such
-        steps are below the element's ulps or the outputs are not finite.
-
-        The usual steps (eps**(1/3) of max(|x|, 1)) may cross a singular set that lies
-        closer (a solve with a 4×4 matrix of entries 2e-48 beside ones, whose solution
-        moves by its own size when an entry moves by 1e-48): there they measure another
-        function than the one at x, and say nothing against the gradient."""
-        x0 = self.work[i].reshape(-1)[j]
-        size = float(np.sum(np.abs(self.v) * np.abs(self.f0)))
-        if not (size > 0 and math.isfinite(size) and predicted and math.isfinite(predicted)):
-            return None
-        values = []
-        for k in (0, 2):
-            h = float(np.exp2(np.round(np.log2(size / abs(predicted)) - OWN_SCALE_BITS - k)))
-            if not h > OWN_SCALE_MIN_ULPS * float(np.spacing(np.abs(x0))):
-                return None
-            value = (self.s_moved(i, j, h) - self.s_moved(i, j, -h)) / (2 * h)
-            if not math.isfinite(value):
-                return None
-            values.append(value)
-        return values[1], abs(values[1] - values[0])
-
-    def s_moved(self, i: int, j: int, step: float) -> float:
-        """``s`` at element ``j`` of input ``i`` moved by ``step``, less ``s`` at x:
-        ``<v, f(x + step·e_j) - f(x)>``; nan where the forward raised there or an
-        output is not finite."""
-        flat = self.work[i].reshape(-1)  # (a view: `work` arrays are contiguous copies)
-        x0 = flat[j].copy()
-        flat[j] = x0 + flat.dtype.type(step)
-        try:
-            out = np.asarray(self.call(self.work), dtype=np.float64)
-        except Exception:
-            return math.nan
-        finally:
-            flat[j] = x0
-        if out.shape != self.f0.shape or not np.all(np.isfinite(out)):
-            return math.nan
-        return float(np.vdot(self.v, out - self.f0))
 
     def first_pass(self, i: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """One central difference per element of input ``i``: (values, jumps J at the
@@ -420,6 +361,9 @@ class Evaluator(ForwardRounding):
         multipliers, base_index = _levels(scale)
         levels = _LevelScores(len(multipliers), self.f0.shape)
         levels.magnitude = max(1.0, scale) if math.isfinite(scale) else 1.0
+        # (along an element only: x ± h is then exact; a direction's x ± h·d rounds each
+        # element to the inner dtype, a noise of |s'|·its ulp that no output shows)
+        levels.tight = self.in_inner and isinstance(along, (int, np.integer))
         levels.linear_noise = self.linear_noise(i, np.abs(self.v))
         levels.powers = np.arange(len(multipliers)) - base_index
         ladder = base_index + LOWEST_LEVEL  # the first level of the base ladder
@@ -624,12 +568,25 @@ class Evaluator(ForwardRounding):
         touched |= np.not_equal(minus, f0, out=also)
         np.maximum(np.abs(plus, out=outputs), np.abs(minus, out=other), out=outputs)
         measured = self.rounding_sizes()
+        if levels.tight:
+            # Each output at x ± h is F(x ± h) rounded to the inner dtype, x ± h being
+            # numbers of it: off by at most half its ulp there, so a difference of two is
+            # off by at most the ulp of the larger, whatever the op's other outputs (exp
+            # at [2, 0.3]: 4 eps of e² is 230% of the derivative at 0.3 over its base
+            # step, the real rounding 0.4%, and a backward 5% off passed). Rounding that
+            # is no single rounding (intermediates of the inner dtype far larger than the
+            # output) shows in the noise the levels measure themselves (_level_noise) and
+            # in their quanta (_LevelScores.quantize_noise).
+            with np.errstate(all="ignore"):
+                ulps = np.spacing(outputs.astype(self.eval_dtype)).astype(np.float64)
         for row, k in enumerate(pending):
             h = float(hs[k])
             d[k] = float(vdot(v, spread[row])) / (2 * h)
             jump[k] = float(vdot(v, moved[row])) / h
             t = touched[row]
-            if t.any():
+            if t.any() and levels.tight:
+                noise[k] = float(vdot(absv[t], ulps[row][t])) / (2 * h) + levels.linear_noise
+            elif t.any():
                 size = np.maximum(outputs[row, ...], measured, out=outputs[row, ...])
                 # (where every output moved: the same sum, without the copies)
                 total = vdot(absv, size) if t.all() else vdot(absv[t], size[t])

@@ -17,7 +17,7 @@ result.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -43,6 +43,8 @@ from gradcheck.checking.thresholds import (
     BACKWARD_ROUNDING_FACTOR,
     BACKWARD_ROUNDING_FACTORS,
     NONFINITE_ELEMENTS_PROBED,
+    OUTLIER_FACTOR,
+    OUTLIER_RUNS,
     ROUNDING_MOVE_ULPS,
     ROUNDING_SAMPLES,
 )
@@ -186,6 +188,10 @@ class _Run:
         e = Evidence(self.xs, self.const, graph=self.forward())
         e.nondet_tol = float(self.settings.nondet_tol)
         self.outputs = e.graph.outputs
+        if all(i in self.const or x.size == 0 for i, x in enumerate(self.xs)):
+            # (before the output's checks: an op of integer inputs only, all constants,
+            # returns integers, which is no fault of its gradient)
+            raise _Inconclusive(Skip.NOTHING)
         self.walk(Stage.FORWARD, e)
         out = e.graph.output
         if not np.all(np.isfinite(out.data)):
@@ -193,8 +199,6 @@ class _Run:
             # singular matrix): skipped, like a kink. (A non-finite *gradient* at a
             # finite output stays a failure.)
             raise _Inconclusive(Skip.UNDEFINED)
-        if all(i in self.const or x.size == 0 for i, x in enumerate(self.xs)):
-            raise _Inconclusive(Skip.NOTHING)
         e.v = self.rng.standard_normal(out.shape).astype(out.dtype)
         if self.v_given is not None:  # (given, or one output's upstream gradient alone)
             e.v = _fitted(self.v_given, out.shape).astype(out.dtype)
@@ -517,24 +521,47 @@ class _Run:
             return
         nondet_tol = float(self.settings.nondet_tol)
         rounding: list[np.ndarray | None] = []
+        output_moves: list[float] = []
+
+        def output_moved() -> float:
+            if not output_moves:
+                output_moves.append(self.output_jitter(v))
+            return output_moves[0]
 
         def off(expected: Any, got: Any, like: np.ndarray, which: int | None) -> float | None:
             # (an op allowed to differ run to run, nondet_tol, may here too)
             diff = _off(expected, got, like, atol, rtol, self)
             if diff is None or diff <= nondet_tol:
                 return None
-            if which is not None and atol is None and rtol is None:
-                # Another layout sums in another order: a float16 softmax's gradient
-                # moves by a few ulps of its terms. Allowed up to the backward's own
-                # rounding, measured (once) by moving the inputs' last bits; reading
-                # the storage in the wrong order moves it by the gradient's size.
-                if not rounding:
-                    rounding.extend(self.rounding_jitter(v, grads, every=True))
-                moved = rounding[which] if which < len(rounding) else None
-                if moved is not None and diff <= BACKWARD_ROUNDING_FACTOR * float(
-                    np.max(moved, initial=0.0)
-                ):
-                    return None
+            if atol is not None or rtol is not None:
+                return diff  # (tolerances the user chose are what they accept)
+            if not math.isfinite(diff):
+                # Not finite in another order where the last bits alone move the
+                # output by more than sqrt(eps) of its size: the example sits on the
+                # edge of the op's domain (log|det| of a matrix with a repeated row:
+                # -inf, or a rounding's finite log, with a gradient to match), not
+                # read wrong. (inf where a move alone leaves the domain.)
+                value = np.asarray(self.value, np.float64)
+                size = float(np.max(np.abs(value[np.isfinite(value)]), initial=1.0))
+                kind = np.asarray(self.value).dtype
+                eps = float(np.finfo(kind).eps) if kind.kind == "f" else 0.0
+                return None if output_moved() > math.sqrt(eps) * size else diff
+            if which is None:
+                # The output, summed in another order: allowed up to the forward's own
+                # rounding, measured as the gradients' below (a singular matrix's
+                # determinant, 0 against 1e-30, whose tolerance, relative to 0, is 0)
+                return None if diff <= BACKWARD_ROUNDING_FACTOR * output_moved() else diff
+            # A gradient. Another layout sums in another order: a float16 softmax's
+            # gradient moves by a few ulps of its terms. Allowed up to the backward's
+            # own rounding, measured (once) by moving the inputs' last bits; reading
+            # the storage in the wrong order moves it by the gradient's size.
+            if not rounding:
+                rounding.extend(self.rounding_jitter(v, grads, every=True))
+            moved = rounding[which] if which < len(rounding) else None
+            if moved is not None and diff <= BACKWARD_ROUNDING_FACTOR * float(
+                np.max(moved, initial=0.0)
+            ):
+                return None
             return diff
 
         failure, runs = noncontiguous_disagreement(
@@ -613,12 +640,35 @@ class _Run:
         xs = self.xs if arrays is None else arrays
         if not every and all(x.dtype.kind != "f" or x.dtype == np.float64 for x in xs):
             return [None] * len(xs)
-        rng = np.random.default_rng(0)  # the same moves for the same example
         jitter = [None if g is None else np.zeros(np.shape(g)) for g in grads]
+        moved: list[list[np.ndarray]] = [[] for _ in grads]
+        for _, again in self.moved_runs(xs, v, every):
+            for i, (g0, g1) in enumerate(zip(grads, again)):
+                if jitter[i] is not None and g1 is not None and np.shape(g1) == np.shape(g0):
+                    g1 = np.asarray(g1, np.float64)
+                    moved[i].append(g1)
+                    with np.errstate(all="ignore"):
+                        d = np.abs(g1 - np.asarray(g0, np.float64))
+                    # (jitter[i] is not None: checked above)
+                    jitter[i] = np.maximum(jitter[i], np.where(np.isfinite(d), d, 0.0))  # type: ignore[arg-type]
+        for i, runs in enumerate(moved):
+            found = jitter[i]
+            if found is not None and len(runs) >= OUTLIER_RUNS:
+                jitter[i] = _unless_outlier(np.asarray(grads[i], np.float64), runs, found)
+        return [None if x.dtype == np.float64 and not every else j for x, j in zip(xs, jitter)]
+
+    def moved_runs(
+        self, xs: list[np.ndarray], v: np.ndarray, every: bool
+    ) -> Iterator[tuple[Any, list[Any]]]:
+        """The op's output and gradients (for ``v``) at up to :data:`ROUNDING_SAMPLES`
+        copies of ``xs`` whose float elements moved by a few units in the last place
+        (the same moves for the same example; see :meth:`rounding_jitter`); a move at
+        which the op raised is left out."""
+        rng = np.random.default_rng(0)
         for _ in range(ROUNDING_SAMPLES):
             moved = [_few_ulps(x, rng, 0.0 if every else None) for x in xs]
             try:
-                _, again = self.tgt.run(
+                found = self.tgt.run(
                     moved, self.params, v, constants=sorted(self.const), outputs=self.outputs
                 )
             except Exception:
@@ -626,13 +676,25 @@ class _Run:
             finally:
                 self.forward_calls += 1
                 self.backward_calls += 1
-            for i, (g0, g1) in enumerate(zip(grads, again)):
-                if jitter[i] is not None and g1 is not None and np.shape(g1) == np.shape(g0):
-                    with np.errstate(all="ignore"):
-                        d = np.abs(np.asarray(g1, np.float64) - np.asarray(g0, np.float64))
-                    # (jitter[i] is not None: checked above)
-                    jitter[i] = np.maximum(jitter[i], np.where(np.isfinite(d), d, 0.0))  # type: ignore[arg-type]
-        return [None if x.dtype == np.float64 and not every else j for x, j in zip(xs, jitter)]
+            yield found
+
+    def output_jitter(self, v: np.ndarray) -> float:
+        """How far the output moves (at most, any element) when every float input
+        moves by a few units in the last place: the forward's own rounding (inf where
+        a move makes a finite output non-finite). A
+        determinant of a singular matrix is 0 in one summation order and 1e-30 in
+        another, as far from 0 as the rounding of its terms (~1e-14 here)."""
+        value = np.asarray(self.value, np.float64)
+        moved = 0.0
+        for out, _ in self.moved_runs(self.xs, v, True):
+            out = np.asarray(out, np.float64)
+            if out.shape == value.shape:
+                with np.errstate(all="ignore"):
+                    d = np.abs(out - value)
+                if np.any(np.isfinite(value) & ~np.isfinite(out)):
+                    return math.inf  # (the last bits alone leave the op's domain)
+                moved = max(moved, float(np.max(np.where(np.isfinite(d), d, 0.0), initial=0.0)))
+        return moved
 
     def walk(self, stage: str, e: Evidence) -> None:
         failure = first_failure(stage, e)
@@ -662,6 +724,28 @@ class _Run:
         text = str(exc.exception)
         kind = Kind.WRONG_SHAPE if "shape" in text else Kind.NOT_ARRAY
         return Failure(kind, text, exception=f"InvalidGradient: {text}")
+
+
+def _unless_outlier(g0: np.ndarray, runs: list[np.ndarray], jitter: np.ndarray) -> np.ndarray:
+    """``jitter`` (how far the moved gradients ``runs`` are from ``g0``, at most),
+    except at the elements where ``g0`` alone is off: its typical distance from the
+    moved ones (the median) beyond :data:`OUTLIER_FACTOR` times their typical
+    distance from each other, which is then the rounding allowed there.
+
+    Rounding moves every run's gradient, the example's as much as the moved ones', so
+    the two distances are alike. Where the moved gradients agree with each other and
+    the example's is off, it sits on a set of measure zero where the backward takes
+    another path (a singular matrix's determinant, torch's 0 there; a parameter
+    exactly 0): no rounding, and what the moves show is a gradient of another point.
+    The medians let a move or two that stayed on the set (a repeated row moved alike)
+    count for nothing."""
+    stack = np.stack(runs)
+    with np.errstate(all="ignore"):
+        from_g0 = np.median(np.abs(stack - g0), axis=0)
+        a, b = np.triu_indices(len(runs), 1)
+        between = np.median(np.abs(stack[a] - stack[b]), axis=0)
+        off = np.isfinite(from_g0) & np.isfinite(between) & (from_g0 > OUTLIER_FACTOR * between)
+    return np.where(off, np.minimum(jitter, OUTLIER_FACTOR * between), jitter)
 
 
 def _few_ulps(x: np.ndarray, rng: np.random.Generator, zero: float | None = None) -> np.ndarray:

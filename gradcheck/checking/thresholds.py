@@ -186,3 +186,8 @@ OWN_SCALE_AGREEMENT = 0.01
 #: of the gradient) its float64 run may differ by for the dtype's precision to explain
 #: a mismatch (:func:`gradcheck.checking.low_precision.judged_wide`).
 WIDE_ULPS = 64
+
+#: Moved runs needed to tell an example's gradient apart from the moved ones'
+#: (``run._unless_outlier``), and how many times their typical spread it must be off.
+OUTLIER_RUNS = 3
+OUTLIER_FACTOR = 4.0

@@ -133,6 +133,13 @@ def format_result(result: CheckResult, *, seed: bool = True) -> str:
                 lines.append(format_table(f.worst))
             if result.upstream is not None:
                 lines.append(_products_line(result))
+    labels = [_label(result, i) for i, a in enumerate(result.inputs) if a.dtype.kind in "iub"]
+    if labels:
+        # (check takes every integer and boolean array as a constant)
+        lines.append(
+            f"Constants, not differentiated (integer or boolean arrays): {', '.join(labels)}; "
+            "pass floats to check their gradient"
+        )
     shapes = ", ".join(
         f"{_named_only(result, i)}{a.dtype}{list(a.shape)}" for i, a in enumerate(result.inputs)
     )

@@ -523,6 +523,10 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
                 drawn[i] = _with_sampled_reach(draw, drawn[i], spec, i)
             elif extra is not None and drawn[i].size:
                 drawn[i] = _with_reach(draw, drawn[i], extra)
+        if spec.reach:
+            drawn = [
+                _rank_deficient(draw, a) if i in spec.floats else a for i, a in enumerate(drawn)
+            ]
         return tuple(drawn)
     arrays: list[Any] = [None] * len(per_input)
     for i in spec.discrete:
@@ -690,6 +694,35 @@ def _with_reach(draw: st.DrawFn, array: np.ndarray, extra: Any) -> np.ndarray:
     flat = out.reshape(-1)
     for _ in range(count):
         flat[draw(st.integers(0, array.size - 1))] = draw(extra)
+    return out
+
+
+#: One square matrix (an input whose last two axes are equal, 2 or longer) in this
+#: many is made singular by :func:`_rank_deficient`.
+RANK_DEFICIENT_ONE_IN = 4
+
+
+def _rank_deficient(draw: st.DrawFn, array: np.ndarray) -> np.ndarray:
+    """``array``, a stack of square matrices, with, in one draw in
+    :data:`RANK_DEFICIENT_ONE_IN`, one row (or column) copied onto another in every
+    matrix of the stack: a singular matrix of rank ``n - 1`` at most, which an op of
+    linear algebra meets in training (a repeated sample, a dead feature) and where
+    its gradient is often special-cased (a determinant's is the adjugate there, not
+    ``det(A) inv(A)^T``: torch's is zero). Every value stays one the draw gave, in
+    the domain; another array (not square) is left as it is, with nothing drawn."""
+    if array.ndim < 2 or array.shape[-1] != array.shape[-2] or array.shape[-1] < 2:
+        return array
+    if draw(st.integers(0, RANK_DEFICIENT_ONE_IN - 1), label="rank-deficient") != 0:
+        return array
+    n = array.shape[-1]
+    i = draw(st.integers(0, n - 1))
+    j = draw(st.integers(0, n - 2))
+    j += j >= i
+    out = array.copy()
+    if draw(st.booleans()):
+        out[..., j, :] = out[..., i, :]  # a repeated row
+    else:
+        out[..., :, j] = out[..., :, i]  # a repeated column
     return out
 
 

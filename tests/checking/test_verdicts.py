@@ -254,17 +254,21 @@ def test_a_search_skips_and_counts_undefined_examples():
 
 
 # -- no vacuous verdicts ---------------------------------------------------------------
-def test_integer_inputs_are_checked_as_floats():
+def test_integer_inputs_are_constants_as_in_torch():
+    # an integer array is a label or an index: not differentiated, passed as given,
+    # and the report says so; an op of integers only has nothing to compare
     wrong_sin = wrong("sin", np.sin, np.cos, 1e-3)
     result = check(wrong_sin, np.array([1, 2, 3]), seed=0)
-    assert result.verdict == "failed" and result.inputs[0].dtype == np.float64
-    assert check(SIN, np.array([1, 2, 3]), seed=0).verdict == "passed"
-    # named as a constant, an integer input stays as given
-    kept = check(Mul, np.array([0.5, 2.0]), np.array([3, 4]), constants=(1,), seed=0)
+    assert (result.verdict, result.note) == ("inconclusive", "nothing to compare")
+    assert not result.passed and result.inputs[0].dtype.kind == "i"
+    assert "Constants, not differentiated (integer or boolean arrays): input a" in str(result)
+    assert check(wrong_sin, np.array([1.0, 2.0, 3.0]), seed=0).verdict == "failed"
+    kept = check(Mul, np.array([0.5, 2.0]), np.array([3, 4]), seed=0)
     assert kept.verdict == "passed" and kept.inputs[1].dtype.kind == "i"
+    assert kept.settings["constants"] == [1]
 
 
-def test_an_integer_input_the_op_cannot_take_as_float_is_a_usage_error():
+def test_an_integer_index_needs_no_constants_setting():
     class Take(Operation):
         def __call__(self, x, idx):
             self.variables = (x, idx)
@@ -275,9 +279,16 @@ def test_an_integer_input_the_op_cannot_take_as_float_is_a_usage_error():
             np.add.at(out, self.variables[1].data, grad)
             return out
 
-    with pytest.raises(CheckUsageError, match="constants="):
-        check(Take, np.array([1.0, 2.0, 3.0]), np.array([0, 2]))
-    assert check(Take, np.array([1.0, 2.0, 3.0]), np.array([0, 2]), constants=(1,)).passed
+    class WrongTake(Take):
+        def backward_var(self, grad, index, **kwargs):
+            out = np.zeros_like(self.variables[0].data)
+            out[self.variables[1].data] = grad  # drops the repeated index's second term
+            return out
+
+    x, idx = np.array([1.0, 2.0, 3.0]), np.array([0, 2, 2])
+    assert check(Take, x, idx).passed
+    assert check(Take, x, idx, constants=(1,)).passed
+    assert check(WrongTake, x, idx).failure.kind == "mismatch"
 
 
 def test_nothing_to_compare_is_inconclusive_never_passed():

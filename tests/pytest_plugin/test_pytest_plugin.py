@@ -98,6 +98,50 @@ def test_the_check_fixture_passes_and_fails_with_the_report(sandbox):
     assert "pytest_plugin.py" not in result.stdout.str()
 
 
+def test_the_check_fixture_takes_integer_labels_as_constants(sandbox):
+    sandbox.makepyfile(
+        test_labels="""
+        import numpy as np
+        import gradcheck as mg
+
+        class Pick(mg.Operation):
+            def __call__(self, x, labels):
+                self.variables = (x, labels)
+                return x.data[np.arange(len(labels.data)), labels.data] ** 2
+
+            def backward_var(self, grad, index, **kwargs):
+                x, labels = self.variables
+                rows = np.arange(len(labels.data))
+                out = np.zeros_like(x.data)
+                out[rows, labels.data] = grad * 2 * x.data[rows, labels.data] * self.k
+                return out
+
+            k = 1.0
+
+        class WrongPick(Pick):
+            k = 1.5
+
+        X = np.array([[1.0, -2.0, 0.5], [0.3, 2.0, -1.0]])
+
+        def test_right(gradcheck):
+            result = gradcheck(Pick, X, np.array([2, 0]))
+            assert result.verdict == "passed"
+            assert result.settings["constants"] == [1]
+
+        def test_wrong(gradcheck):
+            gradcheck(WrongPick, X, np.array([2, 0]))
+        """
+    )
+    result = sandbox.runpytest(*PLUGIN)
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*WrongPick failed: mismatch (input x)*",
+            "*Constants, not differentiated (integer or boolean arrays): input labels*",
+        ]
+    )
+
+
 def test_the_check_fixture_passes_op_parameters(sandbox):
     sandbox.makepyfile(
         test_params="""

@@ -67,6 +67,7 @@ def _double(h: np.ndarray) -> np.ndarray:
 
 
 EXP = unary("exp16", np.exp, np.exp)
+EXP_5 = unary("exp16_off_5pc", np.exp, np.exp, bug=0.05)
 EXP_10 = unary("exp16_off_10pc", np.exp, np.exp, bug=0.1)
 TANH = unary("tanh16", np.tanh, _dtanh)
 SQUARE = unary("square16", _square, _double)

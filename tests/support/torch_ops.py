@@ -330,3 +330,52 @@ class MutatesSavedTensor(torch.autograd.Function):
     def backward(ctx, grad):
         (s,) = ctx.saved_tensors
         return s.mul_(1 - s) * grad
+
+
+class DoubleInPlace(torch.autograd.Function):
+    """Doubles its input in place and marks it dirty (old-style forward)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        x.mul_(2)
+        ctx.mark_dirty(x)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 2
+
+
+class WrongDoubleInPlace(DoubleInPlace):
+    """The same, with the gradient of 3x."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 3
+
+
+class AddSquareInPlace(torch.autograd.Function):
+    """a += b * b in place, marked dirty in a new-style setup_context."""
+
+    @staticmethod
+    def forward(a, b):
+        return a.add_(b * b)
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.mark_dirty(inputs[0])
+        ctx.save_for_backward(inputs[1])
+
+    @staticmethod
+    def backward(ctx, grad):
+        (b,) = ctx.saved_tensors
+        return grad, 2 * grad * b
+
+
+class WrongAddSquareInPlace(AddSquareInPlace):
+    """The same, with b's gradient missing its factor 2."""
+
+    @staticmethod
+    def backward(ctx, grad):
+        (b,) = ctx.saved_tensors
+        return grad, grad * b

@@ -286,3 +286,34 @@ def test_a_module_in_training_mode_with_dropout_is_told_to_use_eval():
     failure = check(layer, x).failure
     assert failure.kind == "nondeterministic" and "module.eval()" in failure.message
     assert check(layer.eval(), x).passed
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_functions_that_mark_their_input_dirty_are_checked(seed):
+    # an in-place Function (ctx.mark_dirty) cannot take a leaf that requires a
+    # gradient: it gets a copy, its gradient is taken at the leaf, and the drawn
+    # arrays stay as drawn
+    for right, wrong in [
+        (ops.DoubleInPlace, ops.WrongDoubleInPlace),
+        (ops.AddSquareInPlace, ops.WrongAddSquareInPlace),
+    ]:
+        for order in (1, 2):
+            ok = gradcheck.verify(right, max_examples=15, seed=seed, order=order)
+            assert ok.verdict == "passed", (right, order, ok.note, ok.failure)
+            bad = gradcheck.verify(wrong, max_examples=15, seed=seed, order=order)
+            assert bad.verdict == "failed", (wrong, order)
+            assert bad.failure.failure.kind == "mismatch", bad.failure
+    x = np.array([1.0, -2.0, 3.0])
+    assert check(ops.DoubleInPlace, x).passed
+    assert check(ops.WrongDoubleInPlace, x).failure.kind == "mismatch"
+    assert x.tolist() == [1.0, -2.0, 3.0]  # not doubled by the check
+
+
+def test_cli_checks_an_in_place_function(torch_workdir):
+    runner = CliRunner()
+    args = ["--max-examples", "10", "--seed", "1"]
+    ok = runner.invoke(main, ["verify", "my_torch_ops:AddSquareInPlace", *args])
+    assert ok.exit_code == 0, ok.output
+    bad = runner.invoke(main, ["verify", "my_torch_ops:WrongDoubleInPlace", *args])
+    assert bad.exit_code == 1, bad.output
+    assert "mismatch" in bad.output

@@ -14,7 +14,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from gradcheck.checking.adapters import _torch  # noqa: E402
+from gradcheck.checking.adapters import _torch_autograd  # noqa: E402
 from gradcheck.checking.checker import check  # noqa: E402
 from tests.cli.conftest import REPO  # noqa: E402
 from tests.support import torch_ops as ops  # noqa: E402
@@ -45,7 +45,7 @@ def engine(monkeypatch):
     """Set whether the adapter may use torch's engine directly (its probe's answer)."""
 
     def use(ok: bool | None) -> None:
-        monkeypatch.setattr(_torch, "_ENGINE", [] if ok is None else [ok])
+        monkeypatch.setattr(_torch_autograd, "_ENGINE", [] if ok is None else [ok])
 
     return use
 
@@ -80,15 +80,15 @@ def test_the_engine_and_the_public_function_give_the_same_results(
 
 def test_the_probe_finds_the_entry_point_of_this_torch(engine):
     engine(None)
-    assert _torch._engine_ok() is True
-    assert _torch._ENGINE == [True]
+    assert _torch_autograd._engine_ok() is True
+    assert _torch_autograd._ENGINE == [True]
 
 
 @pytest.mark.parametrize("mode", [torch.no_grad, torch.inference_mode])
 def test_the_probe_answers_the_same_in_any_grad_mode(engine, mode):
     engine(None)
     with mode():
-        assert _torch._engine_ok() is True
+        assert _torch_autograd._engine_ok() is True
 
 
 def test_a_torch_without_the_entry_point_uses_the_public_function(engine, monkeypatch):
@@ -96,7 +96,7 @@ def test_a_torch_without_the_entry_point_uses_the_public_function(engine, monkey
     engine(None)
     assert check(ops.Cube, X).verdict == "passed"
     assert check(ops.WrongCube, X).verdict == "failed"
-    assert _torch._ENGINE == [False]
+    assert _torch_autograd._ENGINE == [False]
 
 
 def test_an_entry_point_of_another_signature_is_not_used(engine, monkeypatch):
@@ -106,17 +106,17 @@ def test_an_entry_point_of_another_signature_is_not_used(engine, monkeypatch):
     monkeypatch.setattr(torch.autograd.graph, "_engine_run_backward", other)
     engine(None)
     assert check(ops.Cube, X).verdict == "passed"
-    assert _torch._ENGINE == [False]
+    assert _torch_autograd._ENGINE == [False]
 
 
 def test_an_upstream_gradient_of_another_shape_gets_torchs_own_error(engine):
     engine(True)
     x = torch.ones(3, dtype=torch.float64, requires_grad=True)
     with pytest.raises(RuntimeError, match="Mismatch in shape"):
-        _torch._grad([x * 2], [x], [torch.ones(4, dtype=torch.float64)], True)
+        _torch_autograd._grad([x * 2], [x], [torch.ones(4, dtype=torch.float64)], True)
     # the right shape: the engine's gradient, as torch.autograd.grad gives it
     w = torch.arange(3, dtype=torch.float64)
-    (got,) = _torch._grad([x * x], [x], [w], True)
+    (got,) = _torch_autograd._grad([x * x], [x], [w], True)
     assert torch.equal(got, 2 * w)
 
 

@@ -1,0 +1,96 @@
+"""Singular matrices (issue 34): the search draws square inputs with a repeated row
+or column in a share of examples, and a gradient wrong only on that set of measure
+zero is caught, not taken for rounding because moving the inputs' last bits takes
+the op off it."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+import gradcheck
+from gradcheck import Operation
+from gradcheck.search.draws import seed_alone_decides
+from gradcheck.strategies import op_inputs
+
+
+def _repeats(x: np.ndarray) -> bool:
+    """A repeated row or column, in a matrix of more than two distinct values (a
+    matrix of one fill value and one other repeats rows by itself)."""
+    n = x.shape[-1]
+    if np.unique(x).size < 3:
+        return False
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    return any(
+        np.array_equal(x[..., i, :], x[..., j, :]) or np.array_equal(x[..., :, i], x[..., :, j])
+        for i, j in pairs
+    )
+
+
+def test_square_inputs_are_drawn_with_a_repeated_row_in_a_share_of_examples():
+    found: list[bool] = []
+
+    @settings(
+        max_examples=200,
+        database=None,
+        deadline=None,
+        phases=(Phase.generate,),
+        suppress_health_check=list(HealthCheck),
+    )
+    @seed(0)
+    @given(op_inputs(1, shapes=[(3, 3)], reach=True))
+    def draw(arrays):
+        found.append(_repeats(arrays[0]))
+
+    with seed_alone_decides():
+        draw()
+    # (about 3 in 10; 6 in 200 before, from fill values alone)
+    assert sum(found) >= 30, sum(found)
+
+
+class Det(Operation):
+    """det(x), with the adjugate as its gradient: right on the singular set too."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return np.asarray(np.linalg.det(x.data))
+
+    def backward_var(self, grad, index, **kwargs):
+        (x,) = self.variables
+        a = x.data
+        # the adjugate's transpose: the cofactors
+        cof = np.empty_like(a)
+        for i in range(a.shape[0]):
+            for j in range(a.shape[1]):
+                minor = np.delete(np.delete(a, i, 0), j, 1)
+                cof[i, j] = (-1) ** (i + j) * (np.linalg.det(minor) if minor.size else 1.0)
+        return grad * cof
+
+
+class ZeroAtSingularDet(Det):
+    """det(x) whose gradient is 0 where det(x) is 0, as torch.linalg.det's is: wrong
+    on the singular set only (moving the inputs' last bits leaves it, and the moved
+    gradients agree with each other, not with this one)."""
+
+    def backward_var(self, grad, index, **kwargs):
+        (x,) = self.variables
+        if np.linalg.det(x.data) == 0:
+            return np.zeros_like(x.data)
+        return super().backward_var(grad, index, **kwargs)
+
+
+def test_a_gradient_wrong_only_at_singular_matrices_is_not_rounding():
+    x = np.array([[1.0, 2.0], [1.0, 2.0]])  # det exactly 0; its gradient is not 0
+    for s in (0, 1, 2):
+        bad = gradcheck.check(ZeroAtSingularDet, x, seed=s)
+        assert bad.verdict == "failed" and bad.failure.kind == "mismatch", bad
+        assert gradcheck.check(Det, x, seed=s).passed
+    assert gradcheck.check(ZeroAtSingularDet, x + np.eye(2), seed=0).passed
+
+
+def test_the_search_finds_it():
+    for s in (0, 1, 2):
+        bad = gradcheck.verify(ZeroAtSingularDet, shapes=["3,3"], max_examples=30, seed=s)
+        assert bad.verdict == "failed", (s, bad)
+        ok = gradcheck.verify(Det, shapes=["3,3"], max_examples=30, seed=s)
+        assert ok.verdict == "passed", (s, ok)
