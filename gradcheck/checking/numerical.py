@@ -63,9 +63,10 @@ The numbers, and why:
   like h marks it smooth, anything else is noise and the next levels decide. Likewise
   D·h constant (a jump of ``s`` itself). Larger steps alone decide nothing: they may
   straddle a kink nearby or sample an oscillation; where smaller steps bound J (or
-  D·h) far below what larger ones show, the kink is nearby, not at x, and no larger
-  window decides (maximum(x, y) at inputs of 1e-9, 1e-10 apart: the smaller input's
-  s stands still at the steps below the tie, which is flatness, not rounding quanta).
+  D·h) far below what larger ones show, the kink is nearby, not at x, no larger
+  window decides, and only the steps below it estimate the derivative (maximum(x, y)
+  at inputs of 1e-9, 1e-10 apart: the smaller input's s stands still at the steps
+  below the tie, which is flatness, not rounding quanta).
 * **Complex step** (on request, for ops analytic in their inputs):
   ``Im s(x + i h e_j) / h`` has no subtractive cancellation, so h can be tiny.
 
