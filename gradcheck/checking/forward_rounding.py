@@ -133,9 +133,32 @@ class ForwardRounding:
                 changed = bool(np.any(moved_out)) and (np.mean(moved_out) >= 0.5 or not whole)
             if not (changed and exact_in(out1, narrow)):
                 continue
+            if whole and self._whole_staircase(out0, out1, narrow):
+                continue
             if self._unmoved_by_a_quarter(moved, out1, narrow):
                 return narrow
         return None
+
+    @staticmethod
+    def _whole_staircase(out0: np.ndarray, out1: np.ndarray, narrow: Any) -> bool:
+        """Whether the forward rounds to whole numbers, whatever dtype it computes in:
+        its outputs at x and at x moved by ``narrow``'s steps are all whole, and some of
+        them are smaller than the numbers from which on ``narrow`` holds only whole
+        ones (1024 for float16), where a forward computing in ``narrow`` would show
+        fractions. ``round``, ``floor``, ``sign`` are such staircases: their outputs are
+        numbers of float16, and where float16's step (1 at |x| >= 8) crosses their
+        jumps every output moves; taken for float16 forwards, they were differenced
+        with float16's steps across their jumps (numeric 1 against their right
+        gradient 0) and failed at every input above 8 in size (and ``round`` at -4.83,
+        torch's OpInfo sample round.decimals_0[2], where the step 0.5 crosses -4.5).
+        Float64's steps see their flat stairs, exactly."""
+        whole_from = 2.0 ** (np.finfo(narrow).nmant)
+        with np.errstate(invalid="ignore"):
+            both = np.concatenate([out0.reshape(-1), out1.reshape(-1)])
+            both = both[np.isfinite(both)]
+            if not both.size or not np.all(both % 1 == 0):
+                return False
+            return bool(np.any(np.abs(both) < whole_from))
 
     def _unmoved_by_a_quarter(
         self, at: list[np.ndarray], out: np.ndarray, narrow: Any

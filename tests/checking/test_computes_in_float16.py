@@ -85,6 +85,52 @@ def test_a_float64_forward_that_rounds_coarsely_at_zero_is_not_taken_for_float32
     assert Evaluator(forward, [np.array(0.0)], None, np.array(1.0)).inner is None
 
 
+@pytest.mark.parametrize(
+    ("f", "x"),
+    [
+        (np.round, [-4.826984902407649]),
+        (np.floor, [2.9]),
+        (np.round, [0.3, -4.8]),
+        (np.floor, [10.3]),
+        (np.ceil, [27.6, 11.2]),
+        (np.trunc, [100.7, 300.2, 5.5]),
+        (np.sign, [3.0, -2.0]),
+    ],
+)
+def test_a_staircase_of_whole_numbers_is_not_taken_for_float16(f, x):
+    """round at -4.83 (torch's OpInfo sample round.decimals_0[2]): one output, a whole
+    number of float16, and float16's step up (0.5) crosses its jump at -4.5, so all its
+    outputs moved; at |x| >= 8 float16's step is 1 and crosses a jump of every output.
+    Such staircases were taken for float16 forwards, differenced with float16's steps
+    across their jumps (numeric 1 against their right gradient 0) and failed."""
+    x = np.array(x)
+    ev = Evaluator(lambda arrays, params: f(arrays[0]), [x], None, np.ones(x.size))
+    assert ev.inner is None and ev.eval_dtype == np.float64
+
+
+@pytest.mark.parametrize("name", ["round", "floor", "ceil", "trunc"])
+@pytest.mark.parametrize("x", [[-4.826984902407649], [10.3], [27.6], [10.3, 11.2]])
+def test_torch_rounding_ops_pass_away_from_their_jumps(name, x):
+    torch = pytest.importorskip("torch")
+    from gradcheck.checking.adapters import framework
+
+    @framework("torch")
+    def stairs(x):
+        return getattr(torch, name)(x)
+
+    result = check(stairs, np.array(x), seed=0)
+    assert result.verdict == "passed", str(result)
+
+
+def test_whole_outputs_of_a_float16_forward_above_1024_still_show_float16():
+    """exp(x.half()) at 8 is 2980, a whole number as every float16 from 1024 on: the
+    whole-number staircase test leaves it to the float16 test."""
+    ev = Evaluator(
+        lambda arrays, params: _forward(EXP, arrays), [np.array([8.0])], None, np.ones(1)
+    )
+    assert ev.inner == np.float16
+
+
 # -- the same ops written as torch Functions (issue 34 item 9) -------------------------
 
 
