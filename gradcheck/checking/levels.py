@@ -685,12 +685,16 @@ def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index
         # edge 8.5e-7 along a direction: D -20.3 up to steps of 4.8e-7, -10.5 at 1.2e-4,
         # where the pairs agreed best). Where no pair lies below, nothing here measures
         # the derivative at x: not differentiable, numerically, as before.
-        clean = [a for a in pairs if a + 1 < min(nearby)]
+        # Steps that stood still (an intermediate absorbed them: (x + 1e6) - 1e6 at
+        # h < 1e-10) show no kink and no derivative, unless s is known to be flat there:
+        # where every step below stood still, every pair stays (as _pair_errors reads them).
+        below = [a for a in pairs if a + 1 < min(nearby)]
+        clean = [a for a in below if f.flat or not (f.still[a] or f.still[a + 1])]
         if clean:
             pairs = clean
             rich = _richardson(D, pairs)
             value, error, best = _best_pair(f, pairs, rich, noise, eps)
-        else:
+        elif not below:
             found = KINK
     low_order = False
     if not converged:
