@@ -30,6 +30,7 @@ import numpy as np
 from gradcheck.checking.reference import disagreement
 from gradcheck.checking.result import Failure
 from gradcheck.checking.target import Target
+from gradcheck.checking.tolerance import Tolerance
 from gradcheck.checking.vocabulary import Kind
 from gradcheck.errors import CheckUsageError
 
@@ -84,7 +85,7 @@ def batched_disagreement(
     constants: Sequence[int],
     seed: int,
     forward_mode: bool,
-    tolerances: Callable[[np.dtype], tuple[float, float, bool]],
+    tolerances: Callable[[np.dtype], Tolerance],
 ) -> Failure | None:
     """A ``batched_forward`` or ``batched_grad`` failure when the op under
     ``torch.func.vmap`` (its output, its vjp, with ``forward_mode`` its jvp) differs

@@ -27,11 +27,6 @@ from itertools import pairwise
 import numpy as np
 
 from gradcheck.checking.numerical import (
-    FIRST_JUMP_FRACTION,
-    KINK_NOISE_MARGIN,
-    KINK_STEADINESS,
-    LEVEL_RATIO,
-    TRUNCATION_GROWTH,
     Estimate,
     Evaluator,
     full_estimate,
@@ -39,22 +34,25 @@ from gradcheck.checking.numerical import (
     step_sizes,
 )
 from gradcheck.checking.result import Element, Failure, InputErrors
+from gradcheck.checking.thresholds import (
+    CLEAR_AGREEMENT,
+    ERROR_ESTIMATE_FACTOR,
+    FAST_MODE_MAX_LOCATED,
+    FIRST_JUMP_FRACTION,
+    INPUT_ROUNDING_FACTOR,
+    KINK_NOISE_MARGIN,
+    KINK_STEADINESS,
+    LEVEL_RATIO,
+    RESETTLE_ROUNDS,
+    TRUNCATION_GROWTH,
+    UPSTREAM_ROUNDING_FACTOR,
+    WORST_ELEMENTS,
+)
+from gradcheck.checking.tolerance import Tolerance
 from gradcheck.checking.vocabulary import Kind
 
 __all__ = ["Comparison", "compare_full", "compare_fast", "judge_full", "WORST_ELEMENTS"]
 
-#: The multiple of the finite-difference error estimate added to the tolerance.
-ERROR_ESTIMATE_FACTOR = 3.0
-#: Multiple of eps·|x|·|s''| allowed for the rounding of the inputs of the analytic
-#: gradient (its backward error); matters for float16 and float32 only.
-INPUT_ROUNDING_FACTOR = 4.0
-#: Multiple of eps·max|v| allowed in absolute terms by default: the rounding of
-#: intermediates of the upstream gradient's size.
-UPSTREAM_ROUNDING_FACTOR = 4.0
-#: Elements listed as "worst" in a result.
-WORST_ELEMENTS = 5
-#: Elements that fast mode isolates by bisection, at most, per input.
-FAST_MODE_MAX_LOCATED = 8
 #: Below this mantissa (of frexp, in [0.5, 1)) a number is nearer 2**(e-1) than 2**e in log2.
 _SQRT_HALF = float(np.sqrt(0.5))
 #: A random direction's elements, in units of the element's scale (see
@@ -84,9 +82,7 @@ class Comparison:
         i: int,
         x: np.ndarray,
         analytic: np.ndarray,
-        rtol: float,
-        atol: float,
-        relative: bool,
+        tol: Tolerance,
         v_max: float,
         jitter: np.ndarray | None = None,
     ):
@@ -98,13 +94,8 @@ class Comparison:
         info = np.finfo(x.dtype if x.dtype.kind == "f" else np.float64)
         self.eps = float(info.eps)
         self.smallest_normal = float(info.smallest_normal)
-        self.i, self.analytic, self.rtol, self.atol, self.relative = (
-            i,
-            analytic,
-            rtol,
-            atol,
-            relative,
-        )
+        self.i, self.analytic, self.tol = i, analytic, tol
+        self.rtol, self.atol = tol.rtol, tol.atol
         #: The judged elements (worst first within each batch judged).
         self.elements: list[Element] = []
         self.kinks: list[tuple[int, ...]] = []
@@ -116,20 +107,23 @@ class Comparison:
         self.max_ratio = 0.0
         self.size = analytic.size
         self.direction_failure: str | None = None
-        self.atol_used = atol
+        self.atol_used = tol.atol
         #: Full mode's estimates (numeric, error, kink, curvature, noise), flat.
         self.estimated: tuple[np.ndarray, ...] | None = None
         #: The flat indices of the elements judged mismatched.
         self.bad: list[int] = []
         #: Where this is the judgement of a float64 run of a float32 or float16
-        #: backward (see ``_Run.convicted_wide``): the low-precision gradient and its
+        #: backward (see ``low_precision.convicted_wide``): the low-precision gradient and its
         #: dtype's name, whose values the failure message shows beside the float64 ones.
         self.low: tuple[np.ndarray, str] | None = None
+        #: Whether this is the judgement again beside the backward's rounding measured
+        #: for it (see :func:`gradcheck.checking.verdict.noise_remeasured`).
+        self.remeasured = False
 
     def abs_tol(self, numeric: np.ndarray) -> float:
         """The absolute tolerance for this input, given (an estimate of) its numeric
         gradient: scaled by the gradient's size for the default."""
-        if not self.relative:
+        if not self.tol.atol_scaled:
             return self.atol
         finite = np.abs(numeric[np.isfinite(numeric)])
         scale = float(finite.max()) if finite.size else 0.0
@@ -372,10 +366,6 @@ def judge_full(cmp: Comparison, estimated: tuple[np.ndarray, ...]) -> None:
     )
 
 
-#: Rounds of :func:`_refine_the_unsettled` at most (each can only lower the scale).
-_RESETTLE_ROUNDS = 3
-
-
 def _refine_the_unsettled(ev: Evaluator, cmp: Comparison, est: Estimate) -> None:
     """Refine the elements the first pass settled but the final tolerance would not.
 
@@ -387,7 +377,7 @@ def _refine_the_unsettled(ev: Evaluator, cmp: Comparison, est: Estimate) -> None
     nothing moved the tolerance it settled them within.)"""
     if not est.refined.any():
         return
-    for _ in range(_RESETTLE_ROUNDS):
+    for _ in range(RESETTLE_ROUNDS):
         value, kink = est.value.reshape(-1), est.kink.reshape(-1)
         atol = cmp.abs_tol(np.where(kink, 0.0, value))
         analytic = cmp.analytic.reshape(-1)
@@ -642,16 +632,6 @@ def compare_fast(
     elif cmp.direction_failure is not None:
         cmp.mismatched += 1
 
-
-#: Fast mode's directions over a whole input come in two halves; the second is taken
-#: only when a direction of the first is not a clear agreement: its difference above
-#: this fraction of the allowed one (or it failed, or crossed a kink). A right
-#: gradient's directions differ by its truncation and rounding, far below the
-#: tolerance; an error near the edge of what a direction can show lands in this band
-#: as often as below it, and gets the other half. (An error far above the tolerance
-#: fails the first direction: one wrong element is never cancelled, its |d_j| being
-#: at least a quarter of its scale.)
-CLEAR_AGREEMENT = 0.25
 
 #: Fast mode's directions are made and screened in batches of at most this many
 #: elements in all (a batch of groups of a large input would not fit in memory).

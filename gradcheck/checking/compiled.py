@@ -22,6 +22,7 @@ from gradcheck.checking.adapters.variants import Variant
 from gradcheck.checking.reference import disagreement
 from gradcheck.checking.result import Failure
 from gradcheck.checking.target import Target
+from gradcheck.checking.tolerance import Tolerance
 from gradcheck.checking.vocabulary import Kind
 from gradcheck.errors import TargetRaised
 
@@ -45,7 +46,7 @@ def compiled_disagreement(
     params: Mapping[str, Any],
     constants: Sequence[int],
     v_seed: Sequence[int],
-    tolerances: Callable[[np.dtype], tuple[float, float, bool]],
+    tolerances: Callable[[np.dtype], Tolerance],
 ) -> Failure | None:
     """A ``compiled_mismatch`` failure when the compiled op's output, or an input's
     gradient for the same upstream gradient, differs from the eager op's; None when
@@ -104,7 +105,7 @@ def _gradients_differ(
     eager_grads: Sequence[Any],
     xs: Sequence[np.ndarray],
     what: str,
-    tolerances: Callable[[np.dtype], tuple[float, float, bool]],
+    tolerances: Callable[[np.dtype], Tolerance],
 ) -> Failure | None:
     """The first input whose gradient from the compiled op (``what``) differs from the
     eager op's, for the same upstream gradient, as a ``compiled_mismatch``."""

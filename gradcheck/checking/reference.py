@@ -20,6 +20,7 @@ import numpy as np
 from gradcheck.checking.outputs import Outputs
 from gradcheck.checking.result import Failure
 from gradcheck.checking.target import Target, qualname
+from gradcheck.checking.tolerance import Tolerance
 from gradcheck.checking.vocabulary import Kind
 from gradcheck.errors import CheckUsageError, TargetRaised
 
@@ -70,12 +71,12 @@ def forward_disagreement(
     params: Mapping[str, Any],
     constants: Sequence[int],
     reference: Any,
-    tolerances: Callable[[np.dtype], tuple[float, float, bool]],
+    tolerances: Callable[[np.dtype], Tolerance],
 ) -> Failure | None:
     """A ``forward_mismatch`` failure when the op's output at ``xs`` differs from the
-    reference's beyond ``tolerances(output dtype)`` (rtol, atol, atol relative to the
-    largest |reference|); None when they agree, or when the op's forward raises (the
-    gradient check reports that)."""
+    reference's beyond ``tolerances(output dtype)`` (a :class:`Tolerance`: its atol,
+    where scaled, relative to the largest |reference|); None when they agree, or when
+    the op's forward raises (the gradient check reports that)."""
     fn, name = load_reference(reference), reference_name(reference)
     try:
         graph = tgt.apply(xs, params, constants=constants)
@@ -124,22 +125,21 @@ def disagreement(
     expected: np.ndarray,
     layout: Outputs | None,
     headline: str,
-    tolerances: tuple[float, float, bool],
+    tolerances: Tolerance,
     kind: str,
     names: tuple[str, str] = ("the op", "the reference"),
     at_input: int | None = None,
 ) -> Failure | None:
     """A failure of ``kind`` when ``got`` differs from ``expected`` (arrays of one
-    shape) beyond ``tolerances`` (rtol, atol, atol relative to the largest
+    shape) beyond ``tolerances`` (its atol, where scaled, relative to the largest
     |expected|): ``headline``, the worst element with both values (``names`` says
     whose), the worst few in a table, both arrays when small; None when they agree."""
-    rtol, atol, relative = tolerances
     g, e = got.astype(np.float64).ravel(), expected.astype(np.float64).ravel()
     finite = np.isfinite(g) & np.isfinite(e)
     # Non-finite values agree only with the same non-finite value (nan with nan).
     same = (g == e) | (np.isnan(g) & np.isnan(e))
     scale = float(np.max(np.abs(e[finite]), initial=0.0))
-    allowed = (atol * scale if relative else atol) + rtol * np.abs(e)
+    allowed = tolerances.allowed(e, scale)
     with np.errstate(invalid="ignore"):
         diff = np.where(finite, np.abs(g - e), np.where(same, 0.0, np.inf))
     bad = np.flatnonzero(diff > allowed)
@@ -160,8 +160,8 @@ def disagreement(
         f"{headline} at {bad.size} of {g.size} elements; worst at "
         f"{_where(layout, got, j)}: {names[0]} gives {_num(g[j])}, {names[1]} "
         f"{_num(e[j])} (allowed difference "
-        f"{_num(float(allowed[j]))}: rtol {rtol:g}, atol {atol:g}"
-        f"{f' of the largest |{names[1].split()[-1]}|' if relative else ''})\n"
+        f"{_num(float(allowed[j]))}: rtol {tolerances.rtol:g}, atol {tolerances.atol:g}"
+        f"{f' of the largest |{names[1].split()[-1]}|' if tolerances.atol_scaled else ''})\n"
         f"Mismatched elements: {bad.size} / {g.size}\n{table}{_both(got, expected, names)}",
         input=at_input,
         mismatched=int(bad.size),

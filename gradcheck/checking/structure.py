@@ -22,14 +22,14 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.result import Failure
+from gradcheck.checking.thresholds import (
+    BACKWARD_ROUNDING_FACTOR,
+    REPEAT_ULPS,
+)
 from gradcheck.checking.vocabulary import Kind
 from gradcheck.engine.tensor_base import Tensor
 
 __all__ = ["Evidence", "Stage", "STRUCTURAL_CHECKS", "first_failure"]
-
-#: Gradients of two runs on fresh graphs (and backward(-2v) against -2·backward(v))
-#: may differ by this many units in the last place of the gradient's scale.
-REPEAT_ULPS = 4
 
 
 class Stage:
@@ -423,12 +423,6 @@ def nonlinear(e: Evidence) -> Failure | None:
                 input=i,
             )
     return None
-
-
-#: backward(-2v) may differ from -2·backward(v) by this many times the backward's
-#: measured rounding (:attr:`Evidence.backward_rounding`): each of the two backwards
-#: rounds on its own (three roundings of the size of one, at most).
-BACKWARD_ROUNDING_FACTOR = 8.0
 
 
 def _within_backward_rounding(expected: Any, scaled: Any, e: Evidence, i: int) -> bool:

@@ -94,7 +94,7 @@ class ShapeDomain:
         tgt, constants = self.tgt, self.constants
         if any(v.dtype.kind == "c" for v in values):
             from gradcheck.checking.adapters.variants import Variant
-            from gradcheck.checking.checker import _complex_as_real
+            from gradcheck.checking.check_inputs import _complex_as_real
 
             tgt, values, const, _ = _complex_as_real(tgt, values, set(constants), Variant())
             constants = sorted(const)

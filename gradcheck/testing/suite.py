@@ -464,7 +464,7 @@ def _below_resolution(mutation: Mutation, subject: _Subject) -> bool:
     if mutation.relative is None:
         return False
     dtype = str(np.dtype(subject.options.get("dtype") or "float64"))
-    return mutation.relative < DEFAULT_TOLERANCES.get(dtype, DEFAULT_TOLERANCES["float64"])[0]
+    return mutation.relative < DEFAULT_TOLERANCES.get(dtype, DEFAULT_TOLERANCES["float64"]).rtol
 
 
 def run_suite(

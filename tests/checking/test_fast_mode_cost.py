@@ -80,9 +80,10 @@ def test_fast_mode_directions_rarely_tie_two_elements() -> None:
 def _fast_directions(x: np.ndarray, count: int) -> np.ndarray:
     from gradcheck.checking.compare import Comparison, _FastMode
     from gradcheck.checking.numerical import Evaluator
+    from gradcheck.checking.tolerance import Tolerance
 
     ev = Evaluator(lambda arrays, params: arrays[0] * 1.0, [x], {}, np.ones_like(x))
-    cmp = Comparison(0, x, np.ones_like(x), 1e-7, 1e-7, True, 1.0)
+    cmp = Comparison(0, x, np.ones_like(x), Tolerance(atol=1e-7, rtol=1e-7, atol_scaled=True), 1.0)
     return _FastMode(ev, cmp).directions(np.random.default_rng(0), count)
 
 

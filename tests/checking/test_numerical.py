@@ -213,15 +213,15 @@ def test_first_pass_is_the_central_difference_of_each_element(dtype, out_dtype):
 def test_refinement_levels_scored_together_or_one_by_one_agree_exactly(name, f, monkeypatch):
     # refine scores all levels at once on small outputs and each as it comes on large
     # ones: the same numbers either way, to the last bit
-    import gradcheck.checking.numerical as numerical
+    import gradcheck.checking.levels as levels
 
     x = np.array([0.0, 1e-7, -0.3, 2.0, 5e5])
     v = np.random.default_rng(1).standard_normal(5)
     direction = np.array([1.0, -0.5, 2.0, 0.25, -1.0])
     target = resolve_target(f)
     results = []
-    for limit in (numerical._BATCHED_LEVELS_MAX_SIZE, 0):
-        monkeypatch.setattr(numerical, "_BATCHED_LEVELS_MAX_SIZE", limit)
+    for limit in (levels._BATCHED_LEVELS_MAX_SIZE, 0):
+        monkeypatch.setattr(levels, "_BATCHED_LEVELS_MAX_SIZE", limit)
         ev = Evaluator(target.forward, [x], {}, v, bind=target.bind)
         results.append(
             [ev.refine(0, j, 1e-5, 1e-6, max(abs(x[j]), 1.0)) for j in range(5)]
@@ -238,8 +238,9 @@ def test_refinement_levels_scored_together_or_one_by_one_agree_exactly(name, f, 
 
 def test_refine_gives_an_estimate_whose_richardson_value_cancels_the_h2_term():
     import gradcheck.checking.numerical as numerical
+    from gradcheck.checking import thresholds
 
-    assert numerical.TRUNCATION_GROWTH == numerical.LEVEL_RATIO**2 == 16
+    assert thresholds.TRUNCATION_GROWTH == thresholds.LEVEL_RATIO**2 == 16
     x = np.array([0.7])
     ev = Evaluator(resolve_target(lambda t: t**3).forward, [x], {}, np.ones(1))
     est = ev.refine(0, 0, 2.0**-17, 0.0, 1.0)

@@ -34,7 +34,13 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "checking: numerics",
         (
             "gradcheck.checking.numerical",
+            "gradcheck.checking.levels",
+            "gradcheck.checking.forward_rounding",
+            "gradcheck.checking.probes",
             "gradcheck.checking.compare",
+            # the verdict's thresholds and the tolerance object, which compute nothing
+            "gradcheck.checking.thresholds",
+            "gradcheck.checking.tolerance",
             "gradcheck.checking.result",
             "gradcheck.checking.vocabulary",
             # the text of a result, which str(result) gives: it reads results only

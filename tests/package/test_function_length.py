@@ -29,16 +29,6 @@ EXCEPTIONS = {
     ),
 }
 
-#: TEMPORARY (issue 39), for the lead: functions of checking/checker.py and
-#: checking/numerical.py over the limit, which another engineer is splitting now (those
-#: files were not edited here). Empty this list when that lands:
-#: test_each_named_function_is_still_over_the_limit fails on a name that is no longer.
-PENDING = {
-    "checking/checker.py::check": "pending the checker's split (issue 39)",
-    "checking/checker.py::_Run.numerics": "pending the checker's split (issue 39)",
-}
-PENDING_FILES = ("checking/checker.py", "checking/numerical.py")
-
 
 def code_lines(source: str, function: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     """The code lines of ``function`` (of ``source``): its body's lines but blank
@@ -92,7 +82,7 @@ def lengths() -> dict[str, int]:
 
 def test_no_function_is_over_the_limit_but_the_named_ones():
     over = {name: n for name, n in lengths().items() if n > LIMIT}
-    unnamed = {name: n for name, n in over.items() if name not in EXCEPTIONS | PENDING}
+    unnamed = {name: n for name, n in over.items() if name not in EXCEPTIONS}
     assert unnamed == {}, f"over {LIMIT} code lines: split them, or name one with its reason"
 
 
@@ -101,14 +91,10 @@ def test_at_most_two_exceptions_each_with_its_reason():
     assert all(len(reason.split()) >= 8 for reason in EXCEPTIONS.values())
 
 
-def test_pending_names_only_the_files_being_split_elsewhere():
-    assert all(name.split("::")[0] in PENDING_FILES for name in PENDING)
-
-
 def test_each_named_function_is_still_over_the_limit():
-    # so that neither list outlives its reason
+    # so that the list does not outlive its reasons
     found = lengths()
-    for name in [*EXCEPTIONS, *PENDING]:
+    for name in EXCEPTIONS:
         assert found.get(name, 0) > LIMIT, f"{name} is not over {LIMIT} code lines (any more)"
 
 

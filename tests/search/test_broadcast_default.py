@@ -100,12 +100,13 @@ def test_size_one_shapes_put_a_size_one_axis_at_every_axis() -> None:
 
 
 def test_few_scalars_are_drawn_for_a_reduction() -> None:
+    # (over three seeds: one seed's 200 draws can put the two within a few of each other)
     def zero_d(reduces: bool) -> int:
         strategy = op_inputs(1, reach=True, reduces=reduces)
-        return sum(x.ndim == 0 for (x,) in draw_examples(strategy, 200, 0))
+        return sum(x.ndim == 0 for seed in (0, 1, 2) for (x,) in draw_examples(strategy, 200, seed))
 
-    assert zero_d(True) <= 10
-    assert zero_d(True) <= zero_d(False) <= 30
+    assert zero_d(True) <= 30
+    assert zero_d(True) < zero_d(False) <= 90
 
 
 def test_broadcast_draws_under_reach_always_differ() -> None:

@@ -192,8 +192,8 @@ def test_full_suite_all_mutants_caught_no_false_alarm_over_three_seeds() -> None
 # Found by the mutation suite: arccot jumps at 0 and at x = -6e-8 every step once
 # straddled the jump, so D(h) ~ jump / 2h. Read as noise, that element once got a huge
 # numeric gradient that set the input's gradient scale and hid a 1e-6 error everywhere
-# else; then the checker recognised the jump (numerical._is_kink) and rejected the
-# example. Now the steps reach below |x| (numerical._levels): the point is
+# else; then the checker recognised the jump (levels._is_kink) and rejected the
+# example. Now the steps reach below |x| (levels._levels): the point is
 # differentiable, its derivative is measured, and the mutant is caught there too.
 def test_scaled_gradient_caught_next_to_a_jump() -> None:
     from gradcheck.checking.checker import check

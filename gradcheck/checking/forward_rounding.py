@@ -1,0 +1,498 @@
+"""The forward's own rounding, as the finite differences need it: how finely the
+outputs that a step moves are resolved (:meth:`ForwardRounding.rounding_sizes`), and
+the narrower dtype a forward given float64 computes in (:meth:`ForwardRounding._computes_in`).
+
+:class:`ForwardRounding` is a part of :class:`gradcheck.checking.numerical.Evaluator`
+(its base): it reads the evaluator's working inputs, its forward (``call``) and the
+output at the point. Where a wider dtype computes the forward, its rounding is
+measured against it; where none does, in its own dtype
+(:meth:`ForwardRounding._rounding_residual`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from gradcheck.checking.levels import _extra_levels, step_sizes
+from gradcheck.checking.thresholds import (
+    HIGHEST_LEVEL,
+    LEVEL_RATIO,
+    LOWEST_LEVEL,
+    OUTPUT_ROUNDING_EPS,
+    RESIDUAL_DEGREE,
+    RESIDUAL_OFFSETS,
+    ROUNDING_PROBE_SEED,
+    ROUNDING_PROBE_SPREAD,
+)
+from gradcheck.engine.graph import no_autodiff
+
+
+def _wider(dtype: np.dtype) -> np.dtype | None:
+    """A float dtype finer than ``dtype`` to measure its rounding with, or None."""
+    if dtype in (np.float16, np.float32):
+        return np.dtype(np.float64)
+    longdouble = np.dtype(np.longdouble)
+    if dtype == np.float64 and np.finfo(longdouble).eps < np.finfo(np.float64).eps:
+        return longdouble  # 80-bit extended on x86; the same as float64 elsewhere
+    return None
+
+
+def exact_in(a: np.ndarray, dtype: np.dtype) -> bool:
+    """Whether every finite element of ``a`` is a number of ``dtype``."""
+    a = np.asarray(a, dtype=np.float64)
+    finite = a[np.isfinite(a)]
+    with np.errstate(all="ignore"):
+        return bool(np.array_equal(finite.astype(dtype).astype(np.float64), finite))
+
+
+class ForwardRounding:
+    """The measures of the forward's rounding, a base of
+    :class:`~gradcheck.checking.numerical.Evaluator`."""
+
+    # (set by the Evaluator: its working inputs and their dtype, that dtype's eps, the
+    # output at the point in float64, and the outputs' sizes once measured)
+    work: list[np.ndarray]
+    eval_dtype: np.dtype
+    eps: float
+    f0: np.ndarray
+    _sizes: np.ndarray | None
+    _own_dtype_rounding: bool
+    # (and the inputs the forward is linear in, the quanta its outputs move in, and the
+    # measures made once: see the Evaluator's __init__)
+    linear: tuple[int, ...]
+    output_quanta: np.ndarray | None
+    _unit_sizes: np.ndarray | None
+    _seeded_quanta: np.ndarray | None
+
+    def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        raise NotImplementedError  # (the Evaluator's)
+
+    def _computes_in(self, out0: np.ndarray) -> np.dtype | None:
+        """The dtype narrower than float64 that a forward given float64 computes in
+        (``f(x.half())`` cast back), or None. Such a forward is ``F(round(x))``, so
+        three evaluations tell it from one that computes in float64:
+
+        * its output is a number of that dtype at x;
+        * it is the very same output at x rounded to that dtype and moved a quarter of
+          that dtype's ulp away from zero (which rounds back): a float64 forward moves
+          there wherever it depends on x at all, ``exp`` at 0 included, where the
+          output of ``exp(x.half())`` stays 1;
+        * at x moved by that dtype's own finite-difference steps (every float element
+          up) some output moved, and every output is a number of that dtype (a
+          forward constant in x is not one); where every output at x is a whole
+          number, at least half of them moved (a piecewise constant forward, such as
+          ``floor``, ``sign`` or a cosine of one-element rows, ±1, is not one because
+          a few of those steps cross its jumps; tanh(x.half()) at 2, 4, 4 is one,
+          though only its output at 2 moved).
+
+        These replaced "at least half the outputs moved by 1.5 ulps and stay numbers
+        of that dtype", which missed ``exp(x.half())`` at inputs that are mostly 0
+        (the move of 0 is below float16's smallest number) and ``tanh(x.half())`` at
+        3 (its 1.5-ulp move is below half an ulp of its output), and so let float64's
+        steps (1e-5), absorbed by the rounding of x, see a staircase of float16 ulps:
+        numeric 0 against a right gradient, and any gradient passed below what they
+        (did not) resolve. Steps for that dtype (in it: the forward rounds to it
+        anyway) see the function."""
+        if self.eval_dtype != np.float64 or out0.dtype != np.float64 or not out0.size:
+            return None
+        if not exact_in(out0, np.dtype(np.float32)):
+            return None  # (nor in float16, whose numbers are float32's too)
+        for narrow in (np.dtype(np.float16), np.dtype(np.float32)):
+            if not exact_in(out0, narrow):
+                continue
+            with np.errstate(all="ignore"):
+                rounded = [
+                    a.astype(narrow).astype(np.float64) if a.dtype.kind == "f" else a
+                    for a in self.work
+                ]
+                narrow_eps = float(np.finfo(narrow).eps)
+                moved = [
+                    (a + step_sizes(a, narrow_eps)).astype(narrow).astype(np.float64)
+                    if a.dtype.kind == "f"
+                    else a
+                    for a in rounded
+                ]
+            unmoved = self._unmoved_by_a_quarter(rounded, out0, narrow)
+            if unmoved is None:
+                return None
+            if not unmoved:
+                continue
+            try:
+                out1 = np.asarray(self.call(moved))
+            except Exception:
+                return None
+            if out1.shape != out0.shape or out1.dtype != np.float64:
+                return None
+            with np.errstate(invalid="ignore"):
+                moved_out = out1 != out0
+                whole = bool(np.all(out0[np.isfinite(out0)] % 1 == 0))
+                changed = bool(np.any(moved_out)) and (np.mean(moved_out) >= 0.5 or not whole)
+            if not (changed and exact_in(out1, narrow)):
+                continue
+            if whole and self._whole_staircase(out0, out1, narrow):
+                continue
+            if self._unmoved_by_a_quarter(moved, out1, narrow):
+                return narrow
+        return None
+
+    @staticmethod
+    def _whole_staircase(out0: np.ndarray, out1: np.ndarray, narrow: Any) -> bool:
+        """Whether the forward rounds to whole numbers, whatever dtype it computes in:
+        its outputs at x and at x moved by ``narrow``'s steps are all whole, and some of
+        them are smaller than the numbers from which on ``narrow`` holds only whole
+        ones (1024 for float16), where a forward computing in ``narrow`` would show
+        fractions. ``round``, ``floor``, ``sign`` are such staircases: their outputs are
+        numbers of float16, and where float16's step (1 at |x| >= 8) crosses their
+        jumps every output moves; taken for float16 forwards, they were differenced
+        with float16's steps across their jumps (numeric 1 against their right
+        gradient 0) and failed at every input above 8 in size (and ``round`` at -4.83,
+        torch's OpInfo sample round.decimals_0[2], where the step 0.5 crosses -4.5).
+        Float64's steps see their flat stairs, exactly."""
+        whole_from = 2.0 ** (np.finfo(narrow).nmant)
+        with np.errstate(invalid="ignore"):
+            both = np.concatenate([out0.reshape(-1), out1.reshape(-1)])
+            both = both[np.isfinite(both)]
+            if not both.size or not np.all(both % 1 == 0):
+                return False
+            return bool(np.any(np.abs(both) < whole_from))
+
+    def _step_point_sizes(self, i: int, j: int, step: float) -> np.ndarray | None:
+        """Per output, the rounding size (over eps, as :meth:`rounding_sizes`) measured
+        around the points the largest step of element ``j`` of input ``i`` reaches, x_j ±
+        ``step`` (:meth:`_rounding_residual` there), at most the inputs' size; None where
+        neither point measures.
+
+        A forward rounds at eps of the terms it cancels *at the points it is evaluated
+        at*, which x alone need not show: x - sin(x) at x = 2.2e-308 is exactly 0 there,
+        and around it, while at x ± h it is h - sin(h), an output of h³/6 made of terms
+        of size h, rounding at eps·h; its central differences are that rounding over h
+        (-4.7e-18·v against a derivative of 0), below which nothing is resolved."""
+        flat = self.work[i].reshape(-1)
+        old = flat[j]
+        found: np.ndarray | None = None
+        for sign in (1.0, -1.0):
+            at = list(self.work)
+            moved = at[i].copy()
+            moved.reshape(-1)[j] = np.asarray(old + sign * step, dtype=moved.dtype)
+            at[i] = moved
+            try:
+                with np.errstate(all="ignore"), no_autodiff:
+                    out = np.asarray(self.call(at), dtype=np.float64)
+            except Exception:
+                continue
+            if out.shape != self.f0.shape or not np.all(np.isfinite(out)):
+                continue
+            residual = self._rounding_residual(at, out)
+            if residual is None:
+                continue
+            found = residual if found is None else np.maximum(found, residual)
+        if found is None:
+            return None
+        return np.minimum(found / self.eps, self._magnitude())
+
+    def _unmoved_by_a_quarter(
+        self, at: list[np.ndarray], out: np.ndarray, narrow: Any
+    ) -> bool | None:
+        """Whether the forward at ``at`` (every float input a number of the dtype
+        ``narrow``) moved up by a quarter of that dtype's ulp gives ``out`` again, as
+        ``F(round(x))`` does; None where it raised there. At x = 0 alone the quarter ulp
+        is a quarter of a subnormal, which a float64 forward that rounds coarsely there,
+        (x + 1e6) - 1e6, does not see either; a step away it does (a quarter float32 ulp
+        at 2**-8 is 1e6's ulp)."""
+        with np.errstate(all="ignore"):
+            quarter = [
+                a + np.spacing(a.astype(narrow)).astype(np.float64) / LEVEL_RATIO
+                if a.dtype.kind == "f"
+                else a
+                for a in at
+            ]
+        try:
+            again = np.asarray(self.call(quarter))
+        except Exception:
+            return None
+        return bool(again.shape == out.shape and np.array_equal(again, out, equal_nan=True))
+
+    def rounding_sizes(self) -> np.ndarray:
+        """Per output, the size whose rounding (eps of it) the noise model assumes:
+        at least the largest output, and the measured variation of its rounding error
+        over the neighbourhood the steps reach, / eps.
+
+        A forward rounds its intermediates, which may be far larger than its output
+        (0.5·x·(1 + tanh(u)) at x = -7: an output of 2e-15 made of 3.5 × a sum that
+        rounds at 1e-16), so eps·|f| under-states the rounding of the touched outputs.
+        Two measures: the op's other outputs (the same formula elsewhere: intermediates
+        at least of their size), and, where the forward runs in a wider dtype (float64
+        for a float32 or float16 evaluation, NumPy's extended long double for
+        float64), the difference it makes, which is each output's rounding error, at
+        x and at x ± the largest refinement step. A central difference sees the
+        error's *variation* over its step, not its size: (x + 1e6) - 1e6 rounds by
+        1e-10, but by the same amount at x ± h for a power-of-two h, and its finite
+        differences are exact; so the spread of the three signed errors is what
+        counts (where only x's is known, twice its size).
+
+        Two moves: every element by its largest step, and every element its own way,
+        up or down at random by its largest step over a random power of two
+        (:data:`ROUNDING_PROBE_SPREAD`; the same pattern for every check,
+        :data:`ROUNDING_PROBE_SEED`). A difference moves one element, which breaks
+        whatever symmetry the point has, and a move of every element by the same step
+        keeps many: KL(softmax(a) || softmax(b)) at a = b is exactly 0 in every
+        precision, at x and at x ± a common step, while each one-element step sees the
+        rounding of its log-sum-exps (eps·10 at logits of 10); likewise ties, and the
+        shift invariance of a softmax. Powers of two keep the moves exact, as the steps
+        are (see :func:`step_sizes`). The spread of the five signed errors counts.
+
+        A moved point's error within :data:`OUTPUT_ROUNDING_EPS` eps of its own output
+        is that output's rounding, which the noise of a level counts where its steps
+        reach such outputs (:meth:`_score_levels`), and is left out here: the largest
+        move may reach outputs far larger than anywhere a small step goes (x·|x| at
+        1e-10: 1e-20, and 2e-7 at x ± 5e-4), and a noise of their size would drown the
+        small steps' evidence (a smooth function there, a bug of 1e-3).
+        """
+        if self._sizes is not None:
+            return self._sizes
+        finite = np.abs(self.f0[np.isfinite(self.f0)])
+        sizes = np.full(self.f0.shape, float(finite.max()) if finite.size else 0.0)
+        wider = _wider(self.eval_dtype)
+        if wider is not None:
+            errors = [
+                self._rounding_error(wider, sign, scatter)
+                for sign, scatter in (
+                    (0.0, False),
+                    (1.0, False),
+                    (-1.0, False),
+                    (1.0, True),
+                    (-1.0, True),
+                )
+            ]
+            known = [e for e in errors if e is not None]
+            if known and errors[0] is not None:
+                with np.errstate(all="ignore"), warnings.catch_warnings():
+                    warnings.simplefilter("ignore", RuntimeWarning)  # all-nan slices
+                    stack = np.stack(known)
+                    count = np.sum(np.isfinite(stack), axis=0)
+                    spread = np.nanmax(stack, axis=0) - np.nanmin(stack, axis=0)
+                    alone = 2 * np.abs(errors[0])
+                    spread = np.where(count >= 2, spread, alone)
+                sizes = np.maximum(sizes, np.where(np.isfinite(spread), spread, 0.0) / self.eps)
+                self._sizes = sizes
+                return sizes
+        # No wider dtype computes this forward (torch and JAX take no long double; and
+        # at order 2 the forward is a backward): its rounding is measured in its own
+        # dtype instead (see _rounding_residual).
+        self._own_dtype_rounding = True
+        residual = self._rounding_residual()
+        if residual is not None:
+            # At most the size of the inputs (and 1), as at a level where nothing moved
+            # (_LevelScores.magnitude): where a function varies faster than the move
+            # (log|a| at a = 8e-16), what no polynomial explains is no rounding, and a
+            # noise of its size would make steps that never converge look converged.
+            measured = np.minimum(residual / self.eps, self._magnitude())
+            sizes = np.maximum(sizes, measured)
+            if self.linear:
+                self._seed_quanta(measured)
+        self._sizes = sizes
+        return sizes
+
+    def _seed_quanta(self, measured: np.ndarray) -> None:
+        """Where the forward is a backward (:attr:`linear`), the outputs whose measured
+        rounding (``measured``, over eps) is far above their own ulps round at the
+        terms they cancel, and move in quanta of those: known from the start, for every
+        element refined (see :meth:`_LevelScores.quantize_outputs`), not only for the
+        ones refined after a level showed them. At logits [38, -2, 16] a
+        cross-entropy's backward has p0 - 1 = -2.8e-10, which rounds at the ulps of
+        p0: the logit 16 moves it by many of them, the logit -2 by 1e-18 per unit,
+        below one, and finite differences along -2 lose that share of the double
+        backward's value, while those along 16 show the quantum."""
+        flat = measured.reshape(-1)
+        with np.errstate(invalid="ignore"):
+            cancelled = flat > OUTPUT_ROUNDING_EPS * np.abs(self.f0.reshape(-1))
+        if not cancelled.any():
+            return
+        self._seeded_quanta = np.where(cancelled, self.eps * flat, 0.0)
+
+    def known_quanta(self) -> np.ndarray | None:
+        """Per output (flat), its quantum where the levels or probes showed one
+        (:attr:`output_quanta`), else where the point's measured rounding shows one
+        (:meth:`_seed_quanta`: a measure along small moves, which can miss a rounding
+        that stays the same over them, so it never lowers a quantum seen); None where
+        neither is known."""
+        found, seeded = self.output_quanta, self._seeded_quanta
+        if seeded is None:
+            return found
+        if found is None:
+            return seeded
+        return np.where(found > 0, found, seeded)
+
+    def _rounding_cap(self) -> float:
+        """The most a move of an output may be and still be read as one quantum of
+        its rounding: :data:`OUTPUT_ROUNDING_EPS` eps of the inputs' size (at least 1)
+        or of the outputs' rounding size, whichever is larger. More is a move of the
+        function (a clip's bound that a large step crosses)."""
+        sizes = self.rounding_sizes()
+        largest = float(np.max(sizes, initial=0.0)) if np.isfinite(sizes).all() else 0.0
+        return OUTPUT_ROUNDING_EPS * self.eps * max(self._magnitude(), largest)
+
+    def _magnitude(self) -> float:
+        """The largest finite |element| of the float inputs, at least 1: the size of
+        intermediates a forward is assumed to round at where nothing shows more."""
+        floats = [np.abs(a[np.isfinite(a)]) for a in self.work if a.dtype.kind == "f"]
+        return max([1.0, *(float(a.max()) for a in floats if a.size)])
+
+    def unit_rounding(self) -> np.ndarray:
+        """Per output (flat), the rounding size (as :meth:`rounding_sizes`: its rounding
+        over eps) of a forward linear in its inputs :attr:`linear` (a backward in its
+        upstream gradient), per unit of their size; zeros where it has none.
+
+        A backward ``B(x, w)`` sums terms of the size of ``w`` times its partial
+        derivatives, and rounds at eps of them, whatever the sum: a cross-entropy's
+        backward ``(p - onehot)·w`` at logits [24, 0, 0] is -7.5e-11·w, made of
+        ``p0·w - w``, which rounds at eps·|w|. Its finite differences along ``w`` are
+        ``B(x, w ± h e_j)``, whose rounding is eps·|w ± h e_j| of those terms: at
+        ``w = 0`` it shrinks with the step, and the power-of-two steps, which keep
+        every quotient ``B(x, h e_j) / h`` the same bits, show none of it. So it is
+        measured where the upstream gradient is not small: the residual of
+        :meth:`_rounding_residual` around x with each linear input replaced by
+        random numbers of its size (at least 1, every bit of the mantissa used), over
+        that size."""
+        if self._unit_sizes is not None:
+            return self._unit_sizes
+        sizes = np.zeros(self.f0.size)
+        if self.linear:
+            pattern = np.random.default_rng(ROUNDING_PROBE_SEED + 1)
+            base = list(self.work)
+            scale = 1.0
+            for i in self.linear:
+                a = base[i]
+                size = float(np.max(np.abs(a), initial=0.0))
+                scale = max(scale, size) if math.isfinite(size) else scale
+            for i in self.linear:
+                a = base[i]
+                # full mantissas: a product w·p with p = 1 - 2**-48 is exact for a w of
+                # a few bits (±1, or the moves' own), and shows no rounding at all
+                signs = pattern.choice([-1.0, 1.0], a.shape)
+                base[i] = (signs * pattern.uniform(1.0, 2.0, a.shape) * scale).astype(a.dtype)
+            try:
+                with np.errstate(all="ignore"), no_autodiff:
+                    out = np.asarray(self.call(base), dtype=np.float64)
+            except Exception:
+                out = None
+            if out is not None and out.shape == self.f0.shape and np.all(np.isfinite(out)):
+                residual = self._rounding_residual(base, out)
+                if residual is not None:
+                    sizes = residual.reshape(-1) / (self.eps * scale)
+        self._unit_sizes = sizes
+        return sizes
+
+    def linear_noise(self, i: int, absv: np.ndarray) -> float:
+        """The rounding noise of a central difference along an element of input ``i``
+        that the forward is linear in (else 0): :data:`OUTPUT_ROUNDING_EPS` eps of
+        ``<|v|, unit rounding sizes>`` times the step, over the step. The same at every
+        step: the outputs' rounding grows with the step as the difference does (see
+        :meth:`unit_rounding`)."""
+        if i not in self.linear:
+            return 0.0
+        unit = self.unit_rounding()
+        return OUTPUT_ROUNDING_EPS * self.eps * float(np.vdot(absv.reshape(-1), unit))
+
+    def _rounding_residual(
+        self, at: Sequence[np.ndarray] | None = None, out0: np.ndarray | None = None
+    ) -> np.ndarray | None:
+        """Per output, the spread of its rounding error along one small move, measured
+        in the forward's own dtype: f at x + t·d for t in -1..1
+        (:data:`RESIDUAL_OFFSETS`), d each float element's step of the levels second
+        from the bottom (up or down, over a power of two, as the scattered move of
+        :meth:`rounding_sizes`), and the part of each output that no polynomial of
+        degree :data:`RESIDUAL_DEGREE` in t explains. Over so small a move a smooth
+        output is that polynomial to far below its rounding (its next term is of
+        order (eps**(1/3)/LEVEL_RATIO)**(RESIDUAL_DEGREE + 1) of its scale), so what is
+        left is rounding: a cross-entropy at logits [29, 10, -6] is log(1 + 5.6e-9),
+        an output of 5.6e-9 that moves in ulps of 1 (its sum of exponentials), and its
+        finite differences are a staircase of them, whose steps may be symmetric about
+        x (J = 0 at every level: the levels' own noise measure sees nothing). The
+        residuals' standard deviation times sqrt(12) is the spread of a rounding error
+        uniform over a quantum. None where an output is not finite or has the wrong
+        shape along the move (the noise model then keeps the output's size).
+
+        ``at`` and ``out0``: around this point and its output instead of x's."""
+        work = self.work if at is None else list(at)
+        f0 = self.f0 if out0 is None else out0
+        pattern = np.random.default_rng(ROUNDING_PROBE_SEED)
+        moves: list[np.ndarray | None] = []
+        for a in work:
+            if a.dtype.kind != "f":
+                moves.append(None)
+                continue
+            # the smallest levels' steps (times LEVEL_RATIO**2), which see a function
+            # on the other scale too (sin at 1e9, whose base step is 6e3)
+            low = LOWEST_LEVEL + 2 - _extra_levels(np.abs(a))
+            move = step_sizes(a, self.eps) * LEVEL_RATIO**low
+            move = move * pattern.choice([-1.0, 1.0], a.shape)
+            move = move * np.exp2(-pattern.integers(0, ROUNDING_PROBE_SPREAD + 1, a.shape))
+            # and three bits of mantissa, still exact: elements moved alike keep the
+            # symmetries of the point (a softmax moved along (1, 1, ...) stands still)
+            moves.append(move * (1 + pattern.integers(0, 8, a.shape) / 8))
+        ts = np.array(RESIDUAL_OFFSETS) / LEVEL_RATIO**3
+        # One row per offset, written in place (on a large output each row is an
+        # array of its size, and so would a stack of them be again).
+        changes = np.empty((len(ts), f0.size))
+        try:
+            with np.errstate(all="ignore"), no_autodiff:
+                for row, t in zip(changes, ts):
+                    if t == 0:
+                        row[:] = 0.0
+                        continue
+                    arrays = [
+                        a if m is None else (a + t * m).astype(a.dtype) for a, m in zip(work, moves)
+                    ]
+                    out = np.asarray(self.call(arrays))
+                    if out.shape != f0.shape:
+                        return None
+                    np.subtract(out, f0, dtype=np.float64, out=row.reshape(f0.shape))
+        except Exception:
+            return None
+        if not np.all(np.isfinite(changes)):
+            return None
+        basis = np.vander(ts, RESIDUAL_DEGREE + 1, increasing=True)
+        residual = np.subtract(changes, basis @ np.linalg.lstsq(basis, changes, rcond=None)[0])
+        dof = len(ts) - (RESIDUAL_DEGREE + 1)
+        sigma = np.sqrt(np.sum(np.square(residual, out=residual), axis=0) / dof)
+        return (np.sqrt(12) * sigma).reshape(f0.shape)
+
+    def _rounding_error(
+        self, wider: np.dtype, sign: float, scatter: bool = False
+    ) -> np.ndarray | None:
+        """f computed in ``wider`` minus f, at x + sign × the largest refinement step of
+        every float input's elements (with ``scatter``, each element its own way: up or
+        down, by a power of two); nan where either is not finite; None if the op does
+        not compute in ``wider``."""
+        arrays = list(self.work)
+        if sign:
+            pattern = np.random.default_rng(ROUNDING_PROBE_SEED)
+            for i, a in enumerate(arrays):
+                if a.dtype.kind == "f":
+                    move = step_sizes(a, self.eps) * LEVEL_RATIO**HIGHEST_LEVEL
+                    if scatter:
+                        move = move * pattern.choice([-1.0, 1.0], a.shape)
+                        move = move * np.exp2(
+                            -pattern.integers(0, ROUNDING_PROBE_SPREAD + 1, a.shape)
+                        )
+                    arrays[i] = (a + sign * move).astype(a.dtype)
+        try:
+            with np.errstate(all="ignore"):
+                narrow = self.f0 if not sign else np.asarray(self.call(arrays), dtype=np.float64)
+                wide = self.call([a.astype(wider) if a.dtype.kind == "f" else a for a in arrays])
+        except Exception:
+            return None
+        if wide.dtype != wider or wide.shape != self.f0.shape:
+            return None
+        with np.errstate(all="ignore"):
+            error = (wide - narrow.astype(wider)).astype(np.float64)
+            if sign:  # (see rounding_sizes: a moved output's own rounding is left out)
+                own = np.abs(error) <= OUTPUT_ROUNDING_EPS * self.eps * np.abs(narrow)
+                error = np.where(own, 0.0, error)
+        return np.where(np.isfinite(error), error, np.nan)

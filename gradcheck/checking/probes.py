@@ -1,0 +1,195 @@
+"""The evaluator's probes at single points, beside its levels: ``s`` at the point with
+one element moved (:meth:`PointProbes.s_moved`), a one-sided derivative at the edge of
+the op's domain (:meth:`PointProbes.edge_derivative`), and the derivative at the scale
+an analytic gradient implies (:meth:`PointProbes.at_own_scale`).
+
+:class:`PointProbes` is a base of :class:`gradcheck.checking.numerical.Evaluator`: it
+reads the evaluator's working inputs, ``v``, the output at the point and its forward.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gradcheck.checking.thresholds import (
+    EDGE_AGREEMENT,
+    EDGE_LEVELS,
+    EDGE_SHRINK,
+    HIGHEST_LEVEL,
+    LEVEL_RATIO,
+    OUTPUT_ROUNDING_EPS,
+    OWN_SCALE_BITS,
+    OWN_SCALE_MIN_ULPS,
+    PROBE_POWER,
+)
+from gradcheck.engine.graph import no_autodiff
+
+if TYPE_CHECKING:
+    from gradcheck.checking.levels import _LevelScores
+
+
+class PointProbes:
+    """The probes at single points of :class:`~gradcheck.checking.numerical.Evaluator`."""
+
+    # (set by the Evaluator: its working inputs, the upstream gradient, the output at
+    # the point in float64 and the working dtype's eps)
+    work: list[np.ndarray]
+    v: np.ndarray
+    f0: np.ndarray
+    eps: float
+    _own_dtype_rounding: bool
+
+    def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        raise NotImplementedError  # (the Evaluator's)
+
+    def _rounding_cap(self) -> float:
+        raise NotImplementedError  # (ForwardRounding's)
+
+    def _probe_line(self, i: int, j: int, h0: float, levels: _LevelScores) -> None:
+        """Where ``s`` is a line at the smallest levels (each within its rounding of
+        the smallest one's slope, and J within it too), whether it is a line or the
+        flat tread of a staircase: the first level above them off that line by more
+        than its rounding, or where every level is on it, the first of the steps
+        above the levels' (LEVEL_RATIO times the largest up to
+        LEVEL_RATIO**PROBE_POWER times ``h0``), shows a move no smaller step resolves;
+        one of no more than rounding may be (:meth:`_rounding_cap` times sum|v|) is a
+        quantum, which floors every level (:attr:`_LevelScores.line_quantum`). The
+        probes run only where no wider dtype computes the forward (where one does,
+        :meth:`rounding_sizes` measured the intermediates' rounding already). A move
+        of more than that (a kink the steps reach) says nothing.
+
+        0.5·x·(1 + tanh(u)) at x = -7 has q = 1 + tanh(u) a few ulps of 1, the same
+        number up to steps of 0.05: every level sees 0.5·q·x, whose derivative is
+        0.5·q (the true one is 500 times it), and the quantum, 0.5·|x|·eps, shows at
+        the steps that move q; at x = -6.5, q moves at the levels of 3e-5 and up, a
+        quantum, and the four levels below see the tread. A smooth function leaves
+        the line where its curvature outgrows the rounding: by about the rounding,
+        which the noise has already."""
+        done = np.flatnonzero(np.isfinite(levels.d) & np.isfinite(levels.jump))
+        if done.size < 2 or levels.still[done].any():
+            return
+        hs, d, jump = levels.hs[done], levels.d[done], levels.jump[done]
+        slope = float(d[0])
+        with np.errstate(all="ignore"):
+            off = hs * (np.abs(d - slope) + np.abs(jump) / 2)
+            on = off <= levels.noise[done] * hs
+        first_off = int(np.argmin(on)) if not on.all() else done.size
+        if first_off < 2:
+            return
+        cap = self._rounding_cap() * float(np.sum(np.abs(self.v)))
+        if first_off < done.size:
+            move = float(off[first_off])
+            if move <= cap:
+                levels.line_quantum = max(levels.line_quantum, move)
+            return
+        if levels.line_quantum > 0 or not self._own_dtype_rounding:
+            # (probed already, at this point's larger levels; or a wider dtype measured
+            # the intermediates' rounding at x ± the largest step: rounding_sizes)
+            return
+        rounding = float(levels.noise[done[-1]] * hs[-1])
+        flat = self.work[i].reshape(-1)
+        old = flat[j]
+        s0 = float(np.vdot(self.v, self.f0))
+        absv = np.abs(self.v)
+        size0 = float(np.vdot(absv, np.abs(self.f0)))
+        for power in range(HIGHEST_LEVEL + 1, PROBE_POWER + 1):
+            step = float(np.asarray(old + h0 * LEVEL_RATIO**power, dtype=flat.dtype) - old)
+            moved, arithmetic = 0.0, rounding
+            try:
+                with np.errstate(all="ignore"), no_autodiff:
+                    for sign in (1.0, -1.0):
+                        flat[j] = old + sign * step
+                        out = np.asarray(self.call(self.work), dtype=np.float64)
+                        if out.shape != self.f0.shape:
+                            return
+                        change = float(np.vdot(self.v, out)) - s0 - sign * step * slope
+                        moved = max(moved, abs(change))
+                        # (the sums and the line round too: eps of their terms)
+                        terms = float(np.vdot(absv, np.abs(out))) + size0 + abs(step * slope)
+                        arithmetic = max(arithmetic, OUTPUT_ROUNDING_EPS * self.eps * terms)
+            except Exception:
+                return
+            finally:
+                flat[j] = old
+            if not moved <= cap:
+                return
+            if moved > arithmetic:
+                levels.line_quantum = moved
+                return
+
+    def edge_derivative(self, i: int, j: int, h: float) -> float | None:
+        """At the edge of the op's domain: the one-sided derivative of ``s`` along
+        element ``j`` of input ``i``, when the output is not finite a step to one side
+        at every one of :data:`EDGE_LEVELS` steps (``h``, ``h/4``...), and is to the
+        other, where Richardson's first-order differences agree to
+        :data:`EDGE_AGREEMENT`; else None (a kink, a pole, or no edge: the central
+        estimate said it all). ``x**1.5`` at 0 has the right-hand derivative 0, which
+        a backward giving NaN there misses."""
+        hs = [h / LEVEL_RATIO**k for k in range(EDGE_LEVELS)]
+
+        def s_at(step: float) -> float:
+            return self.s_moved(i, j, step)
+
+        for side in (1.0, -1.0):
+            if any(math.isfinite(s_at(-side * step)) for step in hs):
+                continue
+            q = [s_at(side * step) / (side * step) for step in hs]
+            if not all(math.isfinite(value) for value in q):
+                continue
+            # The quotients converge (to a finite limit) when their changes shrink
+            # level after level (like h: a smooth edge; like sqrt(h): x**1.5 at 0), or
+            # are already below EDGE_AGREEMENT of them; an infinite derivative (sqrt
+            # at 0: q ~ h**-0.5) makes them grow.
+            d = [abs(q[k + 1] - q[k]) for k in range(len(q) - 1)]
+            shrinking = all(d[k + 1] <= EDGE_SHRINK * d[k] for k in range(len(d) - 2, len(d) - 1))
+            settled = max(d[-2:]) <= EDGE_AGREEMENT * abs(q[-1]) + self.eps * abs(q[0])
+            if settled or (shrinking and d[-2] <= EDGE_SHRINK * d[-3]):
+                return q[-1]
+        return None
+
+    def at_own_scale(self, i: int, j: int, predicted: float) -> tuple[float, float] | None:
+        """The derivative of ``s`` along element ``j`` of input ``i`` from central
+        differences at steps far below the usual ones, where a gradient of size
+        ``predicted`` says ``s`` varies: 2**-:data:`OWN_SCALE_BITS` of |s| / |predicted|
+        (and a quarter of that), as (value, the two steps' difference); None where such
+        steps are below the element's ulps or the outputs are not finite.
+
+        The usual steps (eps**(1/3) of max(|x|, 1)) may cross a singular set that lies
+        closer (a solve with a 4×4 matrix of entries 2e-48 beside ones, whose solution
+        moves by its own size when an entry moves by 1e-48): there they measure another
+        function than the one at x, and say nothing against the gradient."""
+        x0 = self.work[i].reshape(-1)[j]
+        size = float(np.sum(np.abs(self.v) * np.abs(self.f0)))
+        if not (size > 0 and math.isfinite(size) and predicted and math.isfinite(predicted)):
+            return None
+        values = []
+        for k in (0, 2):
+            h = float(np.exp2(np.round(np.log2(size / abs(predicted)) - OWN_SCALE_BITS - k)))
+            if not h > OWN_SCALE_MIN_ULPS * float(np.spacing(np.abs(x0))):
+                return None
+            value = (self.s_moved(i, j, h) - self.s_moved(i, j, -h)) / (2 * h)
+            if not math.isfinite(value):
+                return None
+            values.append(value)
+        return values[1], abs(values[1] - values[0])
+
+    def s_moved(self, i: int, j: int, step: float) -> float:
+        """``s`` at element ``j`` of input ``i`` moved by ``step``, less ``s`` at x:
+        ``<v, f(x + step·e_j) - f(x)>``; nan where the forward raised there or an
+        output is not finite."""
+        flat = self.work[i].reshape(-1)  # (a view: `work` arrays are contiguous copies)
+        x0 = flat[j].copy()
+        flat[j] = x0 + flat.dtype.type(step)
+        try:
+            out = np.asarray(self.call(self.work), dtype=np.float64)
+        except Exception:
+            return math.nan
+        finally:
+            flat[j] = x0
+        if out.shape != self.f0.shape or not np.all(np.isfinite(out)):
+            return math.nan
+        return float(np.vdot(self.v, out - self.f0))

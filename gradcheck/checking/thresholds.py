@@ -1,0 +1,193 @@
+"""The verdict's thresholds: every tuning constant of the structural checks, the finite
+differences, the comparison and the reruns, in one table, each with its reason.
+
+Nothing here computes; the modules that use a number import it from here
+(:mod:`~gradcheck.checking.structure`, :mod:`~gradcheck.checking.compare`,
+:mod:`~gradcheck.checking.numerical` and its parts, :mod:`~gradcheck.checking.run`,
+:mod:`~gradcheck.checking.verdict`, :mod:`~gradcheck.checking.low_precision`). The
+default tolerances per dtype are :data:`gradcheck.checking.tolerance.DEFAULT_TOLERANCES`.
+"""
+
+from __future__ import annotations
+
+# -- the structural checks (structure.py) ----------------------------------------------
+
+#: Gradients of two runs on fresh graphs (and backward(-2v) against -2·backward(v))
+#: may differ by this many units in the last place of the gradient's scale.
+REPEAT_ULPS = 4
+
+#: backward(-2v) may differ from -2·backward(v) by this many times the backward's
+#: measured rounding (:attr:`Evidence.backward_rounding`): each of the two backwards
+#: rounds on its own (three roundings of the size of one, at most).
+BACKWARD_ROUNDING_FACTOR = 8.0
+
+
+# -- the comparison of analytic and numeric (compare.py) -------------------------------
+
+#: The multiple of the finite-difference error estimate added to the tolerance.
+ERROR_ESTIMATE_FACTOR = 3.0
+
+#: Multiple of eps·|x|·|s''| allowed for the rounding of the inputs of the analytic
+#: gradient (its backward error); matters for float16 and float32 only.
+INPUT_ROUNDING_FACTOR = 4.0
+
+#: Multiple of eps·max|v| allowed in absolute terms by default: the rounding of
+#: intermediates of the upstream gradient's size.
+UPSTREAM_ROUNDING_FACTOR = 4.0
+
+#: Elements listed as "worst" in a result.
+WORST_ELEMENTS = 5
+
+#: Elements that fast mode isolates by bisection, at most, per input.
+FAST_MODE_MAX_LOCATED = 8
+
+#: Rounds of :func:`_refine_the_unsettled` at most (each can only lower the scale).
+RESETTLE_ROUNDS = 3
+
+#: Fast mode's directions over a whole input come in two halves; the second is taken
+#: only when a direction of the first is not a clear agreement: its difference above
+#: this fraction of the allowed one (or it failed, or crossed a kink). A right
+#: gradient's directions differ by its truncation and rounding, far below the
+#: tolerance; an error near the edge of what a direction can show lands in this band
+#: as often as below it, and gets the other half. (An error far above the tolerance
+#: fails the first direction: one wrong element is never cancelled, its |d_j| being
+#: at least a quarter of its scale.)
+CLEAR_AGREEMENT = 0.25
+
+
+# -- the finite differences (numerical.py, levels.py, forward_rounding.py) -------------
+
+#: Consecutive refinement steps differ by this factor.
+LEVEL_RATIO = 4.0
+
+#: A central difference errs by c·h² + O(h⁴): one level up, its error (and the
+#: second difference J·h = s''·h², and D(h) - D(4h)) grows by LEVEL_RATIO² = 16.
+TRUNCATION_GROWTH = LEVEL_RATIO**2
+
+#: Refinement steps, as powers of LEVEL_RATIO times the base step: from 1/16 to 64 of
+#: it, and further down for |x| != 1 (see :func:`_levels`).
+LOWEST_LEVEL, HIGHEST_LEVEL = -2, 3
+
+#: Levels added below the base step for an element 0 < |x| < 1 (at most): down to the
+#: relative step eps**(1/3)·|x| for |x| >= LEVEL_RATIO**-SMALL_X_LEVELS (6e-8).
+SMALL_X_LEVELS = 12
+
+#: The measured noise looks at the differences of this many smallest levels.
+NOISE_LEVELS = 3
+
+#: A kink's signature must hold over this many consecutive levels.
+KINK_WINDOW = 3
+
+#: ... each level's jump within this factor of the next one's ("constant in size").
+KINK_STEADINESS = 2.0
+
+#: ... and each larger than this multiple of the level's modelled rounding noise.
+KINK_NOISE_MARGIN = 8.0
+
+#: Two neighbouring Richardson values agree ("converged") when they differ by at most
+#: this fraction of the larger (or by their noise); an estimate where no two do is no
+#: derivative (see :func:`_converged`).
+CONVERGED_FRACTION = 0.5
+
+#: No error estimate is below this many eps of the value.
+VALUE_ROUNDING_EPS = 8.0
+
+#: A first-pass jump J above this fraction of the gradient's scale sends the element to
+#: refinement (maybe a kink; smooth functions give J = s''·h, far below it).
+FIRST_JUMP_FRACTION = 1e-3
+
+#: The modelled rounding noise of one difference: this many eps of the touched
+#: outputs' size (both evaluations, each rounding its outputs and their sum).
+OUTPUT_ROUNDING_EPS = 4.0
+
+#: Seeds the up-or-down pattern of the moves that measure the forward's rounding
+#: (:meth:`Evaluator.rounding_sizes`): the same for every check, so that it replays.
+ROUNDING_PROBE_SEED = 17
+
+#: ... and each element's move is the largest step over 2**k, k random in 0..this.
+ROUNDING_PROBE_SPREAD = 3
+
+#: Where no wider dtype computes the forward, its rounding is measured from the
+#: outputs at x + t·d, t these 64ths (unevenly spaced: an output that drifts by a whole
+#: number of quanta per even step would look exact), against a polynomial of this
+#: degree in t (see :meth:`Evaluator._rounding_residual`).
+RESIDUAL_OFFSETS = (-64, -51, -37, -22, -9, 0, 13, 28, 44, 64)
+RESIDUAL_DEGREE = 4
+
+#: An output that never moved at the levels of an element's refinement, while others
+#: did, is probed at LEVEL_RATIO to this power times the base step (see
+#: :meth:`Evaluator._probe_unmoved`).
+PROBE_POWER = HIGHEST_LEVEL + 5
+
+#: Steps of a one-sided derivative at a domain edge (:meth:`Evaluator.edge_derivative`),
+#: and how closely its last two Richardson estimates agree (relative) to be a number.
+EDGE_LEVELS = 5
+EDGE_AGREEMENT = 1e-3
+
+#: ... or how much each change of its quotients must shrink, level after level.
+EDGE_SHRINK = 0.75
+
+#: Levels added below the others where they show a singular set within the chosen
+#: steps' reach (see :func:`_blows_up_below`).
+SINGULAR_LEVELS = 6
+
+#: ``Evaluator.at_own_scale``'s step: this many bits below |s| / |gradient| (where a
+#: gradient that size says s moves by its own size), and at least this many ulps of x.
+OWN_SCALE_BITS = 24
+OWN_SCALE_MIN_ULPS = 64
+
+#: ... that is, where the central differences at smaller steps, well out of their
+#: noise, are this many times those of the chosen steps or more.
+SINGULAR_BLOWUP = 4.0
+
+#: A central difference whose error shrinks like h**p with p < 2 (a function whose
+#: second derivative jumps at x: x·|x| at 0 errs by h, so its usual Richardson values,
+#: each 4 times the next, never agree) is extrapolated with that order where its
+#: changes level after level hold this many levels with one ratio ρ = 4**p...
+ORDER_LEVELS = 3
+
+#: ... within this factor of each other, and ρ between these (p from 1/4 to 1.5; 16,
+#: p = 2, is the usual case, and below 1 the estimates do not converge at all).
+ORDER_STEADINESS = 1.25
+ORDER_RANGE = (LEVEL_RATIO**0.25, LEVEL_RATIO**1.5)
+
+
+# -- the check and its verdict (checker.py, run.py, verdict.py, low_precision.py) ------
+
+#: mode="auto" checks element by element up to this many elements in all inputs.
+FULL_MODE_MAX_SIZE = 4096
+
+#: Runs at inputs moved by a few ulps that measure a float32/float16 gradient's
+#: rounding (see ``_Run.rounding_jitter``), and the most ulps an element moves.
+ROUNDING_SAMPLES = 6
+ROUNDING_MOVE_ULPS = 4
+
+#: Factors of the upstream gradient whose backwards measure a backward's own rounding
+#: where the linearity check needs it (see ``_Run.backward_rounding``): just above 1
+#: (every intermediate rounds anew), and 2 (a norm of ``v`` doubles, as with -2v)...
+BACKWARD_ROUNDING_FACTORS = (1.0 + 3.0 * 2.0**-24, 1.0 + 5.0 * 2.0**-21, 2.0)
+
+#: ... and what they show counts as rounding up to this many sqrt(eps) of the
+#: gradient's scale (1.5e-8 in float64); more is no rounding but a backward not linear
+#: in ``v``.
+BACKWARD_ROUNDING_CAP = 1.0
+
+#: A non-finite gradient is probed by finite differences at this many of its
+#: non-finite elements at most (see ``_Run.no_finite_derivative``).
+NONFINITE_ELEMENTS_PROBED = 16
+
+#: An analytic gradient element this many times the finite differences' estimate (and
+#: error) is estimated again at its own scale (see ``verdict.refined_at_own_scale``), and the
+#: new estimate is taken where it agrees with it to this fraction.
+OWN_SCALE_RATIO = 64
+OWN_SCALE_AGREEMENT = 0.01
+
+#: How many units in the last place of a float32/float16 gradient (on the scale of 1 or
+#: of the gradient) its float64 run may differ by for the dtype's precision to explain
+#: a mismatch (:func:`gradcheck.checking.low_precision.judged_wide`).
+WIDE_ULPS = 64
+
+#: Moved runs needed to tell an example's gradient apart from the moved ones'
+#: (``run._unless_outlier``), and how many times their typical spread it must be off.
+OUTLIER_RUNS = 3
+OUTLIER_FACTOR = 4.0
