@@ -75,6 +75,20 @@ def _recompose(torch: Any, inputs: tuple[Any, ...], template: Any, at: int) -> t
     return template, at
 
 
+def torch_test_settings(op: Any) -> dict[str, Any]:
+    """The settings torch's own gradient test (test_fn_grad) checks an op of op_db with."""
+    return {
+        "check_batched_grad": op.check_batched_grad,
+        "check_grad_dtypes": True,
+        "nondet_tol": op.gradcheck_nondet_tol,
+        "fast_mode": op.gradcheck_fast_mode,
+        "check_forward_ad": False,
+        "check_backward_ad": True,
+        "check_undefined_grad": True,
+        "check_batched_forward_grad": False,
+    }
+
+
 def sample_function(torch: Any, op: Any, sample: Any) -> tuple[Any, tuple[Any, ...]]:
     """(fn, the tensors that require grad): the function torch's gradient test checks."""
     from gradcheck.checking.adapters import framework
@@ -121,14 +135,7 @@ def torch_side(
             ok = torch_gradcheck(
                 fn,
                 args,
-                check_batched_grad=op.check_batched_grad,
-                check_grad_dtypes=True,
-                nondet_tol=op.gradcheck_nondet_tol,
-                fast_mode=op.gradcheck_fast_mode,
-                check_forward_ad=False,
-                check_backward_ad=True,
-                check_undefined_grad=True,
-                check_batched_forward_grad=False,
+                **torch_test_settings(op),
             )
         how = "passed" if ok else "failed"
     except Exception as exc:

@@ -41,7 +41,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from torch_opinfo_cost import _database, sample_function
+from torch_opinfo_cost import _database, sample_function, torch_test_settings
 
 
 class _Timeout(Exception):
@@ -68,14 +68,7 @@ def torch_verdict(torch_gradcheck: Any, op: Any, fn: Any, args: tuple[Any, ...],
             ok = torch_gradcheck(
                 fn,
                 args,
-                check_batched_grad=op.check_batched_grad,
-                check_grad_dtypes=True,
-                nondet_tol=op.gradcheck_nondet_tol,
-                fast_mode=op.gradcheck_fast_mode,
-                check_forward_ad=False,
-                check_backward_ad=True,
-                check_undefined_grad=True,
-                check_batched_forward_grad=False,
+                **torch_test_settings(op),
             )
         return "passed" if ok else "failed"
 
