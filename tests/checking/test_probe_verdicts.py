@@ -1,0 +1,139 @@
+"""Issue 34 item 7, the cases benchmarks/verdict_probes.py found wrong on main: a
+function on the scale of tiny inputs, C1 functions flat on one side of a jump of their
+second derivative, matrices closer to singular than the steps, and an element's
+verdict that depended on the size of the other elements' outputs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradcheck import Operation, check
+from tests.support.checker_ops import elementwise
+
+BUG = 1 + 1e-3
+
+
+def _twins(name, f, df):
+    return elementwise(name, f, df), elementwise(name + "_bug", f, df, scale=BUG)
+
+
+# -- a function that varies on the scale of its tiny inputs -----------------------------
+def _units_tanh(a):
+    """tanh in other units: ``2**-a tanh(2**a x)``, whose derivative at ``2**-a x`` is
+    tanh's at x."""
+    return _twins(
+        "units_tanh",
+        lambda x: 2.0**-a * np.tanh(x * 2.0**a),
+        lambda x: 1 - np.tanh(x * 2.0**a) ** 2,
+    )
+
+
+@pytest.mark.parametrize("a", [30, 40])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_1e_3_error_of_a_function_on_a_tiny_scale_is_caught(a, seed):
+    # at x ~ 1e-12 the steps must come down to x's own scale (the levels stopped at
+    # 6e-8 of the base step, 1e5 times too large, and the error estimate passed it)
+    right, wrong = _units_tanh(a)
+    x = 2.0**-a * np.array([0.7, -1.3, 1.9, 0.45, -0.8])
+    assert check(right, x, seed=seed).verdict == "passed"
+    assert check(wrong, x, seed=seed).verdict == "failed"
+
+
+# -- C1 functions whose second derivative jumps, flat on one side --------------------
+def _smoothstep(x):
+    t = np.clip(x, 0.0, 1.0)
+    return t * t * (3 - 2 * t)
+
+
+C1_FLAT_SIDE = {
+    "relu_squared": (lambda x: np.maximum(x, 0) ** 2, lambda x: 2 * np.maximum(x, 0), 0.0),
+    "smoothstep_at_0": (
+        _smoothstep,
+        lambda x: np.where((x > 0) & (x < 1), 6 * x * (1 - x), 0.0),
+        0.0,
+    ),
+    "smoothstep_at_1": (
+        _smoothstep,
+        lambda x: np.where((x > 0) & (x < 1), 6 * x * (1 - x), 0.0),
+        1.0,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(C1_FLAT_SIDE))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_c1_function_flat_on_one_side_is_differentiable_at_the_jump(name, seed):
+    f, df, at = C1_FLAT_SIDE[name]
+    right, wrong = _twins(name, f, df)
+    x = at + np.array([0.0, 1e-12, -1e-12, 1e-8, -1e-8, 0.3, -0.45])
+    result = check(right, x, seed=seed)
+    assert result.verdict == "passed" and not result.kinks, result
+    assert check(wrong, x, seed=seed).verdict == "failed"
+
+
+def test_a_true_kink_stays_not_differentiable():
+    relu, _ = _twins("relu", lambda x: np.maximum(x, 0), lambda x: (x > 0).astype(float))
+    for seed in (0, 1, 2):
+        assert check(relu, np.array([0.0, 0.5]), seed=seed).verdict == "not differentiable"
+
+
+# -- matrices closer to singular than every base step ---------------------------------
+def _matrix_twins(forward, vjp):
+    def make(scale):
+        class Op(Operation):
+            def __call__(self, a):
+                self.variables = (a,)
+                return np.asarray(forward(a.data))
+
+            def backward_var(self, grad, index, **kwargs):
+                return scale * vjp(grad, self.variables[0].data)
+
+        return Op
+
+    return make(1.0), make(BUG)
+
+
+def _inverse_vjp(g, a):
+    ai = np.linalg.inv(a)
+    return -ai.T @ g @ ai.T
+
+
+MATRIX_OPS = {
+    "logabsdet": (lambda a: np.linalg.slogdet(a)[1], lambda g, a: g * np.linalg.inv(a).T),
+    "inverse": (np.linalg.inv, _inverse_vjp),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MATRIX_OPS))
+@pytest.mark.parametrize("distance", [1e-6, 1e-8])
+def test_steps_that_cross_a_singular_set_are_refined_until_they_do_not(name, distance):
+    # the entries' smallest base steps (5e-7) all cross the singular set, 5e-7 or less
+    # away: every quotient straddled it and the element was called not differentiable
+    right, wrong = _matrix_twins(*MATRIX_OPS[name])
+    a = np.array([[1.0, 1.0], [1.0, 1.0 + distance]])
+    for seed in (0, 1, 2):
+        result = check(right, a, seed=seed)
+        assert result.verdict == "passed" and not result.kinks, result
+        assert check(wrong, a, seed=seed).verdict == "failed"
+
+
+# -- an element's verdict does not depend on the other elements' outputs ----------------
+def _wrong_where_tiny(df):
+    """A backward off by 1e-3 only where x < 1e-15."""
+    return lambda x: df(x) * np.where(np.abs(x) < 1e-15, BUG, 1.0)
+
+
+@pytest.mark.parametrize(
+    "f, df",
+    [(np.sqrt, lambda x: 0.5 / np.sqrt(x)), (np.log, lambda x: 1 / x)],
+    ids=["sqrt", "log"],
+)
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_bug_at_a_tiny_element_is_caught_beside_large_ones(f, df, seed):
+    # the output 0.7 of the second element set the first's rounding noise (1e-16 in an
+    # output of 1e-10), which over its steps of 1e-25 swamped a 1e-3 error
+    x = np.array([1e-20, 0.5])
+    assert check(elementwise("right", f, df), x, seed=seed).verdict == "passed"
+    wrong = check(elementwise("wrong", f, _wrong_where_tiny(df)), x, seed=seed)
+    assert wrong.verdict == "failed", wrong
