@@ -278,13 +278,7 @@ class ForwardRounding:
                     spread = np.nanmax(stack, axis=0) - np.nanmin(stack, axis=0)
                     alone = 2 * np.abs(errors[0])
                     spread = np.where(count >= 2, spread, alone)
-                # The measured rounding replaces the other outputs' size as evidence of
-                # the intermediates' (sqrt at [1e-20, 0.5]: the 0.7 of the second
-                # element said 1e-16 of noise in the first's output of 1e-10, and over
-                # its steps of 1e-25 hid a 1e-3 error; the verdict on an element must not
-                # depend on the scale of the others).
-                own = np.where(np.isfinite(self.f0), np.abs(self.f0), sizes)
-                sizes = np.maximum(own, np.where(np.isfinite(spread), spread, 0.0) / self.eps)
+                sizes = np.maximum(sizes, np.where(np.isfinite(spread), spread, 0.0) / self.eps)
                 self._sizes = sizes
                 return sizes
         # No wider dtype computes this forward (torch and JAX take no long double; and
