@@ -702,7 +702,14 @@ def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index
             pairs = clean
             rich = _richardson(D, pairs)
             value, error, best = _best_pair(f, pairs, rich, noise, eps)
-        elif not below:
+        elif not below or not _converged(
+            _richardson(D, [a for a in pairs if a >= min(nearby)]),
+            [f.N[a] for a in pairs if a >= min(nearby)],
+        ):
+            # (pairs below that all stood still measure nothing either, where the ones
+            # above do not agree: atan2 at 1.9e-22 from its branch cut, whose steps
+            # below it move s by less than its rounding, and whose larger ones straddle
+            # the cut's jump of 2*pi)
             found = KINK
     low_order = False
     if not converged:

@@ -134,3 +134,24 @@ def test_an_element_of_1e_20_is_differentiated_on_its_own_scale(f, df, seed):
     result = check(right, np.array([1e-20, 0.5]), seed=seed)
     assert result.verdict == "passed" and not result.kinks, result
     assert check(wrong, np.array([1e-20, 3e-20]), seed=seed).verdict == "failed"
+
+
+# -- steps below a jump that resolve nothing ---------------------------------------------
+class _Atan2(Operation):
+    def __call__(self, y, x):
+        self.variables = (y, x)
+        return np.arctan2(y.data, x.data)
+
+    def backward_var(self, grad, index, **kwargs):
+        y, x = (v.data for v in self.variables)
+        r2 = x * x + y * y
+        return grad * (x if index == 0 else -y) / r2
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_point_nearer_a_jump_than_any_resolved_step_is_not_judged(seed):
+    # atan2 1.9e-22 above its branch cut (x < 0): the steps below 1.9e-22 move s by
+    # less than its rounding, the larger ones straddle the jump of 2*pi; the deeper
+    # levels made the straddling pairs the estimate, and the correct op failed
+    result = check(_Atan2, np.array([1.9e-22]), np.array([-2.06e-7]), seed=seed)
+    assert result.verdict != "failed", result
