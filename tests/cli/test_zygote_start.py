@@ -120,3 +120,13 @@ def test_a_sigterm_to_a_forked_worker_ends_it(tmp_path: Path):
     out = _command(tmp_path, "verify", "term:op", "--max-examples", "2")
     assert out.returncode == 2, out.stdout + out.stderr
     assert "killed by signal 15 (SIGTERM)" in out.stderr, out.stderr
+
+
+def test_a_dask_workers_zygote_is_never_forked_from_it():
+    # The setup travels to the Dask workers, whose processes are Dask's (an event
+    # loop, its descriptors), not the command's.
+    from gradcheck.frontend.dask_executor import DaskRun
+    from gradcheck.frontend.runner import WorkerSetup
+
+    run = DaskRun(1, WorkerSetup(cwd=".", fork=True))
+    assert run.setup.fork is False
