@@ -70,6 +70,14 @@ def test_one_direction_passes_an_example_only_within_one_elements_tolerance() ->
         assert not projected_pass(_result(verdict, (0.0, 2000)))
 
 
+def test_an_atol_given_skips_the_one_direction(monkeypatch) -> None:
+    """An absolute atol does not bound how far the elements' tolerances spread, on
+    which the one direction's tightness rests: the groups' screen alone."""
+    seen = _modes_used(monkeypatch)
+    assert verify(XTanh, shapes=["40,50"], max_examples=5, seed=0, atol=1e-7).passed
+    assert seen and set(seen) == {("fast", SCREEN_GROUP_SIZE)}
+
+
 def test_verify_checks_small_examples_in_full(monkeypatch) -> None:
     seen = _modes_used(monkeypatch)
     assert verify(XTanh, shapes=["4,5"], max_examples=10, seed=0).passed
