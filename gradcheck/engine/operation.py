@@ -76,6 +76,22 @@ _CLEARED_MESSAGE = (
     "Part of the computational graph containing this tensor was 'cleared' prior to backprop."
 )
 
+#: True while no tensor's array can have changed shape behind the graph (see
+#: :func:`shapes_rewritten`): the gradient of a built-in elementwise rule then has its
+#: input's shape by construction, and its storage step does not test it.
+SHAPES_KEPT = True
+
+
+def shapes_rewritten() -> None:
+    """Note that a tensor's array, or a gradient, may no longer have the shape the
+    graph's ops saw: ``x.data =`` an array of another shape, ``x.shape =`` under
+    ``no_autodiff``, ``x.grad =`` an array not of ``x``'s shape. From then on, in this
+    process, every gradient's shape is tested, the built-in elementwise rules' too
+    (see ``UnaryOp._elementwise_backprop``), so that a mismatch is reported as before
+    rather than stored."""
+    global SHAPES_KEPT
+    SHAPES_KEPT = False
+
 
 def is_invalid_gradient(grad: Any) -> bool:
     """Return True when ``grad`` cannot be a gradient.
