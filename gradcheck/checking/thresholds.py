@@ -69,8 +69,12 @@ TRUNCATION_GROWTH = LEVEL_RATIO**2
 LOWEST_LEVEL, HIGHEST_LEVEL = -2, 3
 
 #: Levels added below the base step for an element 0 < |x| < 1 (at most): down to the
-#: relative step eps**(1/3)·|x| for |x| >= LEVEL_RATIO**-SMALL_X_LEVELS (6e-8).
-SMALL_X_LEVELS = 12
+#: relative step eps**(1/3)·|x| for |x| >= LEVEL_RATIO**-SMALL_X_LEVELS (8e-25). A
+#: function on the scale of x (tanh(2**40·x)·2**-40 at x = 1e-12, the same function as
+#: tanh at 1 in other units) needs the relative step: at 12 levels (6e-8) the smallest
+#: step was 1e5 times its scale and a 1e-3 error passed. Only an element that the base
+#: ladder leaves unresolved runs them (two forward calls a level).
+SMALL_X_LEVELS = 40
 
 #: The measured noise looks at the differences of this many smallest levels.
 NOISE_LEVELS = 3
@@ -130,6 +134,9 @@ EDGE_SHRINK = 0.75
 #: Levels added below the others where they show a singular set within the chosen
 #: steps' reach (see :func:`_blows_up_below`).
 SINGULAR_LEVELS = 6
+#: ... at most this many times over: steps that show no derivative at all (every one
+#: crossing the singular set) go down too, until smaller ones see a derivative.
+SINGULAR_ROUNDS = 2
 
 #: ``Evaluator.at_own_scale``'s step: this many bits below |s| / |gradient| (where a
 #: gradient that size says s moves by its own size), and at least this many ulps of x.
