@@ -123,6 +123,9 @@ class _Run:
     ) -> None:
         self.tgt, self.xs, self.params, self.const = tgt, xs, params, const
         self.rng, self.settings = rng, settings
+        #: The screen's directions (gradcheck.checking.screen), from a stream of their
+        #: own: whether it runs moves nothing that ``rng`` draws after it.
+        self.screen_rng = rng.spawn(1)[0]
         self.forward_calls = 0
         self.backward_calls = 0
         #: For an op with several outputs, their layout (from the first forward).
