@@ -153,7 +153,9 @@ def first_comparison(run: _Run, ev: Evaluator, comparison: Comparison) -> Compar
     settings = run.settings
     if settings.mode == Mode.FAST and not settings.complex_step:
         compare_fast(ev, comparison, run.rng, settings.directions, settings.group_size)
-    elif settings.screen and not settings.complex_step and screened(ev, comparison, run.screen_rng):
+    elif (
+        settings.screen and not settings.complex_step and screened(ev, comparison, run.screen_rng())
+    ):
         pass  # (two directions within what one wrong element would exceed)
     else:
         compare_full(ev, comparison, run.settings.complex_step)
