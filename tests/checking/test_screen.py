@@ -60,6 +60,9 @@ def test_auto_mode_settles_a_right_gradient_in_a_few_forward_calls(n):
     assert auto.forward_calls <= 16 < 2 * n <= full.forward_calls
     assert auto.settings["mode"] == "full" and "screen" not in auto.settings
     assert auto.per_input[0].mismatched == 0 and auto.per_input[0].size == n
+    # its error ratio on fast mode's scale (a direction's usual tolerance): small, as a
+    # right gradient's is in full mode (a regression baseline compares them)
+    assert auto.per_input[0].error_ratio < 0.05
 
 
 @pytest.mark.parametrize(("n", "relative"), [(20, 1e-6), (64, 3e-7), (300, 1e-6), (64, 1e-2)])
