@@ -1,72 +1,116 @@
-"""Auto mode's screen against full mode: one element of a gradient wrong by a relative
-``r`` (x·sin(x), inputs uniform(-3, 3), the element and the input random per trial),
-checked in mode "auto" (two directional derivatives that stand for full mode where they
-agree within what one wrong element would exceed, :mod:`gradcheck.checking.screen`) and
-in mode "full" on the same input and seed: how many of each fail, and their forward
-calls. ``r = 0`` is the right gradient (no false alarm, and the screen's saving).
+"""How sensitive verify's screen of a large example is: the one direction of issue 40
+(``gradcheck.search.example_check.projected_pass``) beside the groups' screen of issue 25.
 
-Run from the repository root::
+1. ``--inputs`` random 40x50 inputs (uniform in +-3; a quarter with 30% zeros, a
+   quarter normal with sigma 20), each checked with the check seed of its number by
+   x·tanh(x) and by its twin wrong by a relative 1e-6 at one element
+   (``examples/xtanh.py``): for the twin, how many the groups' screen fails (mode fast,
+   ``group_size`` 128), how many the one direction does not pass tightly, and how many
+   the groups fail where the one direction passes (what it would let through); for
+   the correct op, the largest tight ratio (error ratio times sqrt(n), against
+   ``PROJECTION_TIGHTNESS``) and how many it does not pass (each costs a groups' screen).
+2. ``verify`` of the twin at 40x50, 100 examples, seeds 0 to ``--seeds - 1``, in this
+   tree and in ``--old`` (a fresh process each, ``PYTHONPATH``): caught or not, and at
+   which example.
 
-    PYTHONPATH=. python benchmarks/screen_sensitivity.py [--trials 10]
+    PYTHONPATH=. python benchmarks/screen_sensitivity.py --old /tmp/old [--inputs 200]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
+import os
+import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
-import gradcheck as mg
-from gradcheck import Operation
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "examples"))
+
+VERIFY = r"""
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import xtanh
+from gradcheck import verify
+rows = []
+for seed in range(int(sys.argv[2])):
+    r = verify(xtanh.XTanhOneOff, shapes=["40,50"], max_examples=100, seed=seed)
+    rows.append([r.verdict, r.found])
+print(json.dumps(rows))
+"""
 
 
-class _OneWrong(Operation):
-    """x·sin(x) whose gradient is wrong by a relative ``r`` at flat element ``j``."""
-
-    j = 0
-    r = 0.0
-
-    def __call__(self, x):
-        self.variables = (x,)
-        return np.sin(x.data) * x.data
-
-    def backward_var(self, grad, index, **kwargs):
-        x = self.variables[0].data
-        g = np.array(grad * (np.cos(x) * x + np.sin(x)), dtype=np.float64)
-        g.reshape(-1)[_OneWrong.j] *= 1 + _OneWrong.r
-        return g
+def inputs(n: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(5)
+    out = []
+    for k in range(n):
+        x = rng.uniform(-3, 3, (40, 50))
+        if k % 4 == 1:
+            x[rng.random((40, 50)) < 0.3] = 0.0
+        if k % 4 == 2:
+            x = rng.normal(0, 20, (40, 50))
+        out.append(x)
+    return out
 
 
-def main(argv: list[str] | None = None) -> int:
+def screens(n: int) -> None:
+    import xtanh
+
+    from gradcheck import check
+    from gradcheck.search.example_check import PROJECTION_TIGHTNESS, projected_pass
+
+    groups_fail = not_tight = let_through = 0
+    good_ratios, good_not_tight = [], 0
+    for k, x in enumerate(inputs(n)):
+        g = check(xtanh.XTanhOneOff, x, mode="fast", group_size=128, seed=k)
+        p = check(xtanh.XTanhOneOff, x, mode="fast", directions=1, seed=k)
+        groups_fail += g.verdict != "passed"
+        not_tight += not projected_pass(p)
+        let_through += g.verdict != "passed" and projected_pass(p)
+        ok = check(xtanh.XTanh, x, mode="fast", directions=1, seed=k)
+        good_ratios.append(max(e.error_ratio * math.sqrt(e.size) for e in ok.per_input))
+        good_not_tight += not projected_pass(ok)
+    print(f"1. {n} inputs of 40x50, the twin wrong by 1e-6 at one element:")
+    print(f"   groups' screen fails {groups_fail}; one direction not a tight pass {not_tight}")
+    print(f"   groups fail where one direction passes: {let_through}")
+    print(
+        f"   correct op: one direction not a tight pass {good_not_tight} of {n}; tight ratio "
+        f"median {np.median(good_ratios):.3f}, largest {max(good_ratios):.3f} "
+        f"(passes up to {PROJECTION_TIGHTNESS})"
+    )
+
+
+def verifies(tree: Path, seeds: int) -> list[list[object]]:
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    proc = subprocess.run(
+        [sys.executable, "-c", VERIFY, str(REPO / "examples"), str(seeds)],
+        env=env,
+        cwd=tree,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    rows: list[list[object]] = json.loads(proc.stdout.splitlines()[-1])
+    return rows
+
+
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=10, help="inputs per size and error")
-    args = parser.parse_args(argv)
-    rng = np.random.default_rng(0)
-    differ = 0
-    for n in (8, 20, 64, 300, 2000):
-        for r in (0.0, 2e-7, 1e-6, 1e-4):
-            trials = args.trials if n < 1000 else max(1, args.trials // 3)
-            failed = {"auto": 0, "full": 0}
-            calls = {"auto": 0, "full": 0}
-            for t in range(trials):
-                x = rng.uniform(-3, 3, n)
-                _OneWrong.j, _OneWrong.r = int(rng.integers(n)), r
-                verdicts = []
-                for mode in ("auto", "full"):
-                    result = mg.check(_OneWrong, x, seed=t, mode=mode)
-                    failed[mode] += result.verdict == "failed"
-                    calls[mode] += result.forward_calls
-                    verdicts.append(result.verdict)
-                differ += verdicts[0] != verdicts[1]
-            print(
-                f"n={n:5d} r={r:g}: failed auto {failed['auto']}/{trials}, full "
-                f"{failed['full']}/{trials}; forward calls per check auto "
-                f"{calls['auto'] / trials:.0f}, full {calls['full'] / trials:.0f}",
-                flush=True,
-            )
-    print(f"checks whose verdict differs between auto and full: {differ}")
-    return 1 if differ else 0
+    parser.add_argument("--old", type=Path, required=True, help="the old checkout")
+    parser.add_argument("--inputs", type=int, default=200)
+    parser.add_argument("--seeds", type=int, default=5)
+    args = parser.parse_args()
+    screens(args.inputs)
+    print(f"2. verify of the twin at 40x50, 100 examples, seeds 0-{args.seeds - 1}:")
+    for name, tree in (("old", args.old.resolve()), ("new", REPO)):
+        rows = verifies(tree, args.seeds)
+        caught = sum(r[0] == "failed" for r in rows)
+        print(f"   {name}: caught {caught} of {len(rows)}; found at {[r[1] for r in rows]}")
+    return 0
 
 
 if __name__ == "__main__":
