@@ -44,6 +44,9 @@ class CheckSettings:
     reference_forward: str | None = None
     compiled: str | None = None
     batched: bool | None = None
+    #: Whether full mode was chosen by mode "auto", which screens large float64 inputs
+    #: first (:mod:`gradcheck.checking.screen`); not recorded: "full" replays it.
+    screen: bool = False
 
     def recorded(self) -> dict[str, Any]:
         """The settings as :attr:`gradcheck.CheckResult.settings` records them (a new
@@ -53,6 +56,8 @@ class CheckSettings:
         out: dict[str, Any] = {}
         for position, f in enumerate(fields(self)):
             value = getattr(self, f.name)
+            if f.name == "screen":
+                continue
             if position < _ALWAYS or value != getattr(plain, f.name):
                 out[f.name] = list(value) if isinstance(value, tuple) else value
         return out

@@ -238,9 +238,7 @@ def check(
     if not any(t is not None for t in trees):
         trees = ()
     xs, const = _inputs(tgt, leaves, dtype, all_params, indices, len(arrays))
-    if mode == Mode.AUTO:
-        size = sum(xs[i].size for i in range(len(xs)) if i not in const)
-        mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
+    mode, screen = _chosen_mode(mode, xs, const)
     settings = CheckSettings(
         mode=mode,
         atol=atol,
@@ -259,6 +257,7 @@ def check(
         reference_forward=None if reference_forward is None else reference_name(reference_forward),
         compiled=backend,
         batched=batched,
+        screen=screen,
     )
     variant = Variant(device=device, bfloat16=bfloat16, trees=trees)
     if bfloat16:
@@ -294,6 +293,16 @@ def _as_spelled(
     if isinstance(constants, (int, np.integer)):
         return modes, (int(constants),)
     return modes, constants
+
+
+def _chosen_mode(mode: str, xs: list[np.ndarray], const: set[int]) -> tuple[str, bool]:
+    """(the mode, whether its full mode screens first): "auto" is full mode up to
+    :data:`FULL_MODE_MAX_SIZE` elements, screened (:mod:`gradcheck.checking.screen`),
+    else fast mode; "full" and "fast" are what they say."""
+    if mode != Mode.AUTO:
+        return mode, False
+    size = sum(xs[i].size for i in range(len(xs)) if i not in const)
+    return (Mode.FULL, True) if size <= FULL_MODE_MAX_SIZE else (Mode.FAST, False)
 
 
 def _validate_group_size(group_size: Any) -> None:

@@ -123,6 +123,7 @@ class _Run:
     ) -> None:
         self.tgt, self.xs, self.params, self.const = tgt, xs, params, const
         self.rng, self.settings = rng, settings
+        self._screen_rng: np.random.Generator | None = None
         self.forward_calls = 0
         self.backward_calls = 0
         #: For an op with several outputs, their layout (from the first forward).
@@ -137,6 +138,15 @@ class _Run:
         #: Float64 copies of the inputs and the backward's gradients there, once run
         #: (see :func:`gradcheck.checking.low_precision.wide_gradient`).
         self._wide: tuple[list[np.ndarray], list[Any]] | None = None
+
+    def screen_rng(self) -> np.random.Generator:
+        """The screen's directions (gradcheck.checking.screen) come from a stream of
+        their own, spawned from the check's seed (not from ``rng``'s state): whether the
+        screen runs moves nothing that ``rng`` draws after it. Made on first use (a
+        spawn costs about what a small forward does)."""
+        if self._screen_rng is None:
+            self._screen_rng = self.rng.spawn(1)[0]
+        return self._screen_rng
 
     def outside(self, exc: BaseException) -> bool:
         """Whether ``exc`` (what the op raised) says the input is outside its domain

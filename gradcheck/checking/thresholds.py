@@ -164,6 +164,17 @@ ORDER_RANGE = (LEVEL_RATIO**0.25, LEVEL_RATIO**1.5)
 #: mode="auto" checks element by element up to this many elements in all inputs.
 FULL_MODE_MAX_SIZE = 4096
 
+#: mode="auto" first screens a float64 input of at least this many elements with
+#: SCREEN_DIRECTIONS random directional derivatives (2 forward calls each), each
+#: within SCREEN_FRACTION of the input's smallest |d_k|·t_k, where one element's error
+#: above its own tolerance shows; only an input they do not pass is compared element
+#: by element (see :mod:`gradcheck.checking.screen`). Two directions: several wrong
+#: elements cancel along both only by chance (32 factors each); the size, because
+#: below it full mode's 2 calls per element cost about what the screen does.
+SCREEN_MIN_SIZE = 8
+SCREEN_DIRECTIONS = 2
+SCREEN_FRACTION = 0.5
+
 #: Runs at inputs moved by a few ulps that measure a float32/float16 gradient's
 #: rounding (see ``_Run.rounding_jitter``), and the most ulps an element moves.
 ROUNDING_SAMPLES = 6
