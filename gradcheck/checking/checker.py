@@ -47,7 +47,7 @@ from gradcheck.checking.outside import skip_on as skip_on_classes
 from gradcheck.checking.reference import forward_disagreement, reference_name
 from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.result import CheckResult, Failure
-from gradcheck.checking.run import _fitted, _Run
+from gradcheck.checking.run import _fitted, _Run, drawn_upstream
 from gradcheck.checking.target import Target
 from gradcheck.checking.thresholds import FULL_MODE_MAX_SIZE
 from gradcheck.checking.tolerance import DEFAULT_TOLERANCES, tolerance_for
@@ -538,7 +538,7 @@ def _check_one(
             break  # the lower order's check says what the forward raised
         out = graph.output
         if upstream is None or level > 2:
-            v = np.random.default_rng([seed, level]).standard_normal(out.shape)
+            v = drawn_upstream(np.random.default_rng([seed, level]), out.shape)
         else:
             v = _fitted(upstream, out.shape)  # the upstream gradient of order 1's output
         v = v.astype(out.dtype)

@@ -532,3 +532,58 @@ def test_pytest_says_the_runs_errors_as_the_command_lines_table_does():
     assert f"(seed 0); {errors} (the run's)" in head  # (was the seed alone)
     # ...and the report names where each was seen, as the command line's does
     assert rest == failure_block(result, "pytest x --gradcheck-seed 0")
+
+
+class SinWrongSign(Operation):
+    """sin, whose backward has the wrong sign: -cos."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return np.sin(x.data)
+
+    def backward_var(self, grad, index, **kwargs):
+        return -grad * np.cos(self.variables[0].data)
+
+
+def test_a_scalar_outputs_analytic_and_numeric_are_the_derivative_itself():
+    # v = 1 for a scalar output: the table shows -cos(0.3) and cos(0.3), not products
+    # with a hidden Gaussian draw; the line saying so appears once, with v shown.
+    result = gradcheck.check(SinWrongSign, np.array(0.3), seed=0)
+    (row,) = result.failure.worst
+    assert row.analytic == pytest.approx(-np.cos(0.3)) and row.numeric == pytest.approx(np.cos(0.3))
+    assert result.upstream.tolist() == 1.0
+    text = str(result)
+    assert text.count("Analytic and numeric are") == 1
+    assert "it is a scalar, and the upstream gradient v is 1" in text
+    assert "v, the upstream gradient (float64[]):\n  1." in text
+
+
+def test_a_backward_that_ignores_a_scalar_outputs_upstream_gradient_still_fails():
+    class IgnoresV(Operation):
+        def __call__(self, x):
+            self.variables = (x,)
+            return np.sum(x.data**2)
+
+        def backward_var(self, grad, index, **kwargs):
+            return 2 * self.variables[0].data  # no grad: right at v = 1 only
+
+    result = gradcheck.check(IgnoresV, np.array([0.5, -1.5]), seed=0)
+    assert result.verdict == "failed" and result.failure.kind == "nonlinear"
+
+
+def test_a_search_that_checked_fewer_examples_than_asked_says_so():
+    class Raises(Operation):
+        def __call__(self, x):
+            raise ValueError("nope")
+
+        def backward_var(self, grad, index, **kwargs):
+            return grad
+
+    result = verify(Raises, max_examples=5, seed=0)
+    assert result.examples == 0 and result.rejected > 5  # Hypothesis's draws, not 5
+    first = result.skip_lines[0]
+    assert first.startswith("checked 0 of the 5 examples asked: ")
+    assert f"the {result.rejected} skipped below are draws besides them" in first
+    # a run that checked every example asked says nothing of it
+    passed = verify(lambda x: gradcheck.abs(x), max_examples=10, seed=0)
+    assert passed.examples == 10 and not any("asked" in line for line in passed.skip_lines)
