@@ -426,6 +426,9 @@ def _finished(
         names = [
             names[i] + (f".{part.split()[0][:4]}" if part and names[i] else "") for i, part in parts
         ]
+    if parts is None and result.inputs and len(names) > len(result.inputs):
+        # order 1 failed first in a check of order k: its inputs have no v_2..v_k
+        names = names[: len(result.inputs)]
     result.input_names = names
     if result.failure is not None:
         result.failure = _named_failure(result.failure, names)

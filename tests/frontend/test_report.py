@@ -584,6 +584,30 @@ def test_a_search_that_checked_fewer_examples_than_asked_says_so():
     first = result.skip_lines[0]
     assert first.startswith("checked 0 of the 5 examples asked: ")
     assert f"the {result.rejected} skipped below are draws besides them" in first
+    # where the failure was found (JSON's "found" too): at the first draw of all
+    said = f"at the first of {result.rejected} draws: the forward raised at every one"
+    assert result.found == said and result.to_dict()["found"] == said
+    assert f"Found {said}." in str(result)
     # a run that checked every example asked says nothing of it
     passed = verify(lambda x: gradcheck.abs(x), max_examples=10, seed=0)
     assert passed.examples == 10 and not any("asked" in line for line in passed.skip_lines)
+
+
+def test_an_order_1_failure_of_an_order_2_check_names_its_own_inputs():
+    torch = pytest.importorskip("torch")
+
+    class ScaleWrongForScale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            ctx.save_for_backward(x, scale)
+            return torch.sin(x) * scale
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, scale = ctx.saved_tensors
+            return grad * torch.cos(x) * scale, grad * torch.cos(x)  # d/dscale is sin
+
+    result = gradcheck.check(ScaleWrongForScale, np.array(0.3), np.array(1.5), order=2)
+    assert result.failure.order == 1
+    assert result.input_names == ["x", "scale"] == result.to_dict()["input_names"]
+    assert len(result.inputs) == 2
