@@ -611,3 +611,19 @@ def test_an_order_1_failure_of_an_order_2_check_names_its_own_inputs():
     assert result.failure.order == 1
     assert result.input_names == ["x", "scale"] == result.to_dict()["input_names"]
     assert len(result.inputs) == 2
+
+
+def test_the_junit_failure_is_the_command_lines_report(ops_dir):
+    # JUnit's <failure> held the shrunk example only: no "Found", no largest error
+    # seen, no Replay line; it is the command line's block now, its note last.
+    import xml.etree.ElementTree as ET
+
+    args = ["verify", "report_ops:Affine", "--max-examples", "20", "--seed", "7"]
+    out = CliRunner().invoke(main, [*args, "--junit-xml", "r.xml"])
+    assert out.exit_code == 1, out.output
+    (failure,) = [c.find("failure") for c in ET.parse("r.xml").iter("testcase")]
+    text = failure.text
+    assert "Found at example" in text
+    replay = "Replay: gradcheck verify report_ops:Affine --max-examples 20 --seed 7"
+    assert text.rstrip().endswith(replay)
+    assert _timeless(text.strip()) in _timeless(out.stdout)
