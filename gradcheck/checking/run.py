@@ -209,7 +209,7 @@ class _Run:
             # singular matrix): skipped, like a kink. (A non-finite *gradient* at a
             # finite output stays a failure.)
             raise _Inconclusive(Skip.UNDEFINED)
-        e.v = self.rng.standard_normal(out.shape).astype(out.dtype)
+        e.v = drawn_upstream(self.rng, out.shape).astype(out.dtype)
         if self.v_given is not None:  # (given, or one output's upstream gradient alone)
             e.v = _fitted(self.v_given, out.shape).astype(out.dtype)
         self.v = e.v.copy()
@@ -756,6 +756,17 @@ def _unless_outlier(g0: np.ndarray, runs: list[np.ndarray], jitter: np.ndarray) 
         between = np.median(np.abs(stack[a] - stack[b]), axis=0)
         off = np.isfinite(from_g0) & np.isfinite(between) & (from_g0 > OUTLIER_FACTOR * between)
     return np.where(off, np.minimum(jitter, OUTLIER_FACTOR * between), jitter)
+
+
+def drawn_upstream(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """The upstream gradient ``v`` a check draws for an output of ``shape``: a signed
+    Gaussian, so that a backward mixing up the output's elements shows; 1 for a
+    scalar output (drawn all the same, so that what follows draws the same), where
+    nothing can be mixed up and ``vᵀJ`` is then the derivative itself, as the report
+    shows it. A backward that ignores ``v`` (or its sign, or squares it) fails the
+    linearity check, ``backward(-2v) == -2·backward(v)``, at ``v = 1`` too."""
+    v = rng.standard_normal(shape)
+    return np.ones((), dtype=v.dtype) if v.ndim == 0 else v
 
 
 def _few_ulps(x: np.ndarray, rng: np.random.Generator, zero: float | None = None) -> np.ndarray:
