@@ -241,8 +241,7 @@ def check(
     all_params = _merge_params(tgt, params, op_params)
     modes, indices = _as_spelled(modes, constants)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
-    named = skip_on_classes(skip_on)
-    backend = _backend(compiled)
+    named, backend = skip_on_classes(skip_on), _backend(compiled)
     _validate_group_size(group_size)
     bfloat16 = isinstance(dtype, str) and dtype == "bfloat16"
     if bfloat16:

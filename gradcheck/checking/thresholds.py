@@ -206,6 +206,6 @@ OWN_SCALE_AGREEMENT = 0.01
 WIDE_ULPS = 64
 
 #: Moved runs needed to tell an example's gradient apart from the moved ones'
-#: (``run._unless_outlier``), and how many times their typical spread it must be off.
+#: (``jitter.unless_outlier``), and how many times their typical spread it must be off.
 OUTLIER_RUNS = 3
 OUTLIER_FACTOR = 4.0
