@@ -453,6 +453,7 @@ class Evaluator(ForwardRounding, PointProbes):
                 break  # what moves by more than rounding here may not, a step below
         if not seen.any():
             return
+        levels.probed = seen
         known = self.output_quanta
         if known is None:
             known = np.zeros(seen.shape)
