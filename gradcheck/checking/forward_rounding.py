@@ -118,6 +118,12 @@ class ForwardRounding:
             found = self._moved_in(rounded, out0, narrow, scatter=False)
             if found == "still":
                 found = self._moved_in(rounded, out0, narrow, scatter=True)
+            for reach in (LEVEL_RATIO, LEVEL_RATIO**2, LEVEL_RATIO**HIGHEST_LEVEL):
+                if found != "still":
+                    break
+                # (exp(x.half()) - 1 at -10 is -1 in float16 up to moves of 4: the
+                # levels reach 64 times the step, and so do these moves)
+                found = self._moved_in(rounded, out0, narrow, scatter=False, reach=reach)
             if found == "raised":
                 return None
             if found == "narrow":
@@ -125,14 +131,22 @@ class ForwardRounding:
         return None
 
     def _moved_in(
-        self, rounded: list[np.ndarray], out0: np.ndarray, narrow: Any, *, scatter: bool
+        self,
+        rounded: list[np.ndarray],
+        out0: np.ndarray,
+        narrow: Any,
+        *,
+        scatter: bool,
+        reach: float = 1.0,
     ) -> str:
         """The last test of :meth:`_computes_in`: whether the forward at ``rounded``
         moved by ``narrow``'s steps (every element up; with ``scatter``, each element
         its own way, up or down by its step over a power of two) moved some output, to numbers of
         ``narrow`` only, and stands still a quarter of an ulp further ("narrow");
         "still" where no output moved, "raised" where the forward raised, else
-        "wide". The scattered move is tried where the common one moved nothing: a
+        "wide"; the steps times ``reach``. The scattered move is tried where the
+        common one moved nothing, then longer ones (a forward that rounds to a
+        constant near x, exp(x.half()) - 1 at -10, moves further out): a
         softmax is shift invariant, and softmax(x.half()) at [0, 0] moved by one step
         everywhere stays [0.5, 0.5] in every dtype, so it was taken for a float64
         forward, differenced with float64's steps that float16 rounds away (numeric 0
@@ -144,7 +158,7 @@ class ForwardRounding:
                 if a.dtype.kind != "f":
                     moved.append(a)
                     continue
-                step = step_sizes(a, narrow_eps)
+                step = step_sizes(a, narrow_eps) * reach
                 if scatter:  # (1, -1/2, 1/4, -1, ...: neighbours differ, sums are not 0)
                     k = np.arange(a.size).reshape(a.shape)
                     step = step * np.where(k % 2, -1.0, 1.0) * np.exp2(-(k % 3))

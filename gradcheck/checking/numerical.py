@@ -430,7 +430,8 @@ class Evaluator(ForwardRounding, PointProbes):
         cap = self._rounding_cap()
         seen = np.zeros(unmoved.shape)
         for power in range(PROBE_POWER, HIGHEST_LEVEL, -1):
-            step = float(np.asarray(old + h0 * LEVEL_RATIO**power, dtype=flat.dtype) - old)
+            with np.errstate(over="ignore"):  # (float16 overflows at 4**8 steps)
+                step = float(np.asarray(old + h0 * LEVEL_RATIO**power, dtype=flat.dtype) - old)
             moves = []
             try:
                 with np.errstate(all="ignore"), no_autodiff:

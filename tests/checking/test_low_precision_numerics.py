@@ -96,3 +96,38 @@ def test_torchs_backward_in_float16_subnormals_is_linear(seed):
     # one subnormal step, 6e-8 (it was "nonlinear" on seed 0)
     result = check(_torch_half_softmax, np.array([2.7, -4.6, -9.2]), seed=seed)
     assert result.verdict == "passed", result
+
+
+def _torch_half_expm1(x):
+    """exp(x.half()) - 1, in float16: -1 exactly at x = -10, and up to moves of 4."""
+    return (torch.exp(x.half()) - 1).double()
+
+
+def _half_expm1(factor: float):
+    class HalfExpm1(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return (torch.exp(x.half()) - 1).double()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * torch.exp(x.half()).double() * factor
+
+    return HalfExpm1
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+@pytest.mark.parametrize("x", [[-10.0], [-12.0], [-10.0, 0.5, 3.0]])
+def test_a_saturated_expm1_computed_in_float16_passes(x, seed):
+    # its float16 output stands still at -1 under float16's steps: taken for a float64
+    # forward, it was differenced with float64's steps (numeric 0 against 5.7e-6·v)
+    assert check(_torch_half_expm1, np.array(x), seed=seed).verdict == "passed"
+    assert check(_half_expm1(1.0), np.array(x), seed=seed).verdict == "passed"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_saturated_expm1_computed_in_float16_off_by_10_percent_fails(seed):
+    result = check(_half_expm1(1.1), np.array([-10.0, 0.5, 3.0]), seed=seed)
+    assert result.verdict == "failed", result
