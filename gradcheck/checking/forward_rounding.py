@@ -50,6 +50,22 @@ def exact_in(a: np.ndarray, dtype: np.dtype) -> bool:
         return bool(np.array_equal(finite.astype(dtype).astype(np.float64), finite))
 
 
+def narrow_numbers(*arrays: np.ndarray) -> np.dtype | None:
+    """float16 (else float32) where every element of the float64 ``arrays`` is a
+    number of it and some element is no whole number (a gradient of zeros or of
+    whole numbers is every dtype's): a gradient computed in that dtype and cast back
+    (torch's autograd through ``x.half()``), which rounds at its ulps; else None."""
+    if not arrays or any(np.asarray(a).dtype != np.float64 for a in arrays):
+        return None
+    with np.errstate(invalid="ignore"):
+        if all(np.all(np.asarray(a)[np.isfinite(a)] % 1 == 0) for a in arrays):
+            return None
+    for narrow in (np.dtype(np.float16), np.dtype(np.float32)):
+        if all(exact_in(a, narrow) for a in arrays):
+            return narrow
+    return None
+
+
 class ForwardRounding:
     """The measures of the forward's rounding, a base of
     :class:`~gradcheck.checking.numerical.Evaluator`."""

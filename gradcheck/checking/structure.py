@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.forward_rounding import exact_in
+from gradcheck.checking.forward_rounding import narrow_numbers
 from gradcheck.checking.result import Failure
 from gradcheck.checking.thresholds import (
     BACKWARD_ROUNDING_FACTOR,
@@ -428,19 +428,16 @@ def nonlinear(e: Evidence) -> Failure | None:
 
 def _computed_in(g1: Any, g2: Any) -> np.dtype:
     """The dtype whose ulps bound the rounding of a backward that gave ``g1`` and
-    ``g2``: their own, or float16 (then float32) where every element of both is a
-    number of it. A float64 gradient that is float16's numbers throughout was computed
-    in float16 (torch's autograd through ``x.half()``, cast back): it rounds at
+    ``g2``: their own, or the narrower one whose numbers both are throughout
+    (:func:`narrow_numbers`): a float64 gradient of float16 numbers was computed in
+    float16 (torch's autograd through ``x.half()``, cast back); it rounds at
     float16's ulps, and below 6e-5 in float16's absolute subnormal steps, which
     scaling by -2 does not commute with (softmax(x.half()) at 1e-7·v: a difference
     of 6e-8, one float16 subnormal, read as a backward not linear in ``v``)."""
     dt = np.asarray(g1).dtype
-    if dt.kind != "f" or g2 is None or dt.itemsize <= 2:
+    if g2 is None:
         return dt
-    for narrow in (np.dtype(np.float16), np.dtype(np.float32)):
-        if narrow.itemsize < dt.itemsize and exact_in(g1, narrow) and exact_in(g2, narrow):
-            return narrow
-    return dt
+    return narrow_numbers(np.asarray(g1), np.asarray(g2)) or dt
 
 
 def _within_backward_rounding(expected: Any, scaled: Any, e: Evidence, i: int) -> bool:
