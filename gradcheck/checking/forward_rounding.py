@@ -54,6 +54,22 @@ def exact_in(a: np.ndarray, dtype: np.dtype) -> bool:
 _RESIDUAL_BLOCK = 1 << 15
 
 
+def narrow_numbers(*arrays: np.ndarray) -> np.dtype | None:
+    """float16 (else float32) where every element of the float64 ``arrays`` is a
+    number of it and some element is no whole number (a gradient of zeros or of
+    whole numbers is every dtype's): a gradient computed in that dtype and cast back
+    (torch's autograd through ``x.half()``), which rounds at its ulps; else None."""
+    if not arrays or any(np.asarray(a).dtype != np.float64 for a in arrays):
+        return None
+    with np.errstate(invalid="ignore"):
+        if all(np.all(np.asarray(a)[np.isfinite(a)] % 1 == 0) for a in arrays):
+            return None
+    for narrow in (np.dtype(np.float16), np.dtype(np.float32)):
+        if all(exact_in(a, narrow) for a in arrays):
+            return narrow
+    return None
+
+
 class ForwardRounding:
     """The measures of the forward's rounding, a base of
     :class:`~gradcheck.checking.numerical.Evaluator`."""
@@ -117,35 +133,76 @@ class ForwardRounding:
                     a.astype(narrow).astype(np.float64) if a.dtype.kind == "f" else a
                     for a in self.work
                 ]
-                narrow_eps = float(np.finfo(narrow).eps)
-                moved = [
-                    (a + step_sizes(a, narrow_eps)).astype(narrow).astype(np.float64)
-                    if a.dtype.kind == "f"
-                    else a
-                    for a in rounded
-                ]
             unmoved = self._unmoved_by_a_quarter(rounded, out0, narrow)
             if unmoved is None:
                 return None
             if not unmoved:
                 continue
-            try:
-                out1 = np.asarray(self.call(moved))
-            except Exception:
+            found = self._moved_in(rounded, out0, narrow, scatter=False)
+            if found == "still":
+                found = self._moved_in(rounded, out0, narrow, scatter=True)
+            for reach in (LEVEL_RATIO, LEVEL_RATIO**2, LEVEL_RATIO**HIGHEST_LEVEL):
+                if found != "still":
+                    break
+                # (exp(x.half()) - 1 at -10 is -1 in float16 up to moves of 4: the
+                # levels reach 64 times the step, and so do these moves)
+                found = self._moved_in(rounded, out0, narrow, scatter=False, reach=reach)
+            if found == "raised":
                 return None
-            if out1.shape != out0.shape or out1.dtype != np.float64:
-                return None
-            with np.errstate(invalid="ignore"):
-                moved_out = out1 != out0
-                whole = bool(np.all(out0[np.isfinite(out0)] % 1 == 0))
-                changed = bool(np.any(moved_out)) and (np.mean(moved_out) >= 0.5 or not whole)
-            if not (changed and exact_in(out1, narrow)):
-                continue
-            if whole and self._whole_staircase(out0, out1, narrow):
-                continue
-            if self._unmoved_by_a_quarter(moved, out1, narrow):
+            if found == "narrow":
                 return narrow
         return None
+
+    def _moved_in(
+        self,
+        rounded: list[np.ndarray],
+        out0: np.ndarray,
+        narrow: Any,
+        *,
+        scatter: bool,
+        reach: float = 1.0,
+    ) -> str:
+        """The last test of :meth:`_computes_in`: whether the forward at ``rounded``
+        moved by ``narrow``'s steps (every element up; with ``scatter``, each element
+        its own way, up or down by its step over a power of two) moved some output, to numbers of
+        ``narrow`` only, and stands still a quarter of an ulp further ("narrow");
+        "still" where no output moved, "raised" where the forward raised, else
+        "wide"; the steps times ``reach``. The scattered move is tried where the
+        common one moved nothing, then longer ones (a forward that rounds to a
+        constant near x, exp(x.half()) - 1 at -10, moves further out): a
+        softmax is shift invariant, and softmax(x.half()) at [0, 0] moved by one step
+        everywhere stays [0.5, 0.5] in every dtype, so it was taken for a float64
+        forward, differenced with float64's steps that float16 rounds away (numeric 0
+        against its right gradient), or its staircase read as a kink."""
+        narrow_eps = float(np.finfo(narrow).eps)
+        moved = []
+        with np.errstate(all="ignore"):
+            for a in rounded:
+                if a.dtype.kind != "f":
+                    moved.append(a)
+                    continue
+                step = step_sizes(a, narrow_eps) * reach
+                if scatter:  # (1, -1/2, 1/4, -1, ...: neighbours differ, sums are not 0)
+                    k = np.arange(a.size).reshape(a.shape)
+                    step = step * np.where(k % 2, -1.0, 1.0) * np.exp2(-(k % 3))
+                moved.append((a + step).astype(narrow).astype(np.float64))
+        try:
+            out1 = np.asarray(self.call(moved))
+        except Exception:
+            return "raised"
+        if out1.shape != out0.shape or out1.dtype != np.float64:
+            return "raised"
+        with np.errstate(invalid="ignore"):
+            moved_out = out1 != out0
+            if not np.any(moved_out):
+                return "still"
+            whole = bool(np.all(out0[np.isfinite(out0)] % 1 == 0))
+            changed = np.mean(moved_out) >= 0.5 or not whole
+        if not (changed and exact_in(out1, narrow)):
+            return "wide"
+        if whole and self._whole_staircase(out0, out1, narrow):
+            return "wide"
+        return "narrow" if self._unmoved_by_a_quarter(moved, out1, narrow) else "wide"
 
     @staticmethod
     def _whole_staircase(out0: np.ndarray, out1: np.ndarray, narrow: Any) -> bool:

@@ -211,6 +211,10 @@ class _LevelScores:
         #: Where ``s`` was a line at the smallest levels, the move by which a larger
         #: step first left it, within rounding (see :meth:`Evaluator._probe_line`).
         self.line_quantum = 0.0
+        #: Per output (flat), where it stood still at every level and moved by no
+        #: more than rounding at a larger step of this element (see
+        #: :meth:`Evaluator._probe_unmoved`): that move, else 0.
+        self.probed: np.ndarray | None = None
         #: Per output (flat): the smallest step at which it stood still, the largest at
         #: which it moved, and the least it moved by there (see :meth:`note_outputs`).
         #: Each level's difference's share of the outputs' own precision, where they
@@ -287,7 +291,8 @@ class _LevelScores:
         A least move above ``cap`` is no quantum of rounding but the function's own
         (a clip's bound that a large step crosses): such an output is left out.
         ``seeded``: the quanta the point's measured rounding shows (see
-        :meth:`Evaluator._seed_quanta`), for the outputs none was seen of.
+        :meth:`Evaluator._seed_quanta`), for the outputs none was seen of. The outputs
+        the element's own probe moved (:attr:`probed`) count with their moves.
 
         Returns ``known`` with the quanta this refinement showed."""
         quantized = (self.still_step < self.moved_step) & (self.least_move <= cap)
@@ -295,9 +300,25 @@ class _LevelScores:
         floor_known = known
         if seeded is not None:
             floor_known = seeded if known is None else np.where(known > 0, known, seeded)
+        unmoved_share = np.zeros(absv.shape) if self.probed is None else self.probed
+        if self.tight:
+            # Each output is a number of the inner dtype at x ± h: one that stood still
+            # at the smaller steps and moved at a larger one depends on the element,
+            # and where it stood still its change was below its own ulp (``ulps``),
+            # which the levels' noise (the touched outputs' ulps) leaves out.
+            # softmax(x.half()) at [-8.8, 5.3]: p1 is 1 in float16 up to steps of 4
+            # of x0, and x0's share in it, -p0·p1·v1 = 5e-7, is what they lose.
+            dependent = self.still_step < self.moved_step
+            unmoved_share = np.maximum(unmoved_share, np.where(dependent, ulps, 0.0))
         if floor_known is not None:
             unmoved = (self.moved_step == 0) & (floor_known > OUTPUT_ROUNDING_EPS * ulps)
-            share += float(np.vdot(absv[unmoved], floor_known[unmoved]))
+            unmoved_share = np.maximum(unmoved_share, np.where(unmoved, floor_known, 0.0))
+        # An output this element's own probe moved (``probed``) counts whatever its
+        # quantum: it depends on the element, below the levels' reach. softmax(x.half())
+        # at [-8.8, 5.3] has p1 = 1 in float16 at every level of x0, and the share of
+        # x0 in it, -p0·p1·v1 = 5e-7, is what the levels lose; its quantum is float16's
+        # own ulp of 1, which the rule for other elements' quanta leaves out.
+        share += float(np.vdot(absv, unmoved_share))
         if share > 0:
             done = np.isfinite(self.d) & np.isfinite(self.jump)
             self.floor = np.maximum(self.floor, np.where(done, share / (2 * self.hs), 0.0))
@@ -367,6 +388,7 @@ class _LevelScores:
         new.linear_noise = self.linear_noise
         new.point_sizes = self.point_sizes
         new.line_quantum = self.line_quantum
+        new.probed = self.probed
         new.flat = self.flat
         new.still_step, new.moved_step, new.least_move = (
             self.still_step,

@@ -434,7 +434,8 @@ class Evaluator(ForwardRounding, PointProbes):
         cap = self._rounding_cap()
         seen = np.zeros(unmoved.shape)
         for power in range(PROBE_POWER, HIGHEST_LEVEL, -1):
-            step = float(np.asarray(old + h0 * LEVEL_RATIO**power, dtype=flat.dtype) - old)
+            with np.errstate(over="ignore"):  # (float16 overflows at 4**8 steps)
+                step = float(np.asarray(old + h0 * LEVEL_RATIO**power, dtype=flat.dtype) - old)
             moves = []
             try:
                 with np.errstate(all="ignore"), no_autodiff:
@@ -457,6 +458,7 @@ class Evaluator(ForwardRounding, PointProbes):
                 break  # what moves by more than rounding here may not, a step below
         if not seen.any():
             return
+        levels.probed = seen
         known = self.output_quanta
         if known is None:
             known = np.zeros(seen.shape)

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checking.forward_rounding import narrow_numbers
 from gradcheck.checking.result import Failure
 from gradcheck.checking.thresholds import (
     BACKWARD_ROUNDING_FACTOR,
@@ -429,7 +430,7 @@ def nonlinear(e: Evidence) -> Failure | None:
                 expected = np.where(over, 0, expected)
                 g2 = np.where(over, 0, np.asarray(g2))
         if g2 is None or not (
-            same(expected, g2, np.asarray(g1).dtype)
+            same(expected, g2, _computed_in(g1, g2))
             or _within_nondet_tol(expected, g2, e)
             or _within_backward_rounding(expected, g2, e, i)
         ):
@@ -442,6 +443,20 @@ def nonlinear(e: Evidence) -> Failure | None:
                 input=i,
             )
     return None
+
+
+def _computed_in(g1: Any, g2: Any) -> np.dtype:
+    """The dtype whose ulps bound the rounding of a backward that gave ``g1`` and
+    ``g2``: their own, or the narrower one whose numbers both are throughout
+    (:func:`narrow_numbers`): a float64 gradient of float16 numbers was computed in
+    float16 (torch's autograd through ``x.half()``, cast back); it rounds at
+    float16's ulps, and below 6e-5 in float16's absolute subnormal steps, which
+    scaling by -2 does not commute with (softmax(x.half()) at 1e-7·v: a difference
+    of 6e-8, one float16 subnormal, read as a backward not linear in ``v``)."""
+    dt = np.asarray(g1).dtype
+    if g2 is None:
+        return dt
+    return narrow_numbers(np.asarray(g1), np.asarray(g2)) or dt
 
 
 def _within_backward_rounding(expected: Any, scaled: Any, e: Evidence, i: int) -> bool:
