@@ -352,7 +352,7 @@ class ForwardRounding:
         residual = self._rounding_residual()
         if residual is not None:
             # At most the size of the inputs (and 1), as at a level where nothing moved
-            # (_LevelScores.magnitude): where a function varies faster than the move
+            # (LevelScores.magnitude): where a function varies faster than the move
             # (log|a| at a = 8e-16), what no polynomial explains is no rounding, and a
             # noise of its size would make steps that never converge look converged.
             measured = np.minimum(residual / self.eps, self._magnitude())
@@ -366,7 +366,7 @@ class ForwardRounding:
         """Where the forward is a backward (:attr:`linear`), the outputs whose measured
         rounding (``measured``, over eps) is far above their own ulps round at the
         terms they cancel, and move in quanta of those: known from the start, for every
-        element refined (see :meth:`_LevelScores.quantize_outputs`), not only for the
+        element refined (see :meth:`LevelScores.quantize_outputs`), not only for the
         ones refined after a level showed them. At logits [38, -2, 16] a
         cross-entropy's backward has p0 - 1 = -2.8e-10, which rounds at the ulps of
         p0: the logit 16 moves it by many of them, the logit -2 by 1e-18 per unit,

@@ -2,7 +2,7 @@
 at steps ``h·4^k`` says about a derivative.
 
 :func:`step_sizes` gives each element's base step and :func:`_levels` the ladder
-around it; :class:`_LevelScores` holds the differences at every level (and the
+around it; :class:`LevelScores` holds the differences at every level (and the
 rounding quanta of the outputs they moved); from them :func:`_combine` makes an
 :class:`Estimate`: Richardson pairs (:func:`_richardson`), their noise and error
 (:func:`_level_noise`, :func:`_pair_errors`), the order of convergence where it is
@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checking.level_scores import LevelScores
 from gradcheck.checking.thresholds import (
     CONVERGED_FRACTION,
     HIGHEST_LEVEL,
@@ -31,16 +32,12 @@ from gradcheck.checking.thresholds import (
     ORDER_LEVELS,
     ORDER_RANGE,
     ORDER_STEADINESS,
-    OUTPUT_ROUNDING_EPS,
     SINGULAR_BLOWUP,
     SMALL_X_LEVELS,
     TRUNCATION_GROWTH,
     VALUE_ROUNDING_EPS,
 )
 
-#: Up to this many output elements over all levels of one refinement, the levels'
-#: arithmetic runs once for all of them (see :meth:`Evaluator.refine`).
-_BATCHED_LEVELS_MAX_SIZE = 1 << 16
 #: What :func:`_trend` sees in a signal over neighbouring levels.
 STEADY, GROWING, SHRINKING = "steady", "growing", "shrinking"
 #: What :func:`_is_kink` finds: two finite one-sided derivatives that differ, or no
@@ -125,7 +122,7 @@ class Estimate:
     low_order: Any = False
 
 
-def _blows_up_below(levels: _LevelScores, est: Estimate) -> bool:
+def _blows_up_below(levels: LevelScores, est: Estimate) -> bool:
     """Whether two levels of steps smaller than the ones ``est`` took its value from
     see central differences :data:`SINGULAR_BLOWUP` times those steps' (and the value)
     or more, each far above its rounding noise: the chosen steps straddle a singular
@@ -158,247 +155,6 @@ def _blows_up_below(levels: _LevelScores, est: Estimate) -> bool:
     return int(np.sum(loud_below)) >= 2
 
 
-class _LevelScores:
-    """One refinement's levels: per level the central difference ``d``, the jump ``J``,
-    the modelled rounding noise and the step (nan, nan, 0, 1 where a level was not
-    evaluated); and the buffers of outputs at x ± h not yet scored.
-
-    The forward calls only copy their outputs into rows; the arithmetic on them
-    (:meth:`Evaluator._score_levels`) runs once for all levels when their outputs are
-    small (profiled: per level, ~20 NumPy calls on a small output cost more than its
-    two forward calls), and after each level when they are large (then the calls' cost
-    is nothing, and all levels at once would hold several arrays of n outputs).
-    """
-
-    def __init__(self, n: int, shape: tuple[int, ...]) -> None:
-        self.shape = shape
-        self.batch = n if n * math.prod(shape) <= _BATCHED_LEVELS_MAX_SIZE else 1
-        self.plus = np.empty((self.batch, *shape))
-        self.minus = np.empty((self.batch, *shape))
-        self.pending: list[int] = []  # levels whose outputs are in the first rows
-        self.d = np.full(n, np.nan)
-        self.jump = np.full(n, np.nan)
-        self.noise = np.zeros(n)
-        self.hs = np.ones(n)
-        #: Each level's resolution where ``s`` moves in quanta (:meth:`quantize_noise`):
-        #: part of the error estimate, and of the noise that a kink's J stands out of
-        #: (not of what a jump of s, D·h, stands out of: see :func:`_is_kink`).
-        self.floor = np.zeros(n)
-        #: Each level's step as a power of LEVEL_RATIO times the base step.
-        self.powers = np.arange(n) + LOWEST_LEVEL
-        #: Levels at which no output moved at all (the step was absorbed somewhere).
-        self.still = np.zeros(n, dtype=bool)
-        #: Whether the levels that stood still did so because ``s`` is flat there, not
-        #: because it moves in quanta of rounding: the levels that moved moved by more
-        #: than rounding could (see :meth:`quantize_noise`).
-        self.flat = False
-        #: The size of the intermediates a step of the moved element (or direction)
-        #: may have been absorbed in, where no output moved: ``max(|x_j|, 1)``. The
-        #: element itself is one (35 + 1e-15 - 35), and 1 is in most formulas (1 + δ,
-        #: exp near 0); the steps are relative to it, so the noise it gives at a still
-        #: level is eps**(2/3)·<|v|, 1> / 2 over the level's multiplier, at every scale.
-        self.magnitude = 1.0
-        #: Whether the modelled noise is a bound of the outputs' rounding, not a scale
-        #: of it (:attr:`Evaluator.in_inner`): a pair's own error is then read from
-        #: below only (see :func:`_pair_errors`).
-        self.tight = False
-        #: The rounding noise of every level where the forward is linear in the moved
-        #: element (a backward in its upstream gradient: :meth:`Evaluator.linear_noise`).
-        self.linear_noise = 0.0
-        #: Per output, the rounding size measured around the largest step's points
-        #: (:meth:`Evaluator._step_point_sizes`), where it was.
-        self.point_sizes: np.ndarray | None = None
-        #: Where ``s`` was a line at the smallest levels, the move by which a larger
-        #: step first left it, within rounding (see :meth:`Evaluator._probe_line`).
-        self.line_quantum = 0.0
-        #: Per output (flat), where it stood still at every level and moved by no
-        #: more than rounding at a larger step of this element (see
-        #: :meth:`Evaluator._probe_unmoved`): that move, else 0.
-        self.probed: np.ndarray | None = None
-        #: Per output (flat): the smallest step at which it stood still, the largest at
-        #: which it moved, and the least it moved by there (see :meth:`note_outputs`).
-        #: Each level's difference's share of the outputs' own precision, where they
-        #: move in quanta far coarser than their rounding (see :meth:`Evaluator._score_levels`).
-        self.precision = np.zeros(n)
-        self.still_step = np.full(math.prod(shape), np.inf)
-        self.moved_step = np.zeros(math.prod(shape))
-        self.least_move = np.full(math.prod(shape), np.inf)
-
-    def note_outputs(
-        self, touched: np.ndarray, changes: tuple[np.ndarray, np.ndarray], hs: np.ndarray
-    ) -> None:
-        """Keep, per output, where it stood still and where it moved (``touched``, one
-        row per level of steps ``hs``), and its least move (the larger of its changes
-        up and down, ``changes``) at a level where it moved."""
-        rows = len(hs)
-        touched = touched.reshape(rows, -1)
-        if rows == 1:  # (a large output's level: no array of its size made here)
-            self._note_one(touched[0], changes, float(hs[0]))
-            return
-        step = np.asarray(hs, dtype=np.float64)[:, None]
-        with np.errstate(invalid="ignore"):
-            up, down = (np.abs(c.reshape(rows, -1)) for c in changes)
-            move = np.where(touched, np.fmax(up, down), np.inf)
-        np.minimum(
-            self.still_step, np.where(touched, np.inf, step).min(axis=0), out=self.still_step
-        )
-        np.maximum(self.moved_step, np.where(touched, step, 0.0).max(axis=0), out=self.moved_step)
-        np.fmin(self.least_move, move.min(axis=0), out=self.least_move)
-
-    def _note_one(
-        self, touched: np.ndarray, changes: tuple[np.ndarray, np.ndarray], step: float
-    ) -> None:
-        """:meth:`note_outputs` of one level, in place: ``changes`` (its own arrays,
-        which this changes) become the moves."""
-        up, down = (c.reshape(-1) for c in changes)
-        with np.errstate(invalid="ignore"):
-            np.abs(up, out=up)
-            np.fmax(up, np.abs(down, out=down), out=up)
-        still = ~touched
-        np.minimum(self.still_step, step, out=self.still_step, where=still)
-        # (moved_step is 0 or a step, never negative: as the maximum with 0 elsewhere)
-        np.maximum(self.moved_step, step, out=self.moved_step, where=touched)
-        # An output that moved by nan keeps its least move, as np.fmin keeps it.
-        np.fmin(self.least_move, up, out=self.least_move, where=touched)
-
-    def quantize_outputs(
-        self,
-        absv: np.ndarray,
-        known: np.ndarray | None,
-        ulps: np.ndarray,
-        cap: float,
-        seeded: np.ndarray | None = None,
-    ) -> np.ndarray | None:
-        """:meth:`quantize_noise` output by output: an output that stood still at some
-        step and moved at a larger one depends on the element, and moves in quanta of
-        its intermediates (at order 2, a cross-entropy's backward at logits [30, 0, -1]
-        is softmax - onehot, whose first output p0 - 1 = -1.3e-13 rounds at the ulps of
-        p0, 1e-16: it stands still at the smaller steps while the other outputs, of the
-        same size, move smoothly, so no level stands still as a whole). At every level
-        it resolves the element's effect on it only to about its least move (its
-        quantum) over 2h: that, times |v| of it, over those outputs, is a floor of each
-        level's resolution, as a level's quantum is.
-
-        An output that did not move at any level here may still depend on the element,
-        below its quantum (p0 - 1 and the smallest logit: its effect, 1e-29 per step,
-        never shows): where another element's refinement at this point showed that
-        output moving in quanta far coarser than its own rounding (``known``, against
-        ``ulps``, eps of each output: intermediates far larger than the output, which is
-        what a cancellation is), that quantum counts too. (Outputs of their own
-        rounding's quanta are left out: an elementwise op's other outputs, which do not
-        depend on the element, would blunt every element by theirs.)
-
-        A least move above ``cap`` is no quantum of rounding but the function's own
-        (a clip's bound that a large step crosses): such an output is left out.
-        ``seeded``: the quanta the point's measured rounding shows (see
-        :meth:`Evaluator._seed_quanta`), for the outputs none was seen of. The outputs
-        the element's own probe moved (:attr:`probed`) count with their moves.
-
-        Returns ``known`` with the quanta this refinement showed."""
-        quantized = (self.still_step < self.moved_step) & (self.least_move <= cap)
-        share = float(np.vdot(absv[quantized], self.least_move[quantized]))
-        floor_known = known
-        if seeded is not None:
-            floor_known = seeded if known is None else np.where(known > 0, known, seeded)
-        unmoved_share = np.zeros(absv.shape) if self.probed is None else self.probed
-        if self.tight:
-            # Each output is a number of the inner dtype at x ± h: one that stood still
-            # at the smaller steps and moved at a larger one depends on the element,
-            # and where it stood still its change was below its own ulp (``ulps``),
-            # which the levels' noise (the touched outputs' ulps) leaves out.
-            # softmax(x.half()) at [-8.8, 5.3]: p1 is 1 in float16 up to steps of 4
-            # of x0, and x0's share in it, -p0·p1·v1 = 5e-7, is what they lose.
-            dependent = self.still_step < self.moved_step
-            unmoved_share = np.maximum(unmoved_share, np.where(dependent, ulps, 0.0))
-        if floor_known is not None:
-            unmoved = (self.moved_step == 0) & (floor_known > OUTPUT_ROUNDING_EPS * ulps)
-            unmoved_share = np.maximum(unmoved_share, np.where(unmoved, floor_known, 0.0))
-        # An output this element's own probe moved (``probed``) counts whatever its
-        # quantum: it depends on the element, below the levels' reach. softmax(x.half())
-        # at [-8.8, 5.3] has p1 = 1 in float16 at every level of x0, and the share of
-        # x0 in it, -p0·p1·v1 = 5e-7, is what the levels lose; its quantum is float16's
-        # own ulp of 1, which the rule for other elements' quanta leaves out.
-        share += float(np.vdot(absv, unmoved_share))
-        if share > 0:
-            done = np.isfinite(self.d) & np.isfinite(self.jump)
-            self.floor = np.maximum(self.floor, np.where(done, share / (2 * self.hs), 0.0))
-        if not quantized.any():
-            return known
-        if known is None:
-            known = np.zeros(self.least_move.shape)
-        seen = np.where(quantized, self.least_move, 0.0)
-        return np.where((known > 0) & (seen > 0), np.minimum(known, seen), known + seen)
-
-    def quantize_noise(self, known: float | None = None, cap: float = math.inf) -> float | None:
-        """Where some level's outputs did not move at all and a level of a larger step
-        did, ``s`` moves in quanta (its forward's intermediates round far coarser than
-        its outputs: a cross-entropy at a logit of 30 is log(1 + 1e-13), which moves
-        only when the sum crosses an ulp of 1), and no level resolves a change below
-        the smallest one seen: each level's noise is at least that quantum over 2h.
-        Where the forward runs in a wider dtype its rounding measure shows this too;
-        this needs no such dtype (torch and JAX targets in float64).
-
-        A least move above ``cap`` (the most that the rounding of the outputs ``s``
-        sums may move it by), where the one-sided quotients of the largest step that
-        moved differ by at least their mean (|J| >= |D|), is no quantum of rounding but
-        the function's own: s stood still at the smaller steps because it does not
-        depend on the element there, and the larger ones reach where it does
-        (maximum(x, y) with the element the smaller of two inputs 1e-6 apart: still up
-        to steps of 5e-7, moving by 0.1 at 2e-6, on one side only). Such levels floor
-        nothing; the levels that stood still are evidence (:attr:`flat`). Where both
-        sides move alike, s is smooth at those steps and the smaller ones were absorbed
-        in an intermediate whose rounding nothing measured ((x + 1e6) - 1e6 at 0, from
-        a forward no wider dtype computes): the quantum floors the levels, as before.
-
-        Where no level moved at all, the quantum ``known`` from another element of the
-        same point (the outputs' quanta are the point's) applies. Returns the quantum
-        found here, or None."""
-        done = np.isfinite(self.d) & np.isfinite(self.jump)
-        still, moving = done & self.still, done & ~self.still
-        quantum = None
-        self.flat = False
-        if still.any() and moving.any() and self.hs[still].min() < self.hs[moving].max():
-            with np.errstate(all="ignore"):
-                # s(x ± h) - s(x) = ±h·D + h·J/2
-                up = self.hs * (self.d + self.jump / 2)
-                down = self.hs * (self.jump / 2 - self.d)
-                change = np.maximum(np.abs(up), np.abs(down))
-            quantum = float(change[moving].min())
-            top = int(np.flatnonzero(moving)[np.argmax(self.hs[moving])])
-            # (one side of the largest moving step moves by far more than the other)
-            lopsided = abs(self.jump[top]) >= abs(self.d[top])
-            self.flat = lopsided and not quantum <= cap
-            if self.flat:
-                return None
-            self.floor = np.where(done, quantum / (2 * self.hs), 0.0)
-        elif known is not None and still.any() and not moving.any():
-            self.floor = np.where(done, known / (2 * self.hs), 0.0)
-        return quantum
-
-    def below(self, more: int) -> _LevelScores:
-        """These levels, scored, with ``more`` levels of smaller steps before them,
-        not yet run (no level may be pending)."""
-        new = _LevelScores(len(self.d) + more, self.shape)
-        for name in ("d", "jump", "noise", "hs", "still"):
-            getattr(new, name)[more:] = getattr(self, name)
-        new.floor[more:] = self.floor
-        new.precision[more:] = self.precision
-        new.magnitude = self.magnitude
-        new.tight = self.tight
-        new.linear_noise = self.linear_noise
-        new.point_sizes = self.point_sizes
-        new.line_quantum = self.line_quantum
-        new.probed = self.probed
-        new.flat = self.flat
-        new.still_step, new.moved_step, new.least_move = (
-            self.still_step,
-            self.moved_step,
-            self.least_move,
-        )
-        new.powers = np.concatenate([self.powers[0] - np.arange(more, 0, -1), self.powers])
-        return new
-
-
 @dataclass
 class _Finite:
     """The levels of one refinement where both D and J are finite, smallest step first:
@@ -414,15 +170,15 @@ class _Finite:
     #: No output moved at the level: it says the derivative is below what the outputs
     #: resolve, unless an intermediate absorbed the step ((x + 1e6) - 1e6 at h < 1e-10).
     still: list[bool]
-    #: The level's resolution where s moves in quanta (see _LevelScores.quantize_noise).
+    #: The level's resolution where s moves in quanta (see LevelScores.quantize_noise).
     floor: list[float]
-    #: The levels that stood still did so because s is flat there (see _LevelScores.flat).
+    #: The levels that stood still did so because s is flat there (see LevelScores.flat).
     flat: bool = False
-    #: The noise N bounds the rounding (see _LevelScores.tight).
+    #: The noise N bounds the rounding (see LevelScores.tight).
     tight: bool = False
 
 
-def _finite_levels(levels: _LevelScores) -> _Finite:
+def _finite_levels(levels: LevelScores) -> _Finite:
     d, jump, hs, noise = (
         levels.d.tolist(),
         levels.jump.tolist(),
@@ -669,7 +425,7 @@ def _is_kink(
     it goes into ``nearby``.
     """
     D, H = f.D, f.H
-    # Where s moves in quanta (see _LevelScores.quantize_noise), s(x) itself lies
+    # Where s moves in quanta (see LevelScores.quantize_noise), s(x) itself lies
     # anywhere within one: J·h = s(x+h) + s(x-h) - 2 s(x) of a few quanta is rounding,
     # which shrinks like 1/h as exactly as a pole does (a cross-entropy at a logit of
     # 30, whose log(1 + 1e-13) moves by ulps of 1). J must stand out of the quantum too.
@@ -685,7 +441,7 @@ def _is_kink(
     return None
 
 
-def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index: int) -> Estimate:
+def _combine(levels: LevelScores, eps: float, jump_threshold: float, base_index: int) -> Estimate:
     """Value, error, kink flag and second derivative from the central differences of
     every level: the Richardson pair whose value agrees best with its neighbours."""
     f = _finite_levels(levels)

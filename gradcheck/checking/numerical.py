@@ -50,7 +50,7 @@ The numbers, and why:
 * **Quanta.** An output that stands still at the smaller steps and moves at larger
   ones moves in quanta of its intermediates (p0 - 1 of a softmax at a logit of 30
   rounds at the ulps of p0), which no step resolves below: its quantum over 2h floors
-  each level (:meth:`_LevelScores.quantize_outputs`), also for the elements where it
+  each level (:meth:`LevelScores.quantize_outputs`), also for the elements where it
   never moved, once a larger step shows it depends on them at all
   (:meth:`Evaluator._probe_unmoved`). Likewise an ``s`` that is a line at the
   smallest levels and leaves it, by no more than rounding, at a larger step: a
@@ -95,12 +95,12 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.forward_rounding import ForwardRounding, exact_in
+from gradcheck.checking.level_scores import LevelScores
 from gradcheck.checking.levels import (
     Estimate,
     _blows_up_below,
     _combine,
     _levels,
-    _LevelScores,
     step_sizes,
 )
 from gradcheck.checking.probes import PointProbes
@@ -226,11 +226,11 @@ class Evaluator(ForwardRounding, PointProbes):
         #: measured too (see :meth:`_step_point_sizes`).
         self._own_dtype_rounding = False
         #: The smallest quantum in which ``s`` moved at this point, once one showed
-        #: (see :meth:`_LevelScores.quantize_noise`).
+        #: (see :meth:`LevelScores.quantize_noise`).
         self.quantum: float | None = None
         #: Per output (flat), the quantum it moved in where it stood still at smaller
         #: steps, once a refinement showed one (0: none known; see
-        #: :meth:`_LevelScores.quantize_outputs`).
+        #: :meth:`LevelScores.quantize_outputs`).
         self.output_quanta: np.ndarray | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
         self._scores: list[np.ndarray] | None = None  # buffers of `_score_levels`
@@ -371,7 +371,7 @@ class Evaluator(ForwardRounding, PointProbes):
             self._fwd = self._bind(self.work, self.params)
         self.rounding_sizes()  # (at x itself, before any level moves it)
         multipliers, base_index = _levels(scale)
-        levels = _LevelScores(len(multipliers), self.f0.shape)
+        levels = LevelScores(len(multipliers), self.f0.shape)
         levels.magnitude = max(1.0, scale) if math.isfinite(scale) else 1.0
         # (along an element only: x ± h is then exact; a direction's x ± h·d rounds each
         # element to the inner dtype, a noise of |s'|·its ulp that no output shows)
@@ -413,14 +413,14 @@ class Evaluator(ForwardRounding, PointProbes):
             est.kink = est.unbounded = True
         return est
 
-    def _probe_unmoved(self, i: int, j: int, h0: float, levels: _LevelScores) -> None:
+    def _probe_unmoved(self, i: int, j: int, h0: float, levels: LevelScores) -> None:
         """Where some outputs moved at the levels and others never did, whether those
         others depend on element ``j`` at all, below their quanta: f at x ± steps
         above the levels', from LEVEL_RATIO**PROBE_POWER times ``h0`` (about 0.4 of
         the element's scale) down, while some output that moved at the first still
         moves. An output's least move there, where no more than a quantum of
         rounding may be (:meth:`_rounding_cap`), bounds its quantum, known from here on (see
-        :meth:`_LevelScores.quantize_outputs`). At order 2 a cross-entropy's backward
+        :meth:`LevelScores.quantize_outputs`). At order 2 a cross-entropy's backward
         at logits [35, 0, -1] has p0 - 1 = -8.6e-16, which rounds at the ulps of p0
         (1e-16) and stands still at every step, while the other logits' effect on it
         (-p0·p1, 6e-16 per unit) is what the double backward says. A move of more than
@@ -466,8 +466,8 @@ class Evaluator(ForwardRounding, PointProbes):
             (known > 0) & (seen > 0), np.minimum(known, seen), known + seen
         )
 
-    def _quantize(self, levels: _LevelScores) -> None:
-        """:meth:`_LevelScores.quantize_noise`, with the smallest quantum this point's
+    def _quantize(self, levels: LevelScores) -> None:
+        """:meth:`LevelScores.quantize_noise`, with the smallest quantum this point's
         outputs showed so far (kept for the elements refined next)."""
         cap = self._rounding_cap()
         found = levels.quantize_noise(self.quantum, cap * float(np.sum(np.abs(self.v))))
@@ -493,7 +493,7 @@ class Evaluator(ForwardRounding, PointProbes):
         h0: float,
         multipliers: np.ndarray,
         first: int,
-        levels: _LevelScores,
+        levels: LevelScores,
     ) -> None:
         """Central differences of ``s`` at steps ``h0 × multipliers``, levels ``first``
         on, into ``levels``."""
@@ -524,7 +524,7 @@ class Evaluator(ForwardRounding, PointProbes):
         self.calls += calls
 
     def _element_outputs(
-        self, flat: np.ndarray, j: int, old: Any, h: float, levels: _LevelScores, row: int
+        self, flat: np.ndarray, j: int, old: Any, h: float, levels: LevelScores, row: int
     ) -> bool:
         """f at x ± h e_j into ``row`` of the level buffers; False when an output has
         the wrong shape (then the level is not used)."""
@@ -542,7 +542,7 @@ class Evaluator(ForwardRounding, PointProbes):
         return up_ok and down_ok
 
     def _direction_outputs(
-        self, flat: np.ndarray, base: np.ndarray, step: np.ndarray, levels: _LevelScores, row: int
+        self, flat: np.ndarray, base: np.ndarray, step: np.ndarray, levels: LevelScores, row: int
     ) -> bool:
         """f at x ± step into ``row`` of the level buffers (as :meth:`_element_outputs`)."""
         fwd = self._fwd
@@ -566,7 +566,7 @@ class Evaluator(ForwardRounding, PointProbes):
             self._scores = [*floats, np.empty(shape, dtype=bool), np.empty(shape, dtype=bool)]
         return self._scores
 
-    def _score_levels(self, levels: _LevelScores) -> None:
+    def _score_levels(self, levels: LevelScores) -> None:
         """Score the pending levels from the outputs at x ± h in the first rows of
         ``levels.plus`` and ``levels.minus`` (row ``r`` is level ``levels.pending[r]``):
         the central difference of ``s``, the jump J (the sum of the one-sided
@@ -604,7 +604,7 @@ class Evaluator(ForwardRounding, PointProbes):
             # step, the real rounding 0.4%, and a backward 5% off passed). Rounding that
             # is no single rounding (intermediates of the inner dtype far larger than the
             # output) shows in the noise the levels measure themselves (_level_noise) and
-            # in their quanta (_LevelScores.quantize_noise).
+            # in their quanta (LevelScores.quantize_noise).
             with np.errstate(all="ignore"):
                 ulps = np.spacing(outputs.astype(self.eval_dtype)).astype(np.float64)
         for row, k in enumerate(pending):
@@ -627,7 +627,7 @@ class Evaluator(ForwardRounding, PointProbes):
                 # cross-entropy at a logit of 35, log(1 + 1e-15), whose output of
                 # 1e-15 never moves). All that is known is |s'| <= eps·<|v|, m> / 2h,
                 # m the size of those intermediates: at least the output's, and at
-                # least the moved element's and 1 (see _LevelScores.magnitude).
+                # least the moved element's and 1 (see LevelScores.magnitude).
                 size = np.maximum(measured, levels.magnitude)
                 noise[k] = eps * float(vdot(absv, size)) / (2 * h) + levels.linear_noise
                 levels.still[k] = True

@@ -29,7 +29,7 @@ from gradcheck.checking.thresholds import (
 from gradcheck.engine.graph import no_autodiff
 
 if TYPE_CHECKING:
-    from gradcheck.checking.levels import _LevelScores
+    from gradcheck.checking.level_scores import LevelScores
 
 
 class PointProbes:
@@ -49,7 +49,7 @@ class PointProbes:
     def _rounding_cap(self) -> float:
         raise NotImplementedError  # (ForwardRounding's)
 
-    def _probe_line(self, i: int, j: int, h0: float, levels: _LevelScores) -> None:
+    def _probe_line(self, i: int, j: int, h0: float, levels: LevelScores) -> None:
         """Where ``s`` is a line at the smallest levels (each within its rounding of
         the smallest one's slope, and J within it too), whether it is a line or the
         flat tread of a staircase: the first level above them off that line by more
@@ -57,7 +57,7 @@ class PointProbes:
         above the levels' (LEVEL_RATIO times the largest up to
         LEVEL_RATIO**PROBE_POWER times ``h0``), shows a move no smaller step resolves;
         one of no more than rounding may be (:meth:`_rounding_cap` times sum|v|) is a
-        quantum, which floors every level (:attr:`_LevelScores.line_quantum`). The
+        quantum, which floors every level (:attr:`LevelScores.line_quantum`). The
         probes run only where no wider dtype computes the forward (where one does,
         :meth:`rounding_sizes` measured the intermediates' rounding already). A move
         of more than that (a kink the steps reach) says nothing.

@@ -214,7 +214,7 @@ def test_first_pass_is_the_central_difference_of_each_element(dtype, out_dtype):
 def test_refinement_levels_scored_together_or_one_by_one_agree_exactly(name, f, monkeypatch):
     # refine scores all levels at once on small outputs and each as it comes on large
     # ones: the same numbers either way, to the last bit
-    import gradcheck.checking.levels as levels
+    import gradcheck.checking.level_scores as levels
 
     x = np.array([0.0, 1e-7, -0.3, 2.0, 5e5])
     v = np.random.default_rng(1).standard_normal(5)
