@@ -18,7 +18,7 @@ op's ``describe`` gives shapes (named sizes 3), values uniform in the op's domai
 (within +-2 otherwise). A raise counts as a failure.
 
     PYTHONPATH=. python benchmarks/bug_corpus.py [--seeds 0 1 2] [--files torch_functions]
-        [--json out.json] [--no-torch]
+        [--json out.json] [--no-torch] [--tree /path/to/another/checkout]
 
 Exit status 1 when a bug was missed on some seed or a correct op did not pass.
 """
@@ -45,13 +45,14 @@ def is_bug(name: str) -> bool:
     return name.lower().startswith("bug")
 
 
-def verify_file(stem: str, seed: int) -> dict[str, dict[str, Any]]:
-    """``gradcheck verify`` on one corpus file: each target's JSON entry by name."""
-    path = (CORPUS / f"{stem}.py").relative_to(ROOT)
+def verify_file(stem: str, seed: int, tree: Path = ROOT) -> dict[str, dict[str, Any]]:
+    """``gradcheck verify`` on one corpus file, with the gradcheck of ``tree`` (a
+    checkout: this one, or the code before a change): each target's JSON entry by name."""
+    path = CORPUS / f"{stem}.py"
     cmd = [sys.executable, "-m", "gradcheck", "verify", str(path), "--seed", str(seed)]
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "PYTHONPATH": str(tree)}
     done = subprocess.run(
-        [*cmd, "--format", "json"], cwd=ROOT, env=env, capture_output=True, text=True
+        [*cmd, "--format", "json"], cwd=tree, env=env, capture_output=True, text=True
     )
     try:
         doc = json.loads(done.stdout)
@@ -149,13 +150,13 @@ def torch_targets(stem: str) -> dict[str, Any]:
     return found
 
 
-def run(stems: list[str], seeds: list[int], with_torch: bool) -> list[dict[str, Any]]:
+def run(stems: list[str], seeds: list[int], with_torch: bool, tree: Path) -> list[dict[str, Any]]:
     """One row per target: its verdicts on every seed, gradcheck's and torch's."""
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for stem in stems:
         for seed in seeds:
             start = time.perf_counter()
-            entries = verify_file(stem, seed)
+            entries = verify_file(stem, seed, tree)
             took = time.perf_counter() - start
             print(f"{stem} seed {seed}: {len(entries)} targets, {took:.0f} s", file=sys.stderr)
             for name, entry in entries.items():
@@ -213,8 +214,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--files", nargs="+", default=list(FILES), choices=FILES)
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     parser.add_argument("--no-torch", action="store_true", help="leave torch's gradcheck out")
+    parser.add_argument(
+        "--tree",
+        type=Path,
+        default=ROOT,
+        help="run the gradcheck of this checkout (e.g. main's, to compare before and after)",
+    )
     args = parser.parse_args(argv)
-    rows = run(args.files, args.seeds, with_torch=not args.no_torch)
+    rows = run(args.files, args.seeds, with_torch=not args.no_torch, tree=args.tree.resolve())
     table = []
     for r in rows:
         _, bad = judged(r, args.seeds)
