@@ -33,6 +33,14 @@ right after the engine had run, 1.4 ms with glibc told to keep freed memory). A 
 is as many calls as make ~25 ms of the NumPy reference (--sample-ms), the same number
 for every implementation, so that it measures the steady cost of a call.
 
+--collector-off adds the engine once more with Python's cyclic garbage collector
+switched off in its process (``gc.disable()``; the engine's graphs hold no reference
+cycles, so nothing is left uncollected): the difference between the two engine rows,
+measured side by side, is what the collector costs the engine. Every op leaves three
+objects the collector tracks (its output tensor, the op and the op's ``variables``
+tuple) alive until backprop, so a graph of thousands of ops triggers collections that
+walk it while it is being built; the NumPy reference leaves none.
+
 --malloc keep runs every process with glibc's malloc told to keep the memory it frees.
 By default glibc hands freed memory back to the kernel once enough is free at the top
 of the heap, and the next call's arrays then land on fresh pages; whether a given
@@ -43,7 +51,7 @@ and PyTorch run single-threaded (the question is the engine's overhead, and thre
 pools on a shared 2-core machine add noise larger than the effect); set
 GRADCHECK_BENCH_THREADS to change that.
 Run: python benchmarks/engine_overhead.py [--repeats 21] [--only chain,mlp] [--sample-ms 25]
-     [--malloc default|keep]
+     [--malloc default|keep] [--collector-off]
 """
 
 from __future__ import annotations
@@ -55,6 +63,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, _THREADS)
 
 import argparse
+import gc
 import importlib
 import importlib.util
 import itertools
@@ -331,6 +340,8 @@ WORKLOADS = {
 }
 
 LIBRARIES = ("gradcheck", "mygrad", "torch")
+#: The suffix of an implementation run with the cyclic garbage collector off (--collector-off).
+COLLECTOR_OFF = " (gc off)"
 
 
 # -- one process per implementation ----------------------------------------------------
@@ -341,7 +352,11 @@ def worker(impl: str, workload: str) -> None:
     reference and one warm-up call made; then answers each line ``N`` with the mean
     seconds per call of N calls, and ``once`` with the fastest of five single calls.
     """
-    label, call = prepare(impl, workload)
+    collector_off = impl.endswith(COLLECTOR_OFF)
+    label, call = prepare(impl.removesuffix(COLLECTOR_OFF), workload)
+    if collector_off:
+        gc.disable()
+        label += COLLECTOR_OFF
     print(f"ready {label}", flush=True)
     for line in sys.stdin:
         command = line.strip()
@@ -487,11 +502,18 @@ def main() -> None:
         action="store_true",
         help="run every implementation in this one process (they then share one heap)",
     )
+    parser.add_argument(
+        "--collector-off",
+        action="store_true",
+        help="also run the engine with Python's cyclic garbage collector off in its process",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         worker(args.worker, args.only)
         return
+    if args.collector_off and args.in_process:
+        parser.error("--collector-off needs a process of its own: drop --in-process")
     if (
         args.in_process
         and args.malloc == "keep"
@@ -503,6 +525,8 @@ def main() -> None:
     for name in args.only.split(","):
         n_ops = WORKLOADS[name][3]
         impls = ["numpy", *libs]
+        if args.collector_off:
+            impls.insert(impls.index("gradcheck") + 1, "gradcheck" + COLLECTOR_OFF)
         if args.in_process:
             workers: list[Any] = [InProcess(impl, name) for impl in impls]
         else:
@@ -522,12 +546,12 @@ def main() -> None:
     where = "one process for all" if args.in_process else "one process per implementation"
     print(f"{where}; malloc: {args.malloc}")
     print("ratio = that statistic / the same statistic of hand-written NumPy, same run\n")
-    header = f"{'workload':<8} {'implementation':<22} {'median ms':>10} {'min ms':>9}"
+    header = f"{'workload':<8} {'implementation':<31} {'median ms':>10} {'min ms':>9}"
     print(f"{header} {'us/node':>8} {'calls':>6} {'min ratio':>10} {'median ratio':>13}")
     for name, impl, seconds, best, n_ops, number, by_min, by_median in rows:
         per_op = f"{best / n_ops * 1e6:.2f}" if n_ops > 1 else ""
         print(
-            f"{name:<8} {impl:<22} {seconds * 1e3:>10.3f} {best * 1e3:>9.3f} {per_op:>8} "
+            f"{name:<8} {impl:<31} {seconds * 1e3:>10.3f} {best * 1e3:>9.3f} {per_op:>8} "
             f"{number:>6} {by_min:>9.2f}x {by_median:>12.2f}x"
         )
     print(

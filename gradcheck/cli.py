@@ -98,6 +98,12 @@ Examples:
 """
 
 
+#: Set in the context's ``obj`` when the command runs on its process's own command line
+#: (not a caller's list of arguments: pytest's CliRunner, a script), whose process has
+#: imported nothing of the user's: the zygote may be forked from it (WorkerSetup.fork).
+OWN_PROCESS = "gradcheck-own-process"
+
+
 class _Gradcheck(click.Group):
     """A click group whose usage errors are one line (``Error: ...``) with exit 2,
     whose own errors (:class:`GradcheckError`) exit with their ``exit_code``, and whose
@@ -108,6 +114,8 @@ class _Gradcheck(click.Group):
         extra.setdefault("prog_name", "gradcheck")
         if not standalone:
             return super().main(args, standalone_mode=False, **extra)
+        if args is None:  # the process's own command: its workers may be forked from it
+            extra.setdefault("obj", {OWN_PROCESS: True})
         try:
             self._standalone(args, **extra)
         except SystemExit as end:
@@ -358,6 +366,7 @@ def verify_command(
         cwd=_working_directory(verbose),
         stdout_to_stderr=True,  # the command's stdout carries its own output only
         hypothesis_home=_hypothesis_home(),
+        fork=isinstance(ctx.obj, dict) and bool(ctx.obj.get(OWN_PROCESS)),
     )
     # SIGINT and SIGTERM stop the run, which still prints and writes what finished.
     # The first worker starts now (Python, NumPy, Hypothesis: most of a small run's

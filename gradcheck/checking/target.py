@@ -143,6 +143,10 @@ class Target:
     #: ``binder(arrays, params)``: :meth:`bind` made by the op's framework (the
     #: framework's tensors made once over the arrays), or None where it makes none.
     binder: Callable[..., Callable[[], np.ndarray] | None] | None = None
+    #: ``array_forward(arrays, params)``: :meth:`forward` on the arrays themselves,
+    #: made by the op's framework (one call of its :attr:`binder`'s function: no
+    #: engine tensors, no generic wrapping between), or None: through ``_evaluate``.
+    array_forward: Callable[..., np.ndarray] | None = None
     #: The framework of a foreign op (``"torch"``, ``"mygrad"``, ``"jax"``: a name of
     #: :data:`~gradcheck.checking.frameworks.FRAMEWORKS`), read once when the op was
     #: resolved; None for gradcheck's own ops.
@@ -178,6 +182,12 @@ class Target:
         copying, so they must not be changed while the call runs.
         """
         with no_autodiff:
+            # (the arrays as they are where a Tensor would hold them as they are: plain
+            # numeric ndarrays; a NumPy scalar, a list... go through the Tensor)
+            if self.array_forward is not None and all(
+                type(a) is np.ndarray and a.dtype.kind in "biufc" for a in arrays
+            ):
+                return self.array_forward(arrays, params or {})
             return self._evaluate([Tensor(a, copy=False) for a in arrays], params or {})
 
     def bind(

@@ -16,8 +16,10 @@ and stores each result on its input, in the engine's one storage step (validate,
 broadcasting, cast to the input's dtype, store or add), following the reference
 semantics in ``shared/seed/backward-semantics.txt``. Every op, built-in or the
 user's, runs this one path: what makes a built-in op fast is said in class
-attributes that it reads, never in an override. The graph traversal that calls
-``backward`` lives in :mod:`gradcheck.graph`.
+attributes that it reads, never in an override. (One exception, the engine's own: a
+built-in elementwise rule runs its ``backward_var`` and this storage step written out
+for its one input, ``UnaryOp._elementwise_backprop``, with the same results.) The graph
+traversal that calls ``backward`` lives in :mod:`gradcheck.graph`.
 """
 
 from __future__ import annotations
@@ -75,6 +77,22 @@ _BUILT_IN_MODULES = ("gradcheck.engine.ops.", "gradcheck.engine.nnet.")
 _CLEARED_MESSAGE = (
     "Part of the computational graph containing this tensor was 'cleared' prior to backprop."
 )
+
+#: True while no tensor's array can have changed shape behind the graph (see
+#: :func:`shapes_rewritten`): the gradient of a built-in elementwise rule then has its
+#: input's shape by construction, and its storage step does not test it.
+SHAPES_KEPT = True
+
+
+def shapes_rewritten() -> None:
+    """Note that a tensor's array, or a gradient, may no longer have the shape the
+    graph's ops saw: ``x.data =`` an array of another shape, ``x.shape =`` under
+    ``no_autodiff``, ``x.grad =`` an array not of ``x``'s shape. From then on, in this
+    process, every gradient's shape is tested, the built-in elementwise rules' too
+    (see ``UnaryOp._elementwise_backprop``), so that a mismatch is reported as before
+    rather than stored."""
+    global SHAPES_KEPT
+    SHAPES_KEPT = False
 
 
 def is_invalid_gradient(grad: Any) -> bool:
@@ -429,7 +447,8 @@ class Operation:
                     backed = self.backward_var(grad, index)
             except SkipGradient:
                 continue
-            # -- the storage step, the engine's only one: `backed` becomes var's
+            # -- the storage step (written out once more, for one input, in
+            # UnaryOp._elementwise_backprop: keep the two alike): `backed` becomes var's
             # gradient. It runs once per input of every op, so it is written out here
             # rather than called (a call costs ~7% of a small op's backward) and the
             # common case, a float64 array of var's shape and dtype, is tested inline.

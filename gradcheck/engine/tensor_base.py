@@ -28,7 +28,7 @@ from gradcheck.engine.execution import (  # noqa: F401  (execute_op: MyGrad's pa
     builds,
     execute_op,
 )
-from gradcheck.engine.operation import Operation, is_invalid_gradient
+from gradcheck.engine.operation import Operation, is_invalid_gradient, shapes_rewritten
 from gradcheck.engine.ops._rules import shape as _shape
 from gradcheck.engine.tensor_methods import TensorMethods, _data
 from gradcheck.engine.tensor_writes import (  # noqa: F401  (assign_in_place: its old path)
@@ -158,6 +158,8 @@ class Tensor(TensorMethods):
 
     @data.setter
     def data(self, value: np.ndarray) -> None:
+        if getattr(value, "shape", None) != self._data.shape:
+            shapes_rewritten()  # (gradients are shape-tested from now on)
         self._data = value
         self._exposed = True
 
@@ -357,6 +359,8 @@ class Tensor(TensorMethods):
 
     @grad.setter
     def grad(self, value: np.ndarray | None) -> None:
+        if value is not None and getattr(value, "shape", None) != self._data.shape:
+            shapes_rewritten()  # (gradients are shape-tested from now on)
         self._grad = value
         self._shared = False
 

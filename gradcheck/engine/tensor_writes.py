@@ -21,7 +21,7 @@ from gradcheck.engine import graph as _graph
 from gradcheck.engine._utils import views as _views
 from gradcheck.engine.execution import _constant, blank, execute_op
 from gradcheck.engine.graph import Node
-from gradcheck.engine.operation import Operation
+from gradcheck.engine.operation import Operation, shapes_rewritten
 from gradcheck.engine.ops._rules import indexing as _indexing
 from gradcheck.engine.ops._rules import shape as _shape
 from gradcheck.errors import DisconnectedView
@@ -231,6 +231,8 @@ def _reshape_in_place(target: Tensor, newshape: Any) -> None:
     probe = target._data.view()
     probe.shape = newshape  # raises as NumPy does (size, or a copy would be needed)
     if _graph.no_autodiff_depth():
+        if probe.shape != target._data.shape:
+            shapes_rewritten()  # (the graph's ops saw the old shape)
         target._data.shape = probe.shape
         return
     if probe.shape == target._data.shape:

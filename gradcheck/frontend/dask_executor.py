@@ -198,6 +198,9 @@ class DaskRun:
         scheduler: str | None = None,
         on_finished: Callable[[int, Outcome], None] | None = None,
     ) -> None:
+        # (each Dask worker starts its zygote from this setup: a Dask worker's process,
+        # not the command's own, spawns it)
+        setup = dataclasses.replace(setup, fork=False)
         self.n_jobs, self.setup, self.scheduler = max(1, n_jobs), setup, scheduler
         self.on_finished = on_finished
         self.jobs: list[Job] = []

@@ -62,6 +62,11 @@ class WorkerSetup:
     stdout_to_stderr: bool = False
     #: Hypothesis's home directory (None: Hypothesis's own choice).
     hypothesis_home: str | None = None
+    #: The zygote may be forked from this process instead of spawned (Linux, and no
+    #: other thread running at its start; else it is spawned): set by the command for
+    #: its own process alone, which has imported nothing of the user's
+    #: (:func:`gradcheck.frontend.worker.zygote_context`).
+    fork: bool = False
 
 
 @dataclass(frozen=True)

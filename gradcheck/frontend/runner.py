@@ -43,7 +43,10 @@ user's target always has a process of its own, and no target follows it there.
 A :class:`Job` is plain data (the target's spec, the keyword arguments of
 :func:`gradcheck.verify` with the target's seed among them); the job's process finds
 the target's module already imported (or imports it). The zygote is started with
-``spawn`` (the coordinator never forks: its threads' locks would be copied held).
+``spawn``, or forked from the command's own process where that is safe
+(:func:`~gradcheck.frontend.worker.zygote_context`: Linux, no other thread yet,
+whose locks would be copied held, and nothing of the user's imported): no Python
+start, no second import of what the command has, no resource tracker.
 Each target's seed is fixed before any job starts, so a run checks the same examples
 whatever ``--jobs`` is, and results come back in the order of the jobs.
 
@@ -121,6 +124,7 @@ from gradcheck.frontend.worker import (
     in_child_process,
     limit_memory,
     run_job,
+    zygote_context,
 )
 from gradcheck.frontend.worker import _serve_one as _serve_one  # (tests)
 
@@ -159,7 +163,7 @@ MAX_FAILED_STARTS = 3
 
 # --- the zygote and its children -------------------------------------------------------
 #
-# One process per run (the *zygote*) is spawned at the start; it imports NumPy,
+# One process per run (the *zygote*) is started at the start; it imports NumPy,
 # Hypothesis and the checker, then, when asked, the user's modules (:meth:`Run.load`):
 # the command itself never runs user code. Each job is checked in a process forked from
 # the zygote for it alone, which ends with the job: every target starts from the same
@@ -214,12 +218,15 @@ class _Idle:
 class _Zygote:
     """The coordinator's handle on the zygote process."""
 
-    def __init__(self, context: Any, setup: WorkerSetup) -> None:
+    def __init__(self, setup: WorkerSetup) -> None:
+        context, forked = zygote_context(setup)
         self.conn, self._child = context.Pipe(duplex=True)
         # Not daemonic: a daemonic process's children may not start processes, and a
-        # job's child is the zygote's (an op may use a multiprocessing.Pool).
+        # job's child is the zygote's (an op may use a multiprocessing.Pool). A forked
+        # zygote closes its copy of our end (our death is then its end of file).
+        args = (self._child, setup, self.conn if forked else None)
         self.process = context.Process(
-            target=_zygote_main, args=(self._child, setup), daemon=False, name="gradcheck-worker"
+            target=_zygote_main, args=args, daemon=False, name="gradcheck-worker"
         )
         self.ready = False
         #: Told to go (:meth:`Run.release`).
@@ -314,7 +321,7 @@ class Run:
         """Start the zygote now, before the jobs are known: its start (Python, NumPy,
         Hypothesis) overlaps with the command's reading of its options and files."""
         if self._zygote is None:
-            self._zygote = _Zygote(self._context, self.setup)
+            self._zygote = _Zygote(self.setup)
             self._zygote.start()
 
     def preload(self, modules: Sequence[str]) -> None:

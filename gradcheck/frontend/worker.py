@@ -17,6 +17,7 @@ import signal
 import sys
 import threading
 import traceback
+import types
 import warnings
 from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
@@ -77,9 +78,28 @@ def run_job(
         return verify(checked, **job.settings, progress=progress, on_example=on_example)
 
 
-def _zygote_main(conn: Connection, setup: WorkerSetup) -> None:
+def zygote_context(setup: WorkerSetup) -> tuple[Any, bool]:
+    """How the zygote starts: the ``multiprocessing`` context, and whether it forks.
+
+    Forked from the command (``setup.fork``, which the command sets for its own
+    process alone) on Linux while no other thread runs (a thread's lock would be
+    copied held): the zygote then starts with what the command has imported instead
+    of a Python start and a second import of it, and without the resource tracker a
+    spawn starts (about 50 ms of CPU on a framework target's critical path, and 40 ms
+    more beside it: benchmarks/torch_target_time.py). Elsewhere, and in a process that
+    may have imported the user's modules (pytest's, a caller's list of arguments:
+    the zygote would find them there instead of importing them afresh), spawned."""
+    if setup.fork and sys.platform.startswith("linux") and threading.active_count() == 1:
+        return multiprocessing.get_context("fork"), True
+    return multiprocessing.get_context("spawn"), False
+
+
+def _zygote_main(conn: Connection, setup: WorkerSetup, ours: Connection | None = None) -> None:
     """The zygote's life: set up, say it is ready, then load targets and fork a child
-    per job until told to stop."""
+    per job until told to stop. ``ours``: the coordinator's end of the pipe, which a
+    forked zygote has a copy of."""
+    if ours is not None:
+        _as_if_spawned(ours)
     _become_worker(setup)
     # What every check needs, imported once for all the children.
     import hypothesis  # noqa: F401
@@ -287,6 +307,25 @@ def limit_memory(limit: int) -> None:
         resource.setrlimit(which, (limit, hard))
     except (ValueError, OSError):  # pragma: no cover - a limit the system refuses
         pass
+
+
+def _as_if_spawned(ours: Connection) -> None:
+    """A zygote forked from the command (:func:`zygote_context`) as a spawned one
+    starts: without the command's end of their pipe (else the command's death would
+    not be its end of file), with the signal handlers of a fresh Python (the
+    command's SIGTERM handler raises its Interrupted, which would end the zygote
+    instead of stopping the run) and no wakeup descriptor of the command's, and an
+    empty ``__main__`` (what a spawned zygote has: gradcheck.frontend.runner)."""
+    ours.close()
+    signal.set_wakeup_fd(-1)
+    for signum in signal.valid_signals():
+        try:
+            handler = signal.getsignal(signum)
+            if callable(handler) and handler is not signal.default_int_handler:
+                signal.signal(signum, signal.SIG_DFL)
+        except (OSError, ValueError):  # a signal that cannot be caught
+            pass
+    sys.modules["__main__"] = types.ModuleType("__main__")
 
 
 def _become_worker(setup: WorkerSetup) -> None:

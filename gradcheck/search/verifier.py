@@ -43,6 +43,7 @@ from gradcheck.search.examples import (
     large_examples,
     size_one_shapes,
 )
+from gradcheck.search.global_random import seeded_per_example
 from gradcheck.search.precedence import layered
 from gradcheck.search.reporting import _result, _unsatisfied
 from gradcheck.search.reporting import found_at as found_at  # (tests)
@@ -451,7 +452,7 @@ def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tupl
     test._hypothesis_internal_database_key = None  # type: ignore[attr-defined]
 
     try:
-        with seed_alone_decides():
+        with seed_alone_decides(), seeded_per_example():
             test()
     except _ExampleFailed as exc:  # the final replay of the shrunk example
         return _in_full(search, exc.result), Verdict.FAILED, ""

@@ -117,8 +117,9 @@ class Square(mg.Operation):
 
 
 def test_the_worker_imports_neither_the_command_nor_click(tmp_path: Path, monkeypatch):
-    # What the worker imports before the user's module is on a framework target's
+    # What a spawned worker imports before the user's module is on a framework target's
     # critical path (benchmarks/torch_target_time.py); the command's module brings click.
+    # (CliRunner runs the command on a caller's list: the worker is spawned, not forked.)
     (tmp_path / "notes.py").write_text(NOTES_THE_WORKERS_MODULES)
     monkeypatch.chdir(tmp_path)
     out = CliRunner().invoke(main, ["verify", "notes:Square", "--max-examples", "2"])

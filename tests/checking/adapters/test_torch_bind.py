@@ -3,6 +3,8 @@ its tensors made once over the arrays, what it returns the same as ``Target.forw
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -94,3 +96,62 @@ def test_the_inner_loop_calls_the_torch_bound_forward_itself() -> None:
     tgt = resolve_target(scaled_sin)
     bound = tgt.bind(_arrays())
     assert bound.__qualname__ == "_TorchOp.bind.<locals>.bound"
+
+
+@framework("torch")
+def returns_its_input(x):
+    return x
+
+
+def _generic_forward(tgt, arrays, params=None):
+    """Target.forward through the engine's tensors and the generic evaluate."""
+    return dataclasses.replace(tgt, array_forward=None).forward(arrays, params)
+
+
+def test_forward_on_arrays_is_one_call_of_the_bound_function() -> None:
+    # Target.forward of a torch op takes the bound path (the rounding probes call it
+    # thousands of times on new arrays): the same values as the generic path.
+    tgt = resolve_target(scaled_sin)
+    arrays = _arrays()
+    assert tgt.array_forward is not None
+    expected = _generic_forward(tgt, arrays)
+    evaluated = []
+    tgt = dataclasses.replace(tgt, _evaluate=lambda *a: evaluated.append(a))
+    got = tgt.forward(arrays)
+    assert evaluated == []
+    np.testing.assert_array_equal(got, expected)
+    assert got.dtype == expected.dtype and got.shape == expected.shape
+
+
+@pytest.mark.parametrize(
+    "inputs",
+    [
+        [np.float64(2.0), np.ones(4)],  # a NumPy scalar, as an element moved in place gives
+        [np.array(2.0), np.ones(4)],  # 0-d
+        [np.ones((3, 4), dtype=np.float32), np.ones(4, dtype=np.float32)],
+    ],
+)
+def test_forward_on_arrays_takes_what_the_generic_forward_takes(inputs) -> None:
+    tgt = resolve_target(scaled_sin)
+    got = tgt.forward(inputs)
+    expected = _generic_forward(tgt, inputs)
+    np.testing.assert_array_equal(got, expected)
+    assert type(got) is type(expected) and got.dtype == expected.dtype
+
+
+def test_forward_on_arrays_hands_out_a_new_array_not_the_ops_buffer() -> None:
+    # The op returns its input: the output tensor shares the input array's memory.
+    tgt = resolve_target(returns_its_input)
+    x = np.arange(4.0)
+    out = tgt.forward([x])
+    np.testing.assert_array_equal(out, x)
+    assert not np.shares_memory(out, x)
+    out[0] = 9.0
+    assert x[0] == 0.0
+
+
+def test_several_and_complex_outputs_on_arrays_are_the_generic_forward() -> None:
+    x = _arrays()[0]
+    for op in (two_outputs, complex_output):
+        tgt = resolve_target(op)
+        np.testing.assert_array_equal(tgt.forward([x]), _generic_forward(tgt, [x]))
