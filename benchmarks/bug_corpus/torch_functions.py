@@ -181,7 +181,9 @@ def _mean_last(scale: bool):
 
         @staticmethod
         def backward(ctx, grad):
-            n = ctx.shape[-1] if ctx.shape else 1
+            if not ctx.shape:  # (a 0-d x is its own mean)
+                return grad
+            n = ctx.shape[-1]
             g = grad.unsqueeze(-1).expand(ctx.shape)
             return g / n if scale else g
 
