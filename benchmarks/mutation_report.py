@@ -148,6 +148,12 @@ def main(argv: list[str] | None = None) -> int:
         choices=["float64", "float32", "float16"],
         help="every target's inputs in this dtype (default: each target's own)",
     )
+    parser.add_argument(
+        "--mode",
+        choices=["full", "auto"],
+        default="full",
+        help="the checks' mode (auto: through its screen, which must find what full finds)",
+    )
     parser.add_argument("--json", metavar="PATH", help="also write the full report as JSON")
     parser.add_argument("--quiet", action="store_true", help="print the summary line only")
     args = parser.parse_args(argv)
@@ -158,6 +164,7 @@ def main(argv: list[str] | None = None) -> int:
         seeds=args.seeds,
         examples=args.examples,
         dtype=args.dtype,
+        mode=args.mode,
         progress=None if args.quiet else lambda name: print(f"  {name}", file=sys.stderr),
     )
     print(summary(report) if args.quiet else render(report))

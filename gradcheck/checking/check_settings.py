@@ -13,7 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, fields
 from typing import Any
 
-__all__ = ["CheckSettings"]
+from gradcheck.checking.vocabulary import Mode
+
+__all__ = ["CHECK_DEFAULTS", "DESCRIBED", "CheckSettings", "with_described"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,9 @@ class CheckSettings:
     reference_forward: str | None = None
     compiled: str | None = None
     batched: bool | None = None
+    #: Whether full mode was chosen by mode "auto", which screens large float64 inputs
+    #: first (:mod:`gradcheck.checking.screen`); not recorded: "full" replays it.
+    screen: bool = False
 
     def recorded(self) -> dict[str, Any]:
         """The settings as :attr:`gradcheck.CheckResult.settings` records them (a new
@@ -53,6 +58,8 @@ class CheckSettings:
         out: dict[str, Any] = {}
         for position, f in enumerate(fields(self)):
             value = getattr(self, f.name)
+            if f.name == "screen":
+                continue
             if position < _ALWAYS or value != getattr(plain, f.name):
                 out[f.name] = list(value) if isinstance(value, tuple) else value
         return out
@@ -60,3 +67,55 @@ class CheckSettings:
 
 #: The settings every record holds (``mode`` to ``constants``).
 _ALWAYS = [f.name for f in fields(CheckSettings)].index("order")
+
+
+#: The attribute :func:`gradcheck.describe` sets on an op, holding its description
+#: (:class:`gradcheck.search.description.Description`, which takes the name from here):
+#: :func:`gradcheck.check` reads the settings it takes from it, by this name alone.
+DESCRIBED = "__gradcheck__"
+
+#: What :func:`gradcheck.check` takes for a setting that neither the call nor the op's
+#: description gives.
+CHECK_DEFAULTS: dict[str, Any] = {
+    "mode": Mode.AUTO,
+    "atol": None,
+    "rtol": None,
+    "constants": (),
+    "order": 1,
+    "modes": ("rev",),
+    "device": None,
+    "nondet_tol": 0.0,
+    "skip_on": (),
+    "reference_forward": None,
+    "compiled": None,
+    "batched": None,
+}
+
+
+def with_described(target: Any, **given: Any) -> tuple[Any, ...]:
+    """The ``given`` settings of a check, in their order: each given value (not
+    None), else the one ``@gradcheck.describe`` declares on ``target`` (or on the op
+    a resolved target holds, ``target.obj``), else :data:`CHECK_DEFAULTS`'s. The
+    order of :mod:`gradcheck.search.precedence` (the call over the description over
+    the defaults), so that ``check(op, x)`` checks what ``gradcheck verify op`` does
+    (``describe(order=2)``, ``describe(skip_on=...)``). The description's ``dtype``,
+    ``shapes`` and ``domain`` say what a search draws: they are not a check's.
+
+    >>> class Op:
+    ...     __gradcheck__ = type("D", (), {"as_dict": lambda self: {"order": 2}})()
+    >>> with_described(Op, order=None, mode=None), with_described(Op, order=1, mode="full")
+    ((2, 'auto'), (1, 'full'))
+    """
+    declared = _declared(target)
+    return tuple(
+        value if value is not None else declared.get(name, CHECK_DEFAULTS[name])
+        for name, value in given.items()
+    )
+
+
+def _declared(target: Any) -> dict[str, Any]:
+    for obj in (target, getattr(target, "obj", None)):
+        as_dict = getattr(getattr(obj, DESCRIBED, None), "as_dict", None)
+        if callable(as_dict):
+            return dict(as_dict())
+    return {}

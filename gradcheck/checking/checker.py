@@ -35,7 +35,7 @@ from gradcheck.checking.check_inputs import (
     _named_failure,
     _validate,
 )
-from gradcheck.checking.check_settings import CheckSettings
+from gradcheck.checking.check_settings import CheckSettings, with_described
 from gradcheck.checking.compiled import compiled_disagreement, compiled_target
 from gradcheck.checking.layout import strided, strided_for
 from gradcheck.checking.numerical import (
@@ -47,7 +47,7 @@ from gradcheck.checking.outside import skip_on as skip_on_classes
 from gradcheck.checking.reference import forward_disagreement, reference_name
 from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.result import CheckResult, Failure
-from gradcheck.checking.run import _fitted, _Run
+from gradcheck.checking.run import _fitted, _Run, drawn_upstream
 from gradcheck.checking.target import Target
 from gradcheck.checking.thresholds import FULL_MODE_MAX_SIZE
 from gradcheck.checking.tolerance import DEFAULT_TOLERANCES, tolerance_for
@@ -73,9 +73,9 @@ def check(
     target: Any,
     *arrays: Any,
     params: Mapping[str, Any] | None = None,
-    constants: Sequence[int] | int = (),
+    constants: Sequence[int] | int | None = None,
     seed: int = 0,
-    mode: str = Mode.AUTO,
+    mode: str | None = None,
     atol: float | None = None,
     rtol: float | None = None,
     dtype: Any = None,
@@ -83,11 +83,11 @@ def check(
     complex_step: bool = False,
     directions: int = 4,
     group_size: int | None = None,
-    order: int = 1,
-    modes: Sequence[str] = ("rev",),
+    order: int | None = None,
+    modes: Sequence[str] | str | None = None,
     device: str | None = None,
-    nondet_tol: float = 0.0,
-    skip_on: Any = (),
+    nondet_tol: float | None = None,
+    skip_on: Any = None,
     upstream: Any = None,
     reference_forward: Any = None,
     compiled: Any = None,
@@ -109,12 +109,12 @@ def check(
         The op's keyword parameters. Parameters whose names are not settings of
         ``check`` may also be given directly as keywords (``check(Sum, x, axis=0)``);
         ``params=`` is the way to pass one whose name is a setting (``seed``, ``mode``...).
-    constants : int or sequence of int
+    constants : int or sequence of int, optional
         Indices of inputs that are constant: they must receive no gradient.
     seed : int
         Seeds the upstream gradient ``v`` (a signed Gaussian) and fast mode's
         directions; the same seed replays the same check.
-    mode : {"auto", "full", "fast"}
+    mode : {"auto", "full", "fast"}, optional
         "full" compares every element; "fast" compares ``directions`` random
         directional derivatives and bisects to the bad elements when one fails;
         "auto" is "full" up to :data:`FULL_MODE_MAX_SIZE` elements.
@@ -139,7 +139,7 @@ def check(
         groups a random partition of the input (two forward calls per group): an
         element's error then hides only below the tolerance of its group's sum, not
         of the whole input's (:func:`gradcheck.verify` screens large inputs so).
-    order : int, 1 to :data:`~gradcheck.checking.vocabulary.MAX_ORDER`
+    order : int, 1 to :data:`~gradcheck.checking.vocabulary.MAX_ORDER`, optional
         2: check order 1 (in every one of ``modes``), then, where it passed, the
         gradient of the backward (torch's ``gradgradcheck``): the
         target ``(x..., v) -> backward(x, v)``, with an upstream gradient ``v`` drawn
@@ -156,7 +156,7 @@ def check(
     device : str, optional
         Run a torch target on this device (``"cuda"``); the float64 reference runs
         there too (on the CPU for a device without float64).
-    nondet_tol : float
+    nondet_tol : float, optional
         How far a second backward on the same graph (and one on a fresh graph, beyond
         its rounding) may differ: 0 (the same bits on the same graph) unless the op
         is documented nondeterministic (torch's ``nondet_tol``).
@@ -203,6 +203,13 @@ def check(
     **op_params
         The op's keyword parameters (convenience for ``params=``).
 
+    A setting left unset (None) takes the value the op declares with
+    :func:`gradcheck.describe` (``mode``, ``atol``, ``rtol``, ``constants``, ``order``,
+    ``modes``, ``device``, ``nondet_tol``, ``skip_on``, ``reference_forward``,
+    ``compiled``, ``batched``), else its default (full or fast by size, order 1,
+    ``("rev",)``, no constants, ``nondet_tol`` 0, no ``skip_on``): ``check(op, x)``
+    checks what ``gradcheck verify op`` checks at each example.
+
     Returns
     -------
     CheckResult
@@ -223,24 +230,26 @@ def check(
     ('passed', None)
     """
     start = time.perf_counter()
+    # What the call leaves unset (None), the op's @gradcheck.describe gives, then the
+    # defaults: the order in which verify and the pytest plugin take them too.
+    (mode, atol, rtol, constants, order, modes, device, nondet_tol, skip_on,
+     reference_forward, compiled, batched) = with_described(target, mode=mode, atol=atol,
+        rtol=rtol, constants=constants, order=order, modes=modes, device=device,
+        nondet_tol=nondet_tol, skip_on=skip_on, reference_forward=reference_forward,
+        compiled=compiled, batched=batched)  # fmt: skip
     tgt = resolve_target(target)
     all_params = _merge_params(tgt, params, op_params)
     modes, indices = _as_spelled(modes, constants)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
-    named = skip_on_classes(skip_on)
-    backend = _backend(compiled)
+    named, backend = skip_on_classes(skip_on), _backend(compiled)
     _validate_group_size(group_size)
     bfloat16 = isinstance(dtype, str) and dtype == "bfloat16"
     if bfloat16:
         dtype = np.float32  # arrays holding bfloat16 values (rounded below)
     # Inputs that are trees of arrays (a dict of parameters) are checked leaf by leaf.
-    leaves, trees = flatten_trees(arrays)
-    if not any(t is not None for t in trees):
-        trees = ()
+    leaves, trees = _leaves_and_trees(arrays)
     xs, const = _inputs(tgt, leaves, dtype, all_params, indices, len(arrays))
-    if mode == Mode.AUTO:
-        size = sum(xs[i].size for i in range(len(xs)) if i not in const)
-        mode = Mode.FULL if size <= FULL_MODE_MAX_SIZE else Mode.FAST
+    mode, screen = _chosen_mode(mode, xs, const)
     settings = CheckSettings(
         mode=mode,
         atol=atol,
@@ -259,6 +268,7 @@ def check(
         reference_forward=None if reference_forward is None else reference_name(reference_forward),
         compiled=backend,
         batched=batched,
+        screen=screen,
     )
     variant = Variant(device=device, bfloat16=bfloat16, trees=trees)
     if bfloat16:
@@ -285,6 +295,12 @@ def check(
     return _finished(result, names, parts, seed, start)
 
 
+def _leaves_and_trees(arrays: Sequence[Any]) -> tuple[Any, Any]:
+    """The leaves of the inputs, and their trees (empty where no input is a tree)."""
+    leaves, trees = flatten_trees(arrays)
+    return leaves, trees if any(t is not None for t in trees) else ()
+
+
 def _as_spelled(
     modes: str | Sequence[str], constants: Sequence[int] | int
 ) -> tuple[tuple[str, ...], Sequence[int]]:
@@ -294,6 +310,16 @@ def _as_spelled(
     if isinstance(constants, (int, np.integer)):
         return modes, (int(constants),)
     return modes, constants
+
+
+def _chosen_mode(mode: str, xs: list[np.ndarray], const: set[int]) -> tuple[str, bool]:
+    """(the mode, whether its full mode screens first): "auto" is full mode up to
+    :data:`FULL_MODE_MAX_SIZE` elements, screened (:mod:`gradcheck.checking.screen`),
+    else fast mode; "full" and "fast" are what they say."""
+    if mode != Mode.AUTO:
+        return mode, False
+    size = sum(xs[i].size for i in range(len(xs)) if i not in const)
+    return (Mode.FULL, True) if size <= FULL_MODE_MAX_SIZE else (Mode.FAST, False)
 
 
 def _validate_group_size(group_size: Any) -> None:
@@ -402,6 +428,9 @@ def _finished(
         names = [
             names[i] + (f".{part.split()[0][:4]}" if part and names[i] else "") for i, part in parts
         ]
+    if parts is None and result.inputs and len(names) > len(result.inputs):
+        # order 1 failed first in a check of order k: its inputs have no v_2..v_k
+        names = names[: len(result.inputs)]
     result.input_names = names
     if result.failure is not None:
         result.failure = _named_failure(result.failure, names)
@@ -538,7 +567,7 @@ def _check_one(
             break  # the lower order's check says what the forward raised
         out = graph.output
         if upstream is None or level > 2:
-            v = np.random.default_rng([seed, level]).standard_normal(out.shape)
+            v = drawn_upstream(np.random.default_rng([seed, level]), out.shape)
         else:
             v = _fitted(upstream, out.shape)  # the upstream gradient of order 1's output
         v = v.astype(out.dtype)

@@ -702,7 +702,14 @@ def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index
             pairs = clean
             rich = _richardson(D, pairs)
             value, error, best = _best_pair(f, pairs, rich, noise, eps)
-        elif not below:
+        elif not below or not _converged(
+            _richardson(D, [a for a in pairs if a >= min(nearby)]),
+            [f.N[a] for a in pairs if a >= min(nearby)],
+        ):
+            # (pairs below that all stood still measure nothing either, where the ones
+            # above do not agree: atan2 at 1.9e-22 from its branch cut, whose steps
+            # below it move s by less than its rounding, and whose larger ones straddle
+            # the cut's jump of 2*pi)
             found = KINK
     low_order = False
     if not converged:
@@ -716,12 +723,7 @@ def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index
                 noise = _level_noise(f, rho)
                 value, error, best = _best_pair(f, pairs, rich, noise, eps)
                 found = _is_kink(f, jump_threshold)
-                a = pairs[best]
-                if max(abs(J[a]), abs(J[a + 1])) > KINK_NOISE_MARGIN * (f.N[a] + f.N[a + 1]):
-                    # The one-sided quotients differ, by J: at these steps, the
-                    # derivative is known no better (x·|x| at 1e-16, every step
-                    # straddling 0: D ~ h, J = 4x). Only where they agree (x·|x| at 0,
-                    # J = 0) does the extrapolation give the derivative.
+                if _quotients_differ(f, pairs[best]):
                     found = UNBOUNDED
     return Estimate(
         value,
@@ -733,6 +735,24 @@ def _combine(levels: _LevelScores, eps: float, jump_threshold: float, base_index
         step=H[pairs[best]],
         low_order=low_order,
     )
+
+
+def _quotients_differ(f: _Finite, a: int) -> bool:
+    """Whether the one-sided quotients of a low-order extrapolation's pair ``a``,
+    ``a + 1`` differ, by J, more than the steps explain: at these steps the derivative
+    is known no better (x·|x| at 1e-16, every step straddling 0: D ~ h, J = 4x,
+    steady). Where J stands out of the noise but shrinks with the step like h (a C1
+    function whose second derivative jumps at x: relu(x)² or a smoothstep clamp at 0,
+    s = h² on one side and 0 on the other, J = h), the quotients meet as h -> 0: the
+    function is differentiable there, and the extrapolation gives its derivative, as
+    where J = 0 (x·|x| at 0)."""
+    J = f.J
+    if max(abs(J[a]), abs(J[a + 1])) <= KINK_NOISE_MARGIN * (f.N[a] + f.N[a + 1]):
+        return False
+    window = [b for b in range(a, min(a + KINK_WINDOW, len(J))) if f.k[b] == f.k[a] + b - a]
+    if len(window) < 2:
+        return True
+    return _trend([J[b] for b in window]) != GROWING
 
 
 def _best_pair(
@@ -756,8 +776,21 @@ def _converged(rich: list[float], noise: list[float]) -> bool:
     this looks for): the levels reached the scale where the function is smooth."""
     if len(rich) < 2:
         return True  # one pair: its own correction is the error estimate
-    return any(
+    if any(
         abs(rich[q + 1] - rich[q])
         <= CONVERGED_FRACTION * max(abs(rich[q]), abs(rich[q + 1])) + noise[q] + noise[q + 1]
         for q in range(len(rich) - 1)
+    ):
+        return True
+    # Or their changes shrink toward the smaller steps, LEVEL_RATIO x or more per level,
+    # with one sign: a sequence converging to a limit of 0, which no relative agreement
+    # shows (a smoothstep clamp at 0: D = 1.5h - h², whose low-order extrapolation is
+    # 4h², 16x smaller each level down; a pole's or noise's grow toward small steps).
+    changes = [rich[q + 1] - rich[q] for q in range(len(rich) - 1)]
+    return any(
+        changes[q] * changes[q + 1] > 0
+        and changes[q + 1] * changes[q + 2] > 0
+        and LEVEL_RATIO * abs(changes[q]) <= abs(changes[q + 1])
+        and LEVEL_RATIO * abs(changes[q + 1]) <= abs(changes[q + 2])
+        for q in range(len(changes) - 2)
     )

@@ -112,6 +112,7 @@ from gradcheck.checking.thresholds import (
     OUTPUT_ROUNDING_EPS,
     PROBE_POWER,
     SINGULAR_LEVELS,
+    SINGULAR_ROUNDS,
     VALUE_ROUNDING_EPS,
 )
 from gradcheck.engine.graph import no_autodiff
@@ -392,11 +393,14 @@ class Evaluator(ForwardRounding, PointProbes):
                 self._probe_line(i, int(along), h0, levels)
             self._quantize(levels)
             est = _combine(levels, self.eps, jump_threshold, base_index)
-        if not est.kink and _blows_up_below(levels, est):
+        for _ in range(SINGULAR_ROUNDS):
+            if not (est.unbounded if est.kink else _blows_up_below(levels, est)):
+                break
             # The value comes from steps that reach across a singular set (log|det| of
             # a nearly singular matrix): smaller steps than those see a derivative far
-            # larger. Steps further down decide; where they do not, nothing is known.
-            # (Where the levels already show no derivative, nothing is judged anyway.)
+            # larger, or, where every step crosses it, none agree (the matrix 1e-6 from
+            # singular, whose entries' smallest steps are 5e-7). Steps further down
+            # decide; where they do not, nothing is known.
             levels = levels.below(SINGULAR_LEVELS)
             base_index += SINGULAR_LEVELS
             lowest = int(levels.powers[0])
@@ -405,8 +409,8 @@ class Evaluator(ForwardRounding, PointProbes):
             )
             self._quantize(levels)
             est = _combine(levels, self.eps, jump_threshold, base_index)
-            if _blows_up_below(levels, est):
-                est.kink = est.unbounded = True
+        if not est.kink and _blows_up_below(levels, est):
+            est.kink = est.unbounded = True
         return est
 
     def _probe_unmoved(self, i: int, j: int, h0: float, levels: _LevelScores) -> None:

@@ -25,6 +25,7 @@ import numpy as np
 
 from gradcheck.checking.check_settings import CheckSettings
 from gradcheck.checking.contiguity import noncontiguous_disagreement
+from gradcheck.checking.jitter import few_ulps, unless_outlier
 from gradcheck.checking.numerical import (
     Evaluator,
     step_sizes,
@@ -43,9 +44,7 @@ from gradcheck.checking.thresholds import (
     BACKWARD_ROUNDING_FACTOR,
     BACKWARD_ROUNDING_FACTORS,
     NONFINITE_ELEMENTS_PROBED,
-    OUTLIER_FACTOR,
     OUTLIER_RUNS,
-    ROUNDING_MOVE_ULPS,
     ROUNDING_SAMPLES,
 )
 from gradcheck.checking.tolerance import tolerance_for
@@ -123,6 +122,7 @@ class _Run:
     ) -> None:
         self.tgt, self.xs, self.params, self.const = tgt, xs, params, const
         self.rng, self.settings = rng, settings
+        self._screen_rng: np.random.Generator | None = None
         self.forward_calls = 0
         self.backward_calls = 0
         #: For an op with several outputs, their layout (from the first forward).
@@ -137,6 +137,15 @@ class _Run:
         #: Float64 copies of the inputs and the backward's gradients there, once run
         #: (see :func:`gradcheck.checking.low_precision.wide_gradient`).
         self._wide: tuple[list[np.ndarray], list[Any]] | None = None
+
+    def screen_rng(self) -> np.random.Generator:
+        """The screen's directions (gradcheck.checking.screen) come from a stream of
+        their own, spawned from the check's seed (not from ``rng``'s state): whether the
+        screen runs moves nothing that ``rng`` draws after it. Made on first use (a
+        spawn costs about what a small forward does)."""
+        if self._screen_rng is None:
+            self._screen_rng = self.rng.spawn(1)[0]
+        return self._screen_rng
 
     def outside(self, exc: BaseException) -> bool:
         """Whether ``exc`` (what the op raised) says the input is outside its domain
@@ -201,7 +210,7 @@ class _Run:
             # singular matrix): skipped, like a kink. (A non-finite *gradient* at a
             # finite output stays a failure.)
             raise _Inconclusive(Skip.UNDEFINED)
-        e.v = self.rng.standard_normal(out.shape).astype(out.dtype)
+        e.v = drawn_upstream(self.rng, out.shape).astype(out.dtype)
         if self.v_given is not None:  # (given, or one output's upstream gradient alone)
             e.v = _fitted(self.v_given, out.shape).astype(out.dtype)
         self.v = e.v.copy()
@@ -626,9 +635,9 @@ class _Run:
     ) -> list[np.ndarray | None]:
         """Per input, how far its gradient moves when every float input of a float32 or
         float16 example moves by a few units in the last place (1 to
-        :data:`ROUNDING_MOVE_ULPS`, random direction), at most over
+        :data:`~gradcheck.checking.thresholds.ROUNDING_MOVE_ULPS`, random direction), at most over
         :data:`ROUNDING_SAMPLES` such moves; None for float64 inputs, unless ``every``
-        (then zeros stay, see :func:`_few_ulps`).
+        (then zeros stay, see :func:`~gradcheck.checking.jitter.few_ulps`).
 
         A backward computed in a low precision is right only to its own rounding,
         which no formula predicts: a layer norm's terms of ~5|v| cancel to a gradient
@@ -659,7 +668,7 @@ class _Run:
         for i, runs in enumerate(moved):
             found = jitter[i]
             if found is not None and len(runs) >= OUTLIER_RUNS:
-                jitter[i] = _unless_outlier(np.asarray(grads[i], np.float64), runs, found)
+                jitter[i] = unless_outlier(np.asarray(grads[i], np.float64), runs, found)
         return [None if x.dtype == np.float64 and not every else j for x, j in zip(xs, jitter)]
 
     def moved_runs(
@@ -671,7 +680,7 @@ class _Run:
         which the op raised is left out."""
         rng = np.random.default_rng(0)
         for _ in range(ROUNDING_SAMPLES):
-            moved = [_few_ulps(x, rng, 0.0 if every else None) for x in xs]
+            moved = [few_ulps(x, rng, 0.0 if every else None) for x in xs]
             try:
                 found = self.tgt.run(
                     moved, self.params, v, constants=sorted(self.const), outputs=self.outputs
@@ -731,46 +740,15 @@ class _Run:
         return Failure(kind, text, exception=f"InvalidGradient: {text}")
 
 
-def _unless_outlier(g0: np.ndarray, runs: list[np.ndarray], jitter: np.ndarray) -> np.ndarray:
-    """``jitter`` (how far the moved gradients ``runs`` are from ``g0``, at most),
-    except at the elements where ``g0`` alone is off: its typical distance from the
-    moved ones (the median) beyond :data:`OUTLIER_FACTOR` times their typical
-    distance from each other, which is then the rounding allowed there.
-
-    Rounding moves every run's gradient, the example's as much as the moved ones', so
-    the two distances are alike. Where the moved gradients agree with each other and
-    the example's is off, it sits on a set of measure zero where the backward takes
-    another path (a singular matrix's determinant, torch's 0 there; a parameter
-    exactly 0): no rounding, and what the moves show is a gradient of another point.
-    The medians let a move or two that stayed on the set (a repeated row moved alike)
-    count for nothing."""
-    stack = np.stack(runs)
-    with np.errstate(all="ignore"):
-        from_g0 = np.median(np.abs(stack - g0), axis=0)
-        a, b = np.triu_indices(len(runs), 1)
-        between = np.median(np.abs(stack[a] - stack[b]), axis=0)
-        off = np.isfinite(from_g0) & np.isfinite(between) & (from_g0 > OUTLIER_FACTOR * between)
-    return np.where(off, np.minimum(jitter, OUTLIER_FACTOR * between), jitter)
-
-
-def _few_ulps(x: np.ndarray, rng: np.random.Generator, zero: float | None = None) -> np.ndarray:
-    """``x`` with each float element moved up or down by 1 to :data:`ROUNDING_MOVE_ULPS`
-    units in its last place (a zero by as many times ``zero`` of the input's largest
-    element, by default eps: a subnormal step would change nothing).
-
-    The float64 measure (made only where a mismatch needs it) leaves zeros where they
-    are (``zero=0``): a zero is exact, and a branch at x == 0 is where bugs live (xlogy's
-    forward mask reused for d/dx gives 0 instead of log y there, pytorch#80770); moved
-    off it, the gradient would jump by the very error to be caught."""
-    if x.dtype.kind != "f":
-        return x
-    scale = float(np.max(np.abs(x), initial=0.0)) or 1.0
-    zero = float(np.finfo(x.dtype).eps) if zero is None else zero
-    with np.errstate(all="ignore"):
-        ulp = np.where(x != 0, np.spacing(np.abs(x)), zero * scale)
-        moves = rng.integers(1, ROUNDING_MOVE_ULPS + 1, x.shape) * rng.choice([-1, 1], x.shape)
-        out = (x + moves * ulp).astype(x.dtype)
-    return np.where(np.isfinite(out), out, x)
+def drawn_upstream(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """The upstream gradient ``v`` a check draws for an output of ``shape``: a signed
+    Gaussian, so that a backward mixing up the output's elements shows; 1 for a
+    scalar output (drawn all the same, so that what follows draws the same), where
+    nothing can be mixed up and ``vᵀJ`` is then the derivative itself, as the report
+    shows it. A backward that ignores ``v`` (or its sign, or squares it) fails the
+    linearity check, ``backward(-2v) == -2·backward(v)``, at ``v = 1`` too."""
+    v = rng.standard_normal(shape)
+    return np.ones((), dtype=v.dtype) if v.ndim == 0 else v
 
 
 def _raised(kind: str, exc: TargetRaised) -> Failure:

@@ -16,6 +16,7 @@ position (``torch.autograd.Function.apply`` takes no keywords reliably).
 from __future__ import annotations
 
 import inspect
+import weakref
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -88,6 +89,35 @@ class OpSignature:
         )
 
 
+#: inspect.signature's parameters per function (a tenth of a small check's own time,
+#: profiled, when a function is checked again and again: op_db, a test's loop), kept
+#: with the defaults they were read with: a function whose defaults or signature are
+#: replaced is read again.
+_PARAMETERS: weakref.WeakKeyDictionary[Any, tuple[Any, Any, Any, tuple[Any, ...]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _parameters(func: Callable[..., Any]) -> tuple[inspect.Parameter, ...]:
+    marks = (
+        getattr(func, "__defaults__", None),
+        getattr(func, "__kwdefaults__", None),
+        getattr(func, "__signature__", None),
+    )
+    try:
+        kept = _PARAMETERS.get(func)
+    except TypeError:  # (not hashable or not weakly referable)
+        kept = None
+    if kept is not None and all(a is b for a, b in zip(kept, marks)):
+        return kept[3]
+    params = tuple(inspect.signature(func).parameters.values())
+    try:
+        _PARAMETERS[func] = (*marks, params)
+    except TypeError:
+        pass
+    return params
+
+
 def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
     """Read the inputs and parameters of an ``Operation`` subclass or a function.
 
@@ -113,8 +143,7 @@ def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
         skip_first = 0
     else:
         raise TypeError(f"{target!r} is neither an Operation subclass nor a function")
-    params = list(inspect.signature(func).parameters.values())
-    params = params[skip_first:]
+    params = list(_parameters(func))[skip_first:]
     inputs: list[str] = []
     others: list[str] = []
     required: list[str] = []

@@ -293,8 +293,27 @@ def wrong_shape(e: Evidence) -> Failure | None:
         return None
     return Failure(
         Kind.WRONG_SHAPE,
-        f"the gradient of input {e.i} has shape {shape}, its input {want}",
+        f"the gradient of input {e.i} has shape {shape}, its input {want}"
+        + _unreduced_broadcast(e, shape, want),
         input=e.i,
+    )
+
+
+def _unreduced_broadcast(e: Evidence, shape: tuple[int, ...], want: tuple[int, ...]) -> str:
+    """What to do where the inputs broadcast and the gradient kept the broadcast
+    shape: the most common gradient bug of an op of several inputs (the search draws
+    broadcast shapes by default), or an op meant for equal shapes only."""
+    shapes = {np.shape(x) for x in e.inputs}
+    try:
+        if len(shapes) < 2 or np.broadcast_shapes(want, shape) != shape:
+            return ""
+    except ValueError:
+        return ""
+    return (
+        f" (the inputs broadcast, {' and '.join(map(str, sorted(shapes)))}: sum the "
+        "gradient over the axes the input was broadcast along, down to its shape; an "
+        "op meant for equal shapes only says so with describe(broadcast=False) or "
+        "--no-broadcast)"
     )
 
 

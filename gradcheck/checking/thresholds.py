@@ -69,8 +69,12 @@ TRUNCATION_GROWTH = LEVEL_RATIO**2
 LOWEST_LEVEL, HIGHEST_LEVEL = -2, 3
 
 #: Levels added below the base step for an element 0 < |x| < 1 (at most): down to the
-#: relative step eps**(1/3)·|x| for |x| >= LEVEL_RATIO**-SMALL_X_LEVELS (6e-8).
-SMALL_X_LEVELS = 12
+#: relative step eps**(1/3)·|x| for |x| >= LEVEL_RATIO**-SMALL_X_LEVELS (8e-25). A
+#: function on the scale of x (tanh(2**40·x)·2**-40 at x = 1e-12, the same function as
+#: tanh at 1 in other units) needs the relative step: at 12 levels (6e-8) the smallest
+#: step was 1e5 times its scale and a 1e-3 error passed. Only an element that the base
+#: ladder leaves unresolved runs them (two forward calls a level).
+SMALL_X_LEVELS = 40
 
 #: The measured noise looks at the differences of this many smallest levels.
 NOISE_LEVELS = 3
@@ -130,6 +134,9 @@ EDGE_SHRINK = 0.75
 #: Levels added below the others where they show a singular set within the chosen
 #: steps' reach (see :func:`_blows_up_below`).
 SINGULAR_LEVELS = 6
+#: ... at most this many times over: steps that show no derivative at all (every one
+#: crossing the singular set) go down too, until smaller ones see a derivative.
+SINGULAR_ROUNDS = 2
 
 #: ``Evaluator.at_own_scale``'s step: this many bits below |s| / |gradient| (where a
 #: gradient that size says s moves by its own size), and at least this many ulps of x.
@@ -156,6 +163,17 @@ ORDER_RANGE = (LEVEL_RATIO**0.25, LEVEL_RATIO**1.5)
 
 #: mode="auto" checks element by element up to this many elements in all inputs.
 FULL_MODE_MAX_SIZE = 4096
+
+#: mode="auto" first screens a float64 input of at least this many elements with
+#: SCREEN_DIRECTIONS random directional derivatives (2 forward calls each), each
+#: within SCREEN_FRACTION of the input's smallest |d_k|·t_k, where one element's error
+#: above its own tolerance shows; only an input they do not pass is compared element
+#: by element (see :mod:`gradcheck.checking.screen`). Two directions: several wrong
+#: elements cancel along both only by chance (32 factors each); the size, because
+#: below it full mode's 2 calls per element cost about what the screen does.
+SCREEN_MIN_SIZE = 8
+SCREEN_DIRECTIONS = 2
+SCREEN_FRACTION = 0.5
 
 #: Runs at inputs moved by a few ulps that measure a float32/float16 gradient's
 #: rounding (see ``_Run.rounding_jitter``), and the most ulps an element moves.
@@ -188,6 +206,6 @@ OWN_SCALE_AGREEMENT = 0.01
 WIDE_ULPS = 64
 
 #: Moved runs needed to tell an example's gradient apart from the moved ones'
-#: (``run._unless_outlier``), and how many times their typical spread it must be off.
+#: (``jitter.unless_outlier``), and how many times their typical spread it must be off.
 OUTLIER_RUNS = 3
 OUTLIER_FACTOR = 4.0

@@ -31,6 +31,7 @@ from gradcheck.checking.low_precision import convicted_wide, judged_as_float64, 
 from gradcheck.checking.numerical import Evaluator
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.run import _Fail, _Inconclusive, _raised, _Run
+from gradcheck.checking.screen import screened
 from gradcheck.checking.thresholds import (
     NONFINITE_ELEMENTS_PROBED,
     OWN_SCALE_AGREEMENT,
@@ -149,8 +150,13 @@ def _result(run: _Run, comparisons: list[tuple[Comparison, bool]]) -> CheckResul
 def first_comparison(run: _Run, ev: Evaluator, comparison: Comparison) -> Comparison:
     """Stage 1: the analytic gradient against finite differences, element by element
     (full mode, or the complex step), or along random directions (fast mode)."""
-    if run.settings.mode == Mode.FAST and not run.settings.complex_step:
-        compare_fast(ev, comparison, run.rng, run.settings.directions, run.settings.group_size)
+    settings = run.settings
+    if settings.mode == Mode.FAST and not settings.complex_step:
+        compare_fast(ev, comparison, run.rng, settings.directions, settings.group_size)
+    elif (
+        settings.screen and not settings.complex_step and screened(ev, comparison, run.screen_rng())
+    ):
+        pass  # (two directions within what one wrong element would exceed)
     else:
         compare_full(ev, comparison, run.settings.complex_step)
     return comparison

@@ -21,6 +21,7 @@ measures or decides anything.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import math
@@ -54,12 +55,17 @@ def _xml_text(text: str) -> str:
     return _NOT_XML.sub("\ufffd", text)
 
 
-def result_text(result: VerifyResult) -> str:
+def result_text(result: VerifyResult, replay: str | None = None) -> str:
     """The plain-text report of a target that did not pass (the table's failure block,
-    without colour)."""
+    without colour): with ``replay``, the whole of it (where the search found the
+    failure, the largest error it saw, the command that replays it), as the command
+    line prints it; the note last (``gradcheck merge`` reads it there)."""
     from gradcheck.frontend.render import report_text
+    from gradcheck.frontend.report import target_text
 
-    if result.failure is not None:
+    if replay is not None:
+        text = target_text(dataclasses.replace(result, note=""), replay=replay)
+    elif result.failure is not None:
         text = report_text(result.failure)
     else:
         text = f"{result.target}: {result.verdict}"
@@ -82,8 +88,10 @@ def junit_xml(
     regressions: Mapping[str, str] | None = None,
     suite_name: str = "gradcheck",
     shard: Mapping[str, Any] | None = None,
+    replay: Callable[[VerifyResult], str] | None = None,
 ) -> bytes:
-    """A JUnit XML document (UTF-8 bytes) with one testcase per target.
+    """A JUnit XML document (UTF-8 bytes) with one testcase per target; a failure's
+    text is the command line's report of it, with the command ``replay`` gives.
 
     ``regressions`` maps a target to the reason it regressed against a baseline; such a
     target gets a failure of type ``regression`` even if its checks passed.
@@ -125,7 +133,7 @@ def junit_xml(
             failure = ET.SubElement(
                 case, "failure", message=_xml_text(_headline(r)), type=r.verdict
             )
-            failure.text = _xml_text(result_text(r))
+            failure.text = _xml_text(result_text(r, None if replay is None else replay(r)))
         elif r.target in regressions:
             reason = _xml_text(f"regression against the baseline: {regressions[r.target]}")
             failure = ET.SubElement(case, "failure", message=reason, type="regression")

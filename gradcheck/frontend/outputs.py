@@ -199,6 +199,7 @@ def _write_outputs(
                 if comparison
                 else {},
                 shard=shard,
+                replay=replay,
             )
             + b"\n"
         ),

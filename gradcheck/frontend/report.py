@@ -72,13 +72,22 @@ def _label(result: CheckResult, i: int) -> str:
 
 
 def _products_line(result: CheckResult) -> str:
-    """What the analytic and numeric columns are."""
+    """What the analytic and numeric columns are: ``vᵀJ`` with the upstream gradient
+    shown below the inputs (``u`` at order 2, where ``v`` is an input); the derivative
+    itself where the output is a scalar and ``v`` is 1 (as a check draws it there)."""
     order2 = _failed_at_order_2(result)
-    what = "of the backward (x, v) -> vᵀJ" if order2 else ""
     u = "u" if order2 else "v"
+    upstream = np.asarray(result.upstream)
+    if upstream.size == 1 and float(upstream.ravel()[0]) == 1.0:
+        what = "the backward's output" if order2 else "the output"
+        return (
+            f"Analytic and numeric are derivatives of {what} itself: it is a scalar, and "
+            f"the upstream gradient {u} is 1"
+        )
+    what = " of the backward (x, v) -> vᵀJ" if order2 else ""
     return (
-        f"Analytic and numeric are {u}ᵀJ{' ' + what if what else ''}, with the upstream "
-        f"gradient {u} drawn from the seed (below), not J itself"
+        f"Analytic and numeric are {u}ᵀJ{what}, with the upstream gradient {u} shown "
+        f"below, not J itself"
     )
 
 

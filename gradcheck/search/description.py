@@ -37,6 +37,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
 
+from gradcheck.checking.check_settings import DESCRIBED
 from gradcheck.errors import InvalidDescription
 from gradcheck.search.settings import DESCRIBE, names_taken_by
 from gradcheck.search.validators import (
@@ -103,8 +104,8 @@ __all__ = [
 
 T = TypeVar("T")
 
-#: The attribute :func:`describe` sets.
-ATTRIBUTE = "__gradcheck__"
+#: The attribute :func:`describe` sets (the checker reads the settings it takes from it).
+ATTRIBUTE = DESCRIBED
 
 
 @dataclass(frozen=True)

@@ -103,6 +103,10 @@ def _found(search: _Search, failure: Any, options: Mapping[str, Any]) -> str:
     """Where the search found a failure (:attr:`VerifyResult.found`)."""
     if failure is None:
         return ""
+    if not search.failed_at and search.domain.nowhere and failure is search.domain.first:
+        # no example ran: the failure is the forward's error at the first draw
+        n = search.rejected
+        return f"at the first of {n} draw{'s' * (n != 1)}: the forward raised at every one"
     reach = found_at(failure.inputs, options, search.large)
     if reach or not search.failed_at:
         return reach

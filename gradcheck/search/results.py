@@ -147,10 +147,30 @@ class VerifyResult:
 
     @property
     def skip_lines(self) -> list[str]:
-        """``"3 examples skipped: not differentiable there"``, one per reason."""
-        return [
+        """``"3 examples skipped: not differentiable there"``, one per reason; first, where
+        the search stopped drawing with fewer examples checked than asked (not for a
+        failure, which ends it, nor a time budget, which ``note`` says), how many were
+        checked: a skipped draw is not one of ``max_examples``, so the skips may
+        outnumber them."""
+        lines = [
             f"{n} example{'s' * (n != 1)} skipped: {reason}" for reason, n in self.skipped.items()
         ]
+        asked = self.settings.get("max_examples")
+        stopped_short = (
+            self.rejected
+            and isinstance(asked, int)
+            and self.examples < asked
+            and not self.budget_spent
+            and (self.failure is None or self.examples == 0)
+        )
+        if stopped_short:
+            lines.insert(
+                0,
+                f"checked {self.examples} of the {asked} examples asked: the {self.rejected} "
+                f"skipped below are draws besides them (max_examples counts checked examples "
+                f"only), after which the search stopped drawing",
+            )
+        return lines
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON-ready form (the schema is in :mod:`gradcheck.frontend.render`); floats that

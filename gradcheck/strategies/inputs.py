@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -123,7 +124,7 @@ def op_inputs(
     min_side: int = 1,
     max_side: int = 4,
     avoid: Sequence[float] | None = None,
-    margin: float = 1e-2,
+    margin: float | None = None,
     unique: bool = False,
     elements: st.SearchStrategy[Any] | None = None,
     integers: Mapping[int, tuple[int, int]] | None = None,
@@ -163,9 +164,10 @@ def op_inputs(
     avoid : sequence of float, optional
         Points where the op is not differentiable (0 for ``abs``): every value stays at
         least ``margin`` away from each.
-    margin : float, default 0.01
+    margin : float, optional
         The distance kept from ``avoid`` points, finite domain bounds, and (with
-        ``unique``) between any two values.
+        ``unique``) between any two values; by default 0.01, but at most a hundredth
+        of a finite domain's width (a domain of (-2e-9, 2e-9) keeps 4e-11).
     unique : bool, default False
         Make all values of all inputs distinct, at least ``margin`` apart: ties make
         ``max``, ``min``, ``sort`` and friends non-differentiable.
@@ -226,7 +228,9 @@ def op_inputs(
     min_side = check_int("min_side", min_side)
     max_side = check_int("max_side", max_side, min_value=min_side)
     avoid = check_points("avoid", avoid)
-    margin = check_real("margin", margin, positive=True)
+    fitted = margin is None  # (the default: fitted to each domain's width)
+    margin = check_real("margin", DEFAULT_MARGIN if margin is None else margin, positive=True)
+    margins = [domain_margin(lo, hi, margin) if fitted else margin for lo, hi in domains]
     check_bool("unique", unique)
     check_bool("reach", reach)
     check_bool("reduces", reduces)
@@ -241,11 +245,11 @@ def op_inputs(
         shape_strategy = _shape_strategy(shapes, broadcast, arity, dims, sides)
     # per input, the element strategy, and the intervals a large array's bulk keeps
     # to (None where the values come from the caller's strategy)
-    per_input, spreads = _value_strategies(elements, dtype, domains, avoid, margin)
+    per_input, spreads = _value_strategies(elements, dtype, domains, avoid, margins)
     extras = (
         [
-            reach_values(dtype, lo, hi, c, avoid=avoid, margin=margin)
-            for (lo, hi), c in zip(domains, closed)
+            reach_values(dtype, lo, hi, c, avoid=avoid, margin=m)
+            for (lo, hi), c, m in zip(domains, closed, margins)
         ]
         if reach and elements is None
         else [None] * arity
@@ -273,6 +277,7 @@ def op_inputs(
         extras,
         spreads,
         closed,
+        margins,
     )
     return _draw_inputs(spec, unique)
 
@@ -338,6 +343,10 @@ def _shape_strategy(
 #: third of some searches, where a reduction's bug needs a 3-d input.
 SCALAR_REDRAWS = 1
 
+#: Values keep DEFAULT_MARGIN from avoided points and open bounds, but at most this
+#: fraction of a finite domain's width (see :func:`domain_margin`).
+DEFAULT_MARGIN, MARGIN_FRACTION = 1e-2, 1e-2
+
 
 @st.composite
 def _search_shapes(
@@ -396,7 +405,7 @@ def _value_strategies(
     dtype: Any,
     domains: Sequence[tuple[float, float]],
     avoid: Sequence[float],
-    margin: float,
+    margins: Sequence[float],
 ) -> tuple[list[Any], list[Any]]:
     """:func:`op_inputs`'s values: one element strategy per input, and the intervals
     they are drawn from (:func:`representable_intervals`; None for ``elements``)."""
@@ -406,14 +415,23 @@ def _value_strategies(
         return [elements] * len(domains), [None] * len(domains)
     avoided = [(*avoid, *(b for b in (lo, hi) if np.isfinite(b))) for lo, hi in domains]
     strategies = [
-        interval_floats(dtype, lo, hi, avoid=points, margin=margin)
-        for (lo, hi), points in zip(domains, avoided)
+        interval_floats(dtype, lo, hi, avoid=points, margin=m)
+        for (lo, hi), points, m in zip(domains, avoided, margins)
     ]
     spreads = [
-        representable_intervals(dtype, lo, hi, avoid=points, margin=margin)
-        for (lo, hi), points in zip(domains, avoided)
+        representable_intervals(dtype, lo, hi, avoid=points, margin=m)
+        for (lo, hi), points, m in zip(domains, avoided, margins)
     ]
     return strategies, spreads
+
+
+def domain_margin(lo: float, hi: float, margin: float) -> float:
+    """The default margin values keep in the domain ``[lo, hi]``: ``margin``, but at most
+    :data:`MARGIN_FRACTION` of a finite domain's width, so that a domain on any scale
+    can be drawn from (``(-2e-9, 2e-9)``, where an op's inputs lie at 1e-9, had no
+    value 0.01 away from both bounds)."""
+    width = hi - lo
+    return min(margin, MARGIN_FRACTION * width) if math.isfinite(width) and width > 0 else margin
 
 
 def _sized_shapes(
@@ -499,6 +517,8 @@ class _Draws:
     spreads: Sequence[Any] = ()
     #: per input, whether its domain's bounds are closed (the reach draws them)
     closed: Sequence[tuple[bool, bool]] = ()
+    #: per input, the margin kept from its domain's bounds (see :func:`domain_margin`)
+    margins: Sequence[float] = ()
 
 
 #: Relative gaps of a near-tie, as powers of ten: below the usual margin, from just
@@ -737,8 +757,9 @@ def _with_sampled_reach(draw: st.DrawFn, array: np.ndarray, spec: _Draws, i: int
         return array
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="reach seed"))
     lo, hi = spec.domains[i]
+    margin = spec.margins[i] if spec.margins else spec.margin
     values = sample_reach_values(
-        rng, count, array.dtype, lo, hi, spec.closed[i], avoid=spec.avoid, margin=spec.margin
+        rng, count, array.dtype, lo, hi, spec.closed[i], avoid=spec.avoid, margin=margin
     )
     out = array.copy()
     out.reshape(-1)[rng.choice(array.size, size=values.size, replace=False)] = values

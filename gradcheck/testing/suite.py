@@ -246,6 +246,8 @@ class _Subject:
     op_classes: list[type[Operation]]
     #: The unmutated behaviour per (seed, example), computed once.
     originals: dict[tuple[int, int], _Behaviour] = field(default_factory=dict)
+    #: The checks' mode: full (every element), or auto (whose screen may stand for it).
+    mode: str = Mode.FULL
 
     def original(self, seed: int, i: int) -> _Behaviour:
         key = (seed, i)
@@ -258,7 +260,7 @@ class _Subject:
             self.target,
             *arrays,
             params=self.options.get("kwargs"),
-            mode=Mode.FULL,
+            mode=self.mode,
             atol=self.options.get("atol"),
             rtol=self.options.get("rtol"),
             seed=seed,
@@ -476,6 +478,7 @@ def run_suite(
     examples: int = 5,
     progress: Callable[[str], None] | None = None,
     dtype: str | None = None,
+    mode: str = Mode.FULL,
 ) -> MutationReport:
     """Run every mutant of every target of ``module`` through the checker.
 
@@ -496,6 +499,9 @@ def run_suite(
     dtype : str, optional
         The inputs' dtype for every target (as ``gradcheck verify --dtype``); default:
         each target's own (float64 unless it declares another).
+    mode : {"full", "auto"}
+        The checks' mode: "auto" runs every check through auto mode's screen
+        (:mod:`gradcheck.checking.screen`), which must find what full mode finds.
 
     Examples
     --------
@@ -518,6 +524,7 @@ def run_suite(
             progress(name)
         try:
             subject = _prepare(name, obj, seeds, examples, dtype)
+            subject.mode = mode
         except TargetRaised as exc:
             if not isinstance(exc.exception, UnsupportedDtype):
                 raise

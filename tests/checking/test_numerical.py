@@ -78,14 +78,15 @@ def test_kinks_are_flagged_exactly_where_they_are(op, x, kinks):
 
 
 def test_a_jump_of_the_function_within_the_steps_reach_is_not_differentiable():
-    # arctan(1/x) jumps by pi at 0: at 1e-15 every step straddles it and D(h) ~ pi / 2h
+    # arctan(1/x) jumps by pi at 0: at 1e-45 every step (the smallest 3e-37) straddles
+    # it and D(h) ~ pi / 2h
     def f(t):
         return np.arctan(1 / t)
 
     def df(t):
         return -1 / (1 + t * t)
 
-    x = np.array([1e-15, -3e-16, 0.8, -2.0])
+    x = np.array([1e-45, -3e-46, 0.8, -2.0])
     ev = Evaluator(resolve_target(elementwise("arccot", f, df)).forward, [x], {}, np.ones(4))
     np.testing.assert_array_equal(full_estimate(ev, 0).kink, [True, True, False, False])
 

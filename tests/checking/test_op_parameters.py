@@ -79,3 +79,23 @@ def test_a_parameter_before_the_tensor_reaches_an_operation():
 def test_too_few_shapes_say_that_parameters_go_in_kwargs():
     with pytest.raises(InvalidDescription, match=r'kwargs \(\{"alpha": \.\.\.\}\)'):
         gradcheck.verify(scaled_tanh, shapes=["3"], max_examples=2, seed=0)
+
+
+def test_a_function_checked_again_has_its_signature_read_once(monkeypatch):
+    import inspect
+
+    import gradcheck.checking.signature as signature_module
+
+    def fresh(x, alpha=2.0):
+        return mg.tanh(x) * alpha
+
+    reads = []
+    real = inspect.signature
+    monkeypatch.setattr(signature_module.inspect, "signature", lambda f: reads.append(f) or real(f))
+    for _ in range(3):
+        assert op_signature(fresh).parameters == ("alpha",)
+    assert reads == [fresh]
+    # a function whose defaults are replaced is read again
+    fresh.__defaults__ = None
+    assert op_signature(fresh).arity == 2
+    assert reads == [fresh, fresh]

@@ -62,3 +62,24 @@ def test_wrong_dtype_looks_at_what_the_backward_returned_before_a_cast():
     assert failure(x, np.dtype(np.int64)) is None
     assert failure(x, f64, foreign=True) is None
     assert failure(x, None) is None
+
+
+def test_a_gradient_left_in_the_broadcast_shape_says_what_to_do():
+    # The search draws broadcast shapes by default: an op written as the protocol's
+    # Mul (no reduction) fails there, and the message says how to fix it.
+    import gradcheck
+
+    class PlainMul(gradcheck.Operation):
+        def __call__(self, a, b):
+            self.variables = (a, b)
+            return a.data * b.data
+
+        def backward_var(self, grad, index, **kwargs):
+            a, b = self.variables
+            return grad * (b.data if index == 0 else a.data)
+
+    failure = gradcheck.check(PlainMul, np.ones(3), np.array(2.0)).failure
+    assert failure.kind == "wrong_shape" and failure.input == 1
+    assert "the inputs broadcast, () and (3,): sum the gradient over the axes" in failure.message
+    assert "describe(broadcast=False)" in failure.message
+    assert gradcheck.check(PlainMul, np.ones(3), np.ones(3)).verdict == "passed"

@@ -402,10 +402,11 @@ def test_a_rounding_error_the_same_at_every_step_does_not_loosen_the_check():
 
 
 def test_where_no_step_reaches_the_functions_scale_the_point_is_not_judged():
-    # log|det| of a 1x1 matrix of 8e-16: log|a| varies on the scale of a, below every
-    # affordable step, and every difference straddles the pole (D ~ a/h², 16 times the
-    # next): no two estimates agree, so nothing is known, and nothing fails.
-    result = check(LogAbsDet, np.array([[7.953e-16]]), seed=0)
+    # log|det| of a 1x1 matrix of 8e-46: log|a| varies on the scale of a, below every
+    # affordable step (the smallest, 4**-52 of the base step, is 3e-37), and every
+    # difference straddles the pole (D ~ a/h², 16 times the next): no two estimates
+    # agree, so nothing is known, and nothing fails. (At 8e-16 the steps reach it.)
+    result = check(LogAbsDet, np.array([[7.953e-46]]), seed=0)
     assert result.verdict == "inconclusive" and result.note == "not differentiable there"
     assert check(LogAbsDet, np.array([[0.8, 0.1], [-0.3, 1.2]]), seed=0).verdict == "passed"
 
@@ -572,9 +573,12 @@ def test_a_kinks_first_pass_does_not_loosen_the_others_and_then_fail_them():
 
 
 def test_a_singularity_within_every_steps_reach_is_not_judged():
-    # atan2 1.4e-13 from the origin, log|a| at 1e-307: every difference straddles the
-    # singularity, J (or D·h) shrinks like 1/h far above the noise
-    assert check(Atan2, np.array(1e-13), np.array(1e-13), seed=0).verdict == "inconclusive"
+    # atan2 1.4e-45 from the origin, log|a| at 1e-307: every difference straddles the
+    # singularity, J (or D·h) shrinks like 1/h far above the noise. (At 1.4e-13 the
+    # steps come down to its scale, 4**-40 of the base step and 12 levels more where
+    # they straddle a singular set, and it passes.)
+    assert check(Atan2, np.array(1e-45), np.array(1e-45), seed=0).verdict == "inconclusive"
+    assert check(Atan2, np.array(1e-13), np.array(1e-13), seed=0).verdict == "passed"
     assert check(LogAbsDet, np.array([[1e-307]]), seed=0).verdict == "inconclusive"
 
 

@@ -464,7 +464,7 @@ def test_a_zero_gradient_with_truncation_noise_is_no_relative_error_of_one(seed)
     def cube(x):
         return x**3
 
-    result = gradcheck.check(cube, np.zeros((1, 1, 65)), seed=seed)
+    result = gradcheck.check(cube, np.zeros((1, 1, 65)), seed=seed, mode="full")
     assert result.passed
     assert 0 < result.max_abs_error < 1e-20
     assert result.max_rel_error < 0.1
@@ -532,3 +532,98 @@ def test_pytest_says_the_runs_errors_as_the_command_lines_table_does():
     assert f"(seed 0); {errors} (the run's)" in head  # (was the seed alone)
     # ...and the report names where each was seen, as the command line's does
     assert rest == failure_block(result, "pytest x --gradcheck-seed 0")
+
+
+class SinWrongSign(Operation):
+    """sin, whose backward has the wrong sign: -cos."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return np.sin(x.data)
+
+    def backward_var(self, grad, index, **kwargs):
+        return -grad * np.cos(self.variables[0].data)
+
+
+def test_a_scalar_outputs_analytic_and_numeric_are_the_derivative_itself():
+    # v = 1 for a scalar output: the table shows -cos(0.3) and cos(0.3), not products
+    # with a hidden Gaussian draw; the line saying so appears once, with v shown.
+    result = gradcheck.check(SinWrongSign, np.array(0.3), seed=0)
+    (row,) = result.failure.worst
+    assert row.analytic == pytest.approx(-np.cos(0.3)) and row.numeric == pytest.approx(np.cos(0.3))
+    assert result.upstream.tolist() == 1.0
+    text = str(result)
+    assert text.count("Analytic and numeric are") == 1
+    assert "it is a scalar, and the upstream gradient v is 1" in text
+    assert "v, the upstream gradient (float64[]):\n  1." in text
+
+
+def test_a_backward_that_ignores_a_scalar_outputs_upstream_gradient_still_fails():
+    class IgnoresV(Operation):
+        def __call__(self, x):
+            self.variables = (x,)
+            return np.sum(x.data**2)
+
+        def backward_var(self, grad, index, **kwargs):
+            return 2 * self.variables[0].data  # no grad: right at v = 1 only
+
+    result = gradcheck.check(IgnoresV, np.array([0.5, -1.5]), seed=0)
+    assert result.verdict == "failed" and result.failure.kind == "nonlinear"
+
+
+def test_a_search_that_checked_fewer_examples_than_asked_says_so():
+    class Raises(Operation):
+        def __call__(self, x):
+            raise ValueError("nope")
+
+        def backward_var(self, grad, index, **kwargs):
+            return grad
+
+    result = verify(Raises, max_examples=5, seed=0)
+    assert result.examples == 0 and result.rejected > 5  # Hypothesis's draws, not 5
+    first = result.skip_lines[0]
+    assert first.startswith("checked 0 of the 5 examples asked: ")
+    assert f"the {result.rejected} skipped below are draws besides them" in first
+    # where the failure was found (JSON's "found" too): at the first draw of all
+    said = f"at the first of {result.rejected} draws: the forward raised at every one"
+    assert result.found == said and result.to_dict()["found"] == said
+    assert f"Found {said}." in str(result)
+    # a run that checked every example asked says nothing of it
+    passed = verify(lambda x: gradcheck.abs(x), max_examples=10, seed=0)
+    assert passed.examples == 10 and not any("asked" in line for line in passed.skip_lines)
+
+
+def test_an_order_1_failure_of_an_order_2_check_names_its_own_inputs():
+    torch = pytest.importorskip("torch")
+
+    class ScaleWrongForScale(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, scale):
+            ctx.save_for_backward(x, scale)
+            return torch.sin(x) * scale
+
+        @staticmethod
+        def backward(ctx, grad):
+            x, scale = ctx.saved_tensors
+            return grad * torch.cos(x) * scale, grad * torch.cos(x)  # d/dscale is sin
+
+    result = gradcheck.check(ScaleWrongForScale, np.array(0.3), np.array(1.5), order=2)
+    assert result.failure.order == 1
+    assert result.input_names == ["x", "scale"] == result.to_dict()["input_names"]
+    assert len(result.inputs) == 2
+
+
+def test_the_junit_failure_is_the_command_lines_report(ops_dir):
+    # JUnit's <failure> held the shrunk example only: no "Found", no largest error
+    # seen, no Replay line; it is the command line's block now, its note last.
+    import xml.etree.ElementTree as ET
+
+    args = ["verify", "report_ops:Affine", "--max-examples", "20", "--seed", "7"]
+    out = CliRunner().invoke(main, [*args, "--junit-xml", "r.xml"])
+    assert out.exit_code == 1, out.output
+    (failure,) = [c.find("failure") for c in ET.parse("r.xml").iter("testcase")]
+    text = failure.text
+    assert "Found at example" in text
+    replay = "Replay: gradcheck verify report_ops:Affine --max-examples 20 --seed 7"
+    assert text.rstrip().endswith(replay)
+    assert _timeless(text.strip()) in _timeless(out.stdout)

@@ -98,3 +98,64 @@ def test_per_input_settings_take_their_natural_spellings() -> None:
     assert description_of(d).integers == {1: (0, 3)}
     torch = pytest.importorskip("torch")
     assert description_of(describe(dtype=torch.float32)(lambda x: x)).dtype == "float32"
+
+
+class OutsideBall(Exception):
+    pass
+
+
+class MulWrongForB(Operation):
+    """a * b whose gradient for b is b (it is a)."""
+
+    def __call__(self, a, b):
+        if float(abs(a.data).max()) > 5:
+            raise OutsideBall("|a| > 5")
+        self.variables = (a, b)
+        return a.data * b.data
+
+    def backward_var(self, grad, index, **kwargs):
+        _, b = self.variables
+        return grad * b.data
+
+
+def test_check_takes_the_settings_the_op_describes() -> None:
+    # check (and so the pytest plugin's `gradcheck` fixture) reads describe() as
+    # verify does: the op's skip_on and constants apply where the call gives none.
+    import numpy as np
+
+    from gradcheck.checking.checker import check
+
+    described = describe(skip_on=[f"{__name__}:OutsideBall"], constants=[1])(
+        type("Described", (MulWrongForB,), {})
+    )
+    a, b = np.array([1.0, 2.0]), np.array([3.0, -1.0])
+    assert check(MulWrongForB, a, b).verdict == "failed"  # b's gradient is wrong
+    assert check(described, a, b).verdict == "passed"  # b is a constant there
+    assert check(described, a, b, constants=[]).verdict == "failed"  # the call wins
+    outside = check(described, np.array([6.0, 1.0]), b)
+    assert outside.verdict == "inconclusive" and outside.settings["skip_on"]
+    assert check(MulWrongForB, np.array([6.0, 1.0]), b).failure.kind == "forward_error"
+
+
+def test_check_takes_the_order_the_op_describes() -> None:
+    torch = pytest.importorskip("torch")
+    import numpy as np
+
+    from gradcheck.checking.checker import check
+
+    @describe(order=2)
+    class CubeWrongSecond(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x * x.detach()  # right at order 1, wrong at order 2
+
+    x = np.array([0.5, -1.5])
+    result = check(CubeWrongSecond, x)
+    assert result.verdict == "failed" and result.failure.order == 2
+    assert check(CubeWrongSecond, x, order=1).verdict == "passed"

@@ -65,3 +65,23 @@ def test_a_forward_that_raises_at_most_values_of_a_shape_is_not_a_shape_the_op_r
         assert "the op does not run at the shape" not in result.skipped, result.skipped
         assert "ValueError: log of a negative number" in result.failure.failure.message
         assert "outside the op's domain" not in result.note
+
+
+def test_a_search_on_a_domain_at_the_scale_of_1e_9_catches_a_1e_3_error():
+    # a domain of (-2e-9, 2e-9) was a usage error (no value 0.01 from both bounds)
+    import numpy as np
+
+    from tests.support.checker_ops import elementwise
+
+    def f(x):
+        return 1e-9 * np.tanh(x / 1e-9)
+
+    def df(x):
+        return 1 - np.tanh(x / 1e-9) ** 2
+
+    right, wrong = elementwise("tanh", f, df), elementwise("tanh", f, df, scale=1 + 1e-3)
+    for seed in (0, 1, 2):
+        found = gradcheck.verify(right, domain=(-2e-9, 2e-9), seed=seed, max_examples=30)
+        assert found.verdict == "passed", found
+        found = gradcheck.verify(wrong, domain=(-2e-9, 2e-9), seed=seed, max_examples=30)
+        assert found.verdict == "failed", found

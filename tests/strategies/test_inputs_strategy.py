@@ -350,3 +350,17 @@ def test_sampled_reach_values_are_the_reach_values():
     # a bounded domain has no magnitudes: only its special values
     bounded = sample_reach_values(rng, 50, f64, -1.0, 1.0, margin=0.01)
     assert set(bounded.tolist()) <= set(special_values(f64, -1.0, 1.0, margin=0.01))
+
+
+# -- a domain on any scale (issue 34 item 7) ----------------------------------------------
+@settings(max_examples=30)
+@given(op_inputs(2, domain=(-2e-9, 2e-9), reach=True))
+def test_a_domain_narrower_than_the_default_margin_is_drawn_from(xs):
+    # values keep a hundredth of the width from the open bounds (0.01 left nothing)
+    for x in xs:
+        assert (np.abs(x) <= 2e-9 - 4e-11).all()
+
+
+def test_an_explicit_margin_is_kept_as_given():
+    with pytest.raises(InvalidArgument, match="no float64 value"):
+        find(op_inputs(1, domain=(-2e-9, 2e-9), margin=0.01), lambda xs: True)

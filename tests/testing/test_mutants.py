@@ -216,3 +216,17 @@ def test_a_mutated_class_is_not_trusted_with_shared_gradients() -> None:
         (gc.sin(u) + y).sum().backward()
         np.testing.assert_array_equal(y.grad, [1.0, 1.0])
     assert Sin._pure_grad
+
+
+def test_the_suite_runs_its_checks_in_auto_mode_when_asked(monkeypatch) -> None:
+    # (through auto mode's screen: what full mode catches, it must catch too)
+    import gradcheck.testing.suite as suite_module
+
+    modes = []
+    real = suite_module.check
+    monkeypatch.setattr(
+        suite_module, "check", lambda *a, **k: modes.append(k["mode"]) or real(*a, **k)
+    )
+    report = run_suite(targets=["sin"], mutations=["sign_flip"], seeds=[0], examples=2, mode="auto")
+    assert (report.caught, report.total, report.false_alarm_count) == (1, 1, 0)
+    assert modes and set(modes) == {"auto"}
