@@ -641,10 +641,22 @@ class Evaluator(ForwardRounding, PointProbes):
             # respect to v it is that rounded p0 - 1 exactly, against the double
             # backward's own rounding of it), a difference of it is right to that
             # share of itself only, however exact.
-            with np.errstate(all="ignore"):
-                share = np.minimum(quanta / np.abs(f0.reshape(-1)), 1.0)
-                share = np.where(quanta > 0, share, 0.0) * absv.reshape(-1)
+            # Where the forward is linear in no input (order 1), the share is of the
+            # output's size over the level's points, not at x alone: one that is 0 at
+            # x and moves by the step (a sort's value at a tie of 0 with 2e-308, whose
+            # reordering by a larger step moved it by that "quantum") is known to its
+            # quantum over that size, as a difference of it is. (A backward's output
+            # is 0 at v = 0 and rounds in proportion to v: its share stays whole.)
+            quantized = quanta > 0
+            at = np.abs(f0.reshape(-1))
             for row, k in enumerate(pending):
+                size = at
+                if not self.linear:
+                    size = np.fmax(np.abs(plus[row]), np.abs(minus[row])).reshape(-1)
+                    size = np.fmax(size, at)
+                with np.errstate(all="ignore"):
+                    share = np.where(quantized, np.minimum(quanta / size, 1.0), 0.0)
+                share *= absv.reshape(-1)
                 rate = np.abs(spread[row].reshape(-1)) / (2 * float(hs[k]))
                 levels.precision[k] = float(np.vdot(share, np.where(np.isfinite(rate), rate, 0.0)))
         levels.pending = []

@@ -189,6 +189,8 @@ class _Run:
         except TargetRaised as exc:
             if isinstance(exc.exception, InvalidGradient):
                 raise _Fail(self.invalid_gradient(exc, v)) from None
+            if self.outside(exc.exception):
+                raise _Inconclusive(Skip.BACKWARD_DOMAIN_ERROR) from None
             raise _Fail(_raised(Kind.BACKWARD_ERROR, exc)) from None
 
     def structure(self) -> tuple[np.ndarray, list[Any]]:
@@ -429,8 +431,11 @@ class _Run:
                     outputs=self.outputs,
                 )
             except TargetRaised as exc:
-                if exc.phase == "forward" and self.outside(exc.exception):
-                    raise _Inconclusive(Skip.DOMAIN_ERROR) from None
+                if self.outside(exc.exception):
+                    forward = exc.phase == "forward"
+                    raise _Inconclusive(
+                        Skip.DOMAIN_ERROR if forward else Skip.BACKWARD_DOMAIN_ERROR
+                    ) from None
                 kind = Kind.BACKWARD_ERROR if exc.phase == "backward" else Kind.FORWARD_ERROR
                 failure = _raised(kind, exc)
                 message = f"with input {i} a constant (it needs no gradient), {failure.message}"

@@ -53,6 +53,9 @@ class Skip:
     #: the forward raised a domain error (a singular matrix's LinAlgError, or an
     #: exception named with ``skip_on``): the example is outside the op's domain
     DOMAIN_ERROR = "forward raised a domain error there"
+    #: the forward ran but the backward raised a domain error: a solve with a matrix
+    #: that the forward's own solve still took, singular to the backward's rounding
+    BACKWARD_DOMAIN_ERROR = "backward raised a domain error there"
     #: the gradient is beyond the dtype's range (a float32 exp near 88.7, where v·e**x
     #: overflows): right or wrong, it cannot be compared
     OVERFLOW = "gradient overflows the dtype there"

@@ -186,6 +186,7 @@ def _unsatisfied(skipped: Mapping[str, int], *, drawn: bool = True) -> str:
         Skip.NOT_DIFFERENTIABLE: "narrow the domain, or declare the kinks with avoid",
         Skip.UNDEFINED: "declare the domain where the op is defined",
         Skip.DOMAIN_ERROR: "declare the domain where the op is defined",
+        Skip.BACKWARD_DOMAIN_ERROR: "declare the domain where the op is defined",
         Skip.RAISED_NEAR: "keep the declared domain a step inside where the op raises",
         Skip.OVERFLOW: "declare a domain where the gradient fits the dtype",
         Skip.NOTHING: "give shapes with at least one element",

@@ -194,3 +194,17 @@ class _CubeTooBig(gradcheck.Operation):
 def test_a_gradient_far_too_large_of_a_smooth_op_still_fails():
     result = check(_CubeTooBig, np.array([0.3, -2.0, 1e-20]), seed=0)
     assert result.verdict == "failed" and result.failure.kind == "mismatch"
+
+
+def test_a_backward_that_meets_a_singular_matrix_is_skipped_not_failed():
+    # The forward's solve with a takes this matrix (its LU pivot is a rounding error,
+    # not 0); the backward's solve with a.T finds it singular. Issue 34's corpus: a
+    # correct MyGrad solve failed as backward_error there.
+    a, b = np.array([[1.75, 1.75], [3.0, 3.0]]), np.zeros(2)
+    v = np.array([0.125, -0.132])
+    result = check(ops.Solve, a, b, upstream=v)
+    assert (result.verdict, result.note) == ("inconclusive", Skip.BACKWARD_DOMAIN_ERROR)
+    regular = np.array([[2.0, 1.0], [0.5, 3.0]])
+    assert check(ops.Solve, regular, np.array([1.0, -1.0])).verdict == "passed"
+    other = check(ops.SolveRaisingValueError, regular, np.array([1.0, -1.0]))
+    assert other.failure.kind == "backward_error"

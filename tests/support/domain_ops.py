@@ -96,3 +96,25 @@ class NanAtZeroSquare(gradcheck.Operation):
         (x,) = self.variables
         with np.errstate(all="ignore"):
             return grad * 2 * x.data**2 / x.data
+
+
+class Solve(gradcheck.Operation):
+    """np.linalg.solve(a, b) for a square a; the backward solves with a.T, which LAPACK
+    may find singular where the forward's solve with a did not (rounding)."""
+
+    def __call__(self, a, b):
+        self.variables = (a, b)
+        self.x = np.linalg.solve(a.data, b.data)
+        return self.x
+
+    def backward_var(self, grad, index, **kwargs):
+        a, _ = self.variables
+        gb = np.linalg.solve(a.data.T, grad)
+        return gb if index == 1 else -np.outer(gb, self.x)
+
+
+class SolveRaisingValueError(Solve):
+    """The same, with a backward that raises an error that is not a domain error."""
+
+    def backward_var(self, grad, index, **kwargs):
+        raise ValueError("not a domain error")
