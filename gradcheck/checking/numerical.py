@@ -133,6 +133,13 @@ __all__ = [
 #: output elements (each of its four buffers).
 _DIRECTIONAL_ROWS_MAX_SIZE = 1 << 15
 
+#: Directions whose outputs at x ± h :meth:`Evaluator.directional` keeps for a
+#: :meth:`Evaluator.refine` along the same direction (fast mode's bisection screens two
+#: halves, then refines the first: four rows back), while they hold at most
+#: :data:`_KEPT_MOVES_MAX_SIZE` floats in all.
+_KEPT_MOVES = 4
+_KEPT_MOVES_MAX_SIZE = 1 << 24
+
 
 class Evaluator(ForwardRounding, PointProbes):
     """Evaluates ``f`` around a point with one input element perturbed.
@@ -233,6 +240,11 @@ class Evaluator(ForwardRounding, PointProbes):
         #: :meth:`_LevelScores.quantize_outputs`).
         self.output_quanta: np.ndarray | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
+        #: The last :data:`_KEPT_MOVES` rows of `directional`: (input, h, direction,
+        #: slot), f at x + h·d and x - h·d in ``_kept_out[slot]`` (see
+        #: :meth:`_kept_moves`).
+        self._kept: list[tuple[int, float, np.ndarray, int]] = []
+        self._kept_out: np.ndarray | None = None
         self._scores: list[np.ndarray] | None = None  # buffers of `_score_levels`
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
@@ -306,6 +318,7 @@ class Evaluator(ForwardRounding, PointProbes):
             end = min(start + self._rows.shape[1], len(steps))
             plus, minus, a, b = self._rows[:, : end - start]
             ok = self._moved_outputs(i, steps[start:end], plus, minus)
+            self._keep_moves(i, h, directions[start:end], plus, minus, ok)
             with np.errstate(all="ignore"):
                 d[start:end] = (np.subtract(plus, minus, out=a) @ v) / (2 * h)
                 np.subtract(plus, f0, out=a)
@@ -318,6 +331,41 @@ class Evaluator(ForwardRounding, PointProbes):
                 for out in (d, jump, rounding):
                     out[start:end][~ok] = np.nan
         return d, jump, rounding
+
+    def _keep_moves(
+        self,
+        i: int,
+        h: float,
+        directions: np.ndarray,
+        plus: np.ndarray,
+        minus: np.ndarray,
+        ok: np.ndarray,
+    ) -> None:
+        """Keep f at x ± h·d of each row d of ``directions`` (its outputs in ``plus``
+        and ``minus``) for :meth:`_kept_moves`, the last :data:`_KEPT_MOVES` rows."""
+        size = self.f0.size
+        if 2 * _KEPT_MOVES * size > _KEPT_MOVES_MAX_SIZE:
+            return
+        if self._kept_out is None:
+            self._kept_out = np.empty((_KEPT_MOVES, 2, size))
+        for r in np.flatnonzero(ok):
+            if len(self._kept) == _KEPT_MOVES:
+                self._kept.pop(0)  # the oldest row's slot is free now
+            taken = {slot for *_, slot in self._kept}
+            slot = next(k for k in range(_KEPT_MOVES) if k not in taken)
+            self._kept_out[slot, 0] = plus[r]
+            self._kept_out[slot, 1] = minus[r]
+            self._kept.append((i, h, np.array(directions[r], dtype=np.float64), slot))
+
+    def _kept_moves(self, i: int, h: float, along: np.ndarray) -> np.ndarray | None:
+        """f at x + h·along and x - h·along (two rows, flat) where :meth:`directional`
+        computed them (the same input ``i``, step ``h`` and direction, so the same
+        points to the bit), else None."""
+        for j, k, direction, slot in reversed(self._kept):
+            if j == i and k == h and np.array_equal(direction, along):
+                assert self._kept_out is not None
+                return self._kept_out[slot]
+        return None
 
     def _moved_outputs(
         self, i: int, steps: np.ndarray, plus: np.ndarray, minus: np.ndarray
@@ -508,10 +556,17 @@ class Evaluator(ForwardRounding, PointProbes):
                     if h == 0:
                         continue
                     ok = self._element_outputs(flat, along, old, h, levels, row)  # type: ignore[arg-type]
+                    calls += 2
                 else:
                     h = h0 * m
-                    ok = self._direction_outputs(flat, base, h * along, levels, row)
-                calls += 2
+                    kept = self._kept_moves(i, h, along)  # type: ignore[arg-type]
+                    if kept is not None:  # (screened at this step: no calls again)
+                        levels.plus[row].reshape(-1)[:] = kept[0]
+                        levels.minus[row].reshape(-1)[:] = kept[1]
+                        ok = True
+                    else:
+                        ok = self._direction_outputs(flat, base, h * along, levels, row)
+                        calls += 2
                 if ok:
                     levels.hs[k] = h
                     levels.pending.append(k)
