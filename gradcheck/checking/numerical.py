@@ -133,10 +133,12 @@ __all__ = [
 #: output elements (each of its four buffers).
 _DIRECTIONAL_ROWS_MAX_SIZE = 1 << 15
 
-#: Directions whose outputs at x ± h :meth:`Evaluator.directional` keeps for a
-#: :meth:`Evaluator.refine` along the same direction (fast mode's bisection screens two
-#: halves, then refines the first: four rows back), while they hold at most
-#: :data:`_KEPT_MOVES_MAX_SIZE` floats in all.
+#: Rows of :meth:`Evaluator.directional` (a direction at one step) whose outputs at
+#: x ± h it keeps for a :meth:`Evaluator.refine` along the same direction: fast mode's
+#: bisection screens two halves at two steps, then refines the first (four rows back);
+#: fewer where four would hold more than :data:`_KEPT_MOVES_MAX_SIZE` floats, but at
+#: least the two of one screened direction (as many floats as the refinement's own
+#: buffers of two levels).
 _KEPT_MOVES = 4
 _KEPT_MOVES_MAX_SIZE = 1 << 24
 
@@ -342,17 +344,18 @@ class Evaluator(ForwardRounding, PointProbes):
         ok: np.ndarray,
     ) -> None:
         """Keep f at x ± h·d of each row d of ``directions`` (its outputs in ``plus``
-        and ``minus``) for :meth:`_kept_moves`, the last :data:`_KEPT_MOVES` rows."""
-        size = self.f0.size
-        if 2 * _KEPT_MOVES * size > _KEPT_MOVES_MAX_SIZE:
-            return
+        and ``minus``) for :meth:`_kept_moves`, the last :data:`_KEPT_MOVES` rows at
+        most."""
         if self._kept_out is None:
-            self._kept_out = np.empty((_KEPT_MOVES, 2, size))
+            size = self.f0.size
+            slots = max(2, min(_KEPT_MOVES, _KEPT_MOVES_MAX_SIZE // max(2 * size, 1)))
+            self._kept_out = np.empty((slots, 2, size))
+        slots = len(self._kept_out)
         for r in np.flatnonzero(ok):
-            if len(self._kept) == _KEPT_MOVES:
+            if len(self._kept) == slots:
                 self._kept.pop(0)  # the oldest row's slot is free now
             taken = {slot for *_, slot in self._kept}
-            slot = next(k for k in range(_KEPT_MOVES) if k not in taken)
+            slot = next(k for k in range(slots) if k not in taken)
             self._kept_out[slot, 0] = plus[r]
             self._kept_out[slot, 1] = minus[r]
             self._kept.append((i, h, np.array(directions[r], dtype=np.float64), slot))
