@@ -95,6 +95,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.forward_rounding import ForwardRounding, exact_in
+from gradcheck.checking.kept_moves import KeptMoves
 from gradcheck.checking.levels import (
     Estimate,
     _blows_up_below,
@@ -132,15 +133,6 @@ __all__ = [
 #: :meth:`Evaluator.directional` scores its rows in batches of at most this many
 #: output elements (each of its four buffers).
 _DIRECTIONAL_ROWS_MAX_SIZE = 1 << 15
-
-#: Rows of :meth:`Evaluator.directional` (a direction at one step) whose outputs at
-#: x ± h it keeps for a :meth:`Evaluator.refine` along the same direction: fast mode's
-#: bisection screens two halves at two steps, then refines the first (four rows back);
-#: fewer where four would hold more than :data:`_KEPT_MOVES_MAX_SIZE` floats, but at
-#: least the two of one screened direction (as many floats as the refinement's own
-#: buffers of two levels).
-_KEPT_MOVES = 4
-_KEPT_MOVES_MAX_SIZE = 1 << 24
 
 
 class Evaluator(ForwardRounding, PointProbes):
@@ -242,11 +234,8 @@ class Evaluator(ForwardRounding, PointProbes):
         #: :meth:`_LevelScores.quantize_outputs`).
         self.output_quanta: np.ndarray | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
-        #: The last :data:`_KEPT_MOVES` rows of `directional`: (input, h, direction,
-        #: slot), f at x + h·d and x - h·d in ``_kept_out[slot]`` (see
-        #: :meth:`_kept_moves`).
-        self._kept: list[tuple[int, float, np.ndarray, int]] = []
-        self._kept_out: np.ndarray | None = None
+        #: The outputs of `directional`'s last rows, for `refine` (see kept_moves).
+        self._kept = KeptMoves()
         self._scores: list[np.ndarray] | None = None  # buffers of `_score_levels`
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
@@ -320,7 +309,7 @@ class Evaluator(ForwardRounding, PointProbes):
             end = min(start + self._rows.shape[1], len(steps))
             plus, minus, a, b = self._rows[:, : end - start]
             ok = self._moved_outputs(i, steps[start:end], plus, minus)
-            self._keep_moves(i, h, directions[start:end], plus, minus, ok)
+            self._kept.keep(i, h, directions[start:end], plus, minus, ok)
             with np.errstate(all="ignore"):
                 d[start:end] = (np.subtract(plus, minus, out=a) @ v) / (2 * h)
                 np.subtract(plus, f0, out=a)
@@ -333,42 +322,6 @@ class Evaluator(ForwardRounding, PointProbes):
                 for out in (d, jump, rounding):
                     out[start:end][~ok] = np.nan
         return d, jump, rounding
-
-    def _keep_moves(
-        self,
-        i: int,
-        h: float,
-        directions: np.ndarray,
-        plus: np.ndarray,
-        minus: np.ndarray,
-        ok: np.ndarray,
-    ) -> None:
-        """Keep f at x ± h·d of each row d of ``directions`` (its outputs in ``plus``
-        and ``minus``) for :meth:`_kept_moves`, the last :data:`_KEPT_MOVES` rows at
-        most."""
-        if self._kept_out is None:
-            size = self.f0.size
-            slots = max(2, min(_KEPT_MOVES, _KEPT_MOVES_MAX_SIZE // max(2 * size, 1)))
-            self._kept_out = np.empty((slots, 2, size))
-        slots = len(self._kept_out)
-        for r in np.flatnonzero(ok):
-            if len(self._kept) == slots:
-                self._kept.pop(0)  # the oldest row's slot is free now
-            taken = {slot for *_, slot in self._kept}
-            slot = next(k for k in range(slots) if k not in taken)
-            self._kept_out[slot, 0] = plus[r]
-            self._kept_out[slot, 1] = minus[r]
-            self._kept.append((i, h, np.array(directions[r], dtype=np.float64), slot))
-
-    def _kept_moves(self, i: int, h: float, along: np.ndarray) -> np.ndarray | None:
-        """f at x + h·along and x - h·along (two rows, flat) where :meth:`directional`
-        computed them (the same input ``i``, step ``h`` and direction, so the same
-        points to the bit), else None."""
-        for j, k, direction, slot in reversed(self._kept):
-            if j == i and k == h and np.array_equal(direction, along):
-                assert self._kept_out is not None
-                return self._kept_out[slot]
-        return None
 
     def _moved_outputs(
         self, i: int, steps: np.ndarray, plus: np.ndarray, minus: np.ndarray
@@ -562,7 +515,7 @@ class Evaluator(ForwardRounding, PointProbes):
                     calls += 2
                 else:
                     h = h0 * m
-                    kept = self._kept_moves(i, h, along)  # type: ignore[arg-type]
+                    kept = self._kept.find(i, h, along)  # type: ignore[arg-type]
                     if kept is not None:  # (screened at this step: no calls again)
                         levels.plus[row].reshape(-1)[:] = kept[0]
                         levels.minus[row].reshape(-1)[:] = kept[1]
