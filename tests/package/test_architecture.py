@@ -36,6 +36,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gradcheck.checking.numerical",
             "gradcheck.checking.levels",
             "gradcheck.checking.forward_rounding",
+            "gradcheck.checking.kept_moves",
             "gradcheck.checking.probes",
             "gradcheck.checking.compare",
             # the verdict's thresholds and the tolerance object, which compute nothing
