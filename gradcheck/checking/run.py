@@ -224,6 +224,8 @@ class _Run:
                     raise _Inconclusive(Skip.OVERFLOW) from None
                 if self.no_finite_derivative(e.i, e.gradient, e.v):
                     raise _Inconclusive(Skip.NOT_DIFFERENTIABLE) from None
+                if self.steep(e.i, e.gradient, e.v):
+                    raise _Inconclusive(Skip.OVERFLOW) from None
             raise
         self.walk(Stage.GRADIENTS, e)
         e.returned, e.foreign = self.returned_dtypes(e, creator), self.tgt.foreign
@@ -405,6 +407,34 @@ class _Run:
         finally:
             self.forward_calls += ev.calls
         return True
+
+    def steep(self, i: int, gradient: Any, v: np.ndarray) -> bool:
+        """Whether the forward's own finite differences show a slope beyond the
+        gradient's dtype's range along one of input ``i``'s elements where ``gradient``
+        is not finite (:meth:`PointProbes.steep_beyond`): then the gradient is not
+        representable there, and a backward computing it (log|det|'s inverse, which
+        overflows in every element at [[1, 0], [10, 2.2e-308]]) may give inf or nan
+        at its other elements too. Where every slope is within range, a non-finite
+        gradient stays a failure."""
+        g = np.asarray(gradient)
+        if g.dtype.kind != "f":
+            return False
+        top = math.log2(float(np.finfo(g.dtype).max))
+        bad = np.flatnonzero(~np.isfinite(g.astype(np.float64)))
+        if bad.size > NONFINITE_ELEMENTS_PROBED:
+            bad = bad[np.linspace(0, bad.size - 1, NONFINITE_ELEMENTS_PROBED).astype(int)]
+        try:
+            ev = self.evaluator(v)
+        except Exception:
+            return False
+        try:
+            flat = ev.work[i].reshape(-1)
+            steps = step_sizes(flat[bad], ev.eps)
+            return any(ev.steep_beyond(i, int(j), float(h), top) for j, h in zip(bad, steps))
+        except Exception:
+            return False
+        finally:
+            self.forward_calls += ev.calls
 
     def each_input_constant(
         self, v: np.ndarray, grads: list[Any], atol: float | None, rtol: float | None

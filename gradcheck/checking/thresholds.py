@@ -194,6 +194,16 @@ BACKWARD_ROUNDING_CAP = 1.0
 #: non-finite elements at most (see ``_Run.no_finite_derivative``).
 NONFINITE_ELEMENTS_PROBED = 16
 
+#: Where a gradient is not finite, the forward's own slope along an element is read
+#: at steps shrinking by 2 to this power (down to the dtype's smallest), and counts
+#: where ``s`` moves by more than 2 to :data:`STEEP_RESOLVED_BITS` of its rounding (eps
+#: of its size) and two consecutive steps agree within a factor of 2: a slope beyond
+#: the dtype's range there says its gradient is not representable (see
+#: :meth:`PointProbes.steep_beyond`); a jump's slope doubles with each halving of
+#: the step, and never settles.
+STEEP_LEVEL_BITS = 8
+STEEP_RESOLVED_BITS = 10
+
 #: An analytic gradient element this many times the finite differences' estimate (and
 #: error) is estimated again at its own scale (see ``verdict.refined_at_own_scale``), and the
 #: new estimate is taken where it agrees with it to this fraction.
