@@ -117,6 +117,15 @@ ROUNDING_PROBE_SPREAD = 3
 #: degree in t (see :meth:`Evaluator._rounding_residual`).
 RESIDUAL_OFFSETS = (-64, -51, -37, -22, -9, 0, 13, 28, 44, 64)
 RESIDUAL_DEGREE = 4
+#: Where that polynomial explains all but this share of an output's change along the
+#: move, and one of two degrees more leaves at least RESIDUAL_RANDOM_SHARE of what it
+#: leaves (per degree of freedom: random, not a smooth function's next terms), the
+#: residual is rounding, taken whole (else at most the inputs' size: see
+#: :meth:`Evaluator._residual_sizes`). An output that moves by rounding alone leaves a
+#: share near 1; one varying on a scale near the move's, a residual that the higher
+#: degrees explain.
+RESIDUAL_SMOOTH_SHARE = 2.0**-16
+RESIDUAL_RANDOM_SHARE = 0.25
 
 #: An output that never moved at the levels of an element's refinement, while others
 #: did, is probed at LEVEL_RATIO to this power times the base step (see
