@@ -108,6 +108,14 @@ def _overflow_shifts(dtype: np.dtype, v: np.ndarray) -> list[int]:
     return shifts
 
 
+def _nonfinite(gradient: Any) -> np.ndarray:
+    """``gradient``'s non-finite elements (flat), NONFINITE_ELEMENTS_PROBED at most."""
+    bad = np.flatnonzero(~np.isfinite(np.asarray(gradient, dtype=np.float64)))
+    if bad.size > NONFINITE_ELEMENTS_PROBED:
+        bad = bad[np.linspace(0, bad.size - 1, NONFINITE_ELEMENTS_PROBED).astype(int)]
+    return bad
+
+
 class _Run:
     """One check's state: the target, the example, and the call counters."""
 
@@ -387,9 +395,7 @@ class _Run:
         the op's domain (the output not finite to one side), a finite one-sided one
         from inside (``x**1.5`` at 0), a non-finite gradient is wrong, and stays a
         ``nonfinite_gradient`` failure."""
-        bad = np.flatnonzero(~np.isfinite(np.asarray(gradient, dtype=np.float64)))
-        if bad.size > NONFINITE_ELEMENTS_PROBED:
-            bad = bad[np.linspace(0, bad.size - 1, NONFINITE_ELEMENTS_PROBED).astype(int)]
+        bad = _nonfinite(gradient)
         try:
             ev = self.evaluator(v)
         except Exception:
@@ -409,28 +415,18 @@ class _Run:
         return True
 
     def steep(self, i: int, gradient: Any, v: np.ndarray) -> bool:
-        """Whether the forward's own finite differences show a slope beyond the
-        gradient's dtype's range along one of input ``i``'s elements where ``gradient``
-        is not finite (:meth:`PointProbes.steep_beyond`): then the gradient is not
-        representable there, and a backward computing it (log|det|'s inverse, which
-        overflows in every element at [[1, 0], [10, 2.2e-308]]) may give inf or nan
-        at its other elements too. Where every slope is within range, a non-finite
-        gradient stays a failure."""
+        """Whether the forward's slope along an element where ``gradient`` is not finite
+        is beyond its dtype's range (:meth:`PointProbes.steep_beyond`): the gradient is
+        not representable, and its other elements may be inf or nan too (log|det|)."""
         g = np.asarray(gradient)
         if g.dtype.kind != "f":
             return False
-        top = math.log2(float(np.finfo(g.dtype).max))
-        bad = np.flatnonzero(~np.isfinite(g.astype(np.float64)))
-        if bad.size > NONFINITE_ELEMENTS_PROBED:
-            bad = bad[np.linspace(0, bad.size - 1, NONFINITE_ELEMENTS_PROBED).astype(int)]
         try:
             ev = self.evaluator(v)
         except Exception:
             return False
         try:
-            flat = ev.work[i].reshape(-1)
-            steps = step_sizes(flat[bad], ev.eps)
-            return any(ev.steep_beyond(i, int(j), float(h), top) for j, h in zip(bad, steps))
+            return ev.steep_beyond(i, _nonfinite(g), math.log2(float(np.finfo(g.dtype).max)))
         except Exception:
             return False
         finally:

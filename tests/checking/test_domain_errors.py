@@ -204,13 +204,13 @@ def test_a_jump_is_no_slope_beyond_the_range_and_a_steep_entry_is():
     # log|det| at _DET_TINY: only entry (0, 1)'s slope, -4.5e308, is beyond float64's.
     top = math.log2(float(np.finfo(np.float64).max))
     ev = Evaluator(lambda a, p: np.floor(a[0]), [np.array([0.0, 0.5])], {}, np.ones(2))
-    assert not ev.steep_beyond(0, 0, 2.0**-17, top)
+    assert not ev.steep_beyond(0, [0], top)
 
     def logabsdet(a, p):
         return np.asarray(np.linalg.slogdet(a[0])[1])
 
     ev = Evaluator(logabsdet, [_DET_TINY], {}, np.float64(1.0))
-    assert [ev.steep_beyond(0, j, 2.0**-17, top) for j in range(4)] == [0, 1, 0, 0]
+    assert [ev.steep_beyond(0, [j], top) for j in range(4)] == [0, 1, 0, 0]
 
 
 # -- steps that cross a singular set nearer than they are long -----------------------
