@@ -26,6 +26,8 @@ from gradcheck.checking.thresholds import (
     OUTPUT_ROUNDING_EPS,
     RESIDUAL_DEGREE,
     RESIDUAL_OFFSETS,
+    RESIDUAL_RANDOM_SHARE,
+    RESIDUAL_SMOOTH_SHARE,
     ROUNDING_PROBE_SEED,
     ROUNDING_PROBE_SPREAD,
 )
@@ -76,6 +78,8 @@ class ForwardRounding:
 
     #: The rows of :meth:`_rounding_residual`, kept between its measurements.
     _residual_rows: np.ndarray | None = None
+    #: Per output, whether the last such measure is rounding (see :meth:`_residual_sizes`).
+    _residual_rounding: np.ndarray | None = None
 
     # (set by the Evaluator: its working inputs and their dtype, that dtype's eps, the
     # output at the point in float64, and the outputs' sizes once measured)
@@ -254,10 +258,12 @@ class ForwardRounding:
             residual = self._rounding_residual(at, out)
             if residual is None:
                 continue
-            found = residual if found is None else np.maximum(found, residual)
-        if found is None:
-            return None
-        return np.minimum(found / self.eps, self._magnitude())
+            found = (
+                self._residual_sizes(residual)
+                if found is None
+                else np.maximum(found, self._residual_sizes(residual))
+            )
+        return found
 
     def _unmoved_by_a_quarter(
         self, at: list[np.ndarray], out: np.ndarray, narrow: Any
@@ -355,7 +361,7 @@ class ForwardRounding:
             # (LevelScores.magnitude): where a function varies faster than the move
             # (log|a| at a = 8e-16), what no polynomial explains is no rounding, and a
             # noise of its size would make steps that never converge look converged.
-            measured = np.minimum(residual / self.eps, self._magnitude())
+            measured = self._residual_sizes(residual)
             sizes = np.maximum(sizes, measured)
             if self.linear:
                 self._seed_quanta(measured)
@@ -523,6 +529,7 @@ class ForwardRounding:
                     np.subtract(out, f0, dtype=np.float64, out=row.reshape(f0.shape))
         except Exception:
             return None
+
         # The part of each column that the basis does not explain: the projection off
         # its span (I - QQᵀ, Q an orthonormal basis of it), a 10x10 product over the
         # outputs, where a least-squares solve with a right-hand side per output cost
@@ -530,20 +537,51 @@ class ForwardRounding:
         # Both are exact to eps of the changes, far below the rounding measured here.
         # In blocks of columns: a fresh array of the changes' size (and the mask of
         # their finiteness) cost a page fault per 4 KiB, more than the arithmetic.
-        q = np.linalg.qr(np.vander(ts, RESIDUAL_DEGREE + 1, increasing=True))[0]
-        projection = np.eye(len(ts)) - q @ q.T
-        squares = np.empty(f0.size)
+        def off_polynomials(degree: int) -> np.ndarray:
+            q = np.linalg.qr(np.vander(ts, degree + 1, increasing=True))[0]
+            return np.eye(len(ts)) - q @ q.T
+
+        projection, beyond = off_polynomials(RESIDUAL_DEGREE), off_polynomials(RESIDUAL_DEGREE + 2)
+        # Each column over its largest change (a power of two: exact), whose squares
+        # stay in range: outputs of 1e287 (matrix_exp at eigenvalue 661) move by 1e281
+        # and round at 1e275, whose square overflowed to an infinite rounding.
+        norms, higher = np.empty(f0.size), np.empty(f0.size)
+        changed = np.empty(f0.size)
         for start in range(0, f0.size, _RESIDUAL_BLOCK):
             block = changes[:, start : start + _RESIDUAL_BLOCK]
             if not np.isfinite(block).all():
                 return None
-            residual = projection @ block
-            squares[start : start + _RESIDUAL_BLOCK] = np.sum(
-                np.square(residual, out=residual), axis=0
+            top = changed[start : start + _RESIDUAL_BLOCK] = np.max(np.abs(block), axis=0)
+            unit = np.exp2(np.ceil(np.log2(np.where(top > 0, top, 1.0))))
+            for out, p in ((norms, projection), (higher, beyond)):
+                residual = p @ (block / unit)
+                squares = np.sum(np.square(residual, out=residual), axis=0)
+                out[start : start + _RESIDUAL_BLOCK] = np.sqrt(squares) * unit
+        sigma = norms / math.sqrt(len(ts) - (RESIDUAL_DEGREE + 1))
+        sigma_higher = higher / math.sqrt(len(ts) - (RESIDUAL_DEGREE + 3))
+        # (rounding: a small share of the change, which two more powers of t do not
+        # explain; a function varying on a scale near the move's leaves a residual
+        # that they do: log|det| 1e-6 from singular, moved by 2e-8)
+        with np.errstate(all="ignore"):
+            rounding = (sigma <= RESIDUAL_SMOOTH_SHARE * changed) & (
+                sigma_higher >= RESIDUAL_RANDOM_SHARE * sigma
             )
-        dof = len(ts) - (RESIDUAL_DEGREE + 1)
-        sigma = np.sqrt(squares / dof)
+        self._residual_rounding = rounding.reshape(f0.shape)
         return (np.sqrt(12) * sigma).reshape(f0.shape)
+
+    def _residual_sizes(self, residual: np.ndarray) -> np.ndarray:
+        """A measured residual (:meth:`_rounding_residual`) as rounding sizes (over
+        eps), at most the inputs' size (see :meth:`rounding_sizes`), except at outputs
+        where it is rounding: a small share of the output's change along the move
+        (:data:`RESIDUAL_SMOOTH_SHARE`: the output is smooth there), which a polynomial
+        of two degrees more does not explain either (:data:`RESIDUAL_RANDOM_SHARE`),
+        taken whole (matrix_exp's squarings at a norm of 1300 round at 5000 eps of its
+        outputs)."""
+        cap = np.full(residual.shape, self._magnitude())
+        rounding = self._residual_rounding
+        if rounding is not None and rounding.shape == residual.shape:
+            cap = np.where(rounding, np.inf, cap)
+        return np.minimum(residual / self.eps, cap)
 
     def _rounding_error(
         self, wider: np.dtype, sign: float, scatter: bool = False

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from gradcheck.checking.levels import step_sizes
 from gradcheck.checking.thresholds import (
     EDGE_AGREEMENT,
     EDGE_LEVELS,
@@ -25,6 +26,8 @@ from gradcheck.checking.thresholds import (
     OWN_SCALE_BITS,
     OWN_SCALE_MIN_ULPS,
     PROBE_POWER,
+    STEEP_LEVEL_BITS,
+    STEEP_RESOLVED_BITS,
 )
 from gradcheck.engine.graph import no_autodiff
 
@@ -193,3 +196,31 @@ class PointProbes:
         if out.shape != self.f0.shape or not np.all(np.isfinite(out)):
             return math.nan
         return float(np.vdot(self.v, out - self.f0))
+
+    def steep_beyond(self, i: int, elements: Sequence[int] | np.ndarray, top: float) -> bool:
+        """Whether the forward's own central differences along one of ``elements``
+        (flat indices) of input ``i`` settle, at steps from the usual one down (by
+        2**:data:`STEEP_LEVEL_BITS` each) to the smallest the dtype has, on a slope of
+        more than ``2**top``: two consecutive steps resolve ``s`` (a move of
+        2**:data:`STEEP_RESOLVED_BITS` times its rounding) and agree within a factor
+        of 2. log|det| at [[1, 0], [10, 2.2e-308]] has the slope -10/det = -4.5e308
+        along a01 once the steps are below det/10: its gradient is not a float64
+        there. A jump (s moves by J at every step: a slope of J/2h) doubles its slope
+        at each halving."""
+        size = float(np.vdot(np.abs(self.v), np.abs(self.f0)))
+        floor = math.log2(self.eps * max(size, float(np.finfo(np.float64).tiny)))
+        floor += STEEP_RESOLVED_BITS
+        flat = self.work[i].reshape(-1)
+        for j, h in zip(elements, step_sizes(flat[np.asarray(elements, int)], self.eps)):
+            last, h = None, float(h)
+            while h > 0:
+                moved = abs(self.s_moved(i, int(j), h) - self.s_moved(i, int(j), -h))
+                if not (math.isfinite(moved) and moved > 0 and math.log2(moved) > floor):
+                    last = None
+                else:
+                    slope = math.log2(moved) - math.log2(2 * h)
+                    if last is not None and abs(slope - last) <= 1 and min(slope, last) > top:
+                        return True
+                    last = slope
+                h = math.ldexp(h, -STEEP_LEVEL_BITS)
+        return False

@@ -108,6 +108,14 @@ def _overflow_shifts(dtype: np.dtype, v: np.ndarray) -> list[int]:
     return shifts
 
 
+def _nonfinite(gradient: Any) -> np.ndarray:
+    """``gradient``'s non-finite elements (flat), NONFINITE_ELEMENTS_PROBED at most."""
+    bad = np.flatnonzero(~np.isfinite(np.asarray(gradient, dtype=np.float64)))
+    if bad.size > NONFINITE_ELEMENTS_PROBED:
+        bad = bad[np.linspace(0, bad.size - 1, NONFINITE_ELEMENTS_PROBED).astype(int)]
+    return bad
+
+
 class _Run:
     """One check's state: the target, the example, and the call counters."""
 
@@ -226,6 +234,8 @@ class _Run:
                     raise _Inconclusive(Skip.OVERFLOW) from None
                 if self.no_finite_derivative(e.i, e.gradient, e.v):
                     raise _Inconclusive(Skip.NOT_DIFFERENTIABLE) from None
+                if self.steep(e.i, e.gradient, e.v):
+                    raise _Inconclusive(Skip.OVERFLOW) from None
             raise
         self.walk(Stage.GRADIENTS, e)
         e.returned, e.foreign = self.returned_dtypes(e, creator), self.tgt.foreign
@@ -387,9 +397,7 @@ class _Run:
         the op's domain (the output not finite to one side), a finite one-sided one
         from inside (``x**1.5`` at 0), a non-finite gradient is wrong, and stays a
         ``nonfinite_gradient`` failure."""
-        bad = np.flatnonzero(~np.isfinite(np.asarray(gradient, dtype=np.float64)))
-        if bad.size > NONFINITE_ELEMENTS_PROBED:
-            bad = bad[np.linspace(0, bad.size - 1, NONFINITE_ELEMENTS_PROBED).astype(int)]
+        bad = _nonfinite(gradient)
         try:
             ev = self.evaluator(v)
         except Exception:
@@ -407,6 +415,24 @@ class _Run:
         finally:
             self.forward_calls += ev.calls
         return True
+
+    def steep(self, i: int, gradient: Any, v: np.ndarray) -> bool:
+        """Whether the forward's slope along an element where ``gradient`` is not finite
+        is beyond its dtype's range (:meth:`PointProbes.steep_beyond`): the gradient is
+        not representable, and its other elements may be inf or nan too (log|det|)."""
+        g = np.asarray(gradient)
+        if g.dtype.kind != "f":
+            return False
+        try:
+            ev = self.evaluator(v)
+        except Exception:
+            return False
+        try:
+            return ev.steep_beyond(i, _nonfinite(g), math.log2(float(np.finfo(g.dtype).max)))
+        except Exception:
+            return False
+        finally:
+            self.forward_calls += ev.calls
 
     def each_input_constant(
         self, v: np.ndarray, grads: list[Any], atol: float | None, rtol: float | None

@@ -117,6 +117,15 @@ ROUNDING_PROBE_SPREAD = 3
 #: degree in t (see :meth:`Evaluator._rounding_residual`).
 RESIDUAL_OFFSETS = (-64, -51, -37, -22, -9, 0, 13, 28, 44, 64)
 RESIDUAL_DEGREE = 4
+#: Where that polynomial explains all but this share of an output's change along the
+#: move, and one of two degrees more leaves at least RESIDUAL_RANDOM_SHARE of what it
+#: leaves (per degree of freedom: random, not a smooth function's next terms), the
+#: residual is rounding, taken whole (else at most the inputs' size: see
+#: :meth:`Evaluator._residual_sizes`). An output that moves by rounding alone leaves a
+#: share near 1; one varying on a scale near the move's, a residual that the higher
+#: degrees explain.
+RESIDUAL_SMOOTH_SHARE = 2.0**-16
+RESIDUAL_RANDOM_SHARE = 0.25
 
 #: An output that never moved at the levels of an element's refinement, while others
 #: did, is probed at LEVEL_RATIO to this power times the base step (see
@@ -193,6 +202,16 @@ BACKWARD_ROUNDING_CAP = 1.0
 #: A non-finite gradient is probed by finite differences at this many of its
 #: non-finite elements at most (see ``_Run.no_finite_derivative``).
 NONFINITE_ELEMENTS_PROBED = 16
+
+#: Where a gradient is not finite, the forward's own slope along an element is read
+#: at steps shrinking by 2 to this power (down to the dtype's smallest), and counts
+#: where ``s`` moves by more than 2 to :data:`STEEP_RESOLVED_BITS` of its rounding (eps
+#: of its size) and two consecutive steps agree within a factor of 2: a slope beyond
+#: the dtype's range there says its gradient is not representable (see
+#: :meth:`PointProbes.steep_beyond`); a jump's slope doubles with each halving of
+#: the step, and never settles.
+STEEP_LEVEL_BITS = 8
+STEEP_RESOLVED_BITS = 10
 
 #: An analytic gradient element this many times the finite differences' estimate (and
 #: error) is estimated again at its own scale (see ``verdict.refined_at_own_scale``), and the

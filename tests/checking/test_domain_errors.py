@@ -4,6 +4,7 @@ example is skipped and counted, never failed; any other exception stays a failur
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -12,6 +13,7 @@ from click.testing import CliRunner
 
 import gradcheck
 from gradcheck.checking.checker import check
+from gradcheck.checking.numerical import Evaluator
 from gradcheck.checking.vocabulary import Skip
 from gradcheck.cli import main
 from gradcheck.errors import CheckUsageError, InvalidDescription
@@ -157,6 +159,58 @@ def test_a_gradient_beyond_the_range_both_ways_is_skipped_not_failed():
 def test_a_backward_that_is_nan_at_every_scale_still_fails():
     result = check(ops.NanAtZeroSquare, np.array([0.0, 1.5]))
     assert result.verdict == "failed" and result.failure.kind == "nonfinite_gradient"
+
+
+class _LogAbsDet(gradcheck.Operation):
+    """log|det(A)|, with inv(A)ᵀ as its gradient; ``scale`` multiplies the gradient
+    (inf: a backward that returns inf everywhere)."""
+
+    scale = 1.0
+
+    def __call__(self, a):
+        self.variables = (a,)
+        return np.asarray(np.linalg.slogdet(a.data)[1])
+
+    def backward_var(self, grad, index, **kwargs):
+        with np.errstate(all="ignore"):
+            return grad * np.linalg.inv(self.variables[0].data).T * self.scale
+
+
+class _LogAbsDetInf(_LogAbsDet):
+    scale = np.inf
+
+
+_DET_TINY = np.array([[1.0, 0.0], [10.0, 2.2250738585072014e-308]])
+
+
+def test_a_gradient_beyond_the_range_the_forward_shows_is_skipped_not_failed():
+    """log|det| at a matrix of determinant 2.2e-308 (what the search shrank to, seed
+    1): the gradient of entry (0, 1) is -10/det = -4.5e308, beyond float64, and the
+    inverse overflows in every entry; the forward's own slope along that entry, at
+    steps below det/10, is that large too."""
+    result = check(_LogAbsDet, _DET_TINY, seed=0)
+    assert (result.verdict, result.note) == ("inconclusive", Skip.OVERFLOW), result.failure
+
+
+@pytest.mark.parametrize("a", [[[1.0, 0.0], [10.0, 2.0]], [[1.0, 0.0], [10.0, 1e-300]]])
+def test_an_infinite_gradient_where_every_slope_is_in_range_still_fails(a):
+    # (det 1e-300: the slopes are 1e301 at most, representable)
+    result = check(_LogAbsDetInf, np.array(a), seed=0)
+    assert result.verdict == "failed" and result.failure.kind == "nonfinite_gradient"
+
+
+def test_a_jump_is_no_slope_beyond_the_range_and_a_steep_entry_is():
+    # floor at 0: central slopes 1/2h grow at every smaller step and never settle;
+    # log|det| at _DET_TINY: only entry (0, 1)'s slope, -4.5e308, is beyond float64's.
+    top = math.log2(float(np.finfo(np.float64).max))
+    ev = Evaluator(lambda a, p: np.floor(a[0]), [np.array([0.0, 0.5])], {}, np.ones(2))
+    assert not ev.steep_beyond(0, [0], top)
+
+    def logabsdet(a, p):
+        return np.asarray(np.linalg.slogdet(a[0])[1])
+
+    ev = Evaluator(logabsdet, [_DET_TINY], {}, np.float64(1.0))
+    assert [ev.steep_beyond(0, [j], top) for j in range(4)] == [0, 1, 0, 0]
 
 
 # -- steps that cross a singular set nearer than they are long -----------------------

@@ -68,6 +68,36 @@ def test_torchs_log_space_and_norm_scaled_backwards_are_not_nonlinear(seed):
     assert check(matrix_exp, a, seed=seed).verdict == "passed"
 
 
+_EXP661 = np.array([[0.0, 661.3855419288714, -7.078125]] * 2 + [[0.0, 0.0, 0.0]])
+_V3 = np.array(
+    [
+        [0.1257302210933933, -0.1321048632913019, 0.6404226504432821],
+        [0.10490011715303971, -0.535669373161111, 0.36159505490948474],
+        [1.3040000451301372, 0.9470809631292422, -0.7037352358069926],
+    ]
+)
+
+
+def test_matrix_exp_near_overflow_is_measured_at_its_own_rounding():
+    """torch's matrix_exp at an eigenvalue of 661 (what verify seed 2 shrank to):
+    outputs of 1.7e287 that its squarings round at 5000 eps; the rounding measured
+    along a small move (whose squares overflowed) must see that, or the steps go down
+    to where rounding is all there is (numeric 2.1e284 against torch's 1.49e285,
+    right to 11 digits). A 1e-3 error there still fails."""
+    torch = pytest.importorskip("torch")
+
+    def matrix_exp(a):
+        return torch.linalg.matrix_exp(a)
+
+    def matrix_exp_off(a):
+        e = torch.linalg.matrix_exp(a)
+        return e + (e * 1e-3 - (e * 1e-3).detach())
+
+    result = check(matrix_exp, _EXP661, upstream=_V3)
+    assert result.verdict == "passed", result.failure
+    assert check(matrix_exp_off, _EXP661, upstream=_V3).verdict == "failed"
+
+
 # -- verdicts independent of scale (item 7) -----------------------------------------
 def _elementwise(f, df, rel=0.0, out_power=0, in_power=0):
     """f elementwise, gradient off by ``rel``; with inputs and outputs rescaled by
