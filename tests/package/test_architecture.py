@@ -35,6 +35,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "gradcheck.checking.numerical",
             "gradcheck.checking.levels",
+            "gradcheck.checking.level_scores",
             "gradcheck.checking.forward_rounding",
             "gradcheck.checking.kept_moves",
             "gradcheck.checking.probes",
