@@ -95,7 +95,6 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.forward_rounding import ForwardRounding, exact_in
-from gradcheck.checking.kept_moves import KeptMoves
 from gradcheck.checking.level_scores import LevelScores
 from gradcheck.checking.levels import (
     Estimate,
@@ -234,8 +233,6 @@ class Evaluator(ForwardRounding, PointProbes):
         #: :meth:`LevelScores.quantize_outputs`).
         self.output_quanta: np.ndarray | None = None
         self._rows: np.ndarray | None = None  # buffers of `directional`
-        #: The outputs of `directional`'s last rows, for `refine` (see kept_moves).
-        self._kept = KeptMoves()
         self._scores: list[np.ndarray] | None = None  # buffers of `_score_levels`
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
@@ -309,7 +306,6 @@ class Evaluator(ForwardRounding, PointProbes):
             end = min(start + self._rows.shape[1], len(steps))
             plus, minus, a, b = self._rows[:, : end - start]
             ok = self._moved_outputs(i, steps[start:end], plus, minus)
-            self._kept.keep(i, h, directions[start:end], plus, minus, ok)
             with np.errstate(all="ignore"):
                 d[start:end] = (np.subtract(plus, minus, out=a) @ v) / (2 * h)
                 np.subtract(plus, f0, out=a)
@@ -514,17 +510,10 @@ class Evaluator(ForwardRounding, PointProbes):
                     if h == 0:
                         continue
                     ok = self._element_outputs(flat, along, old, h, levels, row)  # type: ignore[arg-type]
-                    calls += 2
                 else:
                     h = h0 * m
-                    kept = self._kept.find(i, h, along)  # type: ignore[arg-type]
-                    if kept is not None:  # (screened at this step: no calls again)
-                        levels.plus[row].reshape(-1)[:] = kept[0]
-                        levels.minus[row].reshape(-1)[:] = kept[1]
-                        ok = True
-                    else:
-                        ok = self._direction_outputs(flat, base, h * along, levels, row)
-                        calls += 2
+                    ok = self._direction_outputs(flat, base, h * along, levels, row)
+                calls += 2
                 if ok:
                     levels.hs[k] = h
                     levels.pending.append(k)

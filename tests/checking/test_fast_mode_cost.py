@@ -164,15 +164,14 @@ def test_fast_mode_bisection_refines_one_half_where_neither_settles_at_first() -
     # directions' larger steps, straddling their neighbours' kinks 1e-5 away, read as a
     # kink at x and the kink at 341 was never reached. The smaller steps place those
     # kinks off x now, and the bisection follows on down to 341, as mode="full" finds it
-    # (12,905 calls): 827. Each refined half then took the outputs its screen had at h0
-    # and 4·h0 (two of its levels) from the screen instead of four forward calls: 737.
+    # (12,905 calls): 827.
     x = np.random.default_rng(1).uniform(0.5, 2, 1024) * np.where(np.arange(1024) % 2, 1, -1)
     x *= 1e-5
     x[341] = 0.0
     result = mg.check(SinAbs, x, mode="fast", seed=0)
     assert result.verdict == "not differentiable"
     assert result.kinks == [(0, (341,))]
-    assert result.forward_calls < 760
+    assert result.forward_calls < 860
 
 
 # -- grouped directions --------------------------------------------------------------------

@@ -249,33 +249,3 @@ def test_refine_gives_an_estimate_whose_richardson_value_cancels_the_h2_term():
     # x³: D(h) = 3x² + h², which one Richardson step makes exact (to rounding).
     assert abs(est.value - 3 * 0.49) <= 1e-12 and est.error < 1e-9 and not est.kink
     assert abs(est.curvature - 6 * 0.7) < 1e-3
-
-
-@pytest.mark.parametrize("name", ["abs", "sin"])
-def test_a_direction_refined_after_its_screen_reuses_the_screened_steps(name):
-    # Fast mode screens a direction at h0 and 4·h0 (two of the refinement's levels),
-    # then refines it where that did not settle it: the refinement takes those two
-    # levels' outputs from the screen (the same points to the bit) instead of four more
-    # forward calls, and its estimate is the one a fresh evaluator computes.
-    f, v = (mg.absolute, mg.sin)[name == "sin"], np.random.default_rng(3).standard_normal(64)
-    x = np.random.default_rng(2).uniform(-1, 1, 64)
-    x[5] = 0.0  # (abs: a kink along the direction)
-    d = np.random.default_rng(4).choice([-1.0, 1.0], 64)
-    h0 = 2.0 ** round(np.log2(np.cbrt(EPS)))
-    fresh = Evaluator(resolve_target(lambda t: f(t)).forward, [x], {}, v)
-    fresh.rounding_sizes()  # (measured once per point, before the calls counted here)
-    start = fresh.calls
-    alone = fresh.refine(0, d, h0, 1e-6)
-    calls = fresh.calls - start
-    screened = Evaluator(resolve_target(lambda t: f(t)).forward, [x], {}, v)
-    screened.directional(0, d[None, :], h0)
-    screened.directional(0, d[None, :], 4 * h0, noise=True)
-    before = screened.calls
-    again = screened.refine(0, d, h0, 1e-6)
-    assert calls >= 12
-    assert screened.calls - before == calls - 4
-    assert (again.value, again.error, again.kink) == (alone.value, alone.error, alone.kink)
-    # (another direction is not taken from them)
-    other = screened.calls
-    screened.refine(0, -d, h0, 1e-6)
-    assert screened.calls - other == calls

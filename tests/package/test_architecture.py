@@ -37,7 +37,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gradcheck.checking.levels",
             "gradcheck.checking.level_scores",
             "gradcheck.checking.forward_rounding",
-            "gradcheck.checking.kept_moves",
             "gradcheck.checking.probes",
             "gradcheck.checking.compare",
             # the verdict's thresholds and the tolerance object, which compute nothing
