@@ -33,6 +33,7 @@ wherever it comes from.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
@@ -205,8 +206,15 @@ class Description:
 
     def as_dict(self) -> dict[str, Any]:
         """The declared values only (``None`` left out)."""
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values = {name: getattr(self, name) for name in _field_names(type(self))}
         return {k: v for k, v in values.items() if v is not None}
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """The fields of a description's class, read once (``check`` reads a description
+    at every example of a search)."""
+    return tuple(f.name for f in fields(cls))
 
 
 def describe(
