@@ -33,7 +33,6 @@ wherever it comes from.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Any, TypeVar
@@ -210,11 +209,16 @@ class Description:
         return {k: v for k, v in values.items() if v is not None}
 
 
-@functools.cache
-def _field_names(cls: type) -> tuple[str, ...]:
+_FIELD_NAMES: dict[Any, tuple[str, ...]] = {}
+
+
+def _field_names(cls: Any) -> tuple[str, ...]:
     """The fields of a description's class, read once (``check`` reads a description
     at every example of a search)."""
-    return tuple(f.name for f in fields(cls))
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 def describe(
