@@ -126,6 +126,9 @@ class Comparison:
         #: Whether this is the judgement again beside the backward's rounding measured
         #: for it (see :func:`gradcheck.checking.verdict.noise_remeasured`).
         self.remeasured = False
+        #: Whether the forward's value at x stands apart from its neighbours' (see
+        #: :func:`gradcheck.checking.verdict.forward_apart`): the mismatch is no evidence.
+        self.apart = False
 
     def abs_tol(self, numeric: np.ndarray) -> float:
         """The absolute tolerance for this input, given (an estimate of) its numeric

@@ -17,6 +17,11 @@ import numpy as np
 
 from gradcheck.checking.levels import step_sizes
 from gradcheck.checking.thresholds import (
+    APART_LEVEL_BITS,
+    APART_LEVELS,
+    APART_MAX_LEVELS,
+    APART_RESOLVED_BITS,
+    APART_STEADINESS,
     CURVATURE_GROWTH,
     EDGE_AGREEMENT,
     EDGE_LEVELS,
@@ -51,6 +56,9 @@ class PointProbes:
         raise NotImplementedError  # (the Evaluator's)
 
     def _rounding_cap(self) -> float:
+        raise NotImplementedError  # (ForwardRounding's)
+
+    def rounding_sizes(self) -> np.ndarray:
         raise NotImplementedError  # (ForwardRounding's)
 
     def _probe_line(self, i: int, j: int, h0: float, levels: LevelScores) -> None:
@@ -180,6 +188,47 @@ class PointProbes:
                 return None
             values.append(value)
         return values[1], abs(values[1] - values[0])
+
+    def stands_apart(self, i: int, j: int) -> bool:
+        """Whether ``s`` at x stands apart from its neighbours along element ``j`` (flat)
+        of input ``i``: moves of the element from its ulp up to its usual step (by
+        2**:data:`APART_LEVEL_BITS` each) find :data:`APART_LEVELS` consecutive ones at
+        which ``s`` moves the same way up and down, by amounts within a factor of 2 of
+        each other, far beyond its rounding (2**:data:`APART_RESOLVED_BITS` of it) and
+        holding still (within :data:`APART_STEADINESS` x), while at every smaller move
+        it moves by as much at least on one side. Then the forward's value at x is not
+        the limit of its values around it, however small the move: x lies on a singular
+        set to within the forward's rounding (trace(inv(A)) at a matrix whose LU pivot
+        is a rounding error: 6.9e21 at A, -0.2 with an entry moved by 1e-36, and
+        anything of that size at moves of a few ulps), and every finite-difference step
+        crosses that set. A smooth function's change shrinks with the move (like h², as
+        x² at 0, or h), a kink's too, and a narrow bump that larger moves step over is
+        smooth at the smaller ones, which bound its change."""
+        size = float(np.vdot(np.abs(self.v), np.abs(self.rounding_sizes())))
+        floor = math.ldexp(self.eps * size, APART_RESOLVED_BITS)
+        flat = self.work[i].reshape(-1)
+        h = float(np.spacing(np.abs(flat[j])))
+        top = float(step_sizes(flat[[j]], self.eps)[0])
+        below, run = math.inf, 0
+        for _ in range(APART_MAX_LEVELS):
+            if h > top:
+                break
+            up, down = self.s_moved(i, j, h), self.s_moved(i, j, -h)
+            small, large = sorted((abs(up), abs(down)))
+            if not math.isfinite(large):
+                return False
+            apart = up * down > 0 and 2 * small >= large and small > floor
+            if apart and large <= APART_STEADINESS * below:
+                run += 1
+                if run >= APART_LEVELS:
+                    return True
+            else:
+                run = 0
+            below = min(below, large)
+            if below <= floor:
+                return False  # (continuous at these moves: no jump above stands apart)
+            h = math.ldexp(h, APART_LEVEL_BITS)
+        return False
 
     def s_moved(self, i: int, j: int, step: float) -> float:
         """``s`` at element ``j`` of input ``i`` moved by ``step``, less ``s`` at x:

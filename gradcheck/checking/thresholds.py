@@ -218,6 +218,23 @@ NONFINITE_ELEMENTS_PROBED = 16
 STEEP_LEVEL_BITS = 8
 STEEP_RESOLVED_BITS = 10
 
+#: The forward's value at x stands apart from its neighbours' along an element (see
+#: :meth:`PointProbes.stands_apart`) where, over moves of the element from its ulp up
+#: to its usual step (2 to :data:`APART_LEVEL_BITS` apart; at most
+#: :data:`APART_MAX_LEVELS` of them), :data:`APART_LEVELS` consecutive moves see s move
+#: the same way up and down, by amounts within a factor of 2 of each other, more than 2
+#: to :data:`APART_RESOLVED_BITS` of its rounding and within :data:`APART_STEADINESS` x
+#: of the least of the moves below (a jump holds still; a smooth function's change
+#: shrinks 2**(2·bits) per level, a kink's 2**bits, and rounding changes sign at random).
+APART_LEVELS = 3
+APART_LEVEL_BITS = 4
+APART_MAX_LEVELS = 80
+APART_RESOLVED_BITS = 10
+APART_STEADINESS = 4.0
+
+#: Elements probed for a forward that stands apart (the mismatched first), at most.
+APART_ELEMENTS_PROBED = 16
+
 #: An analytic gradient element this many times the finite differences' estimate (and
 #: error) is estimated again at its own scale (see ``verdict.refined_at_own_scale``), and the
 #: new estimate is taken where it agrees with it to this fraction.

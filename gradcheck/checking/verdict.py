@@ -1,6 +1,6 @@
 """The numeric verdict of one check, as named stages (DESIGN.md "One check", steps 3-5).
 
-Each input that takes a gradient goes through the same four stages, each taking the
+Each input that takes a gradient goes through the same five stages, each taking the
 :class:`~gradcheck.checking.compare.Comparison` the last one gave and returning the one
 that stands (itself where the stage has nothing to say):
 
@@ -12,6 +12,9 @@ that stands (itself where the stage has nothing to say):
    far larger than the finite differences found, estimated again at its own scale;
 4. :func:`float64_rerun`: a float32 or float16 judgement weighed against the same
    backward in float64 (:mod:`gradcheck.checking.low_precision`).
+5. :func:`forward_apart`: a mismatch that stands, where the forward's value at x
+   stands apart from its neighbours' (a singular set within its rounding), is no
+   evidence: the example is skipped.
 
 :func:`numerics` runs them over the inputs and makes the result; :func:`execute` is a
 whole check's run: the structural steps (:mod:`gradcheck.checking.run`), the numeric
@@ -33,6 +36,7 @@ from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.run import _Fail, _Inconclusive, _raised, _Run
 from gradcheck.checking.screen import screened
 from gradcheck.checking.thresholds import (
+    APART_ELEMENTS_PROBED,
     NONFINITE_ELEMENTS_PROBED,
     OWN_SCALE_AGREEMENT,
     OWN_SCALE_RATIO,
@@ -45,6 +49,7 @@ from gradcheck.errors import CheckUsageError, ComplexStepUnsupported, TargetRais
 __all__ = [
     "execute",
     "first_comparison",
+    "forward_apart",
     "float64_rerun",
     "noise_remeasured",
     "numerics",
@@ -97,6 +102,8 @@ def numerics(
             comparison = refined_at_own_scale(ev, comparison, chosen)
             comparison = float64_rerun(run, ev, comparison, v, chosen)
             comparisons.append((comparison, g is None))
+            if comparison.mismatched and forward_apart(run, ev, comparison):
+                break
     except ComplexStepUnsupported as exc:
         raise CheckUsageError(str(exc)) from None
     except Exception as exc:
@@ -107,6 +114,8 @@ def numerics(
         ) from None
     finally:
         run.forward_calls += ev.calls
+    if comparisons and comparisons[-1][0].apart:
+        raise _Inconclusive(Skip.APART)
     return _result(run, comparisons)
 
 
@@ -221,6 +230,36 @@ def float64_rerun(
         or judged_as_float64(run, i, x, comparison, ev, v_max)
         or comparison
     )
+
+
+def forward_apart(run: _Run, ev: Evaluator, comparison: Comparison) -> bool:
+    """Stage 5, for a mismatch that stands: whether the forward's value at x stands apart
+    from its neighbours' along some element (:meth:`Evaluator.stands_apart`; the
+    mismatched elements first, then the input's others, then the other inputs', at most
+    :data:`APART_ELEMENTS_PROBED`). There x lies on a singular set to within the
+    forward's rounding (trace(inv(A)) at a matrix whose LU pivot is a rounding error),
+    every step crosses it, and neither the finite differences nor the gradient the
+    backward computed from that forward are evidence: the example is skipped
+    (:data:`Skip.APART`). A forward continuous at x leaves the mismatch a failure."""
+    order = [(comparison.i, j) for j in dict.fromkeys(comparison.bad)]
+    order += [(comparison.i, j) for j in range(comparison.x.size)]
+    order += [
+        (i, j)
+        for i, x in enumerate(run.xs)
+        if i != comparison.i and i not in run.const and x.dtype.kind == "f"
+        for j in range(x.size)
+    ]
+    seen: set[tuple[int, int]] = set()
+    for i, j in order:
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        if len(seen) > APART_ELEMENTS_PROBED:
+            break
+        if ev.stands_apart(i, j):
+            comparison.apart = True
+            return True
+    return False
 
 
 def _own_scale(ev: Evaluator, comparison: Comparison) -> Comparison | None:

@@ -189,6 +189,7 @@ def _unsatisfied(skipped: Mapping[str, int], *, drawn: bool = True) -> str:
         Skip.BACKWARD_DOMAIN_ERROR: "declare the domain where the op is defined",
         Skip.RAISED_NEAR: "keep the declared domain a step inside where the op raises",
         Skip.OVERFLOW: "declare a domain where the gradient fits the dtype",
+        Skip.APART: "declare a domain away from where the op is singular",
         Skip.NOTHING: "give shapes with at least one element",
         Skip.SHAPE: "the shapes are below",
     }
