@@ -51,10 +51,11 @@ def run_job(
     target: LoadedTarget | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
-    started: Callable[[dict[str, Any]], None] | None = None,
+    started: Callable[[dict[str, Any], tuple[str, ...]], None] | None = None,
 ) -> VerifyResult:
     """Check one job in this process (``target`` is loaded from ``job.spec`` when not
-    given); ``started`` receives the effective settings before the first example."""
+    given); ``started`` receives the effective settings and the inputs' names before
+    the first example."""
     from gradcheck.frontend.loading import load_targets
     from gradcheck.search.verifier import resolved_options, verify
 
@@ -68,7 +69,7 @@ def run_job(
         # resolved once: verify below takes the resolved target as it is
         given = {k: v for k, v in job.settings.items() if k != "seed"}
         checked, settings = resolved_options(target, given)
-        started(settings)
+        started(settings, tuple(checked.input_names))
     with warnings.catch_warnings():
         # NumPy's "invalid value encountered in log" and the like, from the op evaluated
         # at generated and perturbed points: the checker reports what matters (a
@@ -416,8 +417,8 @@ def _serve_one(conn: Connection, index: int, job: Job, start: ProcessState | Non
     def on_example(arrays: Sequence[np.ndarray], check_seed: int) -> None:
         conn.send(("example", index, _portable(arrays), check_seed, *counted))
 
-    def started(settings: dict[str, Any]) -> None:
-        conn.send(("started", index, _picklable(settings)))
+    def started(settings: dict[str, Any], names: tuple[str, ...]) -> None:
+        conn.send(("started", index, _picklable(settings), names))
 
     try:
         result = run_job(job, progress=progress, on_example=on_example, started=started)
