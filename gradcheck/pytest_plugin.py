@@ -530,10 +530,11 @@ def _target_names(spec: str) -> list[str]:
 
 
 def _load_and_verify(spec: str, options: dict[str, Any], log: Any) -> Any:
-    from gradcheck.frontend.loading import load_targets
+    from gradcheck.frontend.loading import enter_module_state, load_targets
     from gradcheck.search.verifier import verify
 
     (target,) = load_targets(spec)
+    enter_module_state(spec)
     log.named(_input_names(target.obj))
     return verify(target.obj, name=target.name, **options, on_example=log)
 

@@ -56,7 +56,7 @@ def run_job(
     """Check one job in this process (``target`` is loaded from ``job.spec`` when not
     given); ``started`` receives the effective settings and the inputs' names before
     the first example."""
-    from gradcheck.frontend.loading import load_targets
+    from gradcheck.frontend.loading import enter_module_state, load_targets
     from gradcheck.search.verifier import resolved_options, verify
 
     if target is None:
@@ -64,6 +64,7 @@ def run_job(
         if len(found) != 1:
             raise LoadError(f"'{job.spec}' names {len(found)} targets, not one")
         target = found[0]
+    enter_module_state(job.spec)
     checked: Any = target
     if started is not None:
         # resolved once: verify below takes the resolved target as it is
