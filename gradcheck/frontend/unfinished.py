@@ -25,6 +25,23 @@ if TYPE_CHECKING:
     from gradcheck.search.verifier import VerifyResult
 
 
+#: An example whose arrays hold more elements than this is sent to the coordinator by
+#: its shapes only (it names the example a hang or a crash was on).
+EXAMPLE_ELEMENTS_SENT = 4096
+
+
+def _portable(arrays: Sequence[Any]) -> tuple[list[np.ndarray] | None, str]:
+    """An example as the coordinator keeps it: the arrays when small, and always their
+    dtypes and shapes as text."""
+    import numpy as np
+
+    arrays = [np.asarray(a) for a in arrays]
+    shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
+    if sum(a.size for a in arrays) > EXAMPLE_ELEMENTS_SENT:
+        return None, shapes
+    return [np.array(a) for a in arrays], shapes
+
+
 def _how_it_ended(exitcode: int | None) -> str:
     if exitcode is None:
         return "ended (how is not known: the process that started it is gone)"
@@ -130,8 +147,6 @@ class ExampleLog:
         self._write()
 
     def __call__(self, arrays: Sequence[np.ndarray], check_seed: int) -> None:
-        from gradcheck.frontend.worker import _portable
-
         self.started += 1
         self.example = (*_portable(arrays), check_seed)
         self._write()

@@ -33,17 +33,12 @@ from gradcheck.errors import (
 )
 from gradcheck.frontend.jobs import Job, WorkerSetup, _size
 from gradcheck.frontend.process_state import ProcessState, changes, is_own_target
-from gradcheck.frontend.unfinished import _how_it_ended
+from gradcheck.frontend.unfinished import _how_it_ended, _portable
 
 if TYPE_CHECKING:
     import numpy as np
 
     from gradcheck.search.verifier import LoadedTarget, VerifyResult
-
-
-#: An example whose arrays hold more elements than this is sent to the coordinator by
-#: its shapes only (it names the example a hang or a crash was on).
-EXAMPLE_ELEMENTS_SENT = 4096
 
 
 def run_job(
@@ -485,18 +480,6 @@ def _safe_str(value: Any, how: Callable[[Any], str] = str) -> str:
         return how(value)
     except Exception:
         return f"<{type(value).__name__} object whose {how.__name__}() raised>"
-
-
-def _portable(arrays: Sequence[Any]) -> tuple[list[np.ndarray] | None, str]:
-    """An example as the coordinator keeps it: the arrays when small, and always their
-    dtypes and shapes as text."""
-    import numpy as np
-
-    arrays = [np.asarray(a) for a in arrays]
-    shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
-    if sum(a.size for a in arrays) > EXAMPLE_ELEMENTS_SENT:
-        return None, shapes
-    return [np.array(a) for a in arrays], shapes
 
 
 def _transportable(exc: BaseException) -> BaseException:
