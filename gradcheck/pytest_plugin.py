@@ -294,7 +294,7 @@ class CheckFixture(_Fixture):
         try:  # in a process of its own: the op's os._exit or crash fails this test only
             result = in_child_process(check, target, *arrays, **op_params, **settings)
         except WorkerDied as exc:  # reported with the example, as a failed check is
-            result = _died_checking(target, arrays, op_params, settings, str(exc))
+            result = _died_checking(target, arrays, op_params, settings, exc)
         if result.verdict == Verdict.FAILED:
             replay = self._replay(result.seed)
             raise AssertionError(f"{report_text(result)}\nReplay: {replay}")
@@ -323,7 +323,7 @@ class VerifyFixture(_Fixture):
             result = in_child_process(verify, target, **settings, on_example=log)
         except WorkerDied as exc:  # reported at the example it was on, as the CLI does
             names = _input_names(target)
-            result = log.died(_target_label(target), settings, str(exc), input_names=names)
+            result = log.died(_target_label(target), settings, exc, input_names=names)
         finally:
             log.close()
         if not result.passed:
@@ -560,17 +560,16 @@ def _target_label(target: Any) -> str:
 
 
 def _died_checking(
-    target: Any, arrays: Any, params: dict[str, Any], settings: dict[str, Any], message: str
+    target: Any, arrays: Any, params: dict[str, Any], settings: dict[str, Any], exc: Any
 ) -> Any:
     """The failed check of a ``gradcheck`` fixture whose process the op ended: its
     inputs' values, named as the op names them, as a failure's report shows them."""
     from gradcheck.checking.result import CheckResult, Failure
-    from gradcheck.checking.vocabulary import Kind
 
     return CheckResult(
         verdict=Verdict.FAILED,
         target=_target_label(target),
-        failure=Failure(Kind.WORKER_DIED, f"{message}; it was checking the inputs below"),
+        failure=Failure(exc.kind, f"{exc}; it was checking the inputs below"),
         inputs=[a for a in arrays],
         params=dict(params),
         seed=int(settings.get("seed") or 0),
@@ -620,7 +619,7 @@ class GradcheckItem(pytest.Item):
         try:  # in a process of its own: the op's os._exit or crash fails this item only
             result = in_child_process(_load_and_verify, self.name, options, log)
         except WorkerDied as exc:  # reported at the example it was on, as the CLI does
-            result = log.died(self.name, options, str(exc))
+            result = log.died(self.name, options, exc)
         except GradcheckError as exc:
             raise GradcheckFailure(f"gradcheck: {self.name}: {exc}") from None
         finally:

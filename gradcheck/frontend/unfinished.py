@@ -160,11 +160,13 @@ class ExampleLog:
         self,
         spec: str,
         settings: dict[str, Any],
-        message: str,
+        died: BaseException,
         input_names: Sequence[str] = (),
     ) -> VerifyResult:
-        """The failure of the search whose process ended: at the example it was on,
-        its inputs named ``input_names`` (else as the child named them)."""
+        """The failure of the search whose process ended (``died``, a ``WorkerDied``:
+        its message and kind): at the example it was on, its inputs named
+        ``input_names`` (else as the child named them)."""
+        message = str(died)
         try:
             with open(self.path, "rb") as stream:
                 names, example, started = pickle.loads(stream.read())
@@ -178,7 +180,7 @@ class ExampleLog:
             given,
             int(settings.get("seed") or 0),
             verdict=Verdict.FAILED,
-            kind=Kind.WORKER_DIED,
+            kind=getattr(died, "kind", Kind.WORKER_DIED),
             message=message,
             elapsed=time.monotonic() - self.started_at,
             example=example,

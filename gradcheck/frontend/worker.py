@@ -544,12 +544,11 @@ def _call_in_child(
         try:
             payload: tuple[str, Any] = ("returned", function(*args, **kwargs))
         except (SystemExit, KeyboardInterrupt) as exc:
-            payload = (
-                "raised",
-                WorkerDied(
-                    f"the op raised {exception_text(exc)}, which would have ended the test session"
-                ),
+            died = WorkerDied(
+                f"the op raised {exception_text(exc)}, which would have ended the test session"
             )
+            died.kind = "exited"  # as a search reports it: the op's, not its process's end
+            payload = ("raised", died)
         except Exception as exc:
             payload = ("raised", exc)
         try:

@@ -793,3 +793,28 @@ def test_an_op_that_ends_its_process_is_reported_with_its_example_as_the_cli_doe
         ]
     )
     result.stdout.fnmatch_lines(["*Replay: gradcheck verify quits:Quits --seed 0*"])
+
+
+def test_an_op_that_raises_system_exit_fails_the_check_fixture_as_exited(sandbox):
+    # as a search reports it (kind `exited`), with the inputs it was given, named
+    sandbox.makepyfile(
+        test_exits="""
+        import sys
+        import numpy as np
+        import gradcheck as mg
+
+        class Exits(mg.Operation):
+            def __call__(self, x):
+                self.variables = (x,)
+                sys.exit(0)
+
+            def backward_var(self, grad, index, **kwargs):
+                return grad
+
+        def test_check(gradcheck):
+            gradcheck(Exits, np.array([0.25]))
+        """
+    )
+    result = sandbox.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Exits failed: exited*", "*SystemExit*", "*inputs: x float64*"])
