@@ -250,7 +250,10 @@ def _exited(
     frame = user_frame(exc.__traceback__)
     text = f"{type(exc).__name__}({', '.join(map(repr, exc.args))})"
     how = " (sys.exit)" if isinstance(exc, SystemExit) else ""
-    message = f"the op raised {text}{how}, which would have ended the run"
+    where = ""
+    if getattr(exc, "gradcheck_perturbed", False):
+        where = " at a perturbed input (a finite-difference step from the example below)"
+    message = f"the op raised {text}{how}{where}, which would have ended the run"
     params = dict(options.get("kwargs") or {})
     try:  # named as the op names them, as every other failure's inputs are
         names = list(tgt.signature.given(params).input_names)[: len(arrays)]
