@@ -261,7 +261,21 @@ class _Fixture:
         item = self._config.stash[_current_item]
         if item is None:  # called outside a test's call phase: no node ID to name
             return f"call the fixture again with seed={seed}"
-        return shlex.join(["pytest", item.nodeid, *_session_flags(self._config, seed)])
+        node = _node_from_here(item, self._config)
+        return shlex.join(["pytest", node, *_session_flags(self._config, seed)])
+
+
+def _node_from_here(item: pytest.Item, config: pytest.Config) -> str:
+    """The item's node ID with its file's path relative to where pytest was started
+    (a node ID's is relative to the rootdir: from a subfolder it names no file)."""
+    import os
+
+    _, sep, rest = item.nodeid.partition("::")
+    try:
+        path = os.path.relpath(item.path, config.invocation_params.dir)
+    except ValueError:  # (another drive)
+        return item.nodeid
+    return f"{Path(path).as_posix()}{sep}{rest}" if sep else item.nodeid
 
 
 def _session_flags(config: pytest.Config, seed: int) -> list[str]:

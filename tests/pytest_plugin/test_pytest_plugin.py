@@ -818,3 +818,18 @@ def test_an_op_that_raises_system_exit_fails_the_check_fixture_as_exited(sandbox
     result = sandbox.runpytest(*PLUGIN)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(["*Exits failed: exited*", "*SystemExit*", "*inputs: x float64*"])
+
+
+def test_the_replay_names_the_test_from_where_pytest_was_started(sandbox, monkeypatch):
+    # started in a subfolder of the rootdir, the command runs from there (the node
+    # ID, relative to the rootdir, named a file that is not there: sub/sub/test_it.py)
+    sandbox.makeini("[pytest]\n")
+    sub = sandbox.mkdir("sub")
+    (sub / "test_it.py").write_text(
+        "import numpy as np\nfrom myops import WrongSquare\n\n\n"
+        "def test_wrong(gradcheck):\n    gradcheck(WrongSquare, np.array([1.5]))\n"
+    )
+    monkeypatch.chdir(sub)
+    result = sandbox.runpytest(*PLUGIN, "test_it.py")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Replay: pytest test_it.py::test_wrong --gradcheck-seed 0*"])
