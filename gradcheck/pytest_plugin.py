@@ -579,11 +579,12 @@ def _died_checking(
     """The failed check of a ``gradcheck`` fixture whose process the op ended: its
     inputs' values, named as the op names them, as a failure's report shows them."""
     from gradcheck.checking.result import CheckResult, Failure
+    from gradcheck.checking.vocabulary import Kind
 
     return CheckResult(
         verdict=Verdict.FAILED,
         target=_target_label(target),
-        failure=Failure(exc.kind, f"{exc}; it was checking the inputs below"),
+        failure=Failure(exc.kind or Kind.WORKER_DIED, f"{exc}; it was checking the inputs below"),
         inputs=[a for a in arrays],
         params=dict(params),
         seed=int(settings.get("seed") or 0),

@@ -180,7 +180,7 @@ class ExampleLog:
             given,
             int(settings.get("seed") or 0),
             verdict=Verdict.FAILED,
-            kind=getattr(died, "kind", Kind.WORKER_DIED),
+            kind=getattr(died, "kind", None) or Kind.WORKER_DIED,
             message=message,
             elapsed=time.monotonic() - self.started_at,
             example=example,

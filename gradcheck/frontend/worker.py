@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
+from gradcheck.checking.vocabulary import Kind
 from gradcheck.errors import (
     GradcheckError,
     InternalError,
@@ -547,7 +548,7 @@ def _call_in_child(
             died = WorkerDied(
                 f"the op raised {exception_text(exc)}, which would have ended the test session"
             )
-            died.kind = "exited"  # as a search reports it: the op's, not its process's end
+            died.kind = Kind.EXITED  # as a search reports it: the op's, not its process's end
             payload = ("raised", died)
         except Exception as exc:
             payload = ("raised", exc)
