@@ -106,6 +106,10 @@ def numerics(
                 break
     except ComplexStepUnsupported as exc:
         raise CheckUsageError(str(exc)) from None
+    except (SystemExit, KeyboardInterrupt) as exc:
+        # left to the search (kind exited), which says where: a step from the example
+        exc.gradcheck_perturbed = True  # type: ignore[union-attr]
+        raise
     except Exception as exc:
         if run.outside(exc):
             raise _Inconclusive(Skip.DOMAIN_ERROR) from None
@@ -124,6 +128,11 @@ def _evaluator(run: _Run, v: np.ndarray) -> Evaluator:
     the check's end (a domain error: inconclusive; else a failure)."""
     try:
         return run.evaluator(v)
+    except (SystemExit, KeyboardInterrupt) as exc:
+        # the forward ran at the example before: this is a step from it (the search
+        # reports it, kind exited, and says so)
+        exc.gradcheck_perturbed = True  # type: ignore[union-attr]
+        raise
     except Exception as exc:
         if run.outside(exc):
             raise _Inconclusive(Skip.DOMAIN_ERROR) from None

@@ -251,7 +251,15 @@ def _exited(
     frame = user_frame(exc.__traceback__)
     text = f"{type(exc).__name__}({', '.join(map(repr, exc.args))})"
     how = " (sys.exit)" if isinstance(exc, SystemExit) else ""
-    message = f"the op raised {text}{how}, which would have ended the run"
+    where = ""
+    if getattr(exc, "gradcheck_perturbed", False):
+        where = " at a perturbed input (a finite-difference step from the example below)"
+    message = f"the op raised {text}{how}{where}, which would have ended the run"
+    params = dict(options.get("kwargs") or {})
+    try:  # named as the op names them, as every other failure's inputs are
+        names = list(tgt.signature.given(params).input_names)[: len(arrays)]
+    except Exception:
+        names = []
     return CheckResult(
         verdict=Verdict.FAILED,
         target=tgt.name,
@@ -262,6 +270,7 @@ def _exited(
             frame=frame,
         ),
         inputs=[np.array(a) for a in arrays],
-        params=dict(options.get("kwargs") or {}),
+        params=params,
         seed=seed,
+        input_names=names,
     )
