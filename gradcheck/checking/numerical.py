@@ -192,6 +192,17 @@ class Evaluator(ForwardRounding, PointProbes):
         #: float64 (``f(x.half())`` cast back), or None: a float64 check of the op sees
         #: these very numerics (see ``low_precision.judged_as_float64``).
         self.inner: np.dtype | None = inner
+        #: The dtype the forward rounds its inputs to: ``inner``, or one narrower
+        #: (``1 - cos(x.half())``: float16 inside, float32 outputs); None for neither.
+        self.input_rounding = self._rounds_inputs_to(inner, out0) or inner
+        if self.input_rounding is not None and self.input_rounding != inner:
+            # (differenced where the forward computes: at x rounded to that dtype, as
+            # where it is ``inner``: the analytic gradient is the one there)
+            self.work = [
+                a.astype(self.input_rounding).astype(a.dtype) if a.dtype.kind == "f" else a
+                for a in self.work
+            ]
+            out0 = self.call(self.work)
         if inner is not None:
             narrow = [a.astype(inner) if a.dtype.kind == "f" else a for a in self.work]
             try:  # (an op that rounds to float16 inside may refuse float16 inputs)
@@ -381,6 +392,9 @@ class Evaluator(ForwardRounding, PointProbes):
         levels.tight = self.in_inner and isinstance(along, (int, np.integer))
         levels.linear_noise = self.linear_noise(i, np.abs(self.v))
         levels.powers = np.arange(len(multipliers)) - base_index
+        if self.input_rounding is not None and isinstance(along, (int, np.integer)):
+            x_j = self.work[i].reshape(-1)[along].astype(self.input_rounding)
+            levels.absorbed = float(np.spacing(np.abs(x_j))) / 2
         if step_points and self._own_dtype_rounding and isinstance(along, (int, np.integer)):
             levels.point_sizes = self._step_point_sizes(i, int(along), h0 * float(multipliers[-1]))
         ladder = base_index + LOWEST_LEVEL  # the first level of the base ladder

@@ -64,6 +64,11 @@ LEVEL_RATIO = 4.0
 #: second difference J·h = s''·h², and D(h) - D(4h)) grows by LEVEL_RATIO² = 16.
 TRUNCATION_GROWTH = LEVEL_RATIO**2
 
+#: A departure from the smallest levels' line that grows by this much one level up is
+#: the function's curvature (it grows TRUNCATION_GROWTH x), not a staircase's tread
+#: (whose departure grows LEVEL_RATIO x at most): see ``probes._curves_away``.
+CURVATURE_GROWTH = LEVEL_RATIO**1.5
+
 #: Refinement steps, as powers of LEVEL_RATIO times the base step: from 1/16 to 64 of
 #: it, and further down for |x| != 1 (see :func:`_levels`).
 LOWEST_LEVEL, HIGHEST_LEVEL = -2, 3
