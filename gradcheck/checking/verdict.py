@@ -8,6 +8,8 @@ that stands (itself where the stage has nothing to say):
    element (``compare_full``) or random directions (``compare_fast``);
 2. :func:`noise_remeasured`: a float64 mismatch judged again beside the backward's own
    rounding, measured now (it is measured up front for float32 and float16 only);
+   then :func:`partials_not_a_gradient`: a full-mode mismatch where the partial
+   derivatives are shown to be no gradient (the op is not differentiable there);
 3. :func:`refined_at_own_scale`: a re-measured mismatch where the analytic gradient is
    far larger than the finite differences found, estimated again at its own scale;
 4. :func:`float64_rerun`: a float32 or float16 judgement weighed against the same
@@ -37,6 +39,7 @@ from gradcheck.checking.run import _Fail, _Inconclusive, _raised, _Run
 from gradcheck.checking.screen import screened
 from gradcheck.checking.thresholds import (
     APART_ELEMENTS_PROBED,
+    ERROR_ESTIMATE_FACTOR,
     NONFINITE_ELEMENTS_PROBED,
     OWN_SCALE_AGREEMENT,
     OWN_SCALE_RATIO,
@@ -53,6 +56,7 @@ __all__ = [
     "float64_rerun",
     "noise_remeasured",
     "numerics",
+    "partials_not_a_gradient",
     "refined_at_own_scale",
 ]
 
@@ -99,6 +103,7 @@ def numerics(
                 run, ev, Comparison(i, x, analytic, tol, v_max, jitter[i])
             )
             comparison = noise_remeasured(run, comparison, v, grads, jitter)
+            comparison = partials_not_a_gradient(ev, comparison)
             comparison = refined_at_own_scale(ev, comparison, chosen)
             comparison = float64_rerun(run, ev, comparison, v, chosen)
             comparisons.append((comparison, g is None))
@@ -204,6 +209,56 @@ def noise_remeasured(
     judge_full(again, comparison.estimated)
     again.estimated = comparison.estimated
     again.remeasured = True
+    return again
+
+
+def partials_not_a_gradient(ev: Evaluator, comparison: Comparison) -> Comparison:
+    """A full-mode mismatch that the derivative along the mismatched elements together
+    shows to be no evidence: there the partial derivatives are no gradient, and the
+    elements are kinks (not differentiable), not failures.
+
+    Where ``s`` is differentiable, its derivative along any direction ``d`` is
+    ``<partials, d>``. Along ``d`` (the sign of analytic minus numeric on the
+    mismatched elements, one unit of each element's scale, and the same on the
+    elements tied with them in value that are neither mismatched nor kinks) a kink,
+    or a derivative off ``<partials, d>`` by more than the estimates' errors and by
+    at least half of what the analytic gradient says beside them, proves it is not.
+    A median of [0, 0, 0] has partials 0 (one element moved alone leaves it), and
+    torch's gradient (1/3 each) is a subgradient, not a bug; along (1, 1, 1) it
+    moves by 1. A wrong gradient of a differentiable op stays a failure: along ``d``
+    the partials are its derivative. One mismatched element and no tie is its own
+    partial: nothing to learn."""
+    c = comparison
+    if not (c.mismatched and c.estimated is not None):
+        return comparison
+    numeric, error, kink, curvature, noise = (np.array(a).reshape(-1) for a in c.estimated)
+    x = c.x.reshape(-1).astype(np.float64)
+    bad = np.zeros(x.size, dtype=bool)
+    bad[c.bad] = True
+    tied = np.isin(x, x[bad]) & ~bad & ~kink
+    if np.count_nonzero(bad | tied) < 2:
+        return comparison
+    analytic = c.analytic.reshape(-1).astype(np.float64)
+    mantissa, exponent = np.frexp(np.maximum(np.abs(x), 1.0))
+    d = np.where(bad, np.sign(analytic - numeric), np.where(tied, 1.0, 0.0))
+    d *= np.ldexp(1.0, exponent - (mantissa < 0.5**0.5))  # exact steps (see _FastMode)
+    t = c.abs_tol(np.where(kink, 0.0, numeric)) + c.rtol * np.abs(numeric)
+    tolerance = float(np.sqrt(np.sum((t * d) ** 2)))
+    h0 = 2.0 ** round(math.log2(np.cbrt(ev.eps)))
+    est = ev.refine(c.i, d, h0, tolerance, float(np.maximum(np.abs(x), 1.0).max()))
+    partials = float(np.nansum(numeric * d))
+    gap = abs(float(est.value) - partials)
+    allowed = tolerance + ERROR_ESTIMATE_FACTOR * (
+        float(est.error) + float(np.nansum(np.abs(d) * error))
+    )
+    said = abs(float(analytic @ d) - partials)
+    if not (est.kink or (math.isfinite(gap) and gap > allowed and gap >= said / 2)):
+        return comparison
+    kink = kink | bad
+    again = Comparison(c.i, c.x, c.analytic, c.tol, c.v_max, c.jitter)
+    judge_full(again, (numeric, error, kink, curvature, noise))
+    again.estimated = (numeric, error, kink, curvature, noise)
+    again.remeasured = c.remeasured
     return again
 
 

@@ -42,6 +42,8 @@ def _result(
         note = note if search.domain.refuses_broadcast else ""  # (--broadcast: the hint)
     if search.domain.rejected:
         note = "; ".join(n for n in (note, search.domain.note()) if n)
+    if search.distinct_from is not None:
+        note = "; ".join(n for n in (note, _distinct(search)) if n)
     # The worst seen, over every example (a failure shrinks to a small input, where
     # the bug may be small; the size of the bug is what the search saw).
     abs_err, rel_err, ratio = search.max_abs, search.max_rel, search.max_ratio
@@ -87,6 +89,15 @@ def _result(
         max_rel_error_at=rel_at,
         shapes=_shapes_line(search, options),
         budget_spent=search.out_of_time and failure is None,
+    )
+
+
+def _distinct(search: _Search) -> str:
+    """What a search that went on with distinct values says of it."""
+    n = search.distinct_from
+    return (
+        f"not differentiable at many draws (ties, kinks): the examples after the first "
+        f"{n} drew distinct values (as --unique)"
     )
 
 
