@@ -13,6 +13,9 @@ The old tree defaults to ``git archive main`` unpacked in a temporary folder::
 
     PYTHONPATH=. python benchmarks/library_verify_time.py --repeats 3 --seed 0
     PYTHONPATH=. python benchmarks/library_verify_time.py --old /tmp/old --args=--jobs=1
+
+``--base /tmp/base`` runs a third tree in each repeat too (the branch's base: the
+ratio before and after a change, in the same run).
 """
 
 from __future__ import annotations
@@ -92,16 +95,20 @@ def main() -> None:
     parser.add_argument("--ref", default="main", help="what --old defaults to")
     parser.add_argument("--args", default="", help="more arguments for both, one string")
     parser.add_argument("--new-args", default="", help="more arguments for the new tree only")
+    parser.add_argument("--base", type=Path, help="a third tree, run alike")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         old = options.old or old_tree(options.ref, Path(tmp) / "old")
         cwd = Path(tmp) / "cwd"
         cwd.mkdir()
         common = ["--seed", str(options.seed), *options.args.split()]
-        runs: dict[str, list[tuple[float, float]]] = {"old": [], "new": []}
+        trees = [("old", old, []), ("new", REPO, options.new_args.split())]
+        if options.base is not None:
+            trees.append(("base", options.base, []))
+        runs: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in trees}
         seen: dict[str, dict[str, tuple[Any, ...]]] = {}
         for repeat in range(options.repeats):
-            for label, tree, extra in (("old", old, []), ("new", REPO, options.new_args.split())):
+            for label, tree, extra in trees:
                 wall, cpu, document = timed(tree, [*common, *extra], cwd)
                 runs[label].append((wall, cpu))
                 found = verdicts(document)
@@ -114,10 +121,19 @@ def main() -> None:
         print(f"{'':6s} {'wall s':>8s} {'CPU s':>8s}   (medians of {options.repeats})")
         for label, (wall, cpu) in rows.items():
             print(f"{label:6s} {wall:8.1f} {cpu:8.1f}")
-        print(
-            f"new/old: wall x{rows['new'][0] / rows['old'][0]:.3f}, "
-            f"CPU x{rows['new'][1] / rows['old'][1]:.3f}"
-        )
+        for label in [x for x in ("new", "base") if x in rows]:
+            print(
+                f"{label}/old: wall x{rows[label][0] / rows['old'][0]:.3f}, "
+                f"CPU x{rows[label][1] / rows['old'][1]:.3f}"
+            )
+        if "base" in rows:
+            print(
+                f"new/base: wall x{rows['new'][0] / rows['base'][0]:.3f}, "
+                f"CPU x{rows['new'][1] / rows['base'][1]:.3f}; same verdicts, examples, "
+                f"errors and shrink steps as base: "
+                f"{sum(seen['new'].get(t) == v for t, v in seen['base'].items())} of "
+                f"{len(seen['base'])} targets"
+            )
         old_v, new_v = seen["old"], seen["new"]
         same = [t for t in old_v if new_v.get(t) == old_v[t]]
         print(

@@ -12,6 +12,9 @@ timed around each call), and the ratio of each to the torch check measured besid
 new over old. BLAS and torch run single-threaded.
 
     PYTHONPATH=. python benchmarks/xtanh_search_cost.py --old /tmp/old [--rounds 3]
+
+``--base /tmp/base`` measures a third checkout in the same rounds (the branch's base:
+before and after a change, side by side with the old tree and torch).
 """
 
 from __future__ import annotations
@@ -93,12 +96,15 @@ def main() -> int:
     parser.add_argument("--old", type=Path, required=True, help="the old checkout")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--seeds", type=int, default=5, help="verify seeds per round")
+    parser.add_argument("--base", type=Path, help="a third checkout, measured alike")
     args = parser.parse_args()
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     trees = {"old": args.old.resolve(), "new": REPO}
-    rows: dict[str, list[dict[str, float]]] = {"old": [], "new": []}
+    if args.base is not None:
+        trees["base"] = args.base.resolve()
+    rows: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     for r in range(args.rounds):
-        for name in ("old", "new") if r % 2 == 0 else ("new", "old"):
+        for name in list(trees) if r % 2 == 0 else list(trees)[::-1]:
             rows[name] += one_round(trees[name], args.seeds)
     med: dict[str, dict[str, float]] = {}
     for name, got in rows.items():
@@ -110,12 +116,20 @@ def main() -> int:
             f"checks {m['checks']:.3f} s; torch slow-mode check CPU {m['torch']:.3f} s; "
             f"verify / torch (CPU) {m['ratio']:.2f}x  [{len(got)} verifies]"
         )
-    old, new = med["old"], med["new"]
-    print(
-        f"new / old: verify CPU x{new['cpu'] / old['cpu']:.3f}, seconds "
-        f"x{new['seconds'] / old['seconds']:.3f}, outside the checks "
-        f"x{(new['cpu'] - new['checks']) / (old['cpu'] - old['checks']):.3f}"
-    )
+    for name in [n for n in ("new", "base") if n in med]:
+        new, old = med[name], med["old"]
+        print(
+            f"{name} / old: verify CPU x{new['cpu'] / old['cpu']:.3f}, seconds "
+            f"x{new['seconds'] / old['seconds']:.3f}, outside the checks "
+            f"x{(new['cpu'] - new['checks']) / (old['cpu'] - old['checks']):.3f}"
+        )
+    if "base" in med:
+        new, base = med["new"], med["base"]
+        print(
+            f"new / base: verify CPU x{new['cpu'] / base['cpu']:.3f}, checks "
+            f"x{new['checks'] / base['checks']:.3f}, outside the checks "
+            f"x{(new['cpu'] - new['checks']) / (base['cpu'] - base['checks']):.3f}"
+        )
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print(f"finished {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())}")
     return 0

@@ -305,9 +305,11 @@ class RemoteError(InternalError):
 class WorkerDied(GradcheckError):
     """The process checking a target ended before it reported (the op's ``os._exit``,
     a crash in native code, a signal), or the op raised ``SystemExit`` where that would
-    have ended more than its own check (a test session)."""
+    have ended more than its own check (a test session): ``kind`` says which, as a
+    failure's kind (None: its process died; ``Kind.EXITED`` for ``SystemExit``)."""
 
     exit_code = 1
+    kind: str | None = None
 
 
 class Interrupted(BaseException):

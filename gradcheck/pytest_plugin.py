@@ -261,7 +261,21 @@ class _Fixture:
         item = self._config.stash[_current_item]
         if item is None:  # called outside a test's call phase: no node ID to name
             return f"call the fixture again with seed={seed}"
-        return shlex.join(["pytest", item.nodeid, *_session_flags(self._config, seed)])
+        node = _node_from_here(item, self._config)
+        return shlex.join(["pytest", node, *_session_flags(self._config, seed)])
+
+
+def _node_from_here(item: pytest.Item, config: pytest.Config) -> str:
+    """The item's node ID with its file's path relative to where pytest was started
+    (a node ID's is relative to the rootdir: from a subfolder it names no file)."""
+    import os
+
+    _, sep, rest = item.nodeid.partition("::")
+    try:
+        path = os.path.relpath(item.path, config.invocation_params.dir)
+    except ValueError:  # (another drive)
+        return item.nodeid
+    return f"{Path(path).as_posix()}{sep}{rest}" if sep else item.nodeid
 
 
 def _session_flags(config: pytest.Config, seed: int) -> list[str]:
@@ -293,8 +307,8 @@ class CheckFixture(_Fixture):
         settings = self._settings(check_keys, given)
         try:  # in a process of its own: the op's os._exit or crash fails this test only
             result = in_child_process(check, target, *arrays, **op_params, **settings)
-        except WorkerDied as exc:
-            raise AssertionError(f"gradcheck: {exc}") from None
+        except WorkerDied as exc:  # reported with the example, as a failed check is
+            result = _died_checking(target, arrays, op_params, settings, exc)
         if result.verdict == Verdict.FAILED:
             replay = self._replay(result.seed)
             raise AssertionError(f"{report_text(result)}\nReplay: {replay}")
@@ -313,14 +327,19 @@ class VerifyFixture(_Fixture):
         __tracebackhide__ = True
         from gradcheck.errors import WorkerDied
         from gradcheck.frontend.runner import in_child_process
+        from gradcheck.frontend.unfinished import ExampleLog
         from gradcheck.search.verifier import verify
 
         _, verify_keys = setting_keys()
         settings = self._settings(verify_keys, options, defaults=verify_defaults())
+        log = ExampleLog()
         try:  # in a process of its own: the op's os._exit or crash fails this test only
-            result = in_child_process(verify, target, **settings)
-        except WorkerDied as exc:
-            raise AssertionError(f"gradcheck: {exc}") from None
+            result = in_child_process(verify, target, **settings, on_example=log)
+        except WorkerDied as exc:  # reported at the example it was on, as the CLI does
+            names = _input_names(target)
+            result = log.died(_target_label(target), settings, exc, input_names=names)
+        finally:
+            log.close()
         if not result.passed:
             replay = self._replay(result.seed)
             raise AssertionError(format_verify_failure(result, replay))
@@ -524,12 +543,53 @@ def _target_names(spec: str) -> list[str]:
     return [t.name for t in load_targets(spec)]
 
 
-def _load_and_verify(spec: str, options: dict[str, Any]) -> Any:
-    from gradcheck.frontend.loading import load_targets
+def _load_and_verify(spec: str, options: dict[str, Any], log: Any) -> Any:
+    from gradcheck.frontend.loading import enter_module_state, load_targets
     from gradcheck.search.verifier import verify
 
     (target,) = load_targets(spec)
-    return verify(target.obj, name=target.name, **options)
+    enter_module_state(spec)
+    log.named(_input_names(target.obj))
+    return verify(target.obj, name=target.name, **options, on_example=log)
+
+
+def _input_names(target: Any) -> list[str]:
+    """The op's inputs' names as its reports give them (none where it cannot be
+    resolved: its reports say ``input 0``...)."""
+    from gradcheck.checking.resolve import resolve_target
+
+    try:
+        return list(resolve_target(target).signature.input_names)
+    except Exception:
+        return []
+
+
+def _target_label(target: Any) -> str:
+    from gradcheck.search.results import target_label
+
+    try:
+        return str(target_label(target))
+    except Exception:
+        return repr(target)
+
+
+def _died_checking(
+    target: Any, arrays: Any, params: dict[str, Any], settings: dict[str, Any], exc: Any
+) -> Any:
+    """The failed check of a ``gradcheck`` fixture whose process the op ended: its
+    inputs' values, named as the op names them, as a failure's report shows them."""
+    from gradcheck.checking.result import CheckResult, Failure
+    from gradcheck.checking.vocabulary import Kind
+
+    return CheckResult(
+        verdict=Verdict.FAILED,
+        target=_target_label(target),
+        failure=Failure(exc.kind or Kind.WORKER_DIED, f"{exc}; it was checking the inputs below"),
+        inputs=[a for a in arrays],
+        params=dict(params),
+        seed=int(settings.get("seed") or 0),
+        input_names=_input_names(target),
+    )
 
 
 class GradcheckItem(pytest.Item):
@@ -556,9 +616,10 @@ class GradcheckItem(pytest.Item):
             reporter.add_attribute("name", name or self.name)
 
     def runtest(self) -> None:
-        from gradcheck.errors import GradcheckError
+        from gradcheck.errors import GradcheckError, WorkerDied
         from gradcheck.frontend.config import RUN_LIMITS
         from gradcheck.frontend.runner import in_child_process
+        from gradcheck.frontend.unfinished import ExampleLog
 
         if self.problem is not None:
             raise GradcheckFailure(self.problem)
@@ -569,10 +630,15 @@ class GradcheckItem(pytest.Item):
             project={k: v for k, v in self.options.items() if k not in RUN_LIMITS},
             options=self.config.stash[_session_settings],
         )
+        log = ExampleLog()
         try:  # in a process of its own: the op's os._exit or crash fails this item only
-            result = in_child_process(_load_and_verify, self.name, options)
+            result = in_child_process(_load_and_verify, self.name, options, log)
+        except WorkerDied as exc:  # reported at the example it was on, as the CLI does
+            result = log.died(self.name, options, exc)
         except GradcheckError as exc:
             raise GradcheckFailure(f"gradcheck: {self.name}: {exc}") from None
+        finally:
+            log.close()
         if not result.passed:
             raise GradcheckFailure(format_verify_failure(result, self.replay(result.seed)))
         _warn_if_budget_spent(result)

@@ -54,19 +54,23 @@ class CheckSettings:
         """The settings as :attr:`gradcheck.CheckResult.settings` records them (a new
         dict; tuples as lists), those after ``constants`` only where they differ from
         a plain check's."""
-        plain = CheckSettings("", None, None, None, "", False, 0, ())
         out: dict[str, Any] = {}
-        for position, f in enumerate(fields(self)):
-            value = getattr(self, f.name)
-            if f.name == "screen":
-                continue
-            if position < _ALWAYS or value != getattr(plain, f.name):
-                out[f.name] = list(value) if isinstance(value, tuple) else value
+        for position, (name, plain) in enumerate(_PLAIN):
+            value = getattr(self, name)
+            if position < _ALWAYS or value != plain:
+                out[name] = list(value) if isinstance(value, tuple) else value
         return out
 
 
 #: The settings every record holds (``mode`` to ``constants``).
 _ALWAYS = [f.name for f in fields(CheckSettings)].index("order")
+#: Each recorded setting's name and its value in a plain check (``screen`` is not
+#: recorded), read once.
+_PLAIN = [
+    (f.name, getattr(CheckSettings("", None, None, None, "", False, 0, ()), f.name))
+    for f in fields(CheckSettings)
+    if f.name != "screen"
+]
 
 
 #: The attribute :func:`gradcheck.describe` sets on an op, holding its description

@@ -130,6 +130,9 @@ class Comparison:
         #: Whether this is the judgement again beside the backward's rounding measured
         #: for it (see :func:`gradcheck.checking.verdict.noise_remeasured`).
         self.remeasured = False
+        #: Whether the forward's value at x stands apart from its neighbours' (see
+        #: :func:`gradcheck.checking.verdict.forward_apart`): the mismatch is no evidence.
+        self.apart = False
 
     def abs_tol(self, numeric: np.ndarray) -> float:
         """The absolute tolerance for this input, given (an estimate of) its numeric
@@ -148,10 +151,15 @@ class Comparison:
         # cube at x = 1e-9 has gradients of 3e-18, and an error of 1e-3 of them would
         # pass), and a float64 backward's own rounding is measured where an element
         # would fail (see ``_Run.rounding_jitter``), which scales with the op.
-        upstream = UPSTREAM_ROUNDING_FACTOR * self.upstream_eps * self.v_max
+        return self.atol * scale + self.upstream_allowance() + self.smallest_normal
+
+    def upstream_allowance(self) -> float:
+        """The part of the default absolute tolerance that allows for the backward's
+        rounding of the upstream gradient (a few eps of max|v| of the dtype it rounds
+        in): an allowed error, not a size of the gradient."""
         if self.upstream_eps < np.finfo(np.float32).eps:
-            upstream = 0.0
-        return self.atol * scale + upstream + self.smallest_normal
+            return 0.0
+        return UPSTREAM_ROUNDING_FACTOR * self.upstream_eps * self.v_max
 
     def settled(self, first: np.ndarray) -> np.ndarray:
         a = self.abs_tol(first)
@@ -256,6 +264,12 @@ class Comparison:
         1.2e-7 beside one), nor its own (relative to its resolution over rtol, a gross
         error read as rounding). Never against a zero reference: 0 only where the
         error is 0 too."""
+        # The size atol stands for is its gradient-scaled part over rtol; the upstream
+        # rounding allowance in it is an allowed error (in ``beside_rtol`` already),
+        # not a size: over rtol = 1e-7 it read a float64 gradient of 1, off by 0.5, as
+        # a relative error of 1.3e-5 where the backward's numbers were float16's.
+        if self.tol.atol_scaled:
+            atol = max(atol - self.upstream_allowance(), 0.0)
         floor = atol / self.rtol if self.rtol > 0 else atol
         with np.errstate(all="ignore"):
             resolution = np.maximum(beside_rtol, floor)

@@ -44,9 +44,19 @@ def _wider(dtype: np.dtype) -> np.dtype | None:
     return None
 
 
+#: How many leading elements :func:`exact_in` tries before the whole array: most
+#: arrays it is asked about are not numbers of the narrower dtype, which shows there.
+_EXACT_SAMPLE = 8
+
+
 def exact_in(a: np.ndarray, dtype: np.dtype) -> bool:
     """Whether every finite element of ``a`` is a number of ``dtype``."""
     a = np.asarray(a, dtype=np.float64)
+    if a.size > _EXACT_SAMPLE:  # (a cheap "no" first: the same answer, sooner)
+        head = a.reshape(-1)[:_EXACT_SAMPLE]
+        with np.errstate(all="ignore"):  # (an infinity is its own; NaN is left out)
+            if not ((head.astype(dtype).astype(np.float64) == head) | np.isnan(head)).all():
+                return False
     finite = a[np.isfinite(a)]
     with np.errstate(all="ignore"):
         return bool(np.array_equal(finite.astype(dtype).astype(np.float64), finite))
@@ -57,17 +67,24 @@ _RESIDUAL_BLOCK = 1 << 15
 
 
 def narrow_numbers(*arrays: np.ndarray) -> np.dtype | None:
-    """float16 (else float32) where every element of the float64 ``arrays`` is a
-    number of it and some element is no whole number (a gradient of zeros or of
-    whole numbers is every dtype's): a gradient computed in that dtype and cast back
-    (torch's autograd through ``x.half()``), which rounds at its ulps; else None."""
-    if not arrays or any(np.asarray(a).dtype != np.float64 for a in arrays):
+    """float16 (else float32) where every element of the float64 (or float32)
+    ``arrays`` is a number of that narrower dtype and some element is no whole number
+    (a gradient of zeros or of whole numbers is every dtype's): a gradient computed in
+    it and cast back (torch's autograd through ``x.half()``), which rounds at its
+    ulps; else None. (float32 inputs through ``x.half()``: their gradients, float32
+    copies of float16 numbers, round at float16's subnormal steps below 6e-5, which
+    -2·v does not commute with: a 6e-8 difference at x = ±10 read as nonlinear.)"""
+    dtypes = {np.asarray(a).dtype for a in arrays}
+    if not arrays or len(dtypes) != 1 or not dtypes <= {np.dtype(np.float64), np.dtype(np.float32)}:
         return None
-    with np.errstate(invalid="ignore"):
-        if all(np.all(np.asarray(a)[np.isfinite(a)] % 1 == 0) for a in arrays):
-            return None
+    wide = dtypes.pop()
     for narrow in (np.dtype(np.float16), np.dtype(np.float32)):
-        if all(exact_in(a, narrow) for a in arrays):
+        if narrow.itemsize < wide.itemsize and all(exact_in(a, narrow) for a in arrays):
+            # (whole numbers are every dtype's: asked only here, as most gradients
+            # are numbers of neither narrow dtype, which exact_in tells at once)
+            with np.errstate(invalid="ignore"):
+                if all(np.all(np.asarray(a)[np.isfinite(a)] % 1 == 0) for a in arrays):
+                    return None
             return narrow
     return None
 
@@ -156,6 +173,28 @@ class ForwardRounding:
             if found == "narrow":
                 return narrow
         return None
+
+    def _rounds_inputs_to(self, inner: np.dtype | None, out0: np.ndarray) -> np.dtype | None:
+        """float16 where the forward computes in float32 (``inner``) and yet stands
+        still under a move of its inputs, rounded to float16, by a quarter of float16's
+        ulp: it rounds them to float16 inside, and its outputs are no float16 numbers
+        (``1 - cos(x.half())``, the subtraction in float64). Steps below half that ulp
+        are absorbed there, and a level of them that stood still says nothing of the
+        function (see :meth:`LevelScores.quantize_noise`); else None."""
+        if inner != np.float32:
+            return None
+        narrow = np.dtype(np.float16)
+        with np.errstate(all="ignore"):
+            rounded = [
+                a.astype(narrow).astype(np.float64) if a.dtype.kind == "f" else a for a in self.work
+            ]
+        try:
+            out = np.asarray(self.call(rounded))
+        except Exception:
+            return None
+        if out.shape != out0.shape:
+            return None
+        return narrow if self._unmoved_by_a_quarter(rounded, out, narrow) else None
 
     def _moved_in(
         self,

@@ -70,6 +70,11 @@ class LevelScores:
         #: Where ``s`` was a line at the smallest levels, the move by which a larger
         #: step first left it, within rounding (see :meth:`Evaluator._probe_line`).
         self.line_quantum = 0.0
+        #: The largest step of the moved element that the forward's rounding of its
+        #: inputs absorbs (half the element's ulp in the dtype it rounds them to, see
+        #: :attr:`Evaluator.input_rounding`; 0 where none is known): a level of no
+        #: larger a step that stood still shows no flatness (see :meth:`quantize_noise`).
+        self.absorbed = 0.0
         #: Per output (flat), where it stood still at every level and moved by no
         #: more than rounding at a larger step of this element (see
         #: :meth:`Evaluator._probe_unmoved`): that move, else 0.
@@ -212,6 +217,12 @@ class LevelScores:
         Where no level moved at all, the quantum ``known`` from another element of the
         same point (the outputs' quanta are the point's) applies. Returns the quantum
         found here, or None."""
+        # Levels whose steps the rounding of the inputs absorbs (x ± h is x again)
+        # stood still for that, and say nothing of s: not its flatness, nor a
+        # quantum (1 - cos(x.half()) at 223, whose float16 ulp is 0.125, stands
+        # still at steps up to 1/16 and moves on both sides, as cos does, at 1/4).
+        lost = self.still & (self.hs <= self.absorbed)
+        self.d[lost] = self.jump[lost] = np.nan
         done = np.isfinite(self.d) & np.isfinite(self.jump)
         still, moving = done & self.still, done & ~self.still
         quantum = None
@@ -247,6 +258,7 @@ class LevelScores:
         new.linear_noise = self.linear_noise
         new.point_sizes = self.point_sizes
         new.line_quantum = self.line_quantum
+        new.absorbed = self.absorbed
         new.probed = self.probed
         new.flat = self.flat
         new.still_step, new.moved_step, new.least_move = (

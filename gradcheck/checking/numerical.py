@@ -192,6 +192,17 @@ class Evaluator(ForwardRounding, PointProbes):
         #: float64 (``f(x.half())`` cast back), or None: a float64 check of the op sees
         #: these very numerics (see ``low_precision.judged_as_float64``).
         self.inner: np.dtype | None = inner
+        #: The dtype the forward rounds its inputs to: ``inner``, or one narrower
+        #: (``1 - cos(x.half())``: float16 inside, float32 outputs); None for neither.
+        self.input_rounding = self._rounds_inputs_to(inner, out0) or inner
+        if self.input_rounding is not None and self.input_rounding != inner:
+            # (differenced where the forward computes: at x rounded to that dtype, as
+            # where it is ``inner``: the analytic gradient is the one there)
+            self.work = [
+                a.astype(self.input_rounding).astype(a.dtype) if a.dtype.kind == "f" else a
+                for a in self.work
+            ]
+            out0 = self.call(self.work)
         if inner is not None:
             narrow = [a.astype(inner) if a.dtype.kind == "f" else a for a in self.work]
             try:  # (an op that rounds to float16 inside may refuse float16 inputs)
@@ -355,6 +366,7 @@ class Evaluator(ForwardRounding, PointProbes):
         h0: float,
         jump_threshold: float,
         scale: float = 1.0,
+        step_points: bool = True,
     ) -> Estimate:
         """Refined derivative of ``s`` along element ``along`` (a flat index) of input
         ``i``, or along the direction ``along`` (an array of the input's size), from
@@ -363,7 +375,9 @@ class Evaluator(ForwardRounding, PointProbes):
         direction, the largest ``max(|x_j|, 1)``), which decides how far below ``h0``
         the levels reach. The levels of the base ladder come first; the ones below it
         only when those leave a kink or an error estimate above ``jump_threshold``
-        (what matters), which is where the function may vary on the other scale."""
+        (what matters), which is where the function may vary on the other scale.
+        ``step_points=False`` leaves out the rounding measured at the step points
+        (:meth:`_step_point_sizes`; see :func:`refine_elements` for when)."""
         # The bound forward (tensors made once over `work`, which is changed in place
         # below), not `call`: per call, `call` wraps every input in a new Tensor and
         # enters no_autodiff, which profiled at about as much as a small forward.
@@ -378,7 +392,10 @@ class Evaluator(ForwardRounding, PointProbes):
         levels.tight = self.in_inner and isinstance(along, (int, np.integer))
         levels.linear_noise = self.linear_noise(i, np.abs(self.v))
         levels.powers = np.arange(len(multipliers)) - base_index
-        if self._own_dtype_rounding and isinstance(along, (int, np.integer)):
+        if self.input_rounding is not None and isinstance(along, (int, np.integer)):
+            x_j = self.work[i].reshape(-1)[along].astype(self.input_rounding)
+            levels.absorbed = float(np.spacing(np.abs(x_j))) / 2
+        if step_points and self._own_dtype_rounding and isinstance(along, (int, np.integer)):
             levels.point_sizes = self._step_point_sizes(i, int(along), h0 * float(multipliers[-1]))
         ladder = base_index + LOWEST_LEVEL  # the first level of the base ladder
         self._run_levels(i, along, h0, multipliers[ladder:], ladder, levels)
@@ -730,7 +747,8 @@ def full_estimate(
     est = Estimate(value, error, kink, curvature, ~done, 0, noise)
     which = np.flatnonzero(~done)
     if which.size:
-        refine_elements(ev, i, est, which, threshold, steps[which])
+        jumped = np.abs(jumps[which]) > max(threshold, FIRST_JUMP_FRACTION * scale)
+        refine_elements(ev, i, est, which, threshold, steps[which], jumped)
     for name in ("value", "error", "kink", "curvature", "refined", "noise"):
         setattr(est, name, getattr(est, name).reshape(shape))
     est.calls = ev.calls - calls0
@@ -744,29 +762,39 @@ def refine_elements(
     which: np.ndarray,
     jump_threshold: float,
     steps: np.ndarray | None = None,
+    jumped: np.ndarray | None = None,
 ) -> None:
     """Refine elements ``which`` (flat indices) of input ``i`` (base steps ``steps``,
     by default :func:`step_sizes`), in place of their values in ``est`` (whose arrays
-    may have any shape: they are read flat)."""
+    may have any shape: they are read flat).
+
+    ``jumped`` (per element: its first pass jumped): refined without the rounding at
+    its step points first (20 calls; it raises only a compared element's noise, and a
+    kink is not compared), again with it where no kink shows (a sort at 38 ties of 40)."""
     x = ev.work[i].reshape(-1)
-    if steps is None:
-        steps = step_sizes(x[which], ev.eps)
+    steps = step_sizes(x[which], ev.eps) if steps is None else steps
+    jumped = np.zeros(len(which), dtype=bool) if jumped is None else jumped
     flat = {name: getattr(est, name).reshape(-1) for name in ("value", "error", "kink")}
     curvature, refined, noise = (
         getattr(est, name).reshape(-1) for name in ("curvature", "refined", "noise")
     )
-    known: list[np.ndarray | None] = []
-    for j, h in zip(which, steps):
-        known.append(None if ev.output_quanta is None else ev.output_quanta.copy())
-        one = ev.refine(i, int(j), float(h), jump_threshold, abs(float(x[j])))
+
+    def refine(j: int, h: float, kink_first: bool) -> Estimate:
+        size = abs(float(x[j]))
+        one = ev.refine(i, j, h, jump_threshold, size, step_points=not kink_first)
+        one = one if one.kink or not kink_first else ev.refine(i, j, h, jump_threshold, size)
         flat["value"][j], flat["error"][j], flat["kink"][j] = one.value, one.error, one.kink
         curvature[j], refined[j], noise[j] = one.curvature, True, one.noise
+        return one
+
+    known: list[np.ndarray | None] = []
+    for j, h, first_kink in zip(which, steps, jumped):
+        known.append(None if ev.output_quanta is None else ev.output_quanta.copy())
+        refine(int(j), float(h), bool(first_kink))
     # An element refined before another showed an output's quanta (see
     # Evaluator._probe_unmoved) is refined again, with them: the quanta are the point's.
     final = ev.output_quanta
-    for j, h, before in zip(which, steps, known):
+    for j, h, before, first_kink in zip(which, steps, known, jumped):
         if final is None or (before is not None and np.array_equal(before, final)):
             continue
-        one = ev.refine(i, int(j), float(h), jump_threshold, abs(float(x[j])))
-        flat["value"][j], flat["error"][j], flat["kink"][j] = one.value, one.error, one.kink
-        curvature[j], noise[j] = one.curvature, one.noise
+        refine(int(j), float(h), bool(first_kink))

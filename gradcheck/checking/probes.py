@@ -17,6 +17,12 @@ import numpy as np
 
 from gradcheck.checking.levels import step_sizes
 from gradcheck.checking.thresholds import (
+    APART_LEVEL_BITS,
+    APART_LEVELS,
+    APART_MAX_LEVELS,
+    APART_RESOLVED_BITS,
+    APART_STEADINESS,
+    CURVATURE_GROWTH,
     EDGE_AGREEMENT,
     EDGE_LEVELS,
     EDGE_SHRINK,
@@ -50,6 +56,9 @@ class PointProbes:
         raise NotImplementedError  # (the Evaluator's)
 
     def _rounding_cap(self) -> float:
+        raise NotImplementedError  # (ForwardRounding's)
+
+    def rounding_sizes(self) -> np.ndarray:
         raise NotImplementedError  # (ForwardRounding's)
 
     def _probe_line(self, i: int, j: int, h0: float, levels: LevelScores) -> None:
@@ -86,7 +95,7 @@ class PointProbes:
         cap = self._rounding_cap() * float(np.sum(np.abs(self.v)))
         if first_off < done.size:
             move = float(off[first_off])
-            if move <= cap:
+            if move <= cap and not _curves_away(off, done, first_off):
                 levels.line_quantum = max(levels.line_quantum, move)
             return
         if levels.line_quantum > 0 or not self._own_dtype_rounding:
@@ -180,6 +189,47 @@ class PointProbes:
             values.append(value)
         return values[1], abs(values[1] - values[0])
 
+    def stands_apart(self, i: int, j: int) -> bool:
+        """Whether ``s`` at x stands apart from its neighbours along element ``j`` (flat)
+        of input ``i``: moves of the element from its ulp up to its usual step (by
+        2**:data:`APART_LEVEL_BITS` each) find :data:`APART_LEVELS` consecutive ones at
+        which ``s`` moves the same way up and down, by amounts within a factor of 2 of
+        each other, far beyond its rounding (2**:data:`APART_RESOLVED_BITS` of it) and
+        holding still (within :data:`APART_STEADINESS` x), while at every smaller move
+        it moves by as much at least on one side. Then the forward's value at x is not
+        the limit of its values around it, however small the move: x lies on a singular
+        set to within the forward's rounding (trace(inv(A)) at a matrix whose LU pivot
+        is a rounding error: 6.9e21 at A, -0.2 with an entry moved by 1e-36, and
+        anything of that size at moves of a few ulps), and every finite-difference step
+        crosses that set. A smooth function's change shrinks with the move (like h², as
+        x² at 0, or h), a kink's too, and a narrow bump that larger moves step over is
+        smooth at the smaller ones, which bound its change."""
+        size = float(np.vdot(np.abs(self.v), np.abs(self.rounding_sizes())))
+        floor = math.ldexp(self.eps * size, APART_RESOLVED_BITS)
+        flat = self.work[i].reshape(-1)
+        h = float(np.spacing(np.abs(flat[j])))
+        top = float(step_sizes(flat[[j]], self.eps)[0])
+        below, run = math.inf, 0
+        for _ in range(APART_MAX_LEVELS):
+            if h > top:
+                break
+            up, down = self.s_moved(i, j, h), self.s_moved(i, j, -h)
+            small, large = sorted((abs(up), abs(down)))
+            if not math.isfinite(large):
+                return False
+            apart = up * down > 0 and 2 * small >= large and small > floor
+            if apart and large <= APART_STEADINESS * below:
+                run += 1
+                if run >= APART_LEVELS:
+                    return True
+            else:
+                run = 0
+            below = min(below, large)
+            if below <= floor:
+                return False  # (continuous at these moves: no jump above stands apart)
+            h = math.ldexp(h, APART_LEVEL_BITS)
+        return False
+
     def s_moved(self, i: int, j: int, step: float) -> float:
         """``s`` at element ``j`` of input ``i`` moved by ``step``, less ``s`` at x:
         ``<v, f(x + step·e_j) - f(x)>``; nan where the forward raised there or an
@@ -224,3 +274,19 @@ class PointProbes:
                     last = slope
                 h = math.ldexp(h, -STEEP_LEVEL_BITS)
         return False
+
+
+def _curves_away(off: np.ndarray, done: np.ndarray, first: int) -> bool:
+    """Whether the departure of ``s`` from the smallest levels' line, ``off`` (one per
+    level of ``done``), grows from the first level off it (``first``) to the next by
+    at least :data:`CURVATURE_GROWTH`: the function's own curvature (s''·h²/2, 16 times
+    per level), not the tread of a staircase, whose departure grows with the step
+    (4 times per level) or stays one quantum. sigmoid(x.half()) at 1.9375 leaves its
+    line at the step 0.25 by s''·h²/2 = 0.0029, eleven half-ulps of float16 there and
+    below the rounding cap: read as a quantum, it floored every level by it, and the
+    pair of steps 4 and 16, agreeing by chance with the one below where sigmoid
+    saturates, gave 0.1159 against the derivative 0.1101."""
+    nxt = first + 1
+    if nxt >= done.size or done[nxt] != done[first] + 1:
+        return False
+    return bool(off[nxt] >= CURVATURE_GROWTH * off[first])

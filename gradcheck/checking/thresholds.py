@@ -64,6 +64,11 @@ LEVEL_RATIO = 4.0
 #: second difference J·h = s''·h², and D(h) - D(4h)) grows by LEVEL_RATIO² = 16.
 TRUNCATION_GROWTH = LEVEL_RATIO**2
 
+#: A departure from the smallest levels' line that grows by this much one level up is
+#: the function's curvature (it grows TRUNCATION_GROWTH x), not a staircase's tread
+#: (whose departure grows LEVEL_RATIO x at most): see ``probes._curves_away``.
+CURVATURE_GROWTH = LEVEL_RATIO**1.5
+
 #: Refinement steps, as powers of LEVEL_RATIO times the base step: from 1/16 to 64 of
 #: it, and further down for |x| != 1 (see :func:`_levels`).
 LOWEST_LEVEL, HIGHEST_LEVEL = -2, 3
@@ -212,6 +217,23 @@ NONFINITE_ELEMENTS_PROBED = 16
 #: the step, and never settles.
 STEEP_LEVEL_BITS = 8
 STEEP_RESOLVED_BITS = 10
+
+#: The forward's value at x stands apart from its neighbours' along an element (see
+#: :meth:`PointProbes.stands_apart`) where, over moves of the element from its ulp up
+#: to its usual step (2 to :data:`APART_LEVEL_BITS` apart; at most
+#: :data:`APART_MAX_LEVELS` of them), :data:`APART_LEVELS` consecutive moves see s move
+#: the same way up and down, by amounts within a factor of 2 of each other, more than 2
+#: to :data:`APART_RESOLVED_BITS` of its rounding and within :data:`APART_STEADINESS` x
+#: of the least of the moves below (a jump holds still; a smooth function's change
+#: shrinks 2**(2·bits) per level, a kink's 2**bits, and rounding changes sign at random).
+APART_LEVELS = 3
+APART_LEVEL_BITS = 4
+APART_MAX_LEVELS = 80
+APART_RESOLVED_BITS = 10
+APART_STEADINESS = 4.0
+
+#: Elements probed for a forward that stands apart (the mismatched first), at most.
+APART_ELEMENTS_PROBED = 16
 
 #: An analytic gradient element this many times the finite differences' estimate (and
 #: error) is estimated again at its own scale (see ``verdict.refined_at_own_scale``), and the

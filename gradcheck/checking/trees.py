@@ -85,6 +85,8 @@ def _is_leaf_array(value: Any) -> bool:
 def is_tree(value: Any) -> bool:
     """True for an input that is a tree of arrays, not one array: a mapping, a dataclass
     instance, or a list or tuple with an array or a tree in it."""
+    if type(value) is np.ndarray:  # (the usual input: no ABC's isinstance to ask)
+        return False
     if isinstance(value, Mapping):
         return True
     if dataclasses.is_dataclass(value) and not isinstance(value, type):

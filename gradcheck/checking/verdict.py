@@ -1,6 +1,6 @@
 """The numeric verdict of one check, as named stages (DESIGN.md "One check", steps 3-5).
 
-Each input that takes a gradient goes through the same four stages, each taking the
+Each input that takes a gradient goes through the same five stages, each taking the
 :class:`~gradcheck.checking.compare.Comparison` the last one gave and returning the one
 that stands (itself where the stage has nothing to say):
 
@@ -8,10 +8,15 @@ that stands (itself where the stage has nothing to say):
    element (``compare_full``) or random directions (``compare_fast``);
 2. :func:`noise_remeasured`: a float64 mismatch judged again beside the backward's own
    rounding, measured now (it is measured up front for float32 and float16 only);
+   then :func:`partials_not_a_gradient`: a full-mode mismatch where the partial
+   derivatives are shown to be no gradient (the op is not differentiable there);
 3. :func:`refined_at_own_scale`: a re-measured mismatch where the analytic gradient is
    far larger than the finite differences found, estimated again at its own scale;
 4. :func:`float64_rerun`: a float32 or float16 judgement weighed against the same
    backward in float64 (:mod:`gradcheck.checking.low_precision`).
+5. :func:`forward_apart`: a mismatch that stands, where the forward's value at x
+   stands apart from its neighbours' (a singular set within its rounding), is no
+   evidence: the example is skipped.
 
 :func:`numerics` runs them over the inputs and makes the result; :func:`execute` is a
 whole check's run: the structural steps (:mod:`gradcheck.checking.run`), the numeric
@@ -33,6 +38,8 @@ from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.run import _Fail, _Inconclusive, _raised, _Run
 from gradcheck.checking.screen import screened
 from gradcheck.checking.thresholds import (
+    APART_ELEMENTS_PROBED,
+    ERROR_ESTIMATE_FACTOR,
     NONFINITE_ELEMENTS_PROBED,
     OWN_SCALE_AGREEMENT,
     OWN_SCALE_RATIO,
@@ -45,9 +52,11 @@ from gradcheck.errors import CheckUsageError, ComplexStepUnsupported, TargetRais
 __all__ = [
     "execute",
     "first_comparison",
+    "forward_apart",
     "float64_rerun",
     "noise_remeasured",
     "numerics",
+    "partials_not_a_gradient",
     "refined_at_own_scale",
 ]
 
@@ -94,11 +103,18 @@ def numerics(
                 run, ev, Comparison(i, x, analytic, tol, v_max, jitter[i])
             )
             comparison = noise_remeasured(run, comparison, v, grads, jitter)
+            comparison = partials_not_a_gradient(ev, comparison)
             comparison = refined_at_own_scale(ev, comparison, chosen)
             comparison = float64_rerun(run, ev, comparison, v, chosen)
             comparisons.append((comparison, g is None))
+            if comparison.mismatched and forward_apart(run, ev, comparison):
+                break
     except ComplexStepUnsupported as exc:
         raise CheckUsageError(str(exc)) from None
+    except (SystemExit, KeyboardInterrupt) as exc:
+        # left to the search (kind exited), which says where: a step from the example
+        exc.gradcheck_perturbed = True  # type: ignore[union-attr]
+        raise
     except Exception as exc:
         if run.outside(exc):
             raise _Inconclusive(Skip.DOMAIN_ERROR) from None
@@ -107,6 +123,8 @@ def numerics(
         ) from None
     finally:
         run.forward_calls += ev.calls
+    if comparisons and comparisons[-1][0].apart:
+        raise _Inconclusive(Skip.APART)
     return _result(run, comparisons)
 
 
@@ -115,6 +133,11 @@ def _evaluator(run: _Run, v: np.ndarray) -> Evaluator:
     the check's end (a domain error: inconclusive; else a failure)."""
     try:
         return run.evaluator(v)
+    except (SystemExit, KeyboardInterrupt) as exc:
+        # the forward ran at the example before: this is a step from it (the search
+        # reports it, kind exited, and says so)
+        exc.gradcheck_perturbed = True  # type: ignore[union-attr]
+        raise
     except Exception as exc:
         if run.outside(exc):
             raise _Inconclusive(Skip.DOMAIN_ERROR) from None
@@ -189,6 +212,56 @@ def noise_remeasured(
     return again
 
 
+def partials_not_a_gradient(ev: Evaluator, comparison: Comparison) -> Comparison:
+    """A full-mode mismatch that the derivative along the mismatched elements together
+    shows to be no evidence: there the partial derivatives are no gradient, and the
+    elements are kinks (not differentiable), not failures.
+
+    Where ``s`` is differentiable, its derivative along any direction ``d`` is
+    ``<partials, d>``. Along ``d`` (the sign of analytic minus numeric on the
+    mismatched elements, one unit of each element's scale, and the same on the
+    elements tied with them in value that are neither mismatched nor kinks) a kink,
+    or a derivative off ``<partials, d>`` by more than the estimates' errors and by
+    at least half of what the analytic gradient says beside them, proves it is not.
+    A median of [0, 0, 0] has partials 0 (one element moved alone leaves it), and
+    torch's gradient (1/3 each) is a subgradient, not a bug; along (1, 1, 1) it
+    moves by 1. A wrong gradient of a differentiable op stays a failure: along ``d``
+    the partials are its derivative. One mismatched element and no tie is its own
+    partial: nothing to learn."""
+    c = comparison
+    if not (c.mismatched and c.estimated is not None):
+        return comparison
+    numeric, error, kink, curvature, noise = (np.array(a).reshape(-1) for a in c.estimated)
+    x = c.x.reshape(-1).astype(np.float64)
+    bad = np.zeros(x.size, dtype=bool)
+    bad[c.bad] = True
+    tied = np.isin(x, x[bad]) & ~bad & ~kink
+    if np.count_nonzero(bad | tied) < 2:
+        return comparison
+    analytic = c.analytic.reshape(-1).astype(np.float64)
+    mantissa, exponent = np.frexp(np.maximum(np.abs(x), 1.0))
+    d = np.where(bad, np.sign(analytic - numeric), np.where(tied, 1.0, 0.0))
+    d *= np.ldexp(1.0, exponent - (mantissa < 0.5**0.5))  # exact steps (see _FastMode)
+    t = c.abs_tol(np.where(kink, 0.0, numeric)) + c.rtol * np.abs(numeric)
+    tolerance = float(np.sqrt(np.sum((t * d) ** 2)))
+    h0 = 2.0 ** round(math.log2(np.cbrt(ev.eps)))
+    est = ev.refine(c.i, d, h0, tolerance, float(np.maximum(np.abs(x), 1.0).max()))
+    partials = float(np.nansum(numeric * d))
+    gap = abs(float(est.value) - partials)
+    allowed = tolerance + ERROR_ESTIMATE_FACTOR * (
+        float(est.error) + float(np.nansum(np.abs(d) * error))
+    )
+    said = abs(float(analytic @ d) - partials)
+    if not (est.kink or (math.isfinite(gap) and gap > allowed and gap >= said / 2)):
+        return comparison
+    kink = kink | bad
+    again = Comparison(c.i, c.x, c.analytic, c.tol, c.v_max, c.jitter)
+    judge_full(again, (numeric, error, kink, curvature, noise))
+    again.estimated = (numeric, error, kink, curvature, noise)
+    again.remeasured = c.remeasured
+    return again
+
+
 def refined_at_own_scale(ev: Evaluator, comparison: Comparison, chosen: bool) -> Comparison:
     """Stage 3: a re-measured mismatch (stage 2) judged again where the analytic
     gradient is far larger than finite differences found (see :func:`_own_scale`),
@@ -221,6 +294,36 @@ def float64_rerun(
         or judged_as_float64(run, i, x, comparison, ev, v_max)
         or comparison
     )
+
+
+def forward_apart(run: _Run, ev: Evaluator, comparison: Comparison) -> bool:
+    """Stage 5, for a mismatch that stands: whether the forward's value at x stands apart
+    from its neighbours' along some element (:meth:`Evaluator.stands_apart`; the
+    mismatched elements first, then the input's others, then the other inputs', at most
+    :data:`APART_ELEMENTS_PROBED`). There x lies on a singular set to within the
+    forward's rounding (trace(inv(A)) at a matrix whose LU pivot is a rounding error),
+    every step crosses it, and neither the finite differences nor the gradient the
+    backward computed from that forward are evidence: the example is skipped
+    (:data:`Skip.APART`). A forward continuous at x leaves the mismatch a failure."""
+    order = [(comparison.i, j) for j in dict.fromkeys(comparison.bad)]
+    order += [(comparison.i, j) for j in range(comparison.x.size)]
+    order += [
+        (i, j)
+        for i, x in enumerate(run.xs)
+        if i != comparison.i and i not in run.const and x.dtype.kind == "f"
+        for j in range(x.size)
+    ]
+    seen: set[tuple[int, int]] = set()
+    for i, j in order:
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        if len(seen) > APART_ELEMENTS_PROBED:
+            break
+        if ev.stands_apart(i, j):
+            comparison.apart = True
+            return True
+    return False
 
 
 def _own_scale(ev: Evaluator, comparison: Comparison) -> Comparison | None:

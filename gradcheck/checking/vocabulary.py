@@ -59,6 +59,10 @@ class Skip:
     #: the gradient is beyond the dtype's range (a float32 exp near 88.7, where v·e**x
     #: overflows): right or wrong, it cannot be compared
     OVERFLOW = "gradient overflows the dtype there"
+    #: the forward's value at the input stands apart from its values a few ulps away
+    #: (a singular set within its rounding: a matrix whose LU pivot is a rounding
+    #: error); every finite-difference step crosses the set, and says nothing
+    APART = "the forward is not continuous there (a singular set within its rounding)"
     #: the forward raised at a point a finite-difference step away from the drawn
     #: input, which lies within a step of a bound of the declared domain: the steps
     #: left the domain

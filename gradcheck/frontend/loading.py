@@ -43,7 +43,14 @@ from gradcheck.frontend.discovery import discover, is_operation_class, no_target
 from gradcheck.frontend.preload import is_path, split_spec
 from gradcheck.search.verifier import LoadedTarget, is_ctrl_c
 
-__all__ = ["LoadedTarget", "load_targets", "load_module", "module_targets", "split_spec"]
+__all__ = [
+    "LoadedTarget",
+    "enter_module_state",
+    "load_targets",
+    "load_module",
+    "module_targets",
+    "split_spec",
+]
 
 
 def _one_line(exc: BaseException) -> str:
@@ -59,14 +66,55 @@ def _ensure_cwd_importable() -> None:
         sys.path.insert(0, cwd)
 
 
+#: The NumPy error state (``np.seterr``, ``np.seterrcall``) that a module's import left,
+#: where it changed it, by the module as a spec names it. The state before the import is
+#: restored at once: another module's targets loaded in the same process (the worker
+#: that imports every module of a run) start from the state they have alone; the
+#: module's own targets start from its state again (:func:`enter_module_state`).
+_IMPORT_STATE: dict[str, tuple[Any, Any]] = {}
+
+
+def _numpy_error_state() -> tuple[Any, Any]:
+    import numpy as np
+
+    return np.geterr(), np.geterrcall()
+
+
+def _set_numpy_error_state(state: tuple[Any, Any]) -> None:
+    import numpy as np
+
+    np.seterr(**state[0])
+    np.seterrcall(state[1])
+
+
+def enter_module_state(spec: str) -> None:
+    """Set the NumPy error state that importing the module of ``spec`` left, where it
+    changed it: what its targets see when checked alone, whatever else was loaded."""
+    state = _IMPORT_STATE.get(split_spec(spec)[0])
+    if state is not None:
+        _set_numpy_error_state(state)
+
+
 def load_module(module: str) -> ModuleType:
-    """Import a module by dotted name or by file path.
+    """Import a module by dotted name or by file path (the NumPy error state its import
+    sets is kept for its targets alone: :func:`enter_module_state`).
 
     Raises
     ------
     ModuleLoadError
         The module does not exist or raised while it was imported.
     """
+    before = _numpy_error_state()
+    try:
+        return _import_module(module)
+    finally:
+        after = _numpy_error_state()
+        if after != before:
+            _IMPORT_STATE[module] = after
+            _set_numpy_error_state(before)
+
+
+def _import_module(module: str) -> ModuleType:
     if is_path(module):
         return _load_file(Path(module))
     _ensure_cwd_importable()

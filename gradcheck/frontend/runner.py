@@ -194,6 +194,8 @@ class _Running:
     #: The example being checked: (arrays or None, their shapes as text, check seed).
     example: tuple[list[np.ndarray] | None, str, int] | None = None
     examples_started: int = 0
+    #: The op's inputs' names, once the child has resolved the target.
+    input_names: tuple[str, ...] = ()
     done: int = 0
     progress: Callable[[int, int], None] | None = None
     #: The child's process id (its process group's too) and the end of its pipe.
@@ -645,6 +647,7 @@ class Run:
             raise InternalError(f"a worker sent {what!r} for a job it does not run")
         if what == "started":
             running.settings = rest[1]
+            running.input_names = tuple(rest[2]) if len(rest) > 2 else ()
         elif what == "example":
             (arrays, shapes), check_seed, done, total = rest[1], rest[2], rest[3], rest[4]
             running.example = (arrays, shapes, check_seed)

@@ -5,17 +5,41 @@ at the example it was checking, and ``not_run`` for a target a signal stopped.
 
 from __future__ import annotations
 
+import contextlib
 import math
+import os
+import pickle
 import signal
+import tempfile
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from gradcheck.checking.vocabulary import Kind, Verdict
 from gradcheck.frontend.jobs import Job, _size
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from gradcheck.frontend.runner import _Running
     from gradcheck.search.verifier import VerifyResult
+
+
+#: An example whose arrays hold more elements than this is sent to the coordinator by
+#: its shapes only (it names the example a hang or a crash was on).
+EXAMPLE_ELEMENTS_SENT = 4096
+
+
+def _portable(arrays: Sequence[Any]) -> tuple[list[np.ndarray] | None, str]:
+    """An example as the coordinator keeps it: the arrays when small, and always their
+    dtypes and shapes as text."""
+    import numpy as np
+
+    arrays = [np.asarray(a) for a in arrays]
+    shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
+    if sum(a.size for a in arrays) > EXAMPLE_ELEMENTS_SENT:
+        return None, shapes
+    return [np.array(a) for a in arrays], shapes
 
 
 def _how_it_ended(exitcode: int | None) -> str:
@@ -35,36 +59,139 @@ def _unfinished(
 ) -> VerifyResult:
     """The result of a target whose worker did not report one: a failure of ``kind`` at
     the example it was on (when it had started one)."""
+    return unfinished_result(
+        job.spec,
+        running.settings or {k: v for k, v in job.settings.items() if k != "seed"},
+        int(job.settings.get("seed", 0)),
+        verdict=verdict,
+        kind=kind,
+        message=message,
+        elapsed=elapsed,
+        example=running.example,
+        started=running.examples_started,
+        done=running.done,
+        input_names=running.input_names,
+    )
+
+
+def unfinished_result(
+    spec: str,
+    settings: dict[str, Any],
+    seed: int,
+    *,
+    verdict: str,
+    kind: str,
+    message: str,
+    elapsed: float,
+    example: tuple[list[np.ndarray] | None, str, int] | None,
+    started: int,
+    done: int,
+    input_names: Sequence[str] = (),
+) -> VerifyResult:
+    """A search's result made where it did not report one (its process died, ran out
+    of time, or gradcheck failed): a failure of ``kind`` at ``example``, the (arrays or
+    None, their shapes as text, check seed) of the ``started``-th example drawn, its
+    inputs named as the op names them: the command line's report and the pytest
+    plugin's alike."""
     from gradcheck.checking.result import CheckResult, Failure
     from gradcheck.search.verifier import VerifyResult
 
-    arrays, shapes, check_seed = running.example or ([], "", 0)
-    if running.example is not None:
+    arrays, shapes, check_seed = example or ([], "", 0)
+    if example is not None:
         shown = "the example below" if arrays else f"an example of shapes {shapes}"
-        message += f"; it was checking {shown} (example {running.examples_started} drawn)"
+        message += f"; it was checking {shown} (example {started} drawn)"
         message += ", too large to be shown" if not arrays else ""
     check = CheckResult(
         verdict=Verdict.FAILED,
-        target=job.spec,
+        target=spec,
         failure=Failure(kind, message),
         inputs=list(arrays or []),
-        params=dict((running.settings or job.settings).get("kwargs") or {}),
+        params=dict(settings.get("kwargs") or {}),
         seed=check_seed,
+        input_names=list(input_names),
     )
     return VerifyResult(
-        target=job.spec,
+        target=spec,
         passed=False,
         verdict=verdict,
-        examples=running.done,
+        examples=done,
         rejected=0,
         failure=check,
         max_abs_error=math.nan,
         max_rel_error=math.nan,
         error_ratio=math.nan,
         seconds=elapsed,
-        seed=int(job.settings.get("seed", 0)),
-        settings=running.settings or {k: v for k, v in job.settings.items() if k != "seed"},
+        seed=seed,
+        settings=settings,
     )
+
+
+class ExampleLog:
+    """Where a search run in a forked child (the pytest plugin's) keeps the example it
+    is on, so that the parent can report it when the child dies (``os._exit``, a
+    crash): a file rewritten before each example. In the child, :meth:`named` takes
+    the inputs' names once the target is resolved, and the log is ``verify``'s
+    ``on_example``; in the parent, :meth:`died` makes the result the command line
+    would report, and :meth:`close` removes the file."""
+
+    def __init__(self) -> None:
+        fd, self.path = tempfile.mkstemp(prefix="gradcheck-example-", suffix=".pickle")
+        os.close(fd)
+        self.started = 0
+        self.input_names: tuple[str, ...] = ()
+        self.example: tuple[list[np.ndarray] | None, str, int] | None = None
+        self.started_at = time.monotonic()
+
+    def named(self, names: Sequence[str]) -> None:
+        self.input_names = tuple(names)
+        self._write()
+
+    def __call__(self, arrays: Sequence[np.ndarray], check_seed: int) -> None:
+        self.started += 1
+        self.example = (*_portable(arrays), check_seed)
+        self._write()
+
+    def _write(self) -> None:
+        data = pickle.dumps((self.input_names, self.example, self.started))
+        with open(self.path, "wb") as stream:
+            stream.write(data)
+
+    def died(
+        self,
+        spec: str,
+        settings: dict[str, Any],
+        died: BaseException,
+        input_names: Sequence[str] = (),
+    ) -> VerifyResult:
+        """The failure of the search whose process ended (``died``, a ``WorkerDied``:
+        its message and kind): at the example it was on, its inputs named
+        ``input_names`` (else as the child named them)."""
+        message = str(died)
+        try:
+            with open(self.path, "rb") as stream:
+                names, example, started = pickle.loads(stream.read())
+        except Exception:  # nothing written (it died loading the target) or cut short
+            names, example, started = (), None, 0
+        if example is None:
+            message += " before its first example (while loading it?)"
+        given = {k: v for k, v in settings.items() if k != "seed"}
+        return unfinished_result(
+            spec,
+            given,
+            int(settings.get("seed") or 0),
+            verdict=Verdict.FAILED,
+            kind=getattr(died, "kind", None) or Kind.WORKER_DIED,
+            message=message,
+            elapsed=time.monotonic() - self.started_at,
+            example=example,
+            started=started,
+            done=max(started - 1, 0),
+            input_names=input_names or names,
+        )
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
 
 
 def _not_run(job: Job, running: _Running | None, signum: int) -> VerifyResult:

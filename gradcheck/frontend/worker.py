@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from multiprocessing.connection import Connection, wait
 from typing import TYPE_CHECKING, Any
 
+from gradcheck.checking.vocabulary import Kind
 from gradcheck.errors import (
     GradcheckError,
     InternalError,
@@ -33,7 +34,7 @@ from gradcheck.errors import (
 )
 from gradcheck.frontend.jobs import Job, WorkerSetup, _size
 from gradcheck.frontend.process_state import ProcessState, changes, is_own_target
-from gradcheck.frontend.unfinished import _how_it_ended
+from gradcheck.frontend.unfinished import _how_it_ended, _portable
 
 if TYPE_CHECKING:
     import numpy as np
@@ -41,21 +42,17 @@ if TYPE_CHECKING:
     from gradcheck.search.verifier import LoadedTarget, VerifyResult
 
 
-#: An example whose arrays hold more elements than this is sent to the coordinator by
-#: its shapes only (it names the example a hang or a crash was on).
-EXAMPLE_ELEMENTS_SENT = 4096
-
-
 def run_job(
     job: Job,
     target: LoadedTarget | None = None,
     progress: Callable[[int, int], None] | None = None,
     on_example: Callable[[Sequence[np.ndarray], int], None] | None = None,
-    started: Callable[[dict[str, Any]], None] | None = None,
+    started: Callable[[dict[str, Any], tuple[str, ...]], None] | None = None,
 ) -> VerifyResult:
     """Check one job in this process (``target`` is loaded from ``job.spec`` when not
-    given); ``started`` receives the effective settings before the first example."""
-    from gradcheck.frontend.loading import load_targets
+    given); ``started`` receives the effective settings and the inputs' names before
+    the first example."""
+    from gradcheck.frontend.loading import enter_module_state, load_targets
     from gradcheck.search.verifier import resolved_options, verify
 
     if target is None:
@@ -63,12 +60,13 @@ def run_job(
         if len(found) != 1:
             raise LoadError(f"'{job.spec}' names {len(found)} targets, not one")
         target = found[0]
+    enter_module_state(job.spec)
     checked: Any = target
     if started is not None:
         # resolved once: verify below takes the resolved target as it is
         given = {k: v for k, v in job.settings.items() if k != "seed"}
         checked, settings = resolved_options(target, given)
-        started(settings)
+        started(settings, tuple(checked.input_names))
     with warnings.catch_warnings():
         # NumPy's "invalid value encountered in log" and the like, from the op evaluated
         # at generated and perturbed points: the checker reports what matters (a
@@ -416,8 +414,8 @@ def _serve_one(conn: Connection, index: int, job: Job, start: ProcessState | Non
     def on_example(arrays: Sequence[np.ndarray], check_seed: int) -> None:
         conn.send(("example", index, _portable(arrays), check_seed, *counted))
 
-    def started(settings: dict[str, Any]) -> None:
-        conn.send(("started", index, _picklable(settings)))
+    def started(settings: dict[str, Any], names: tuple[str, ...]) -> None:
+        conn.send(("started", index, _picklable(settings), names))
 
     try:
         result = run_job(job, progress=progress, on_example=on_example, started=started)
@@ -485,18 +483,6 @@ def _safe_str(value: Any, how: Callable[[Any], str] = str) -> str:
         return f"<{type(value).__name__} object whose {how.__name__}() raised>"
 
 
-def _portable(arrays: Sequence[Any]) -> tuple[list[np.ndarray] | None, str]:
-    """An example as the coordinator keeps it: the arrays when small, and always their
-    dtypes and shapes as text."""
-    import numpy as np
-
-    arrays = [np.asarray(a) for a in arrays]
-    shapes = ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
-    if sum(a.size for a in arrays) > EXAMPLE_ELEMENTS_SENT:
-        return None, shapes
-    return [np.array(a) for a in arrays], shapes
-
-
 def _transportable(exc: BaseException) -> BaseException:
     """The error to raise in the coordinator: a GradcheckError as it is (when it
     pickles), anything else as a RemoteError with its traceback text."""
@@ -559,12 +545,11 @@ def _call_in_child(
         try:
             payload: tuple[str, Any] = ("returned", function(*args, **kwargs))
         except (SystemExit, KeyboardInterrupt) as exc:
-            payload = (
-                "raised",
-                WorkerDied(
-                    f"the op raised {exception_text(exc)}, which would have ended the test session"
-                ),
+            died = WorkerDied(
+                f"the op raised {exception_text(exc)}, which would have ended the test session"
             )
+            died.kind = Kind.EXITED  # as a search reports it: the op's, not its process's end
+            payload = ("raised", died)
         except Exception as exc:
             payload = ("raised", exc)
         try:

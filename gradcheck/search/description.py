@@ -205,8 +205,20 @@ class Description:
 
     def as_dict(self) -> dict[str, Any]:
         """The declared values only (``None`` left out)."""
-        values = {f.name: getattr(self, f.name) for f in fields(self)}
+        values = {name: getattr(self, name) for name in _field_names(type(self))}
         return {k: v for k, v in values.items() if v is not None}
+
+
+_FIELD_NAMES: dict[Any, tuple[str, ...]] = {}
+
+
+def _field_names(cls: Any) -> tuple[str, ...]:
+    """The fields of a description's class, read once (``check`` reads a description
+    at every example of a search)."""
+    names = _FIELD_NAMES.get(cls)
+    if names is None:
+        names = _FIELD_NAMES[cls] = tuple(f.name for f in fields(cls))
+    return names
 
 
 def describe(

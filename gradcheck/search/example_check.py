@@ -226,6 +226,12 @@ class _OutOfTime(BaseException):
     failure shrinks)."""
 
 
+class _Kinked(BaseException):
+    """Ends a later part of a search whose draws were not differentiable more than
+    ``_Search.kink_limit`` times (see :func:`gradcheck.search.examples.distinct_after_kinks`);
+    a BaseException, as :class:`_OutOfTime`, never raised while a failure shrinks."""
+
+
 class _Search:
     """The body of the Hypothesis test, and what it has seen: each example's check,
     counted, rejected where the op is not differentiable, raised where it fails."""
@@ -255,6 +261,13 @@ class _Search:
         self.arity = 1
         #: whether the examples now are a search of fixed shapes
         self.fixed = False
+        #: the examples before the search drew distinct values, where it did (see
+        #: :func:`gradcheck.search.examples.distinct_after_kinks`)
+        self.distinct_from: int | None = None
+        #: in a later part of the search, how many of its draws may be skipped as not
+        #: differentiable before it ends (:class:`_Kinked`), and how many were
+        self.kink_limit: int | None = None
+        self.phase_kinks = 0
         # A usage error met while checking (the op rejects its parameters...) ends
         # the run: it is re-raised after the search, which must not shrink it.
         self.fatal: GradcheckError | None = None
@@ -360,6 +373,10 @@ class _Search:
         if searching:
             self.rejected += 1
             self.skipped[reason] = self.skipped.get(reason, 0) + 1
+            if reason == Skip.NOT_DIFFERENTIABLE and self.kink_limit is not None:
+                self.phase_kinks += 1
+                if self.phase_kinks > self.kink_limit:
+                    raise _Kinked
         reject()
 
     def going_on(self, verdict: str) -> bool:

@@ -42,6 +42,8 @@ def _result(
         note = note if search.domain.refuses_broadcast else ""  # (--broadcast: the hint)
     if search.domain.rejected:
         note = "; ".join(n for n in (note, search.domain.note()) if n)
+    if search.distinct_from is not None:
+        note = "; ".join(n for n in (note, _distinct(search)) if n)
     # The worst seen, over every example (a failure shrinks to a small input, where
     # the bug may be small; the size of the bug is what the search saw).
     abs_err, rel_err, ratio = search.max_abs, search.max_rel, search.max_ratio
@@ -87,6 +89,15 @@ def _result(
         max_rel_error_at=rel_at,
         shapes=_shapes_line(search, options),
         budget_spent=search.out_of_time and failure is None,
+    )
+
+
+def _distinct(search: _Search) -> str:
+    """What a search that went on with distinct values says of it."""
+    n = search.distinct_from
+    return (
+        f"not differentiable at many draws (ties, kinks): the examples after the first "
+        f"{n} drew distinct values (as --unique)"
     )
 
 
@@ -189,6 +200,7 @@ def _unsatisfied(skipped: Mapping[str, int], *, drawn: bool = True) -> str:
         Skip.BACKWARD_DOMAIN_ERROR: "declare the domain where the op is defined",
         Skip.RAISED_NEAR: "keep the declared domain a step inside where the op raises",
         Skip.OVERFLOW: "declare a domain where the gradient fits the dtype",
+        Skip.APART: "declare a domain away from where the op is singular",
         Skip.NOTHING: "give shapes with at least one element",
         Skip.SHAPE: "the shapes are below",
     }
@@ -250,7 +262,15 @@ def _exited(
     frame = user_frame(exc.__traceback__)
     text = f"{type(exc).__name__}({', '.join(map(repr, exc.args))})"
     how = " (sys.exit)" if isinstance(exc, SystemExit) else ""
-    message = f"the op raised {text}{how}, which would have ended the run"
+    where = ""
+    if getattr(exc, "gradcheck_perturbed", False):
+        where = " at a perturbed input (a finite-difference step from the example below)"
+    message = f"the op raised {text}{how}{where}, which would have ended the run"
+    params = dict(options.get("kwargs") or {})
+    try:  # named as the op names them, as every other failure's inputs are
+        names = list(tgt.signature.given(params).input_names)[: len(arrays)]
+    except Exception:
+        names = []
     return CheckResult(
         verdict=Verdict.FAILED,
         target=tgt.name,
@@ -261,6 +281,7 @@ def _exited(
             frame=frame,
         ),
         inputs=[np.array(a) for a in arrays],
-        params=dict(options.get("kwargs") or {}),
+        params=params,
         seed=seed,
+        input_names=names,
     )

@@ -30,6 +30,7 @@ from gradcheck.search.example_check import SCREEN_GROUP_SIZE as SCREEN_GROUP_SIZ
 from gradcheck.search.example_check import (
     _ExampleFailed,
     _in_full,
+    _Kinked,
     _OutOfMemory,
     _OutOfTime,
     _Rejected,
@@ -37,8 +38,10 @@ from gradcheck.search.example_check import (
     is_ctrl_c,
 )
 from gradcheck.search.examples import (
+    KINKED_DRAWS,
     _invalid,
     broadcast_examples,
+    distinct_after_kinks,
     inputs_strategy,
     large_examples,
     size_one_shapes,
@@ -381,35 +384,65 @@ def _run(
     n_main = options["max_examples"] - n_large - n_broadcast - each * len(fixed_shapes)
     outcome = _phase(search, inputs_strategy(resolved, options), n_main, seed)
     failure, verdict, note = outcome
+    distinct_after_kinks(search, options)
     for k, shape in enumerate(fixed_shapes):
         if not search.going_on(verdict):
             break
         search.fixed = True
         fixed = {**options, "shapes": (shape,) * search.arity}
-        outcome = _phase(search, inputs_strategy(resolved, fixed), each, seed + 4 + k)
+        outcome = _later_phase(search, resolved, fixed, each, seed + 4 + k)
         search.fixed = False
         if outcome[1] != Verdict.INCONCLUSIVE:  # (the op does not take the shape)
             failure, verdict, note = outcome
     if n_broadcast and search.going_on(verdict):
         # A search of its own, so that its share does not depend on which shapes
         # Hypothesis happens to repeat; ended early where the op rejects them.
-        strategy = inputs_strategy(resolved, options, broadcast=True)
         before = search.examples
-        outcome = _phase(search, strategy, n_broadcast, seed + 2)
+        outcome = _later_phase(search, resolved, options, n_broadcast, seed + 2, broadcast=True)
         if outcome[1] != Verdict.INCONCLUSIVE:
             failure, verdict, note = outcome
         elif search.domain.refuses_broadcast:  # the rest of its share in equal shapes
             left = n_broadcast - (search.examples - before)
-            outcome = _phase(search, inputs_strategy(resolved, options), left, seed + 3)
+            outcome = _later_phase(search, resolved, options, left, seed + 3)
             if outcome[1] != Verdict.INCONCLUSIVE:
                 failure, verdict, note = outcome
     if n_large and search.going_on(verdict):
         search.large = True
-        outcome = _phase(search, inputs_strategy(resolved, options, large=True), n_large, seed + 1)
+        outcome = _later_phase(search, resolved, options, n_large, seed + 1, large=True)
         if outcome[1] != Verdict.INCONCLUSIVE:  # (every large draw skipped: no news)
             failure, verdict, note = outcome
     seconds = time.perf_counter() - start
     return _result(search, name, options, seed, seconds, failure, verdict, note)
+
+
+def _later_phase(
+    search: _Search,
+    resolved: ResolvedTarget,
+    options: dict[str, Any],
+    max_examples: int,
+    seed: int,
+    **how: bool,
+) -> tuple[Any, str, str]:
+    """A later part of the search (``how``: ``large`` or ``broadcast``, of
+    :func:`inputs_strategy`), of distinct values where the search draws them (see
+    :func:`distinct_after_kinks`); one whose draws are not differentiable more than
+    :data:`KINKED_DRAWS` times its examples goes on with distinct values."""
+    if search.distinct_from is not None:
+        options = {**options, "unique": True}
+    before = search.examples
+    search.phase_kinks, search.kink_limit = 0, KINKED_DRAWS * max(max_examples, 1)
+    try:
+        return _phase(search, inputs_strategy(resolved, options, **how), max_examples, seed)
+    except _Kinked:
+        pass
+    finally:
+        search.kink_limit = None
+    search.distinct_from = search.examples
+    left = max_examples - (search.examples - before)
+    if left <= 0:
+        return None, Verdict.PASSED, ""
+    distinct = {**options, "unique": True}
+    return _phase(search, inputs_strategy(resolved, distinct, **how), left, seed)
 
 
 def _phase(search: _Search, strategy: Any, max_examples: int, seed: int) -> tuple[Any, str, str]:

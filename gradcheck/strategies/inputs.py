@@ -15,6 +15,7 @@ from hypothesis.extra import numpy as hnp
 
 from gradcheck.checking.signature import op_signature
 from gradcheck.engine.operation import Operation
+from gradcheck.strategies._built_once import BOOLEAN, arrays_once, booleans_once, integers_once
 from gradcheck.strategies._floats import (
     REACH,
     interval_floats,
@@ -362,14 +363,14 @@ def _search_shapes(
     (:data:`SCALAR_REDRAWS`), each side uniformly (size 1 a quarter of the time at
     the default sides); broadcast shapes come from it, see :func:`_broadcast_from`."""
     (min_dims, max_dims), (min_side, max_side) = dims, sides
-    ndim = draw(st.integers(min_dims, max_dims))
+    ndim = draw(integers_once(min_dims, max_dims))
     for _ in range(SCALAR_REDRAWS + int(reduces)):
         if ndim:
             break
-        ndim = draw(st.integers(min_dims, max_dims))
+        ndim = draw(integers_once(min_dims, max_dims))
     if broadcast and not ndim:
         ndim = 1  # (0-d inputs all have the same shape)
-    shape = tuple(draw(st.integers(min_side, max_side)) for _ in range(ndim))
+    shape = tuple(draw(integers_once(min_side, max_side)) for _ in range(ndim))
     if not broadcast or arity < 2:
         return (shape,) * arity
     return _broadcast_from(draw, shape, arity, min_dims)
@@ -385,9 +386,9 @@ def _broadcast_from(
     with its first side above 1 made 1 (the simplest broadcast)."""
     out = []
     for _ in range(arity):
-        drop = draw(st.integers(0, max(0, len(shape) - min_dims)))
+        drop = draw(integers_once(0, max(0, len(shape) - min_dims)))
         kept = shape[drop:]
-        ones = draw(st.lists(st.booleans(), min_size=len(kept), max_size=len(kept)))
+        ones = draw(booleans_once(len(kept)))
         out.append(tuple(1 if one else side for side, one in zip(kept, ones)))
     if len(set(out)) == 1:
         if out[0] != shape:
@@ -448,16 +449,16 @@ def _sized_shapes(
 
     @st.composite
     def draw(data: st.DrawFn) -> tuple[tuple[int, ...], ...]:
-        ndim = data(st.integers(min_dims, max_dims))
-        n = data(st.integers(low, high))
+        ndim = data(integers_once(min_dims, max_dims))
+        n = data(integers_once(low, high))
         top = 8 if ndim == 2 else 4
-        lead = [data(st.integers(1, top)) for _ in range(ndim - 1)]
+        lead = [data(integers_once(1, top)) for _ in range(ndim - 1)]
         shape = (*lead, -(-n // int(np.prod(lead))))
         if not broadcast:
             return (shape,) * arity
         others = []
         for _ in range(arity - 1):
-            keep = data(st.lists(st.booleans(), min_size=ndim, max_size=ndim))
+            keep = data(booleans_once(ndim))
             others.append(tuple(side if k else 1 for side, k in zip(shape, keep)))
         return (shape, *others)
 
@@ -527,6 +528,8 @@ class _Draws:
 NEAR_TIE_EXPONENTS = (-5.5, -3.0)
 #: One unique draw in this many holds a near-tie.
 NEAR_TIE_ONE_IN = 4
+_NEAR_TIE_POWER = st.floats(*NEAR_TIE_EXPONENTS)
+_SIGN = st.sampled_from((1.0, -1.0))
 
 
 @st.composite
@@ -550,7 +553,7 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
         return tuple(drawn)
     arrays: list[Any] = [None] * len(per_input)
     for i in spec.discrete:
-        arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i]))
+        arrays[i] = draw(arrays_once(dtypes[i], input_shapes[i], per_input[i]))
     if grid is not None:
         sizes = [int(np.prod(input_shapes[i])) for i in floats]
         total = sum(sizes)
@@ -574,7 +577,7 @@ def _draw_inputs(draw: st.DrawFn, spec: _Draws, unique: bool) -> tuple[np.ndarra
     # One domain per input (or the caller's own elements): distinct values per
     # input, then reject draws with two values closer than `margin`.
     for i in floats:
-        arrays[i] = draw(hnp.arrays(dtypes[i], input_shapes[i], elements=per_input[i], unique=True))
+        arrays[i] = draw(arrays_once(dtypes[i], input_shapes[i], per_input[i], unique=True))
     assume(_min_gap([arrays[i] for i in floats]) >= spec.margin)
     return tuple(arrays)
 
@@ -603,7 +606,7 @@ def draw_array(
     None; else :func:`_large_array`."""
     size = int(np.prod(shape))
     if spread is None or size <= SPARSE_LIMIT:
-        return draw(hnp.arrays(dtype, shape, elements=elements))
+        return draw(arrays_once(dtype, shape, elements))
     return _large_array(draw, dtype, shape, elements, spread)
 
 
@@ -632,13 +635,13 @@ def _large_array(
     dtype = np.dtype(dtype)
     # (the spread and the count first: a shrink lowers them before it simplifies the
     # value, which it could not move out of a failing region once spread lay there)
-    level = draw(st.integers(0, SPREAD_LEVELS), label="bulk spread")
-    count = 2 ** draw(st.integers(0, MARKED_POWERS), label="marked elements") - 1
+    level = draw(integers_once(0, SPREAD_LEVELS), label="bulk spread")
+    count = 2 ** draw(integers_once(0, MARKED_POWERS), label="marked elements") - 1
     center = draw(elements, label="bulk value")
     if level == count == 0:
         # (no seed drawn: one value is the shortest draw, what a shrink prefers)
         return np.full(shape, center, dtype=dtype)
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="bulk seed"))
+    rng = np.random.default_rng(draw(integers_once(0, 2**32 - 1), label="bulk seed"))
     if level == 0:
         flat = np.full(size, center, dtype=dtype)
     else:
@@ -681,9 +684,9 @@ def _large_positions(draw: st.DrawFn, spec: _Draws, total: int) -> np.ndarray:
     assert spec.grid is not None
     # (more elements than well-conditioned values: some of the reach's are needed)
     pool = max(spec.bulk or spec.grid.size, total)
-    level = draw(st.integers(0, SPREAD_LEVELS), label="bulk spread")
+    level = draw(integers_once(0, SPREAD_LEVELS), label="bulk spread")
     span = total + (pool - total) * (2**level - 1) // (2**SPREAD_LEVELS - 1)
-    seed = draw(st.integers(0, 2**32 - 1), label="bulk seed")
+    seed = draw(integers_once(0, 2**32 - 1), label="bulk seed")
     positions = np.random.default_rng(seed).choice(span, size=total, replace=False)
     if 0 < spec.bulk < spec.grid.size:
         moved = st.tuples(st.integers(0, total - 1), st.integers(spec.bulk, spec.grid.size - 1))
@@ -707,13 +710,13 @@ def _with_reach(draw: st.DrawFn, array: np.ndarray, extra: Any) -> np.ndarray:
     """``array`` with some of its elements (a count shrinking to none) replaced by the
     reach's values: drawn after the array, so that a failure that needs none of them
     shrinks as the well-conditioned values alone do."""
-    count = draw(st.integers(0, min(array.size, REACH_ELEMENTS)), label="reach count")
+    count = draw(integers_once(0, min(array.size, REACH_ELEMENTS)), label="reach count")
     if not count:
         return array
     out = array.copy()
     flat = out.reshape(-1)
     for _ in range(count):
-        flat[draw(st.integers(0, array.size - 1))] = draw(extra)
+        flat[draw(integers_once(0, array.size - 1))] = draw(extra)
     return out
 
 
@@ -732,14 +735,14 @@ def _rank_deficient(draw: st.DrawFn, array: np.ndarray) -> np.ndarray:
     the domain; another array (not square) is left as it is, with nothing drawn."""
     if array.ndim < 2 or array.shape[-1] != array.shape[-2] or array.shape[-1] < 2:
         return array
-    if draw(st.integers(0, RANK_DEFICIENT_ONE_IN - 1), label="rank-deficient") != 0:
+    if draw(integers_once(0, RANK_DEFICIENT_ONE_IN - 1), label="rank-deficient") != 0:
         return array
     n = array.shape[-1]
-    i = draw(st.integers(0, n - 1))
-    j = draw(st.integers(0, n - 2))
+    i = draw(integers_once(0, n - 1))
+    j = draw(integers_once(0, n - 2))
     j += j >= i
     out = array.copy()
-    if draw(st.booleans()):
+    if draw(BOOLEAN):
         out[..., j, :] = out[..., i, :]  # a repeated row
     else:
         out[..., :, j] = out[..., :, i]  # a repeated column
@@ -752,10 +755,10 @@ def _with_sampled_reach(draw: st.DrawFn, array: np.ndarray, spec: _Draws, i: int
     drawn seed (:func:`~gradcheck.strategies._floats.sample_reach_values`), two draws
     where drawing each element's position and value cost 0.4 ms an example at 2,000
     elements. The count shrinks to none as :func:`_with_reach`'s does."""
-    count = draw(st.integers(0, REACH_ELEMENTS), label="reach count")
+    count = draw(integers_once(0, REACH_ELEMENTS), label="reach count")
     if not count:
         return array
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1), label="reach seed"))
+    rng = np.random.default_rng(draw(integers_once(0, 2**32 - 1), label="reach seed"))
     lo, hi = spec.domains[i]
     margin = spec.margins[i] if spec.margins else spec.margin
     values = sample_reach_values(
@@ -773,13 +776,13 @@ def _near_tie(
     a relative gap of 10**u, u in :data:`NEAR_TIE_EXPONENTS` (a mask that tells ties
     apart with a tolerance is wrong there), when the moved value stays in the domain,
     ``margin`` from avoided points and from every other value."""
-    if flat.size < 2 or draw(st.integers(0, NEAR_TIE_ONE_IN - 1), label="near-tie") != 0:
+    if flat.size < 2 or draw(integers_once(0, NEAR_TIE_ONE_IN - 1), label="near-tie") != 0:
         return flat
-    i = draw(st.integers(0, flat.size - 1))
-    j = draw(st.integers(0, flat.size - 2))
+    i = draw(integers_once(0, flat.size - 1))
+    j = draw(integers_once(0, flat.size - 2))
     j += j >= i
-    u = draw(st.floats(*NEAR_TIE_EXPONENTS))
-    sign = draw(st.sampled_from((1.0, -1.0)))
+    u = draw(_NEAR_TIE_POWER)
+    sign = draw(_SIGN)
     base = float(flat[i])
     moved = flat.dtype.type(base + sign * 10.0**u * max(1.0, abs(base)))
     lo, hi = domain if domain is not None else (-np.inf, np.inf)

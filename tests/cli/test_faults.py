@@ -129,6 +129,9 @@ def test_an_op_that_exits_or_kills_its_process_fails_alone(ops: Path, jobs: str)
     assert "signal 9 (SIGKILL)" in died["ops:KilledBySignal"]
     # the example it was on
     assert found["ops:OsExit"]["failure"]["inputs"]
+    # named as the op names them, as every other failure's inputs are (was [])
+    assert found["ops:OsExit"]["failure"]["input_names"] == ["x"]
+    assert found["ops:ExitsInForward"]["failure"]["input_names"] == ["x"]
     assert "SystemExit(3)" in found["ops:ExitsInBackward"]["failure"]["message"]
     assert (ops / "r.xml").read_text().count("<testcase") == len(names)
     assert "internal error" not in out.stderr and "Traceback" not in out.stderr

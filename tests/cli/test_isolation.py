@@ -232,6 +232,42 @@ def test_a_targets_state_does_not_decide_the_next_ones_verdict(
     assert verdicts(together) == verdicts(reversed_)
 
 
+POLLUTER_AT_IMPORT = textwrap.dedent(
+    """
+    import numpy as np
+    import gradcheck as mg
+
+    np.seterr(all="raise")  # at import: in the process that imports every module
+
+
+    class Underflows(mg.Operation):
+        def __call__(self, x):
+            self.variables = (x,)
+            return x.data + 0.0 * np.exp(-1e4 - x.data**2)
+
+        def backward_var(self, grad, index, **kw):
+            return grad * np.ones_like(self.variables[0].data)
+    """
+)
+
+
+def test_a_modules_error_state_set_at_import_is_its_own_targets_alone(ops: Path):
+    # The module that sets np.seterr(all="raise") at import decided the verdict of
+    # another module's target, loaded in the same worker (its Replay passed alone);
+    # its own target keeps the state it has alone, in any order.
+    (ops / "raises.py").write_text(POLLUTER_AT_IMPORT)
+    victim, own = "ops:Underflows", "raises:Underflows"
+    alone = {
+        name: verdicts(gradcheck(ops, "verify", name, *FAST, "--format", "json"))[name]
+        for name in (victim, own)
+    }
+    assert alone == {victim: "passed", own: "failed"}
+    for order in ([own, victim], [victim, own]):
+        for jobs in ("1", "2"):
+            run = gradcheck(ops, "verify", *order, *FAST, "--jobs", jobs, "--format", "json")
+            assert verdicts(run) == alone, (order, jobs, run.stdout)
+
+
 # -- 3. what a target started ends with it; workers may start processes ------------------
 
 

@@ -627,3 +627,56 @@ def test_the_junit_failure_is_the_command_lines_report(ops_dir):
     replay = "Replay: gradcheck verify report_ops:Affine --max-examples 20 --seed 7"
     assert text.rstrip().endswith(replay)
     assert _timeless(text.strip()) in _timeless(out.stdout)
+
+
+class MeanOfSquaresOverN(Operation):
+    """mean(x**2), whose backward divides by the size once more (a JAX user's bug):
+    at x = [1, 1], 0.5 where the gradient is 1. Its numbers there are float16's, so
+    the tolerance allows for a backward that rounds v to float16 (a few float16 eps)."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return np.mean(x.data**2)
+
+    def backward_var(self, grad, index, **kwargs):
+        x = self.variables[0].data
+        return grad * 2 * x / x.size / x.size
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_an_upstream_rounding_allowance_is_no_size_of_the_gradient(seed):
+    # analytic 0.5 against numeric 1 is a relative error of 0.5 (was 1.3e-5: the
+    # allowance, 4 float16 eps, over rtol = 1e-7 counted as the gradient's size)
+    result = gradcheck.check(MeanOfSquaresOverN, np.array([1.0, 1.0]), seed=seed)
+    assert result.verdict == "failed"
+    assert [e.rel_error for e in result.failure.worst] == [0.5, 0.5]
+    assert result.max_rel_error == 0.5
+    assert "Max relative difference: 0.5 " in str(result)
+
+
+class ExitsAboveOne(Operation):
+    """2x, whose forward calls sys.exit above 1 + 1e-7: at x = 1 only a step of the
+    finite differences reaches it."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        if np.any(x.data > 1 + 1e-7):
+            raise SystemExit(0)
+        return 2 * x.data
+
+    def backward_var(self, grad, index, **kwargs):
+        return 2 * grad
+
+
+def test_an_op_that_exits_a_step_away_is_reported_as_that():
+    # shrunk to x = 1, where the forward runs: the report says the exit came at a
+    # perturbed input (was: as if at the example shown, which runs there)
+    result = verify(ExitsAboveOne, max_examples=30, seed=0, domain=(0.5, 3.0))
+    failure = result.failure.failure
+    assert failure.kind == "exited"
+    shown = float(np.asarray(result.failure.inputs[0]).max())
+    if shown <= 1 + 1e-7:
+        assert "at a perturbed input" in failure.message
+    else:  # (a draw above 1 exits at the example itself)
+        assert "at a perturbed input" not in failure.message
+    assert result.failure.input_names == ["x"]

@@ -740,3 +740,96 @@ def test_a_collected_target_fails_with_the_command_lines_report(sandbox):
     assert ours == _block(cli.output, start)
     assert "x (float64" in ours
     assert ours.endswith("Replay: gradcheck verify myops:WrongSquare --seed 0")
+
+
+QUITS = """
+import os
+import gradcheck as mg
+
+
+class Quits(mg.Operation):
+    def __call__(self, x):
+        self.variables = (x,)
+        os._exit(0)
+
+    def backward_var(self, grad, index, **kwargs):
+        return grad
+"""
+
+
+def test_an_op_that_ends_its_process_is_reported_with_its_example_as_the_cli_does(sandbox):
+    # Both fixtures and a collected target: the failure, the example it was on (its
+    # inputs named, their values) and the replay, as `gradcheck verify` reports it (was
+    # one line: "the process checking it exited with code 0", no example, no replay).
+    sandbox.makepyfile(quits=QUITS)
+    sandbox.makefile(
+        ".toml",
+        pyproject="[tool.gradcheck]\nmax-examples = 5\n\n"
+        '[[tool.gradcheck.targets]]\ntarget = "quits:Quits"\n',
+    )
+    sandbox.makepyfile(
+        test_quits="""
+        import numpy as np
+        from quits import Quits
+
+        def test_check(gradcheck):
+            gradcheck(Quits, np.array([1.5, -2.0]))
+
+        def test_verify(gradcheck_verify):
+            gradcheck_verify(Quits, max_examples=5)
+        """
+    )
+    result = sandbox.runpytest(*PLUGIN, "--gradcheck")
+    result.assert_outcomes(failed=3)
+    text = result.stdout.str()
+    assert text.count("Quits failed: worker_died") == 3
+    assert text.count("inputs: x float64[") == 3
+    assert "E       x (float64[2]):\nE         [ 1.5, -2. ]\n" in text
+    result.stdout.fnmatch_lines(
+        [
+            "*Replay: pytest test_quits.py::test_check --gradcheck-seed 0*",
+            "*it was checking the example below (example 1 drawn)*",
+            "*Replay: pytest test_quits.py::test_verify --gradcheck-seed 0*",
+        ]
+    )
+    result.stdout.fnmatch_lines(["*Replay: gradcheck verify quits:Quits --seed 0*"])
+
+
+def test_an_op_that_raises_system_exit_fails_the_check_fixture_as_exited(sandbox):
+    # as a search reports it (kind `exited`), with the inputs it was given, named
+    sandbox.makepyfile(
+        test_exits="""
+        import sys
+        import numpy as np
+        import gradcheck as mg
+
+        class Exits(mg.Operation):
+            def __call__(self, x):
+                self.variables = (x,)
+                sys.exit(0)
+
+            def backward_var(self, grad, index, **kwargs):
+                return grad
+
+        def test_check(gradcheck):
+            gradcheck(Exits, np.array([0.25]))
+        """
+    )
+    result = sandbox.runpytest(*PLUGIN)
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Exits failed: exited*", "*SystemExit*", "*inputs: x float64*"])
+
+
+def test_the_replay_names_the_test_from_where_pytest_was_started(sandbox, monkeypatch):
+    # started in a subfolder of the rootdir, the command runs from there (the node
+    # ID, relative to the rootdir, named a file that is not there: sub/sub/test_it.py)
+    sandbox.makeini("[pytest]\n")
+    sub = sandbox.mkdir("sub")
+    (sub / "test_it.py").write_text(
+        "import numpy as np\nfrom myops import WrongSquare\n\n\n"
+        "def test_wrong(gradcheck):\n    gradcheck(WrongSquare, np.array([1.5]))\n"
+    )
+    monkeypatch.chdir(sub)
+    result = sandbox.runpytest(*PLUGIN, "test_it.py")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["*Replay: pytest test_it.py::test_wrong --gradcheck-seed 0*"])

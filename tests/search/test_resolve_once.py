@@ -92,8 +92,11 @@ def test_a_job_reads_its_target_once_for_its_settings_and_its_search(
     seen: list[dict[str, Any]] = []
     job = Job("tests:square", {"max_examples": 6, "seed": 1})
     target = LoadedTarget("tests:square", square)
-    result = gradcheck.frontend.worker.run_job(job, target, started=seen.append)
+    result = gradcheck.frontend.worker.run_job(
+        job, target, started=lambda settings, names: seen.append({**settings, "names": names})
+    )
     assert result.passed and seen and seen[0]["max_examples"] == 6
+    assert seen[0]["names"] == ("x",)  # the inputs' names, for a report made without it
     assert dict(readings) == ONCE
 
 

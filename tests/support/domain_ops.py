@@ -118,3 +118,29 @@ class SolveRaisingValueError(Solve):
 
     def backward_var(self, grad, index, **kwargs):
         raise ValueError("not a domain error")
+
+
+class TraceInverse(gradcheck.Operation):
+    """trace(inv(a)); ``factor`` and ``transpose`` make wrong twins (a gradient 1.001
+    times too large, or the transpose left out, wrong where a is not symmetric)."""
+
+    factor = 1.0
+    transpose = True
+
+    def __call__(self, a):
+        self.variables = (a,)
+        self.inv = np.linalg.inv(a.data)
+        return np.trace(self.inv, axis1=-2, axis2=-1)
+
+    def backward_var(self, grad, index, **kwargs):
+        square = self.inv @ self.inv
+        square = np.swapaxes(square, -1, -2) if self.transpose else square
+        return -self.factor * np.asarray(grad)[..., None, None] * square
+
+
+class TraceInverseTooLarge(TraceInverse):
+    factor = 1.001
+
+
+class TraceInverseUntransposed(TraceInverse):
+    transpose = False

@@ -1,0 +1,103 @@
+"""Ops whose kinks are ties (sort, median): a check at tied values costs forward calls
+in proportion to the input, not twenty more per tied element, and a subgradient there
+(torch's median spreads the gradient over the tied elements, whose partial
+derivatives are each 0) is not differentiable, not a failure; a wrong gradient still
+fails, at ties (of a differentiable op) and away from them (issue 34; issue 40 item 3)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from gradcheck import check
+
+torch = pytest.importorskip("torch")
+
+
+class Sort(torch.autograd.Function):
+    """A sort along the last axis, as a user writes it: the upstream gradient
+    scattered back to where each value came from."""
+
+    @staticmethod
+    def forward(ctx, x):
+        values, idx = torch.sort(x, dim=-1)
+        ctx.save_for_backward(idx)
+        return values
+
+    @staticmethod
+    def backward(ctx, g):
+        (idx,) = ctx.saved_tensors
+        return torch.zeros_like(g).scatter_(-1, idx, g)
+
+
+class SortGathered(Sort):
+    """The bug: gathers where it should scatter."""
+
+    @staticmethod
+    def backward(ctx, g):
+        (idx,) = ctx.saved_tensors
+        return torch.gather(g, -1, idx)
+
+
+def _median(factor: float):
+    class Median(torch.autograd.Function):
+        """torch's median, its gradient spread over the tied elements (torch's own
+        choice), times ``factor`` (1: correct)."""
+
+        @staticmethod
+        def forward(ctx, x):
+            m = torch.median(x)
+            ctx.save_for_backward(x, m)
+            return m
+
+        @staticmethod
+        def backward(ctx, g):
+            x, m = ctx.saved_tensors
+            mask = (x == m).to(x.dtype)
+            return g * mask / mask.sum() * factor
+
+    return Median
+
+
+class ProductOff(torch.autograd.Function):
+    """x * y, both gradients 1% too large: at x == y the mismatch is along a direction
+    where the op is smooth."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        return g * y * 1.01, g * x * 1.01
+
+
+def _tied(size: int, seed: int = 0) -> np.ndarray:
+    return np.round(np.random.default_rng(seed).normal(size=size) * 2) / 2
+
+
+def test_a_sort_at_ties_costs_few_forward_calls_per_element():
+    # 38 of its 40 elements are tied; each was refined with the rounding at its step
+    # points measured (20 calls), 1,437 forward calls in all
+    x = _tied(40)
+    result = check(Sort, x)
+    assert result.verdict == "not differentiable", result
+    assert result.forward_calls < 20 * x.size, result.forward_calls
+
+
+@pytest.mark.parametrize("x", [np.zeros(3), _tied(8), _tied(40)], ids=["zeros3", "8", "40"])
+def test_torchs_median_at_ties_is_not_differentiable_not_failed(x):
+    # each tied element moved alone leaves the median (partial 0); all together move it
+    assert check(_median(1.0), x).verdict != "failed"
+    assert check(lambda t: torch.median(t), x).verdict != "failed"
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_wrong_gradients_still_fail_beside_ties(seed):
+    distinct = np.random.default_rng(seed).normal(size=7)
+    assert check(SortGathered, distinct, seed=seed).verdict == "failed"
+    assert check(_median(1.01), distinct, seed=seed).verdict == "failed"
+    same = np.full(3, 0.5)  # x == y: the product is smooth there
+    assert check(ProductOff, same, same.copy(), seed=seed).verdict == "failed"
