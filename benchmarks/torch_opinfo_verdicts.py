@@ -126,6 +126,8 @@ def run(args: argparse.Namespace, torch: Any, op_db: Any, torch_gradcheck: Any) 
                 out.write(json.dumps(row) + "\n")
                 continue
             for k, sample in enumerate(samples[: args.max_samples]):
+                if k < args.first_sample:
+                    continue
                 fn, tensors = sample_function(torch, op, sample)
                 row: dict[str, Any] = {"op": op.full_name, "sample": k}
                 if not tensors or any(t.layout != torch.strided for t in tensors):
@@ -230,6 +232,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--offset", type=int, default=0, help="the first op taken")
     parser.add_argument("--ops", nargs="*", help="these ops only (name or full name)")
     parser.add_argument("--max-samples", type=int, default=4, help="per op, at most")
+    parser.add_argument("--first-sample", type=int, default=0, help="skip samples before")
     parser.add_argument("--cap", type=float, default=30.0, help="seconds per side per sample")
     parser.add_argument("--out", default="/dev/stdout", help="append JSON lines here")
     parser.add_argument("--summary", nargs="+", metavar="JSONL", help="only summarize these")
