@@ -98,7 +98,8 @@ FixRepeatFold = _repeat(layout_ok=True)
 
 
 # 5. A standard deviation (last axis, ddof=0) whose backward leaves out the mean's term:
-#    (x - mean) / (n std) written as x / (n std).
+#    (x - mean) / (n std) written as x / (n std). (Where std is 0, a single element or
+#    equal ones, both give 0: a size-1 axis's std is the constant 0.)
 def _std(centred: bool):
     class Std(Operation):
         def __call__(self, x):
@@ -111,7 +112,9 @@ def _std(centred: bool):
             a = x.data
             n = a.shape[-1]
             d = a - a.mean(-1, keepdims=True) if centred else a
-            return np.expand_dims(grad / (n * self.s), -1) * d
+            s = np.expand_dims(self.s, -1)
+            scale = np.expand_dims(grad, -1) / (n * np.where(s > 0, s, 1.0))
+            return np.where(s > 0, scale * d, 0.0)
 
     return gradcheck.describe(min_dims=1)(Std)
 
