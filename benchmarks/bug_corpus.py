@@ -19,6 +19,10 @@ op's ``describe`` gives shapes (named sizes 3), values uniform in the op's domai
 
     PYTHONPATH=. python benchmarks/bug_corpus.py [--seeds 0 1 2] [--files torch_functions]
         [--json out.json] [--no-torch] [--tree /path/to/another/checkout]
+        [--dir benchmarks/bug_corpus2] [--jobs 2] [--raw kept/]
+
+``--dir`` runs another corpus written the same way (every ``*.py`` in it is a file;
+``benchmarks/bug_corpus2`` is a held-out one).
 
 Exit status 1 when a bug was missed on some seed or a correct op did not pass.
 """
@@ -38,6 +42,7 @@ from tabulate import tabulate
 
 ROOT = Path(__file__).resolve().parents[1]
 CORPUS = Path(__file__).resolve().parent / "bug_corpus"
+DEFAULT_CORPUS = CORPUS
 FILES = ("torch_functions", "torch_modules", "jax_functions", "mygrad_ops", "correct_ops")
 
 
@@ -45,9 +50,24 @@ def is_bug(name: str) -> bool:
     return name.lower().startswith("bug")
 
 
-def verify_file(stem: str, seed: int, tree: Path = ROOT) -> dict[str, dict[str, Any]]:
+def corpus_files(corpus: Path) -> tuple[str, ...]:
+    """The files of a corpus directory: the default one's in their usual order."""
+    if corpus.resolve() == DEFAULT_CORPUS:
+        return FILES
+    return tuple(sorted(p.stem for p in corpus.glob("*.py") if not p.stem.startswith("_")))
+
+
+def verify_file(
+    stem: str, seed: int, tree: Path = ROOT, raw: Path | None = None
+) -> dict[str, dict[str, Any]]:
     """``gradcheck verify`` on one corpus file, with the gradcheck of ``tree`` (a
-    checkout: this one, or the code before a change): each target's JSON entry by name."""
+    checkout: this one, or the code before a change): each target's JSON entry by name.
+    With ``raw``, the command's JSON is kept there as it finishes, and read back instead
+    of running the command again (a long run that was stopped goes on)."""
+    kept = raw / f"{stem}_seed{seed}.json" if raw else None
+    if kept is not None and kept.exists():
+        doc = json.loads(kept.read_text())
+        return {t["target"].rsplit(":", 1)[1]: t for t in doc["targets"]}
     path = CORPUS / f"{stem}.py"
     cmd = [sys.executable, "-m", "gradcheck", "verify", str(path), "--seed", str(seed)]
     env = {**os.environ, "PYTHONPATH": str(tree)}
@@ -60,6 +80,8 @@ def verify_file(stem: str, seed: int, tree: Path = ROOT) -> dict[str, dict[str, 
         tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
         print(f"{stem} seed {seed}: exit {done.returncode}: {' / '.join(tail)}", file=sys.stderr)
         return {}
+    if kept is not None:
+        kept.write_text(done.stdout)
     return {t["target"].rsplit(":", 1)[1]: t for t in doc["targets"]}
 
 
@@ -150,19 +172,36 @@ def torch_targets(stem: str) -> dict[str, Any]:
     return found
 
 
-def run(stems: list[str], seeds: list[int], with_torch: bool, tree: Path) -> list[dict[str, Any]]:
-    """One row per target: its verdicts on every seed, gradcheck's and torch's."""
+def run(
+    stems: list[str],
+    seeds: list[int],
+    with_torch: bool,
+    tree: Path,
+    jobs: int = 1,
+    raw: Path | None = None,
+) -> list[dict[str, Any]]:
+    """One row per target: its verdicts on every seed, gradcheck's and torch's (``jobs``
+    commands at a time)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(stem: str, seed: int) -> dict[str, dict[str, Any]]:
+        start = time.perf_counter()
+        entries = verify_file(stem, seed, tree, raw)
+        took = time.perf_counter() - start
+        print(f"{stem} seed {seed}: {len(entries)} targets, {took:.0f} s", file=sys.stderr)
+        return entries
+
+    pairs = [(stem, seed) for seed in seeds for stem in stems]
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        done = list(pool.map(lambda pair: one(*pair), pairs))
     rows: dict[tuple[str, str], dict[str, Any]] = {}
-    for stem in stems:
-        for seed in seeds:
-            start = time.perf_counter()
-            entries = verify_file(stem, seed, tree)
-            took = time.perf_counter() - start
-            print(f"{stem} seed {seed}: {len(entries)} targets, {took:.0f} s", file=sys.stderr)
-            for name, entry in entries.items():
-                row = rows.setdefault((stem, name), {"file": stem, "target": name, "seeds": {}})
-                row["seeds"][seed] = gradcheck_cell(entry)
-        if with_torch:
+    for (stem, seed), entries in zip(pairs, done):
+        for name, entry in entries.items():
+            row = rows.setdefault((stem, name), {"file": stem, "target": name, "seeds": {}})
+            row["seeds"][seed] = gradcheck_cell(entry)
+            row.setdefault("failures", {})[seed] = entry.get("failure")
+    if with_torch:
+        for stem in stems:
             for name, obj in torch_targets(stem).items():
                 row = rows.setdefault((stem, name), {"file": stem, "target": name, "seeds": {}})
                 row["torch"] = {seed: torch_verdict(obj, seed) for seed in seeds}
@@ -209,9 +248,13 @@ def summary(rows: list[dict[str, Any]], seeds: list[int]) -> list[list[Any]]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global CORPUS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
-    parser.add_argument("--files", nargs="+", default=list(FILES), choices=FILES)
+    parser.add_argument("--jobs", type=int, default=1, help="verify commands run at once")
+    parser.add_argument("--raw", type=Path, help="keep each command's JSON here; reuse it")
+    parser.add_argument("--dir", type=Path, default=CORPUS, help="the corpus directory")
+    parser.add_argument("--files", nargs="+", help="some of its files (stems)")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     parser.add_argument("--no-torch", action="store_true", help="leave torch's gradcheck out")
     parser.add_argument(
@@ -221,7 +264,20 @@ def main(argv: list[str] | None = None) -> int:
         help="run the gradcheck of this checkout (e.g. main's, to compare before and after)",
     )
     args = parser.parse_args(argv)
-    rows = run(args.files, args.seeds, with_torch=not args.no_torch, tree=args.tree.resolve())
+    CORPUS = args.dir.resolve()
+    known = corpus_files(CORPUS)
+    files = args.files or list(known)
+    unknown = sorted(set(files) - set(known))
+    if unknown:
+        parser.error(f"no such corpus file(s) in {CORPUS}: {', '.join(unknown)}")
+    rows = run(
+        files,
+        args.seeds,
+        with_torch=not args.no_torch,
+        tree=args.tree.resolve(),
+        jobs=args.jobs,
+        raw=args.raw,
+    )
     table = []
     for r in rows:
         _, bad = judged(r, args.seeds)
