@@ -36,6 +36,7 @@ from gradcheck.checking.numerical import (
 )
 from gradcheck.checking.result import Element, Failure, InputErrors
 from gradcheck.checking.thresholds import (
+    BELOW,
     CLEAR_AGREEMENT,
     ERROR_ESTIMATE_FACTOR,
     FAST_MODE_MAX_LOCATED,
@@ -57,9 +58,6 @@ __all__ = ["Comparison", "compare_full", "compare_fast", "judge_full", "WORST_EL
 #: Below this mantissa (of frexp, in [0.5, 1)) a number is nearer 2**(e-1) than 2**e in log2.
 _SQRT_HALF = float(np.sqrt(0.5))
 
-#: How much smaller than h0 the step is at which fast mode's bisection tries the two
-#: halves of a direction again where neither settles at h0 (:meth:`_FastMode.settles_below`).
-BELOW = 16.0
 #: A random direction's elements, in units of the element's scale (see
 #: :meth:`_FastMode.directions`): ±2**k·(1 + m/16), k in -2..1, m in 0..7, 64 values.
 #: The powers of two ±1/4..±2 set the spread (as the 8 powers of two alone did: a

@@ -250,3 +250,7 @@ WIDE_ULPS = 64
 #: (``jitter.unless_outlier``), and how many times their typical spread it must be off.
 OUTLIER_RUNS = 3
 OUTLIER_FACTOR = 4.0
+
+#: How much smaller than h0 the step is at which fast mode's bisection tries the two
+#: halves of a direction again where neither settles at h0 (``_FastMode.settles_below``).
+BELOW = 16.0

@@ -103,6 +103,10 @@ def numerics(
                 run, ev, Comparison(i, x, analytic, tol, v_max, jitter[i])
             )
             comparison = noise_remeasured(run, comparison, v, grads, jitter)
+            if _tied(comparison) is not None and forward_apart(run, ev, comparison):
+                # (before the tie's joint direction, which a forward apart misreads)
+                comparisons.append((comparison, g is None))
+                break
             comparison = partials_not_a_gradient(ev, comparison)
             comparison = refined_at_own_scale(ev, comparison, chosen)
             comparison = float64_rerun(run, ev, comparison, v, chosen)
@@ -226,20 +230,20 @@ def partials_not_a_gradient(ev: Evaluator, comparison: Comparison) -> Comparison
     A median of [0, 0, 0] has partials 0 (one element moved alone leaves it), and
     torch's gradient (1/3 each) is a subgradient, not a bug; along (1, 1, 1) it
     moves by 1. A wrong gradient of a differentiable op stays a failure: along ``d``
-    the partials are its derivative. One mismatched element and no tie is its own
-    partial: nothing to learn."""
+    the partials are its derivative. Without a tie (no value shared among those
+    elements), each element's own partial was the evidence: nothing to learn."""
     c = comparison
-    if not (c.mismatched and c.estimated is not None):
+    found = _tied(c)
+    if found is None:
         return comparison
+    bad, tied = found
+    assert c.estimated is not None  # (as _tied found)
     numeric, error, kink, curvature, noise = (np.array(a).reshape(-1) for a in c.estimated)
     x = c.x.reshape(-1).astype(np.float64)
-    bad = np.zeros(x.size, dtype=bool)
-    bad[c.bad] = True
-    tied = np.isin(x, x[bad]) & ~bad & ~kink
-    if np.count_nonzero(bad | tied) < 2:
-        return comparison
     analytic = c.analytic.reshape(-1).astype(np.float64)
-    mantissa, exponent = np.frexp(np.maximum(np.abs(x), 1.0))
+    # each element's own scale (1 at 0): a unit step of 1 at inputs of 1e-6 would
+    # cross the kinks at 0 of a differentiable abs and read its bug as a kink
+    mantissa, exponent = np.frexp(np.where(x == 0, 1.0, np.abs(x)))
     d = np.where(bad, np.sign(analytic - numeric), np.where(tied, 1.0, 0.0))
     d *= np.ldexp(1.0, exponent - (mantissa < 0.5**0.5))  # exact steps (see _FastMode)
     t = c.abs_tol(np.where(kink, 0.0, numeric)) + c.rtol * np.abs(numeric)
@@ -260,6 +264,23 @@ def partials_not_a_gradient(ev: Evaluator, comparison: Comparison) -> Comparison
     again.estimated = (numeric, error, kink, curvature, noise)
     again.remeasured = c.remeasured
     return again
+
+
+def _tied(c: Comparison) -> tuple[np.ndarray, np.ndarray] | None:
+    """For a full-mode mismatch: (the mismatched elements, the elements tied with them
+    in value that are neither mismatched nor kinks), as flat masks, where some value
+    among them is shared; else None (each element's own partial was the evidence)."""
+    if not (c.mismatched and c.estimated is not None):
+        return None
+    kink = np.array(c.estimated[2]).reshape(-1)
+    x = c.x.reshape(-1)
+    bad = np.zeros(x.size, dtype=bool)
+    bad[c.bad] = True
+    tied = np.isin(x, x[bad]) & ~bad & ~kink
+    involved = x[bad | tied]
+    if np.unique(involved).size == involved.size:
+        return None
+    return bad, tied
 
 
 def refined_at_own_scale(ev: Evaluator, comparison: Comparison, chosen: bool) -> Comparison:
