@@ -102,17 +102,16 @@ def numerics(
             comparison = first_comparison(
                 run, ev, Comparison(i, x, analytic, tol, v_max, jitter[i])
             )
-            comparison = noise_remeasured(run, comparison, v, grads, jitter)
-            if _tied(comparison) is not None and forward_apart(run, ev, comparison):
-                # (before the tie's joint direction, which a forward apart misreads)
+            measured = noise_remeasured(run, comparison, v, grads, jitter)
+            joint = partials_not_a_gradient(ev, measured)  # (a tie's joint direction)
+            comparison = refined_at_own_scale(ev, measured, chosen)
+            comparison = float64_rerun(run, ev, comparison, v, chosen)
+            if comparison.mismatched and forward_apart(run, ev, comparison):
                 comparisons.append((comparison, g is None))
                 break
-            comparison = partials_not_a_gradient(ev, comparison)
-            comparison = refined_at_own_scale(ev, comparison, chosen)
-            comparison = float64_rerun(run, ev, comparison, v, chosen)
+            if comparison.mismatched and not joint.mismatched:
+                comparison = joint  # (kinks the joint direction showed)
             comparisons.append((comparison, g is None))
-            if comparison.mismatched and forward_apart(run, ev, comparison):
-                break
     except ComplexStepUnsupported as exc:
         raise CheckUsageError(str(exc)) from None
     except (SystemExit, KeyboardInterrupt) as exc:
