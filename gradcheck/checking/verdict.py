@@ -8,8 +8,6 @@ that stands (itself where the stage has nothing to say):
    element (``compare_full``) or random directions (``compare_fast``);
 2. :func:`noise_remeasured`: a float64 mismatch judged again beside the backward's own
    rounding, measured now (it is measured up front for float32 and float16 only);
-   then :func:`partials_not_a_gradient`: a full-mode mismatch where the partial
-   derivatives are shown to be no gradient (the op is not differentiable there);
 3. :func:`refined_at_own_scale`: a re-measured mismatch where the analytic gradient is
    far larger than the finite differences found, estimated again at its own scale;
 4. :func:`float64_rerun`: a float32 or float16 judgement weighed against the same
@@ -39,7 +37,6 @@ from gradcheck.checking.run import _Fail, _Inconclusive, _raised, _Run
 from gradcheck.checking.screen import screened
 from gradcheck.checking.thresholds import (
     APART_ELEMENTS_PROBED,
-    ERROR_ESTIMATE_FACTOR,
     NONFINITE_ELEMENTS_PROBED,
     OWN_SCALE_AGREEMENT,
     OWN_SCALE_RATIO,
@@ -56,7 +53,6 @@ __all__ = [
     "float64_rerun",
     "noise_remeasured",
     "numerics",
-    "partials_not_a_gradient",
     "refined_at_own_scale",
 ]
 
@@ -102,16 +98,12 @@ def numerics(
             comparison = first_comparison(
                 run, ev, Comparison(i, x, analytic, tol, v_max, jitter[i])
             )
-            measured = noise_remeasured(run, comparison, v, grads, jitter)
-            joint = partials_not_a_gradient(ev, measured)  # (a tie's joint direction)
-            comparison = refined_at_own_scale(ev, measured, chosen)
+            comparison = noise_remeasured(run, comparison, v, grads, jitter)
+            comparison = refined_at_own_scale(ev, comparison, chosen)
             comparison = float64_rerun(run, ev, comparison, v, chosen)
-            if comparison.mismatched and forward_apart(run, ev, comparison):
-                comparisons.append((comparison, g is None))
-                break
-            if comparison.mismatched and not joint.mismatched:
-                comparison = joint  # (kinks the joint direction showed)
             comparisons.append((comparison, g is None))
+            if comparison.mismatched and forward_apart(run, ev, comparison):
+                break
     except ComplexStepUnsupported as exc:
         raise CheckUsageError(str(exc)) from None
     except (SystemExit, KeyboardInterrupt) as exc:
@@ -213,73 +205,6 @@ def noise_remeasured(
     again.estimated = comparison.estimated
     again.remeasured = True
     return again
-
-
-def partials_not_a_gradient(ev: Evaluator, comparison: Comparison) -> Comparison:
-    """A full-mode mismatch that the derivative along the mismatched elements together
-    shows to be no evidence: there the partial derivatives are no gradient, and the
-    elements are kinks (not differentiable), not failures.
-
-    Where ``s`` is differentiable, its derivative along any direction ``d`` is
-    ``<partials, d>``. Along ``d`` (the sign of analytic minus numeric on the
-    mismatched elements, one unit of each element's scale, and the same on the
-    elements tied with them in value that are neither mismatched nor kinks) a kink,
-    or a derivative off ``<partials, d>`` by more than the estimates' errors and by
-    at least half of what the analytic gradient says beside them, proves it is not.
-    A median of [0, 0, 0] has partials 0 (one element moved alone leaves it), and
-    torch's gradient (1/3 each) is a subgradient, not a bug; along (1, 1, 1) it
-    moves by 1. A wrong gradient of a differentiable op stays a failure: along ``d``
-    the partials are its derivative. Without a tie (no value shared among those
-    elements), each element's own partial was the evidence: nothing to learn."""
-    c = comparison
-    found = _tied(c)
-    if found is None:
-        return comparison
-    bad, tied = found
-    assert c.estimated is not None  # (as _tied found)
-    numeric, error, kink, curvature, noise = (np.array(a).reshape(-1) for a in c.estimated)
-    x = c.x.reshape(-1).astype(np.float64)
-    analytic = c.analytic.reshape(-1).astype(np.float64)
-    # each element's own scale (1 at 0): a unit step of 1 at inputs of 1e-6 would
-    # cross the kinks at 0 of a differentiable abs and read its bug as a kink
-    mantissa, exponent = np.frexp(np.where(x == 0, 1.0, np.abs(x)))
-    d = np.where(bad, np.sign(analytic - numeric), np.where(tied, 1.0, 0.0))
-    d *= np.ldexp(1.0, exponent - (mantissa < 0.5**0.5))  # exact steps (see _FastMode)
-    t = c.abs_tol(np.where(kink, 0.0, numeric)) + c.rtol * np.abs(numeric)
-    tolerance = float(np.sqrt(np.sum((t * d) ** 2)))
-    h0 = 2.0 ** round(math.log2(np.cbrt(ev.eps)))
-    est = ev.refine(c.i, d, h0, tolerance, float(np.maximum(np.abs(x), 1.0).max()))
-    partials = float(np.nansum(numeric * d))
-    gap = abs(float(est.value) - partials)
-    allowed = tolerance + ERROR_ESTIMATE_FACTOR * (
-        float(est.error) + float(np.nansum(np.abs(d) * error))
-    )
-    said = abs(float(analytic @ d) - partials)
-    if not (est.kink or (math.isfinite(gap) and gap > allowed and gap >= said / 2)):
-        return comparison
-    kink = kink | bad
-    again = Comparison(c.i, c.x, c.analytic, c.tol, c.v_max, c.jitter)
-    judge_full(again, (numeric, error, kink, curvature, noise))
-    again.estimated = (numeric, error, kink, curvature, noise)
-    again.remeasured = c.remeasured
-    return again
-
-
-def _tied(c: Comparison) -> tuple[np.ndarray, np.ndarray] | None:
-    """For a full-mode mismatch: (the mismatched elements, the elements tied with them
-    in value that are neither mismatched nor kinks), as flat masks, where some value
-    among them is shared; else None (each element's own partial was the evidence)."""
-    if not (c.mismatched and c.estimated is not None):
-        return None
-    kink = np.array(c.estimated[2]).reshape(-1)
-    x = c.x.reshape(-1)
-    bad = np.zeros(x.size, dtype=bool)
-    bad[c.bad] = True
-    tied = np.isin(x, x[bad]) & ~bad & ~kink
-    involved = x[bad | tied]
-    if np.unique(involved).size == involved.size:
-        return None
-    return bad, tied
 
 
 def refined_at_own_scale(ev: Evaluator, comparison: Comparison, chosen: bool) -> Comparison:
