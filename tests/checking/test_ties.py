@@ -13,30 +13,7 @@ from gradcheck import check
 
 torch = pytest.importorskip("torch")
 
-
-class Sort(torch.autograd.Function):
-    """A sort along the last axis, as a user writes it: the upstream gradient
-    scattered back to where each value came from."""
-
-    @staticmethod
-    def forward(ctx, x):
-        values, idx = torch.sort(x, dim=-1)
-        ctx.save_for_backward(idx)
-        return values
-
-    @staticmethod
-    def backward(ctx, g):
-        (idx,) = ctx.saved_tensors
-        return torch.zeros_like(g).scatter_(-1, idx, g)
-
-
-class SortGathered(Sort):
-    """The bug: gathers where it should scatter."""
-
-    @staticmethod
-    def backward(ctx, g):
-        (idx,) = ctx.saved_tensors
-        return torch.gather(g, -1, idx)
+from tests.support.torch_tie_ops import Sort, SortGathered  # noqa: E402
 
 
 def _median(factor: float):

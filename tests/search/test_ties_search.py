@@ -15,25 +15,7 @@ import gradcheck as mg
 
 torch = pytest.importorskip("torch")
 
-
-class Sort(torch.autograd.Function):
-    @staticmethod
-    def forward(ctx, x):
-        values, idx = torch.sort(x, dim=-1)
-        ctx.save_for_backward(idx)
-        return values
-
-    @staticmethod
-    def backward(ctx, g):
-        (idx,) = ctx.saved_tensors
-        return torch.zeros_like(g).scatter_(-1, idx, g)
-
-
-class SortScaled(Sort):
-    @staticmethod
-    def backward(ctx, g):
-        (idx,) = ctx.saved_tensors
-        return torch.zeros_like(g).scatter_(-1, idx, g) * 1.001
+from tests.support.torch_tie_ops import Sort, SortScaled  # noqa: E402
 
 
 def test_a_correct_sort_draws_distinct_values_once_ties_dominate():
