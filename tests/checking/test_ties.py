@@ -64,13 +64,22 @@ def test_a_sort_at_ties_costs_few_forward_calls_per_element():
     assert result.forward_calls < 20 * x.size, result.forward_calls
 
 
-@pytest.mark.xfail(
+_MEDIAN_FALSE_ALARM = pytest.mark.xfail(
     strict=True,
     reason="a known false alarm: the tie's joint-direction stage (i34-sort) was taken out "
     "again, as it let a float32 mutant pass and failed torch's solve at a near-singular "
     "matrix of tied entries (benchmarks/RESULTS.md, the seventh stop)",
 )
-@pytest.mark.parametrize("x", [np.zeros(3), _tied(40)], ids=["zeros3", "40"])
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        pytest.param(np.zeros(3), id="zeros3", marks=_MEDIAN_FALSE_ALARM),
+        pytest.param(_tied(8), id="8"),
+        pytest.param(_tied(40), id="40", marks=_MEDIAN_FALSE_ALARM),
+    ],
+)
 def test_torchs_median_at_ties_is_not_differentiable_not_failed(x):
     # each tied element moved alone leaves the median (partial 0); all together move it
     assert check(_median(1.0), x).verdict != "failed"
