@@ -99,3 +99,24 @@ def test_a_function_checked_again_has_its_signature_read_once(monkeypatch):
     fresh.__defaults__ = None
     assert op_signature(fresh).arity == 2
     assert reads == [fresh, fresh]
+
+
+def test_check_takes_the_described_kwargs_as_verify_does():
+    # a positional parameter that is not a tensor, declared with describe(kwargs=...)
+    # (a custom_vjp's nondiff_argnums): check(op, x) on a failure's shrunk input
+    # replays what verify checked; it said "takes 2 tensor input(s) (x, alpha)"
+    @gradcheck.describe(kwargs={"alpha": 3.0})
+    def scaled(x, alpha):
+        return mg.tanh(x) * alpha
+
+    @gradcheck.describe(kwargs={"alpha": 3.0})
+    def wrongly_scaled(x, alpha):
+        return mg.tanh(x) * alpha + (x - x.data) * (1 - alpha)
+
+    assert check(scaled, X).passed
+    result = check(wrongly_scaled, X)
+    assert result.failure is not None and result.failure.kind == "mismatch"
+    assert result.params == {"alpha": 3.0}
+    # given ones take the place of the described ones, as in verify
+    assert check(wrongly_scaled, X, alpha=1.0).passed
+    assert check(wrongly_scaled, X, params={"alpha": 1.0}).passed
