@@ -1,15 +1,15 @@
 """The zygote started before the command has read anything (issue 40, item 1).
 
-``python -m gradcheck verify ...`` forks its zygote as the first thing it does
-(:func:`start`, from ``gradcheck/__main__.py``), before it imports click and the
-command's modules: the zygote's own imports (NumPy, Hypothesis, the checker: about
-0.15 s of CPU) then run beside the command's (about 0.06 s), on a second core where
-there is one, instead of after them. The command takes it over where it would have
-forked one (:func:`take`, from ``runner._Zygote``) and sends it the run's
-``WorkerSetup``, with which it becomes the zygote ``_zygote_main`` makes. A command
-that never takes it (a usage error, ``--help``, another executor, a caller that spawns
-its zygote) leaves it waiting: it dies with the command (``PR_SET_PDEATHSIG``, or the
-end of file of their pipe).
+``gradcheck verify ...`` (the script, or ``python -m gradcheck``) forks its zygote as
+the first thing it does (:func:`start`, from ``gradcheck.__main__.run``), before it
+imports click and the command's modules: the zygote's own imports (NumPy, Hypothesis,
+the checker: about 0.15 s of CPU) then run beside the command's (about 0.06 s), on a
+second core where there is one, instead of after them. The command takes it over
+where it would have forked one (:func:`take`, from ``runner._Zygote``) and sends it
+the run's ``WorkerSetup``, with which it becomes the zygote ``_zygote_main`` makes. A
+command that never takes it (a usage error, ``--help``, another executor, a caller
+that spawns its zygote) leaves it waiting: it dies with the command
+(``PR_SET_PDEATHSIG``, or the end of file of their pipe).
 
 Only what the fork needs is imported here, before it: ``multiprocessing``'s fork
 context and its pipe, which the command imports anyway.
@@ -36,7 +36,18 @@ def wanted(argv: list[str]) -> bool:
         return False
     if len(argv) < 2 or argv[1] != "verify":
         return False
-    return not any(arg in _NOT_HERE or arg.startswith("--executor=") for arg in argv[2:])
+    if any(arg in _NOT_HERE or arg.startswith("--executor=") for arg in argv[2:]):
+        return False
+    # What the command reports as a usage error (a closed standard stream, a deleted
+    # working directory) it reports alone: a file the zygote opened would take a closed
+    # descriptor 1, and its imports fail without a working directory.
+    try:
+        for fd in (0, 1, 2):
+            os.fstat(fd)
+        os.getcwd()
+    except OSError:
+        return False
+    return True
 
 
 def start(argv: list[str] | None = None) -> None:
@@ -95,21 +106,23 @@ def _early_main(conn: Any, ours: Any) -> None:
     # The terminal's Ctrl-C is the command's to handle (it stops the run), not an
     # interrupted import here; the zygote's own process group comes with its setup.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    from gradcheck.frontend.worker import _as_if_spawned, _die_with_parent, _zygote_main
-
-    _as_if_spawned(ours)
-    if _die_with_parent() and os.getppid() != _parent_pid():
-        os._exit(0)  # the command ended before prctl
-    import hypothesis  # noqa: F401
-
-    import gradcheck.checking.checker
-    import gradcheck.frontend.loading
-    import gradcheck.search.verifier
-    import gradcheck.strategies  # noqa: F401
-
+    # Until the setup comes, nothing here is the command's to report: whatever fails
+    # ends this process quietly (the command then forks a zygote of its own).
     try:
+        from gradcheck.frontend.worker import _as_if_spawned, _die_with_parent, _zygote_main
+
+        _as_if_spawned(ours)
+        if _die_with_parent() and os.getppid() != _parent_pid():
+            os._exit(0)  # the command ended before prctl
+        import hypothesis  # noqa: F401
+
+        import gradcheck.checking.checker
+        import gradcheck.frontend.loading
+        import gradcheck.search.verifier
+        import gradcheck.strategies  # noqa: F401
+
         message = conn.recv()
-    except (EOFError, OSError):
+    except BaseException:
         os._exit(0)
     if not (isinstance(message, tuple) and message[:1] == ("setup",)):
         os._exit(0)
