@@ -195,8 +195,16 @@ def _tensors_in_order(
     root._seq = -root._seq
     try:
         for tensor in tensors:  # grows while it is walked: a breadth-first collection
-            # every tensor the walk holds was made by an op
-            for var in tensor._creator.variables:  # type: ignore[union-attr]
+            # every tensor the walk holds was made by an op; a built-in op of one or
+            # two inputs keeps them itself (see operation.kept_inputs), read directly
+            op = tensor._creator
+            if (var := op._in_a) is None:  # type: ignore[union-attr]
+                inputs = op.variables  # type: ignore[union-attr]
+            elif (b := op._in_b) is None:  # type: ignore[union-attr]
+                inputs = (var,)
+            else:
+                inputs = (var, b)
+            for var in inputs:
                 if var._views is not None:  # (a view relation: rare)
                     var = _viewed(tensor, var, viewed)
                 if var._creator is None:
