@@ -58,13 +58,14 @@ _PACKINGS = {np.dtype(np.float16): struct.Struct("e"), np.dtype(np.float32): str
 def exact_in(a: np.ndarray, dtype: np.dtype) -> bool:
     """Whether every finite element of ``a`` is a number of ``dtype``."""
     a = np.asarray(a, dtype=np.float64)
-    if a.size > _EXACT_SAMPLE:  # (a cheap "no" first: the same answer, sooner)
-        packing = _PACKINGS.get(dtype)
+    packing = _PACKINGS.get(dtype)
+    if packing is not None and a.size:  # (a cheap "no" first: the same answer, sooner)
         first = a.item(0)
         # (the first element alone, in Python: no NumPy call, no error state; a
         # finite element that is no number of the dtype is the whole array's "no")
-        if packing is not None and first - first == 0.0 and not _packs_back(packing, first):
+        if first - first == 0.0 and not _packs_back(packing, first):
             return False
+    if a.size > _EXACT_SAMPLE:
         head = a.reshape(-1)[:_EXACT_SAMPLE]
         with np.errstate(all="ignore"):  # (an infinity is its own; NaN is left out)
             if not ((head.astype(dtype).astype(np.float64) == head) | np.isnan(head)).all():
