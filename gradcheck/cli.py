@@ -35,6 +35,7 @@ from gradcheck.defaults import (
     RATIO_FLOOR,
 )
 from gradcheck.errors import (
+    EmptyModule,
     GradcheckError,
     InternalError,
     Interrupted,
@@ -510,7 +511,7 @@ def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose:
     setup = WorkerSetup(cwd=_working_directory(verbose), stdout_to_stderr=True)
     run = Run(1, setup)
     try:
-        rows, skipped = run.load(
+        rows, skipped, empty = run.load(
             target_rows, modules or (BUILTIN_TARGETS,), verbose, what=printable(" ".join(modules))
         )
     except GradcheckError as exc:
@@ -519,6 +520,8 @@ def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose:
         run.close()
     for line in skipped or ():
         click.echo(f"skipped {line}", err=True)
+    if empty is not None:  # (-v: the reasons above are what the message points to)
+        _fail(empty, EmptyModule.exit_code, None, False)
     lost = _emit(output_format.targets(rows))
     if lost is not None:
         _fail(str(lost), lost.exit_code, None, verbose)
@@ -526,14 +529,22 @@ def list_command(modules: tuple[str, ...], output_format: OutputFormat, verbose:
 
 def target_rows(
     modules: Sequence[str], verbose: bool = False
-) -> tuple[list[dict[str, Any]], list[str] | None]:
-    """The rows of ``gradcheck list`` (run in the worker that imports the modules),
-    and, when ``verbose``, what the modules leave out."""
+) -> tuple[list[dict[str, Any]], list[str] | None, str | None]:
+    """The rows of ``gradcheck list`` (run in the worker that imports the modules);
+    when ``verbose``, what the modules leave out, and the message of a module that
+    offers no target (its reasons are the point of ``-v`` then, not a traceback)."""
     from gradcheck.frontend.loading import load_targets
 
     skipped: list[str] | None = [] if verbose else None
-    rows = [_target_row(t) for module in modules for t in load_targets(module, skipped=skipped)]
-    return rows, skipped
+    rows = []
+    for module in modules:
+        try:
+            rows += [_target_row(t) for t in load_targets(module, skipped=skipped)]
+        except EmptyModule as exc:
+            if not verbose:
+                raise
+            return rows, skipped, str(exc)
+    return rows, skipped, None
 
 
 def _target_row(target: LoadedTarget) -> dict[str, Any]:

@@ -130,6 +130,14 @@ def _as_arrays(
             f"{tgt.name} takes {want} tensor input(s) "
             f"({', '.join(sig.input_names) or 'none named'}){brought}; check() got {n}"
         )
+    missing = [name for name in sig.required if name not in params]
+    if missing:
+        # (not a failure of the op: verify refuses the same before any example)
+        example = ", ".join(f"{name}=..." for name in missing)
+        raise CheckUsageError(
+            f"{tgt.name} needs its parameter{'s' * (len(missing) > 1)} "
+            f"{', '.join(map(repr, missing))}: give {example} (or params={{...}})"
+        )
     out = []
     for a in arrays:
         x = np.array(a.data if isinstance(a, Tensor) else a)

@@ -12,6 +12,7 @@ measured against it; where none does, in its own dtype
 from __future__ import annotations
 
 import math
+import struct
 import warnings
 from collections.abc import Sequence
 from typing import Any
@@ -49,10 +50,22 @@ def _wider(dtype: np.dtype) -> np.dtype | None:
 _EXACT_SAMPLE = 8
 
 
+#: float16's and float32's numbers as Python packs them: a float that comes back from
+#: its packing unchanged is a number of that dtype (one that does not fit raises).
+_PACKINGS = {np.dtype(np.float16): struct.Struct("e"), np.dtype(np.float32): struct.Struct("f")}
+
+
 def exact_in(a: np.ndarray, dtype: np.dtype) -> bool:
     """Whether every finite element of ``a`` is a number of ``dtype``."""
     a = np.asarray(a, dtype=np.float64)
-    if a.size > _EXACT_SAMPLE:  # (a cheap "no" first: the same answer, sooner)
+    packing = _PACKINGS.get(dtype)
+    if packing is not None and a.size:  # (a cheap "no" first: the same answer, sooner)
+        first = a.item(0)
+        # (the first element alone, in Python: no NumPy call, no error state; a
+        # finite element that is no number of the dtype is the whole array's "no")
+        if first - first == 0.0 and not _packs_back(packing, first):
+            return False
+    if a.size > _EXACT_SAMPLE:
         head = a.reshape(-1)[:_EXACT_SAMPLE]
         with np.errstate(all="ignore"):  # (an infinity is its own; NaN is left out)
             if not ((head.astype(dtype).astype(np.float64) == head) | np.isnan(head)).all():
@@ -60,6 +73,16 @@ def exact_in(a: np.ndarray, dtype: np.dtype) -> bool:
     finite = a[np.isfinite(a)]
     with np.errstate(all="ignore"):
         return bool(np.array_equal(finite.astype(dtype).astype(np.float64), finite))
+
+
+def _packs_back(packing: struct.Struct, x: float) -> bool:
+    """Whether the finite float ``x`` is a number of ``packing``'s dtype (exact, whatever
+    the rounding: only such a number comes back from its packing as it was)."""
+    try:
+        back: float = packing.unpack(packing.pack(x))[0]
+    except OverflowError:  # (beyond the dtype's largest number)
+        return False
+    return back == x
 
 
 #: Outputs per block of :meth:`ForwardRounding._rounding_residual`'s projection: its

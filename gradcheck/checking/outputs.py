@@ -68,6 +68,13 @@ class Outputs:
         dts = [self.dtypes[k] for k in self.indices]
         return np.result_type(*dts) if dts else None
 
+    def pieces(self) -> list[tuple[str, tuple[int, ...]]]:
+        """Each differentiable output's label and shape, in the order of the joined
+        array (an upstream gradient's pieces); empty for one output alone."""
+        if len(self.indices) < 2:
+            return []
+        return [(self.label(k), tuple(self.shapes[k] or ())) for k in self.indices]
+
     def sizes(self) -> list[int]:
         return [int(np.prod(self.shapes[k])) for k in self.indices]  # type: ignore[arg-type]
 

@@ -132,6 +132,9 @@ class CheckResult:
     #: backward's output): analytic and numeric are its products with the Jacobian.
     #: None where the check stopped before drawing it.
     upstream: np.ndarray | None = None
+    #: For an op of several outputs, each output's label and shape, in the order in
+    #: which ``upstream`` joins their pieces (raveled); empty otherwise.
+    upstream_outputs: list[tuple[str, tuple[int, ...]]] = field(default_factory=list)
 
     def input_name(self, i: int) -> str:
         """How the report names input ``i``: its name, else ``input i``."""

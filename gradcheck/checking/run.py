@@ -177,6 +177,7 @@ class _Run:
             forward_calls=self.forward_calls,
             backward_calls=self.backward_calls,
             upstream=None if self.v is None else self.v.copy(),
+            upstream_outputs=[] if self.outputs is None else self.outputs.pieces(),
             **fields,
         )
 
@@ -214,9 +215,8 @@ class _Run:
         self.walk(Stage.FORWARD, e)
         out = e.graph.output
         if not np.all(np.isfinite(out.data)):
-            # Outside the op's domain (var with ddof=1 of one element, log|det| of a
-            # singular matrix): skipped, like a kink. (A non-finite *gradient* at a
-            # finite output stays a failure.)
+            # Outside the op's domain (var(x, ddof=1) of one element, log|det| of a
+            # singular matrix): skipped, like a kink; a non-finite *gradient* fails.
             raise _Inconclusive(Skip.UNDEFINED)
         e.v = drawn_upstream(self.rng, out.shape).astype(out.dtype)
         if self.v_given is not None:  # (given, or one output's upstream gradient alone)

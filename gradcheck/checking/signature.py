@@ -144,6 +144,7 @@ def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
     else:
         raise TypeError(f"{target!r} is neither an Operation subclass nor a function")
     params = list(_parameters(func))[skip_first:]
+    undifferentiated = _nondiff_argnums(target)
     inputs: list[str] = []
     others: list[str] = []
     required: list[str] = []
@@ -159,7 +160,11 @@ def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
             variadic = True
         elif p.kind is p.VAR_KEYWORD:
             any_keyword = True
-        elif p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty:
+        elif (
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+            and p.default is p.empty
+            and len(positional) - 1 not in undifferentiated
+        ):
             inputs.append(p.name)
         else:
             others.append(p.name)
@@ -175,6 +180,20 @@ def op_signature(target: type[Operation] | Callable[..., Any]) -> OpSignature:
         tuple(positional),
         defaults,
     )
+
+
+def _nondiff_argnums(target: Any) -> frozenset[int]:
+    """The positions a ``jax.custom_jvp``/``custom_vjp`` declares not differentiable
+    (``nondiff_argnums``): parameters of the op (given in kwargs), not tensor inputs.
+
+    Its rule receives them apart from the primals, and JAX gives them no gradient, so
+    drawing one as an input would compare a gradient JAX never computes."""
+    if not type(target).__module__.startswith("jax"):
+        return frozenset()
+    try:
+        return frozenset(int(i) for i in getattr(target, "nondiff_argnums", ()) or ())
+    except (TypeError, ValueError):
+        return frozenset()
 
 
 def arrange(
@@ -199,7 +218,8 @@ def arrange(
     >>> arrange(op_signature(f), ["V", "Z"], {"shift": 1.0}, by_position=True)
     (['V', 'Z'], {'shift': 1.0})
     """
-    if not params or not (by_position or any(name in params for name in sig.input_names)):
+    placed = (n for n in sig.positional if n not in sig.defaults)  # (inputs, nondiff ones)
+    if not params or not (by_position or any(name in params for name in placed)):
         return list(tensors), dict(params)  # the common case: tensors, then keywords
     rest = dict(params)
     args: list[Any] = []

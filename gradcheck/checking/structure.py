@@ -511,11 +511,19 @@ STRUCTURAL_CHECKS: tuple[tuple[str, Check], ...] = (
 )
 
 
+#: Each stage's checks, in registry order (read per stage: a stage is walked several
+#: times in every check, and the registry holds them all).
+_BY_STAGE: dict[str, tuple[Check, ...]] = {
+    stage: tuple(check for when, check in STRUCTURAL_CHECKS if when == stage)
+    for stage in dict.fromkeys(when for when, _ in STRUCTURAL_CHECKS)
+}
+
+
 def first_failure(stage: str, e: Evidence) -> Failure | None:
     """The first failure of the checks of ``stage`` (in registry order), or None."""
     e.stage = stage
-    for when, check in STRUCTURAL_CHECKS:
-        if when == stage and (failure := check(e)) is not None:
+    for check in _BY_STAGE.get(stage, ()):
+        if (failure := check(e)) is not None:
             return failure
     return None
 

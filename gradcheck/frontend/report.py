@@ -193,8 +193,30 @@ def inputs_text(result: CheckResult) -> str:
     if result.upstream is not None and result.failure is not None:
         u = result.upstream
         which = "u" if _failed_at_order_2(result) else "v"
-        lines.append(f"{which}, the upstream gradient ({u.dtype}{list(u.shape)}):\n  {_array(u)}")
+        head = f"{which}, the upstream gradient ({u.dtype}{list(u.shape)}"
+        pieces = [] if which == "u" else _upstream_pieces(u, result.upstream_outputs)
+        if pieces:
+            lines.append(
+                f"{head}: the outputs' pieces, raveled and joined, as upstream= takes it):"
+            )
+            for label, piece in pieces:
+                text = _array(piece).replace("\n", "\n  ")
+                lines.append(f"  {label}:\n    {text}")
+        else:
+            lines.append(f"{head}):\n  {_array(u)}")
     return "\n".join(lines)
+
+
+def _upstream_pieces(u: np.ndarray, outputs: Sequence[Any]) -> list[tuple[str, np.ndarray]]:
+    """``v`` of an op of several outputs split into each output's piece, shaped as the
+    output (empty where it has one output, or where the layout does not fit ``v``)."""
+    sizes = [int(np.prod(shape)) for _, shape in outputs]
+    if len(outputs) < 2 or u.ndim != 1 or sum(sizes) != u.size:
+        return []
+    starts = np.cumsum([0, *sizes])
+    return [
+        (label, u[a:b].reshape(shape)) for (label, shape), a, b in zip(outputs, starts, starts[1:])
+    ]
 
 
 def check_text(result: CheckResult, *, seed: bool = True) -> str:

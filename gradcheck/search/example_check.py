@@ -22,7 +22,7 @@ from gradcheck.errors import GradcheckError
 from gradcheck.search.domain import ShapeDomain
 from gradcheck.search.examples import constant_inputs
 from gradcheck.search.reporting import _exited, stepped_out_of_domain
-from gradcheck.search.results import _at_least, _errors, _nanmax
+from gradcheck.search.results import _at_least, _errors, _nan_low, _nanmax
 
 
 class _ExampleFailed(Exception):
@@ -428,10 +428,6 @@ class _Search:
         if searching:
             return f"example {self.examples} of the search"
         return f"shrink step {self.shrink_steps}"
-
-
-def _nan_low(x: float) -> float:
-    return -math.inf if math.isnan(x) else x
 
 
 def is_ctrl_c(exc: BaseException) -> bool:

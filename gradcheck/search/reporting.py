@@ -14,7 +14,15 @@ import numpy as np
 
 from gradcheck.checking.result import CheckResult
 from gradcheck.checking.vocabulary import Kind, Skip, Verdict
-from gradcheck.search.results import VerifyResult, _at_least, _compared, _errors, _nanmax
+from gradcheck.search.results import (
+    SAME_REL,
+    VerifyResult,
+    _at_least,
+    _compared,
+    _errors,
+    _larger,
+    _nanmax,
+)
 
 if TYPE_CHECKING:
     from gradcheck.search.example_check import _Search
@@ -52,12 +60,13 @@ def _result(
         # (the shrunk failure was checked last, at its shrink step: named as the report's)
         shrunk = _errors(failure)
         abs_at = "the reported example" if _at_least(shrunk[0], abs_err) else abs_at
-        rel_at = "the reported example" if _at_least(shrunk[1], rel_err) else rel_at
+        same = _at_least(shrunk[1], rel_err * (1 - SAME_REL))  # (as printed)
+        rel_at = "the reported example" if same else rel_at
         abs_err, rel_err, ratio = (
             _nanmax(a, b) for a, b in zip((abs_err, rel_err, ratio), _errors(failure))
         )
     worst = search.worst if failure is not None else None
-    if worst is not None and _errors(failure)[1] >= _errors(worst)[1]:
+    if worst is not None and not _larger(_errors(worst)[1], _errors(failure)[1]):
         worst, worst_example = failure, "the reported example"
     else:
         worst_example = search.worst_example if worst is not None else ""

@@ -236,6 +236,24 @@ def _at_least(a: float, b: float) -> bool:
     return not math.isnan(a) and (math.isnan(b) or a >= b)
 
 
+#: Relative errors closer than this (relatively) are the same as the report prints
+#: them (three digits): a bug off by a constant factor shows the same relative error
+#: at every example, up to the finite differences' noise.
+SAME_REL = 5e-3
+
+
+def _larger(rel: float, than_rel: float) -> bool:
+    """Whether relative error ``rel`` is larger than ``than_rel`` as the report prints
+    them (by more than :data:`SAME_REL`; a measured one is larger than none)."""
+    if math.isnan(rel):
+        return False
+    return math.isnan(than_rel) or rel > than_rel * (1 + SAME_REL)
+
+
+def _nan_low(x: float) -> float:
+    return -math.inf if math.isnan(x) else x
+
+
 def _nanmax(a: float, b: float) -> float:
     if math.isnan(a):
         return b

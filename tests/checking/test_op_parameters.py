@@ -101,6 +101,20 @@ def test_a_function_checked_again_has_its_signature_read_once(monkeypatch):
     assert reads == [fresh, fresh]
 
 
+def keyword_scaled(x, *, alpha):
+    return mg.tanh(x) * alpha
+
+
+def test_check_without_a_required_parameter_is_a_usage_error_not_a_failure():
+    """A keyword-only parameter without a default that check() was not given: the op
+    cannot run, which is the caller's mistake (verify refuses it before any example);
+    it was reported as the op's forward_error, a failed verdict."""
+    with pytest.raises(gradcheck.errors.CheckUsageError, match="needs its parameter 'alpha'"):
+        check(keyword_scaled, X)
+    assert check(keyword_scaled, X, alpha=2.0).passed
+    assert check(keyword_scaled, X, params={"alpha": 2.0}).passed
+
+
 def test_check_takes_the_described_kwargs_as_verify_does():
     # a positional parameter that is not a tensor, declared with describe(kwargs=...)
     # (a custom_vjp's nondiff_argnums): check(op, x) on a failure's shrunk input

@@ -135,6 +135,18 @@ def test_list_and_verify_say_what_they_skipped_with_v_only(user_dir: Path) -> No
     assert "ops_c:Square" in ran.output and "ops_c:marked" in ran.output
 
 
+def test_list_v_of_a_module_without_targets_says_why_not_a_traceback(user_dir: Path) -> None:
+    """The message of a module that offers no target sends the user to `list -v`; that
+    printed a traceback and the message again, never the reasons."""
+    write(user_dir, "ops_e.py", "import numpy as np\n\ndef helper(x):\n    return x\n")
+    result = CliRunner().invoke(main, ["list", "ops_e", "-v"])
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "skipped ops_e:helper: a function without @gradcheck.describe" in result.stderr
+    assert result.stderr.count("offers no target") == 1
+    assert result.stderr.rstrip().splitlines()[-1].startswith("Error: module 'ops_e' offers")
+
+
 def test_list_v_with_json_keeps_stdout_one_document(user_dir: Path) -> None:
     import json
 

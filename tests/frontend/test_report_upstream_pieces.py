@@ -1,0 +1,50 @@
+"""The report of an op of several outputs shows the upstream gradient ``v`` piece by
+piece, each under the label its failure names (``output 1 of 2 (float64[3])``): it was
+one joined vector (``float64[6]`` beside outputs of ``float64[3]``), which a reader
+could not map to the output the failure names."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import gradcheck  # noqa: E402
+
+
+class ProdSumWrongSecond(torch.autograd.Function):
+    """(x * y, x + y**2), whose second output's gradient for y lacks its factor 2."""
+
+    @staticmethod
+    def forward(ctx, x, y):
+        ctx.save_for_backward(x, y)
+        return x * y, x + y * y
+
+    @staticmethod
+    def backward(ctx, ga, gb):
+        x, y = ctx.saved_tensors
+        return ga * y + gb, ga * x + gb * y
+
+
+def test_v_is_shown_per_output_and_replays_joined():
+    x, y = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+    result = gradcheck.check(ProdSumWrongSecond, x, y)
+    assert result.failure.kind == "mismatch"
+    text = str(result)
+    assert "output 1 of 2 (float64[3]): the gradient of input y" in text
+    assert "v, the upstream gradient (float64[6]: the outputs' pieces" in text
+    v = result.upstream
+    shown = text.split("v, the upstream gradient")[1]
+    first, second = shown.split("output 0 of 2 (float64[3]):")[1].split(
+        "output 1 of 2 (float64[3]):"
+    )
+    assert str(float(v[0]))[:10] in first and str(float(v[3]))[:10] in second
+    # the joined v replays the check, as the report says
+    again = gradcheck.check(ProdSumWrongSecond, x, y, upstream=v)
+    assert np.array_equal(again.upstream, v) and again.failure.kind == "mismatch"
+
+
+def test_one_output_keeps_one_v():
+    result = gradcheck.check(lambda x: gradcheck.tanh(x), np.array([0.1, 0.2]))
+    assert result.upstream_outputs == []
