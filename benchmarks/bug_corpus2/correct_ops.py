@@ -35,10 +35,11 @@ def ok_eigh_vector_squares(a):
     return torch.linalg.eigh(a + a.mT)[1] ** 2
 
 
-# 4. The max over the last axis: ties are drawn often.
+# 4. torch's max over the last axis: ties are drawn often. (torch.max: written x.max
+#     alone, gradcheck ran it as its own op and checked its own max.)
 @gradcheck.describe
 def ok_max_ties(x):
-    return x.max(-1).values if x.ndim else x
+    return torch.max(x, -1).values if x.ndim else x
 
 
 # 5. A max pool over overlapping windows (torch's).
@@ -92,10 +93,12 @@ def ok_polar(r, theta):
     return torch.polar(r, theta)
 
 
-# 12. |z| of a complex input: not differentiable at 0.
+# 12. |z| of a complex input: not differentiable at 0. (torch.abs, not z.abs(): a
+#     function is torch's where its code names torch; z.abs() alone made it gradcheck's
+#     own op, which refuses complex inputs.)
 @gradcheck.describe(dtype="complex128")
 def ok_complex_abs(z):
-    return z.abs()
+    return torch.abs(z)
 
 
 # 13. The Euclidean norm over the last axis: not differentiable at a zero vector.
@@ -110,10 +113,12 @@ def ok_var_ddof1(x):
     return torch.var(x, dim=-1, correction=1)
 
 
-# 15. index_put with accumulate and repeated indices.
+# 15. index_put with accumulate and repeated indices. (torch.index_put: written as the
+#     method x.index_put alone, nothing in its code names torch, and gradcheck ran it
+#     as its own op, whose Tensor has no index_put.)
 @gradcheck.describe(shapes=["5", "n", "n"], integers={1: (0, 5)})
 def ok_index_put_accumulate(x, idx, v):
-    return x.index_put((idx,), v, accumulate=True)
+    return torch.index_put(x, (idx,), v, accumulate=True)
 
 
 # 16. lerp with three broadcast inputs.

@@ -269,7 +269,8 @@ BugLerpWeightSign = _lerp(-1.0)
 FixLerpWeightSign = _lerp(1.0)
 
 
-# 11. |z| of a complex input whose backward conjugates (torch's convention is g * z / |z|).
+# 11. |z| of a complex input whose backward conjugates (torch's convention is g * z / |z|,
+#     and 0 at z = 0).
 def _cabs(conj: bool):
     class ComplexAbs(torch.autograd.Function):
         @staticmethod
@@ -281,7 +282,10 @@ def _cabs(conj: bool):
         def backward(ctx, grad):
             (z,) = ctx.saved_tensors
             zz = z.conj() if conj else z
-            return grad * zz / z.abs()
+            r = z.abs()
+            # sgn(z) = z / |z|, and 0 at z = 0 (torch's abs gives that subgradient
+            # there; z / |z| alone is 0 / 0 = nan)
+            return grad * torch.where(r > 0, zz / r, 0)
 
     return gradcheck.describe(dtype="complex128")(ComplexAbs)
 

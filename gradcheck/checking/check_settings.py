@@ -15,7 +15,7 @@ from typing import Any
 
 from gradcheck.checking.vocabulary import Mode
 
-__all__ = ["CHECK_DEFAULTS", "DESCRIBED", "CheckSettings", "with_described"]
+__all__ = ["CHECK_DEFAULTS", "DESCRIBED", "CheckSettings", "described_params", "with_described"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +115,23 @@ def with_described(target: Any, **given: Any) -> tuple[Any, ...]:
         value if value is not None else declared.get(name, CHECK_DEFAULTS[name])
         for name, value in given.items()
     )
+
+
+def described_params(target: Any, params: Any, op_params: Any) -> Any:
+    """A check's op parameters: the ones given (``params=`` or keywords), else the
+    ``kwargs`` that ``@gradcheck.describe`` declares (a positional parameter that is
+    not a tensor, such as a custom_vjp's ``nondiff_argnums``), as ``gradcheck verify``
+    passes them: ``check(op, x)`` on the shrunk input of a failure replays it.
+
+    >>> class Op:
+    ...     __gradcheck__ = type("D", (), {"as_dict": lambda self: {"kwargs": {"t": 3}}})()
+    >>> described_params(Op, None, {}), described_params(Op, {"t": 1}, {})
+    ({'t': 3}, {'t': 1})
+    """
+    if params is not None or op_params:
+        return params
+    kwargs = _declared(target).get("kwargs")
+    return dict(kwargs) if kwargs else None
 
 
 def _declared(target: Any) -> dict[str, Any]:

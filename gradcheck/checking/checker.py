@@ -35,7 +35,7 @@ from gradcheck.checking.check_inputs import (
     _named_failure,
     _validate,
 )
-from gradcheck.checking.check_settings import CheckSettings, with_described
+from gradcheck.checking.check_settings import CheckSettings, described_params, with_described
 from gradcheck.checking.compiled import compiled_disagreement, compiled_target
 from gradcheck.checking.layout import strided, strided_for
 from gradcheck.checking.numerical import (
@@ -109,6 +109,7 @@ def check(
         The op's keyword parameters. Parameters whose names are not settings of
         ``check`` may also be given directly as keywords (``check(Sum, x, axis=0)``);
         ``params=`` is the way to pass one whose name is a setting (``seed``, ``mode``...).
+        Neither given: the ``kwargs`` the op declares with :func:`gradcheck.describe`.
     constants : int or sequence of int, optional
         Indices of inputs that are constant: they must receive no gradient.
     seed : int
@@ -238,7 +239,7 @@ def check(
         nondet_tol=nondet_tol, skip_on=skip_on, reference_forward=reference_forward,
         compiled=compiled, batched=batched)  # fmt: skip
     tgt = resolve_target(target)
-    all_params = _merge_params(tgt, params, op_params)
+    all_params = _merge_params(tgt, described_params(target, params, op_params), op_params)
     modes, indices = _as_spelled(modes, constants)
     _validate(order, modes, nondet_tol, mode, reference, atol, rtol)
     named, backend = skip_on_classes(skip_on), _backend(compiled)

@@ -113,3 +113,24 @@ def test_check_without_a_required_parameter_is_a_usage_error_not_a_failure():
         check(keyword_scaled, X)
     assert check(keyword_scaled, X, alpha=2.0).passed
     assert check(keyword_scaled, X, params={"alpha": 2.0}).passed
+
+
+def test_check_takes_the_described_kwargs_as_verify_does():
+    # a positional parameter that is not a tensor, declared with describe(kwargs=...)
+    # (a custom_vjp's nondiff_argnums): check(op, x) on a failure's shrunk input
+    # replays what verify checked; it said "takes 2 tensor input(s) (x, alpha)"
+    @gradcheck.describe(kwargs={"alpha": 3.0})
+    def scaled(x, alpha):
+        return mg.tanh(x) * alpha
+
+    @gradcheck.describe(kwargs={"alpha": 3.0})
+    def wrongly_scaled(x, alpha):
+        return mg.tanh(x) * alpha + (x - x.data) * (1 - alpha)
+
+    assert check(scaled, X).passed
+    result = check(wrongly_scaled, X)
+    assert result.failure is not None and result.failure.kind == "mismatch"
+    assert result.params == {"alpha": 3.0}
+    # given ones take the place of the described ones, as in verify
+    assert check(wrongly_scaled, X, alpha=1.0).passed
+    assert check(wrongly_scaled, X, params={"alpha": 1.0}).passed
