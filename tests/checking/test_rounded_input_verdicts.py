@@ -77,3 +77,35 @@ def test_a_sign_flip_of_one_minus_cos_in_float16_at_large_inputs_fails(x, seed):
 def test_one_minus_cos_in_float16_at_large_inputs_passes(x, seed):
     result = check(one_minus_cos16(), np.array([x]), seed=seed)
     assert result.verdict == "passed", str(result)
+
+
+V_PAIR = np.array([0.1257302210933933, -0.1321048632913019])
+
+
+@pytest.mark.parametrize(
+    ("x", "v"),
+    [
+        # (the levels that stood still below cos's float16 quantum near 1 were read
+        # as flat: one side of the first step that moved crossed a quantum, and the
+        # steps past the minimum at 0 are lopsided by the curvature)
+        ([2.0, 0.125], V_PAIR),
+        ([2.0, 0.0625], V_PAIR),
+        ([2.0, 0.015625], V_PAIR),
+    ],
+)
+def test_one_minus_cos_in_float16_near_its_quanta_passes(x, v):
+    result = check(one_minus_cos16(), np.array(x), upstream=v, seed=0)
+    assert result.verdict == "passed", str(result)
+
+
+def test_a_step_of_half_a_float16_ulp_is_no_evidence():
+    # (it lands on a tie, which rounds to even: one side moves a whole ulp, and D was
+    # twice the derivative, -1.87 against -0.90; a kink is read there now, not judged)
+    x = np.array([5.16015625])
+    result = check(one_minus_cos16(), x, upstream=np.ones(1), seed=0)
+    assert result.verdict in ("passed", "inconclusive"), str(result)
+
+
+@pytest.mark.parametrize("x", [[-2.0, 0.125], [-0.0625], [-30.0]])
+def test_a_sign_flip_of_one_minus_cos_in_float16_near_its_quanta_fails(x):
+    assert check(one_minus_cos16(flip=True), np.array(x), seed=0).verdict == "failed"
