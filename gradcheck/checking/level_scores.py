@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from gradcheck.checking.thresholds import LOWEST_LEVEL, OUTPUT_ROUNDING_EPS
+from gradcheck.checking.thresholds import LEVEL_RATIO, LOWEST_LEVEL, OUTPUT_ROUNDING_EPS
 
 #: Up to this many output elements over all levels of one refinement, the levels'
 #: arithmetic runs once for all of them (see
@@ -221,7 +221,10 @@ class LevelScores:
         # stood still for that, and say nothing of s: not its flatness, nor a
         # quantum (1 - cos(x.half()) at 223, whose float16 ulp is 0.125, stands
         # still at steps up to 1/16 and moves on both sides, as cos does, at 1/4).
-        lost = self.still & (self.hs <= self.absorbed)
+        # A step of half that ulp lands on a tie, which rounds to even: one side moves
+        # by a whole ulp, the other not at all (1 - cos(x.half()) at 5.16015625, ulp
+        # 2**-8: D twice the derivative at the step 2**-9), and says nothing either.
+        lost = self.hs <= self.absorbed
         self.d[lost] = self.jump[lost] = np.nan
         done = np.isfinite(self.d) & np.isfinite(self.jump)
         still, moving = done & self.still, done & ~self.still
@@ -237,6 +240,21 @@ class LevelScores:
             top = int(np.flatnonzero(moving)[np.argmax(self.hs[moving])])
             # (one side of the largest moving step moves by far more than the other)
             lopsided = abs(self.jump[top]) >= abs(self.d[top])
+            if self.absorbed > 0:
+                # (a forward rounding its inputs to float16 rounds its intermediates
+                # too, and where one side of a step crosses a quantum and the other
+                # does not it looks lopsided: every step that moved must be so. 1 -
+                # cos(x.half()) at 0.0625, whose cos rounds at 2**-11, is lopsided at
+                # 2**-8 and at 0.25, past cos's minimum, but not at 2**-6)
+                jumps = np.abs(self.jump[moving])
+                lopsided = bool(np.all(jumps >= np.abs(self.d[moving])))
+                # (nor where J grows with the step as s''·h does, from the second
+                # largest step that moved to the largest: steps past a minimum nearer
+                # than they are long, 1 - cos(x.half()) at 2**-6, moving only from
+                # 2**-6 on, are lopsided by its curvature, where a hinge's J is the
+                # one side's move, as steady as D)
+                growing = jumps.size > 1 and jumps[-1] >= LEVEL_RATIO / 2 * jumps[-2]
+                lopsided = lopsided and not growing
             self.flat = lopsided and not quantum <= cap
             if self.flat:
                 return None

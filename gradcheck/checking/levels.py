@@ -14,7 +14,7 @@ the numbers are in :mod:`gradcheck.checking.thresholds`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -32,6 +32,8 @@ from gradcheck.checking.thresholds import (
     ORDER_LEVELS,
     ORDER_RANGE,
     ORDER_STEADINESS,
+    SATURATION_GROWTH,
+    SATURATION_NOISE,
     SINGULAR_BLOWUP,
     SMALL_X_LEVELS,
     TRUNCATION_GROWTH,
@@ -176,6 +178,8 @@ class _Finite:
     flat: bool = False
     #: The noise N bounds the rounding (see LevelScores.tight).
     tight: bool = False
+    #: The forward rounds its inputs to a narrower dtype (see LevelScores.absorbed).
+    rounded: bool = False
 
 
 def _finite_levels(levels: LevelScores) -> _Finite:
@@ -198,6 +202,7 @@ def _finite_levels(levels: LevelScores) -> _Finite:
         [float(levels.floor[k]) for k in ok],
         levels.flat,
         levels.tight,
+        levels.absorbed > 0,
     )
 
 
@@ -445,6 +450,8 @@ def _combine(levels: LevelScores, eps: float, jump_threshold: float, base_index:
     """Value, error, kink flag and second derivative from the central differences of
     every level: the Richardson pair whose value agrees best with its neighbours."""
     f = _finite_levels(levels)
+    if f.rounded:
+        f = _below_saturation(f)
     D, J, H = f.D, f.J, f.H
     n = len(D)
     if n < 2:
@@ -513,6 +520,39 @@ def _combine(levels: LevelScores, eps: float, jump_threshold: float, base_index:
         step=H[pairs[best]],
         low_order=low_order,
     )
+
+
+def _below_saturation(f: _Finite) -> _Finite:
+    """The levels below the first pair of neighbours whose larger step moved ``s`` by
+    less than :data:`SATURATION_GROWTH` times what its smaller step moved it (both
+    above their noise): there the steps have crossed the scale the function varies
+    on, as a bounded function's differences (f(x + h) - f(x - h), at most its range)
+    stop growing with h, and the quotients of that pair and of every larger one
+    shrink like 1/h towards 0 whatever the derivative: two of them agree by chance,
+    and their second differences are no noise of the smaller ones. 1 - cos(x.half())
+    at 223 (float16's ulp 0.125 there), differenced with float16's steps 1 to 1024,
+    had its pair of steps 256 and 1024 agree near 0 against a derivative of 0.05, a
+    mismatch of the right op. For forwards that round their inputs to a narrower
+    dtype (float16), whose steps start at that dtype's ulps. Where the first pair
+    is already beyond, fewer than two levels are left: nothing is resolved there."""
+    for a in range(len(f.D) - 1):
+        if f.k[a + 1] != f.k[a] + 1:
+            continue
+        small, large = abs(f.D[a]) * f.H[a], abs(f.D[a + 1]) * f.H[a + 1]
+        above = small > SATURATION_NOISE * f.N[a] * f.H[a]
+        if above and large < SATURATION_GROWTH * small:
+            keep = slice(0, a + 1)
+            return replace(
+                f,
+                k=f.k[keep],
+                D=f.D[keep],
+                J=f.J[keep],
+                H=f.H[keep],
+                N=f.N[keep],
+                still=f.still[keep],
+                floor=f.floor[keep],
+            )
+    return f
 
 
 def _quotients_differ(f: _Finite, a: int) -> bool:

@@ -69,6 +69,13 @@ TRUNCATION_GROWTH = LEVEL_RATIO**2
 #: (whose departure grows LEVEL_RATIO x at most): see ``probes._curves_away``.
 CURVATURE_GROWTH = LEVEL_RATIO**1.5
 
+#: A pair of levels whose larger step moved ``s`` by less than this many times what
+#: its smaller step moved it (a smooth function's differences grow LEVEL_RATIO x) has
+#: crossed the function's scale (see ``levels._below_saturation``), where its moves are
+#: above SATURATION_NOISE times their noise.
+SATURATION_GROWTH = LEVEL_RATIO / 2
+SATURATION_NOISE = 4.0
+
 #: Refinement steps, as powers of LEVEL_RATIO times the base step: from 1/16 to 64 of
 #: it, and further down for |x| != 1 (see :func:`_levels`).
 LOWEST_LEVEL, HIGHEST_LEVEL = -2, 3

@@ -87,6 +87,7 @@ def numerics(
     # Per input, the backward's measured rounding (float32 and float16 up front; a
     # float64 input's once a mismatch needs it, then for the inputs after it too).
     jitter = run.rounding_jitter(v, grads)
+    jitter = _with_input_rounding(run, ev, v, grads, jitter)
     comparisons: list[tuple[Comparison, bool]] = []
     try:
         for i, x in enumerate(run.xs):
@@ -121,6 +122,51 @@ def numerics(
     if comparisons and comparisons[-1][0].apart:
         raise _Inconclusive(Skip.APART)
     return _result(run, comparisons)
+
+
+def _with_input_rounding(
+    run: _Run, ev: Evaluator, v: np.ndarray, grads: list[Any], jitter: list[np.ndarray | None]
+) -> list[np.ndarray | None]:
+    """``jitter`` with, per input, how far its gradient moves when the inputs are
+    rounded to the narrower dtype that the forward rounds them to inside
+    (:attr:`Evaluator.input_rounding`; the finite differences run at those rounded
+    inputs, where the forward computes). A backward may take its gradient at x or at
+    x rounded as the forward rounds it, and both are right: 1 - z·z computed in
+    complex32 from a complex64 z, whose backward -2·conj(z) is at z, differs from the
+    numeric -2·conj(round(z)) by 2·|z - round(z)|, 0.0042·|v| at z = 56.23 (float16's
+    ulp there is 1/32), read as a mismatch. A wrong formula moves by as little under
+    that rounding, and stays a mismatch. Unchanged where no such dtype is known or the
+    inputs are no finer than it (float16 inputs), or the backward raised there."""
+    narrow = ev.input_rounding
+    if narrow is None:
+        return jitter
+    finer = [x.dtype.kind == "f" and x.dtype.itemsize > narrow.itemsize for x in run.xs]
+    if not any(finer):
+        return jitter
+    with np.errstate(all="ignore"):
+        rounded = [x.astype(narrow).astype(x.dtype) if f else x for x, f in zip(run.xs, finer)]
+    if all(np.array_equal(r, x, equal_nan=True) for r, x in zip(rounded, run.xs)):
+        return jitter
+    try:
+        _, again = run.tgt.run(
+            rounded, run.params, v, constants=sorted(run.const), outputs=run.outputs
+        )
+    except Exception:
+        return jitter
+    finally:
+        run.forward_calls += 1
+        run.backward_calls += 1
+    out = list(jitter)
+    for i, (g0, g1) in enumerate(zip(grads, again)):
+        if g0 is None or g1 is None or np.shape(g0) != np.shape(g1):
+            continue
+        with np.errstate(all="ignore"):
+            d = np.abs(np.asarray(g1, np.float64) - np.asarray(g0, np.float64)).reshape(-1)
+        d = np.where(np.isfinite(d), d, 0.0)
+        if not d.any():
+            continue
+        out[i] = d if out[i] is None else np.maximum(np.asarray(out[i]).reshape(-1), d)
+    return out
 
 
 def _evaluator(run: _Run, v: np.ndarray) -> Evaluator:

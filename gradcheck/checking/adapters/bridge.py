@@ -196,6 +196,11 @@ def bridge_target(
         layout = bridge.last
         if layout is None or len(layout.shapes) != len(value):
             layout = Outputs.of(value)
+        elif any(getattr(v, "dtype", None) != dt for v, dt in zip(value, layout.dtypes)):
+            # (the last run's outputs, in these values' own dtypes: the float64
+            # reference of a float32 run, a complex64 op's parts given float64, is
+            # float64, not cast back to the run's float32)
+            layout = Outputs.of(value, layout.differentiable)
         return layout.flatten(value)
 
     sig = op_signature(obj) if signature is None else signature
