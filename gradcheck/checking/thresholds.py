@@ -254,3 +254,19 @@ OUTLIER_FACTOR = 4.0
 #: How much smaller than h0 the step is at which fast mode's bisection tries the two
 #: halves of a direction again where neither settles at h0 (``_FastMode.settles_below``).
 BELOW = 16.0
+
+#: A tie's joint direction (``verdict.ties_not_a_gradient``): how many levels (each
+#: step four times the last) must show the non-additivity of the quotients along a
+#: block of tied elements clear of their rounding, how many levels above the joint
+#: derivative's own step it may climb to find them (where the forward's modelled
+#: rounding is large beside its output: a median of 0 among values of 5e8), how far
+#: the non-additivity may move between levels (relative; a kink at the tie itself
+#: is the same at every step, a singular set or a kink the steps reach across is
+#: not), how many times the rounding it must exceed, and the most tied elements and
+#: blocks it looks at.
+TIE_LEVELS = 3
+TIE_LEVELS_UP = 6
+TIE_STEADINESS = 1e-2
+TIE_NOISE_MARGIN = 8.0
+TIE_BLOCK_MAX = 64
+TIE_BLOCKS_PROBED = 4
