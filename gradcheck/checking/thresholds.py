@@ -80,6 +80,12 @@ LOWEST_LEVEL, HIGHEST_LEVEL = -2, 3
 #: step was 1e5 times its scale and a 1e-3 error passed. Only an element that the base
 #: ladder leaves unresolved runs them (two forward calls a level).
 SMALL_X_LEVELS = 40
+#: Below those levels (|x| < 8e-25), an element the levels leave unresolved is refined
+#: again at its relative step (``PointProbes.below_small_x_levels``), whose estimate
+#: stands where it is smooth and its error within the jump threshold or this fraction
+#: of its value (float64 resolves trace(inv(A)) at entries of 2**-150 to 1e-10 there;
+#: arctan(1/x) at 1e-45 not at all).
+SMALL_X_RESOLVED = 2.0**-20
 
 #: The measured noise looks at the differences of this many smallest levels.
 NOISE_LEVELS = 3
