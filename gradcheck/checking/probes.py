@@ -81,13 +81,14 @@ class PointProbes:
         whose every usual step crosses the singular set; the same function as at
         entries of 1 in other units). Else ``est`` as it was (arctan(1/x) at 1e-45,
         which no step below its jump at 0 resolves)."""
-        if not (
-            isinstance(along, (int, np.integer)) and 0 < scale < LEVEL_RATIO**-SMALL_X_LEVELS
-        ):
+        if not (isinstance(along, (int, np.integer)) and 0 < scale < LEVEL_RATIO**-SMALL_X_LEVELS):
             return est
         if not (est.kink or est.low_order or not est.error <= jump_threshold):
             return est
-        h = float(np.exp2(np.round(np.log2(np.cbrt(self.eps) * scale))))
+        with np.errstate(divide="ignore"):  # (0 where |x| is subnormal: no step)
+            h = float(np.exp2(np.round(np.log2(np.cbrt(self.eps) * scale))))
+        if not h > OWN_SCALE_MIN_ULPS * float(np.spacing(scale)):
+            return est  # (x ± h would round to x's few neighbours: nothing to resolve)
         own = self.refine(i, int(along), h, jump_threshold, 1.0)
         resolved = max(jump_threshold, SMALL_X_RESOLVED * abs(float(own.value)))
         return own if not own.kink and own.error <= resolved else est
