@@ -18,11 +18,12 @@ Printed, for the engine of this checkout:
    of medians, collector on / off).
 4. What one tracked object per op more or less is worth: the fan-out call with one tuple of
    the node's two input tensors per op (what a binary op's ``variables`` is) kept alive
-   until its backward (4 tracked objects per op instead of 3), against the same call
-   making and dropping those tuples at once (the same instructions, nothing more for the
-   collector), interleaved round by round. Their difference is about what leaving one
-   object fewer per op alive would save (an op without its ``variables`` tuple, say),
-   before what storing the inputs some other way would cost.
+   until its backward (one tracked object per op more), against the same call making
+   and dropping those tuples at once (the same instructions, nothing more for the
+   collector), interleaved round by round. Their difference is about what one object
+   fewer per op alive saves. (Since branch i40-engine4 the built-in ops of the fan-out
+   keep their inputs in attributes of their own, not in a ``variables`` tuple: 2 tracked
+   objects per op, 3 before.)
 
 Run: python benchmarks/engine_gc.py [--calls 40] [--rounds 7]
 """

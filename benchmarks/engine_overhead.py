@@ -36,10 +36,12 @@ for every implementation, so that it measures the steady cost of a call.
 --collector-off adds the engine once more with Python's cyclic garbage collector
 switched off in its process (``gc.disable()``; the engine's graphs hold no reference
 cycles, so nothing is left uncollected): the difference between the two engine rows,
-measured side by side, is what the collector costs the engine. Every op leaves three
-objects the collector tracks (its output tensor, the op and the op's ``variables``
-tuple) alive until backprop, so a graph of thousands of ops triggers collections that
-walk it while it is being built; the NumPy reference leaves none.
+measured side by side, is what the collector costs the engine. Every op leaves objects
+the collector tracks alive until backprop (its output tensor and the op: two for the
+built-in ops of these workloads, which keep their inputs in attributes of their own;
+three for an op whose inputs are a ``variables`` tuple), so a graph of thousands of ops
+triggers collections that walk it while it is being built; the NumPy reference leaves
+none.
 
 --malloc keep runs every process with glibc's malloc told to keep the memory it frees.
 By default glibc hands freed memory back to the kernel once enough is free at the top

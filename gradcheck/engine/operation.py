@@ -303,6 +303,39 @@ def _own_copy(function: Callable[..., Any]) -> Callable[..., Any]:
     return copy
 
 
+def _kept_inputs(op: Operation) -> tuple[Tensor, ...]:
+    """``op.variables`` of an op that keeps its inputs itself (see :data:`kept_inputs`)."""
+    a = op._in_a
+    if a is None:
+        return op._in_more
+    b = op._in_b
+    return (a,) if b is None else (a, b)
+
+
+def _keep_inputs(op: Operation, value: Collection[Tensor]) -> None:
+    """``op.variables = value`` for an op that keeps its inputs itself."""
+    value = tuple(value)
+    if 1 <= len(value) <= 2:
+        op._in_a = value[0]
+        op._in_b = value[1] if len(value) == 2 else None  # type: ignore[assignment]
+        op._in_more = ()
+    else:  # (a subclass's own __call__ with another number of inputs)
+        op._in_a = op._in_b = None  # type: ignore[assignment]
+        op._in_more = value
+
+
+#: ``variables`` of the built-in ops of one or two inputs on the per-op path (``Add``,
+#: ``Multiply``, ``UnaryOp``...): their ``__call__`` keeps the inputs in two attributes,
+#: ``_in_a`` and ``_in_b`` (None for one input), and ``variables`` builds the tuple when
+#: it is read or stores its items when it is set, so that ``op.variables`` means what it
+#: means for every op. Why: every op leaves the objects the cyclic garbage collector
+#: tracks alive until backprop, and the tuple was one of three (the output tensor, the
+#: op, the tuple); a graph of thousands of small ops is walked by the collections its
+#: forward triggers, in proportion to that number. The engine's own per-op paths (the
+#: graph walk, the storage step, the rules) read the two attributes, never this property.
+kept_inputs = property(_kept_inputs, _keep_inputs)
+
+
 class Operation:
     """Base class of a differentiable operation.
 
@@ -326,6 +359,13 @@ class Operation:
 
     #: The input tensors, set by ``__call__``.
     variables: tuple[Tensor, ...] = ()
+    #: The first and second input of an op whose ``variables`` is :data:`kept_inputs`
+    #: (the engine's own: None in every other op, whose inputs are its ``variables``);
+    #: ``_in_more``: such an op's inputs when they are not one or two.
+    # (typed as tensors: the rules that read them are those that set them)
+    _in_a: Tensor = None  # type: ignore[assignment]
+    _in_b: Tensor = None  # type: ignore[assignment]
+    _in_more: tuple[Tensor, ...] = ()
     #: When True, backprop through a graph containing this op must start from a
     #: scalar (0-d) tensor unless an explicit gradient is given.
     scalar_only: ClassVar[bool] = False
@@ -432,7 +472,10 @@ class Operation:
         new_arrays = self.returns_new_arrays  # (read once: a class attribute costs)
         handed_on = False
         index = -1
-        for var in self.variables:
+        inputs = self.variables if (a := self._in_a) is None else (a, self._in_b)
+        for var in inputs:
+            if var is None:  # (one input kept: _in_b is None)
+                break
             index += 1
             if var._constant:
                 continue

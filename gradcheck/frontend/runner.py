@@ -100,6 +100,7 @@ from gradcheck.errors import (
     LoadError,
     RemoteError,
 )
+from gradcheck.frontend.early import take as early_zygote
 from gradcheck.frontend.jobs import (
     Job,
     ListedTarget,
@@ -221,20 +222,28 @@ class _Zygote:
     """The coordinator's handle on the zygote process."""
 
     def __init__(self, setup: WorkerSetup) -> None:
+        self.ready = False
+        #: Told to go (:meth:`Run.release`).
+        self.released = False
+        # The zygote the command forked first thing (gradcheck.frontend.early).
+        early = early_zygote() if setup.fork else None
+        if early is not None:
+            self.process, self.conn = early
+            self._child: Connection | None = None
+            self.conn.send(("setup", setup))
+            return
         context, forked = zygote_context(setup)
         self.conn, self._child = context.Pipe(duplex=True)
-        # Not daemonic: a daemonic process's children may not start processes, and a
-        # job's child is the zygote's (an op may use a multiprocessing.Pool). A forked
-        # zygote closes its copy of our end (our death is then its end of file).
+        # Not daemonic: a job's child is the zygote's, and may start processes (a Pool).
+        # A forked zygote closes its copy of our end (our death is its end of file).
         args = (self._child, setup, self.conn if forked else None)
         self.process = context.Process(
             target=_zygote_main, args=args, daemon=False, name="gradcheck-worker"
         )
-        self.ready = False
-        #: Told to go (:meth:`Run.release`).
-        self.released = False
 
     def start(self) -> None:
+        if self._child is None:  # the early zygote: started already
+            return
         # A spawned child runs the parent's main script again (as __mp_main__) unless
         # the main module has no file or spec; a launcher without an `if __name__ ==
         # "__main__"` guard would start the command again in the worker. The worker

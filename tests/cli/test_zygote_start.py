@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -130,3 +131,49 @@ def test_a_dask_workers_zygote_is_never_forked_from_it():
 
     run = DaskRun(1, WorkerSetup(cwd=".", fork=True))
     assert run.setup.fork is False
+
+
+# -- the early zygote (gradcheck.frontend.early) --------------------------------------
+@linux_only
+def test_the_commands_worker_is_forked_before_the_command_imports_click(tmp_path: Path):
+    # `python -m gradcheck verify` forks its zygote first thing: its imports (NumPy,
+    # Hypothesis, the checker) run beside the command's (click, its modules, the
+    # options), not after them. On main the zygote was forked from the command once
+    # those were imported, and had them: "click gradcheck.cli".
+    from tests.cli.test_framework_preload import NOTES_THE_WORKERS_MODULES
+
+    (tmp_path / "notes.py").write_text(NOTES_THE_WORKERS_MODULES)
+    out = _command(tmp_path, "verify", "notes:Square", "--max-examples", "2", "--seed", "0")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (tmp_path / "worker-modules").read_text() == ""
+
+
+@linux_only
+def test_the_early_worker_also_starts_as_a_spawned_one(tmp_path: Path):
+    (tmp_path / "notes.py").write_text(NOTES_HOW_IT_STARTED)
+    out = _command(tmp_path, "verify", "notes:Square", "--max-examples", "2", "--seed", "0")
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert (tmp_path / "worker-start").read_text() == "forked <Handlers.SIG_DFL: 0> False"
+
+
+@linux_only
+@pytest.mark.parametrize("args", [["--bogus"], ["--help"], ["nowhere:op"]])
+def test_an_early_worker_never_taken_ends_with_the_command(tmp_path: Path, args):
+    # A usage error, --help, a load error: the command ends, and no process of it is
+    # left holding its output (a pipe's reader would wait for it).
+    started = time.monotonic()
+    out = _command(tmp_path, "verify", *args)
+    assert out.returncode in (0, 2), out.stdout + out.stderr
+    assert time.monotonic() - started < 60
+
+
+def test_which_command_lines_fork_early():
+    from gradcheck.frontend.early import wanted
+
+    linux = sys.platform.startswith("linux")
+    assert wanted(["gradcheck", "verify", "good:Cube"]) is linux
+    assert not wanted(["gradcheck", "verify", "--help"])
+    assert not wanted(["gradcheck", "verify", "t:op", "--executor", "dask"])
+    assert not wanted(["gradcheck", "verify", "t:op", "--executor=dask"])
+    assert not wanted(["gradcheck", "replay", "x.json"])
+    assert not wanted(["gradcheck"])

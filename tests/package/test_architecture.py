@@ -400,6 +400,10 @@ IMPORTS_INSIDE_FUNCTIONS = {
     "gradcheck.frontend.jobs": "import time of the command (the coordinator)",
     "gradcheck.frontend.unfinished": "import time of the command (the coordinator)",
     "gradcheck.frontend.worker": "import time of the command (the coordinator)",
+    # the early zygote: forked before the command imports anything of its own, it
+    # imports what a zygote needs once forked (the command never does)
+    "gradcheck.frontend.early": "import time of the command (the early zygote)",
+    "gradcheck.__main__": "import time of the command (the early zygote forked first)",
     # the command's parts (gradcheck.cli's reason)
     "gradcheck.frontend.outputs": "import time of the command",
     "gradcheck.frontend.plan": "import time of the command (loading targets)",

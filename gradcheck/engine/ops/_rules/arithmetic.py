@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gradcheck.engine.operation import BroadcastableOp, spent
+from gradcheck.engine.operation import BroadcastableOp, kept_inputs, spent
 from gradcheck.engine.ops._rules.unary import UnaryOp
 from gradcheck.errors import SkipGradient
 
@@ -24,9 +24,11 @@ if TYPE_CHECKING:
 
 class Add(BroadcastableOp):
     numpy_ufunc = np.add
+    variables = kept_inputs  # (its inputs kept in _in_a, _in_b)
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
-        self.variables = (a, b)
+        self._in_a = a
+        self._in_b = b
         return a._data + b._data
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
@@ -35,9 +37,11 @@ class Add(BroadcastableOp):
 
 class Subtract(BroadcastableOp):
     numpy_ufunc = np.subtract
+    variables = kept_inputs  # (its inputs kept in _in_a, _in_b)
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
-        self.variables = (a, b)
+        self._in_a = a
+        self._in_b = b
         return a._data - b._data
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
@@ -46,17 +50,20 @@ class Subtract(BroadcastableOp):
 
 class Multiply(BroadcastableOp):
     numpy_ufunc = np.multiply
+    variables = kept_inputs  # (its inputs kept in _in_a, _in_b)
     # grad * data is a new array (or, for x * x, the spent grad written in place)
     returns_new_arrays = True
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
-        self.variables = (a, b)
+        self._in_a = a
+        self._in_b = b
         return a._data * b._data
 
     def backward_var(
         self, grad: np.ndarray, index: int, graph: Any = None, **kwargs: Any
     ) -> np.ndarray:
-        a, b = self.variables
+        a = self._in_a
+        b = self._in_b
         if a is b:
             # x * x: d/dx = 2x, in one product sent whole through the first input (two
             # products and their sum would cost two new arrays and three passes); into
@@ -71,13 +78,16 @@ class Multiply(BroadcastableOp):
 
 class Divide(BroadcastableOp):
     numpy_ufunc = np.divide
+    variables = kept_inputs  # (its inputs kept in _in_a, _in_b)
 
     def __call__(self, a: Tensor, b: Tensor) -> np.ndarray:
-        self.variables = (a, b)
+        self._in_a = a
+        self._in_b = b
         return a._data / b._data
 
     def backward_var(self, grad: np.ndarray, index: int, **kwargs: Any) -> np.ndarray:
-        a, b = self.variables
+        a = self._in_a
+        b = self._in_b
         if index == 0:
             return grad / b._data
         return -grad * a._data / b._data**2

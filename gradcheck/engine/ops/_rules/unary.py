@@ -32,6 +32,7 @@ from gradcheck.engine.operation import (
     _own_copy,
     accumulate,
     in_dtype_of,
+    kept_inputs,
     owned,
     spent,
 )
@@ -68,6 +69,7 @@ class UnaryOp(Operation):
     numpy_ufunc: ClassVar[np.ufunc | None] = None
     # grad * derivative is a new array, or the spent grad written in place
     returns_new_arrays = True
+    variables = kept_inputs  # (its input kept in _in_a)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -93,7 +95,7 @@ class UnaryOp(Operation):
                     cls._engine_backprop = run  # type: ignore[method-assign]
 
     def __call__(self, x: Tensor) -> np.ndarray:
-        self.variables = (x,)
+        self._in_a = x
         out = self.out = self.func(x._data)
         return out  # (a local: reading self.out back is a lookup on every op)
 
@@ -120,7 +122,7 @@ class UnaryOp(Operation):
         """
         if kwargs or _reduction is not None or type(self).backward_var is not _rule:
             return Operation._engine_backprop(self, grad, graph, _reduction, kwargs)
-        var = self.variables[0]
+        var = self._in_a
         if var._constant:
             return False
         if not var._ops:
@@ -167,7 +169,7 @@ class UnaryOp(Operation):
         needs when there is one, as NumPy does with its temporaries: the derivative
         itself when it is a new array of its own (``cos(x)``), else ``grad`` when it is
         spent (exp's derivative is its output, which the tensor holds)."""
-        derivative = self.derivative(self.variables[0]._data, self.out)
+        derivative = self.derivative(self._in_a._data, self.out)
         if (
             type(derivative) is _ndarray
             and derivative.size >= IN_PLACE_MIN_SIZE  # (small: not worth the checks)
