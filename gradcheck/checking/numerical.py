@@ -428,7 +428,7 @@ class Evaluator(ForwardRounding, PointProbes):
             est = _combine(levels, self.eps, jump_threshold, base_index)
         if not est.kink and _blows_up_below(levels, est):
             est.kink = est.unbounded = True
-        return est
+        return self.below_small_x_levels(i, along, est, jump_threshold, scale)
 
     def _probe_unmoved(self, i: int, j: int, h0: float, levels: LevelScores) -> None:
         """Where some outputs moved at the levels and others never did, whether those

@@ -32,6 +32,8 @@ from gradcheck.checking.thresholds import (
     OWN_SCALE_BITS,
     OWN_SCALE_MIN_ULPS,
     PROBE_POWER,
+    SMALL_X_LEVELS,
+    SMALL_X_RESOLVED,
     STEEP_LEVEL_BITS,
     STEEP_RESOLVED_BITS,
 )
@@ -39,6 +41,7 @@ from gradcheck.engine.graph import no_autodiff
 
 if TYPE_CHECKING:
     from gradcheck.checking.level_scores import LevelScores
+    from gradcheck.checking.levels import Estimate
 
 
 class PointProbes:
@@ -60,6 +63,35 @@ class PointProbes:
 
     def rounding_sizes(self) -> np.ndarray:
         raise NotImplementedError  # (ForwardRounding's)
+
+    def refine(
+        self, i: int, along: int | np.ndarray, h0: float, jump_threshold: float, scale: float = 1.0
+    ) -> Estimate:
+        raise NotImplementedError  # (the Evaluator's)
+
+    def below_small_x_levels(
+        self, i: int, along: int | np.ndarray, est: Estimate, jump_threshold: float, scale: float
+    ) -> Estimate:
+        """An element's refinement ``est`` again at its own relative step
+        (eps**(1/3)·|x|), where |x| is below LEVEL_RATIO**-:data:`SMALL_X_LEVELS` (8e-25)
+        and the levels, which stop that far below the absolute step, left a kink, a low
+        order or an error above ``jump_threshold``: the levels at the relative step
+        decide where they resolve ``s`` as smooth, its error within ``jump_threshold``
+        or :data:`SMALL_X_RESOLVED` of the value (trace(inv(A)) at entries of 2**-150,
+        whose every usual step crosses the singular set; the same function as at
+        entries of 1 in other units). Else ``est`` as it was (arctan(1/x) at 1e-45,
+        which no step below its jump at 0 resolves)."""
+        if not (isinstance(along, (int, np.integer)) and 0 < scale < LEVEL_RATIO**-SMALL_X_LEVELS):
+            return est
+        if not (est.kink or est.low_order or not est.error <= jump_threshold):
+            return est
+        with np.errstate(divide="ignore"):  # (0 where |x| is subnormal: no step)
+            h = float(np.exp2(np.round(np.log2(np.cbrt(self.eps) * scale))))
+        if not h > OWN_SCALE_MIN_ULPS * float(np.spacing(scale)):
+            return est  # (x ± h would round to x's few neighbours: nothing to resolve)
+        own = self.refine(i, int(along), h, jump_threshold, 1.0)
+        resolved = max(jump_threshold, SMALL_X_RESOLVED * abs(float(own.value)))
+        return own if not own.kink and own.error <= resolved else est
 
     def _probe_line(self, i: int, j: int, h0: float, levels: LevelScores) -> None:
         """Where ``s`` is a line at the smallest levels (each within its rounding of

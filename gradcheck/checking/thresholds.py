@@ -87,6 +87,12 @@ LOWEST_LEVEL, HIGHEST_LEVEL = -2, 3
 #: step was 1e5 times its scale and a 1e-3 error passed. Only an element that the base
 #: ladder leaves unresolved runs them (two forward calls a level).
 SMALL_X_LEVELS = 40
+#: Below those levels (|x| < 8e-25), an element the levels leave unresolved is refined
+#: again at its relative step (``PointProbes.below_small_x_levels``), whose estimate
+#: stands where it is smooth and its error within the jump threshold or this fraction
+#: of its value (float64 resolves trace(inv(A)) at entries of 2**-150 to 1e-10 there;
+#: arctan(1/x) at 1e-45 not at all).
+SMALL_X_RESOLVED = 2.0**-20
 
 #: The measured noise looks at the differences of this many smallest levels.
 NOISE_LEVELS = 3
@@ -261,3 +267,19 @@ OUTLIER_FACTOR = 4.0
 #: How much smaller than h0 the step is at which fast mode's bisection tries the two
 #: halves of a direction again where neither settles at h0 (``_FastMode.settles_below``).
 BELOW = 16.0
+
+#: A tie's joint direction (``verdict.ties_not_a_gradient``): how many levels (each
+#: step four times the last) must show the non-additivity of the quotients along a
+#: block of tied elements clear of their rounding, how many levels above the joint
+#: derivative's own step it may climb to find them (where the forward's modelled
+#: rounding is large beside its output: a median of 0 among values of 5e8), how far
+#: the non-additivity may move between levels (relative; a kink at the tie itself
+#: is the same at every step, a singular set or a kink the steps reach across is
+#: not), how many times the rounding it must exceed, and the most tied elements and
+#: blocks it looks at.
+TIE_LEVELS = 3
+TIE_LEVELS_UP = 6
+TIE_STEADINESS = 1e-2
+TIE_NOISE_MARGIN = 8.0
+TIE_BLOCK_MAX = 64
+TIE_BLOCKS_PROBED = 4

@@ -15,6 +15,10 @@ that stands (itself where the stage has nothing to say):
 5. :func:`forward_apart`: a mismatch that stands, where the forward's value at x
    stands apart from its neighbours' (a singular set within its rounding), is no
    evidence: the example is skipped.
+6. :func:`ties_not_a_gradient`: a mismatch that stands only on tied elements, where
+   the partial derivatives there are shown to be no gradient (the op is not
+   differentiable at the tie: torch's median of [0, 0, 0]), and the analytic gradient
+   is right along the direction that keeps the tie: those elements are kinks.
 
 :func:`numerics` runs them over the inputs and makes the result; :func:`execute` is a
 whole check's run: the structural steps (:mod:`gradcheck.checking.run`), the numeric
@@ -30,6 +34,7 @@ import numpy as np
 
 from gradcheck.checking.compare import Comparison, compare_fast, compare_full, judge_full
 from gradcheck.checking.layout import STRIDED
+from gradcheck.checking.levels import step_sizes
 from gradcheck.checking.low_precision import convicted_wide, judged_as_float64, judged_wide
 from gradcheck.checking.numerical import Evaluator
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
@@ -37,9 +42,19 @@ from gradcheck.checking.run import _Fail, _Inconclusive, _raised, _Run
 from gradcheck.checking.screen import screened
 from gradcheck.checking.thresholds import (
     APART_ELEMENTS_PROBED,
+    BACKWARD_ROUNDING_FACTOR,
+    ERROR_ESTIMATE_FACTOR,
+    INPUT_ROUNDING_FACTOR,
+    LEVEL_RATIO,
     NONFINITE_ELEMENTS_PROBED,
     OWN_SCALE_AGREEMENT,
     OWN_SCALE_RATIO,
+    TIE_BLOCK_MAX,
+    TIE_BLOCKS_PROBED,
+    TIE_LEVELS,
+    TIE_LEVELS_UP,
+    TIE_NOISE_MARGIN,
+    TIE_STEADINESS,
     WORST_ELEMENTS,
 )
 from gradcheck.checking.tolerance import tolerance_for
@@ -54,6 +69,7 @@ __all__ = [
     "noise_remeasured",
     "numerics",
     "refined_at_own_scale",
+    "ties_not_a_gradient",
 ]
 
 
@@ -100,11 +116,14 @@ def numerics(
                 run, ev, Comparison(i, x, analytic, tol, v_max, jitter[i])
             )
             comparison = noise_remeasured(run, comparison, v, grads, jitter)
+            first = comparison.estimated, comparison.analytic  # (stage 3 spends them)
             comparison = refined_at_own_scale(ev, comparison, chosen)
             comparison = float64_rerun(run, ev, comparison, v, chosen)
-            comparisons.append((comparison, g is None))
             if comparison.mismatched and forward_apart(run, ev, comparison):
+                comparisons.append((comparison, g is None))
                 break
+            comparison = ties_not_a_gradient(ev, comparison, first)
+            comparisons.append((comparison, g is None))
     except ComplexStepUnsupported as exc:
         raise CheckUsageError(str(exc)) from None
     except (SystemExit, KeyboardInterrupt) as exc:
@@ -315,6 +334,154 @@ def forward_apart(run: _Run, ev: Evaluator, comparison: Comparison) -> bool:
             comparison.apart = True
             return True
     return False
+
+
+def ties_not_a_gradient(
+    ev: Evaluator, comparison: Comparison, first: tuple[Any, np.ndarray]
+) -> Comparison:
+    """Stage 6, for a full-mode mismatch that stands and no forward apart: where every
+    mismatched element is tied in value with others (a block ``B``), whether the op is
+    not differentiable at the tie, and the analytic gradient one of its subgradients.
+
+    Where ``s`` is differentiable at x, its derivative along ``1_B`` (every element of
+    the block moved together) is the sum of its partial derivatives over ``B``, and
+    so is the difference quotient at every small step ``h``, up to a remainder that
+    vanishes with ``h``. At a tie of a sort, median or max the partial derivatives
+    exist (median([0, 0, 0]) stands still when one element moves, either way) but
+    do not add up: along ``1_B`` the median moves by ``h``. The quotients there are
+    those of the pieces the tie joins, exact at every small step: their
+    non-additivity ``D(h) - sum_k Q_k(h)`` is the same at :data:`TIE_LEVELS` steps,
+    each a quarter of the last, and :data:`TIE_NOISE_MARGIN` times above their
+    rounding. A kink or singular set at some distance from x (the zero of abs at
+    inputs of 1e-6, a matrix 2e-48 from singular) shows no such steadiness: below its
+    distance the non-additivity vanishes, across it it changes with the step. Along
+    ``1_B`` the tie holds, so every piece has the same slope there, and torch's
+    choice among them (or any mean of them) gives ``<g, 1_B> = D``: the analytic
+    gradient must agree with ``D`` within the comparison's own tolerance, so a wrong
+    gradient at a tie (a median off by 1%) stays a failure. What the block's
+    elements cannot show (how ``g`` is spread over a tie) is checked away from ties.
+
+    ``first``: the first estimates and the analytic gradient they were judged against
+    (stage 3 spends a comparison's estimates); used where the comparison that stands
+    is of that gradient. A mismatch on an element that shares its value with none,
+    of fast mode, or of a float64 rerun without estimates stays as it is."""
+    c = comparison
+    estimated = (
+        c.estimated if c.estimated is not None else (first[0] if c.analytic is first[1] else None)
+    )
+    if not (c.mismatched and estimated is not None and c.x.dtype.kind == "f"):
+        return comparison
+    blocks = _tie_blocks(ev, c)
+    if blocks is None:
+        return comparison
+    numeric, error, kink, curvature, noise = (np.array(a).reshape(-1) for a in estimated)
+    atol = c.abs_tol(np.where(kink, 0.0, numeric))
+    for members in blocks:
+        if not _tie_explains(ev, c, members, atol, curvature):
+            return comparison
+    kink = kink.copy()
+    kink[np.asarray(c.bad, dtype=np.int64)] = True
+    again = Comparison(c.i, c.x, c.analytic, c.tol, c.v_max, c.jitter)
+    judge_full(again, (numeric, error, kink, curvature, noise))
+    again.estimated = (numeric, error, kink, curvature, noise)
+    again.remeasured, again.low = c.remeasured, c.low
+    return again if not again.mismatched else comparison
+
+
+def _tie_blocks(ev: Evaluator, c: Comparison) -> list[np.ndarray] | None:
+    """The blocks of elements tied with the mismatched ones (flat indices; the same
+    elements tied in the input as given and as evaluated), or None where a mismatched
+    element shares its value with none, or the blocks are too many or too large."""
+    given = c.x.reshape(-1)
+    work = ev.work[c.i].reshape(-1)
+    bad = np.unique(np.asarray(c.bad, dtype=np.int64))
+    blocks: list[np.ndarray] = []
+    for j in bad:
+        if any(j in members for members in blocks):
+            continue
+        members = np.flatnonzero(given == given[j])
+        same = np.flatnonzero(work == work[j])
+        if not (2 <= members.size <= TIE_BLOCK_MAX and np.array_equal(members, same)):
+            return None
+        blocks.append(members)
+        if len(blocks) > TIE_BLOCKS_PROBED:
+            return None
+    return blocks or None
+
+
+def _tie_explains(
+    ev: Evaluator, c: Comparison, members: np.ndarray, atol: float, curvature: np.ndarray
+) -> bool:
+    """Whether the tie of ``members`` is a kink of ``s`` and the analytic gradient is
+    right along it (see :func:`ties_not_a_gradient`): along ``1_B`` the derivative
+    agrees with ``<g, 1_B>`` within the comparison's allowance, and the quotients'
+    non-additivity is larger than that allowance and steady over the levels."""
+    d = np.zeros(c.x.size)
+    d[members] = 1.0
+    work = ev.work[c.i].reshape(-1)
+    size = abs(float(work[members[0]]))
+    h0 = float(step_sizes(np.array([size]), ev.eps)[0])
+    est = ev.refine(c.i, d, h0, atol, size, step_points=False)
+    if est.kink or est.low_order or not (math.isfinite(est.value) and math.isfinite(est.error)):
+        return False
+    analytic = c.analytic.reshape(-1).astype(np.float64)[members]
+    x = np.abs(c.x.reshape(-1).astype(np.float64)[members])
+    with np.errstate(all="ignore"):  # (as judge_full's, but the jitter: at a tie the
+        # analytic gradient moves with the inputs' last bits as the tie breaks)
+        extra = INPUT_ROUNDING_FACTOR * c.eps * x * np.abs(curvature[members])
+    extra = np.where(np.isfinite(extra), extra, 0.0)
+    allowed = (
+        math.sqrt(members.size) * atol
+        + c.rtol * abs(est.value)
+        + ERROR_ESTIMATE_FACTOR * est.error
+        + float(extra.sum())
+        + BACKWARD_ROUNDING_FACTOR * c.eps * float(np.abs(analytic).sum())
+    )
+    if not abs(float(analytic.sum()) - est.value) <= allowed:
+        return False
+    others = np.abs(np.delete(work, members).astype(np.float64) - work[members[0]])
+    top = float(others.min()) / LEVEL_RATIO if others.size else math.inf
+    start = min(float(est.step) or h0, top / LEVEL_RATIO**TIE_LEVELS)  # (TIE_LEVELS fit)
+    apart = _non_additivity(ev, c.i, members, start, top)
+    return apart is not None and abs(apart) > allowed
+
+
+def _non_additivity(
+    ev: Evaluator, i: int, members: np.ndarray, h: float, top: float
+) -> float | None:
+    """The non-additivity ``D(h) - sum_k Q_k(h)`` of ``s``'s quotients along ``1_B``
+    and along each element of ``B`` (``members``), at steps from ``h`` up by
+    :data:`LEVEL_RATIO`, below ``top`` (a quarter of the distance to the input's
+    nearest other value) and at most :data:`TIE_LEVELS_UP` levels up: its value at
+    the first :data:`TIE_LEVELS` levels that are each :data:`TIE_NOISE_MARGIN` times
+    above their rounding, where every level agrees with it (within
+    :data:`TIE_STEADINESS` and the rounding of both); else None."""
+    n = ev.work[i].size
+    rows = np.zeros((members.size + 1, n))
+    rows[0, members] = 1.0
+    rows[np.arange(1, members.size + 1), members] = 1.0
+    seen: list[tuple[float, float]] = []
+    clean: list[float] = []
+    for level in range(TIE_LEVELS_UP + 1):
+        step = h * LEVEL_RATIO**level
+        if not step < top:
+            return None
+        D, _, N = ev.directional(i, rows, step, noise=True)
+        delta, rounding = float(D[0] - D[1:].sum()), float(N.sum())
+        if not (math.isfinite(delta) and math.isfinite(rounding)):
+            return None
+        seen.append((delta, rounding))
+        if abs(delta) > TIE_NOISE_MARGIN * rounding:
+            clean.append(delta)
+        if len(clean) == TIE_LEVELS:
+            break
+    if len(clean) < TIE_LEVELS:
+        return None
+    value = clean[0]
+    bound = TIE_STEADINESS * abs(value)
+    if all(abs(delta - value) <= bound + rounding + seen[-1][1] for delta, rounding in seen):
+        return value
+    return None
 
 
 def _own_scale(ev: Evaluator, comparison: Comparison) -> Comparison | None:

@@ -36,8 +36,11 @@ def test_a_forward_on_a_singular_set_within_its_rounding_is_skipped(name):
     assert (result.verdict, result.note) == ("inconclusive", Skip.APART), result.failure
 
 
-@pytest.mark.parametrize("power", [0, -20, 20, -100, 100])
+@pytest.mark.parametrize("power", [0, -20, 20, -100, 100, -150, -200, 150])
 def test_a_wrong_trace_inverse_gradient_fails_at_every_scale(power):
+    # (at entries of 2**-150 every step of the levels, which stop 4**-40 below the
+    # absolute step, crossed the singular set: "inconclusive" for right and wrong ops
+    # alike; the element's own relative step resolves it)
     rng = np.random.default_rng(power + 1000)
     for n in (2, 3, 4):
         a = rng.uniform(-2.0, 2.0, (n, n)) * 2.0**power

@@ -120,3 +120,20 @@ def test_a_kinked_op_keeps_its_verdict_at_extreme_units(name, a, b):
     scaled = tuple(x * 2.0**a for x in xs)
     result = check(_rescaled(f, a, b), *scaled, seed=0)
     assert result.verdict == expected, (a, b, str(result))
+
+
+#: Units beyond the levels' reach below the absolute step (4**-40 of it): the steps
+#: at an element's own relative step decide there. (Not yet x·|x| and the cube, whose
+#: wrong twins pass from 2**-40 down: the levels' rounding noise, not their reach;
+#: nor clip, whose flat elements stand still at their relative step, which resolves
+#: nothing there: not differentiable.)
+TINY_UNITS = ["abs", "exp", "log", "maximum", "minimum", "relu", "tanh"]
+
+
+@pytest.mark.parametrize("name", [*TINY_UNITS, *("wrong_" + n for n in TINY_UNITS if n in KINKED)])
+@pytest.mark.parametrize("a, b", [(-150, 0), (-200, 100)])
+def test_the_verdict_holds_at_units_beyond_the_levels_reach(name, a, b):
+    f, xs, expected = CASES[name]
+    scaled = tuple(x * 2.0**a for x in xs)
+    result = check(_rescaled(f, a, b), *scaled, seed=0)
+    assert result.verdict == expected, (a, b, str(result))

@@ -8,6 +8,7 @@ import ast
 import dataclasses
 import inspect
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -133,10 +134,16 @@ def test_the_old_paths_of_the_thresholds_still_give_the_same_numbers():
 
 
 # -- the verdict as named stages ------------------------------------------------------------
-STAGES = ["first_comparison", "noise_remeasured", "refined_at_own_scale", "float64_rerun"]
+STAGES = [
+    "first_comparison",
+    "noise_remeasured",
+    "refined_at_own_scale",
+    "float64_rerun",
+    "ties_not_a_gradient",
+]
 
 
-def test_numerics_is_the_sequence_of_the_four_stages():
+def test_numerics_is_the_sequence_of_the_stages():
     calls = [
         node.func.id
         for node in ast.walk(ast.parse(inspect.getsource(verdict.numerics)))
@@ -176,6 +183,11 @@ def test_the_later_stages_leave_a_comparison_they_have_nothing_to_say_about():
     mismatched.x = mismatched.x.astype(np.float32)
     mismatched.estimated = None
     assert verdict.float64_rerun(None, None, mismatched, None, True) is mismatched  # type: ignore[arg-type]
+    # a mismatch on an element whose value no other element shares: no tie to look along
+    untied = _comparison(np.float64, [1.0, 3.0], [1.0, 2.0])
+    untied.x = np.array([0.5, 1.5])
+    ev = SimpleNamespace(work=[untied.x])
+    assert verdict.ties_not_a_gradient(ev, untied, (None, untied.analytic)) is untied  # type: ignore[arg-type]
 
 
 def test_a_remeasured_comparison_spends_its_estimates_at_the_own_scale_stage():

@@ -401,13 +401,26 @@ def test_a_rounding_error_the_same_at_every_step_does_not_loosen_the_check():
         assert check(cancel, np.array(x), seed=0).verdict == "failed"
 
 
+def _times(cls, factor: float):
+    """``cls`` with its backward times ``factor``."""
+    scaled = {
+        "backward_var": lambda self, grad, index, **kw: factor * cls.backward_var(self, grad, index)
+    }
+    return type("Wrong" + cls.__name__, (cls,), scaled)
+
+
 def test_where_no_step_reaches_the_functions_scale_the_point_is_not_judged():
-    # log|det| of a 1x1 matrix of 8e-46: log|a| varies on the scale of a, below every
-    # affordable step (the smallest, 4**-52 of the base step, is 3e-37), and every
-    # difference straddles the pole (D ~ a/h², 16 times the next): no two estimates
-    # agree, so nothing is known, and nothing fails. (At 8e-16 the steps reach it.)
-    result = check(LogAbsDet, np.array([[7.953e-46]]), seed=0)
+    # log|det| of a 1x1 matrix of 1e-307: log|a| varies on the scale of a, and not even
+    # its relative step (eps**(1/3)·|a|, below float64's normal numbers) resolves it:
+    # every difference straddles the pole, no two estimates agree, so nothing is known,
+    # and nothing fails. At 8e-46, beyond the levels' reach (the smallest, 4**-52 of the
+    # base step, is 3e-37), the element's own relative step decides, as at 1 in other
+    # units: right passes, 1e-3 wrong fails (issue 34 item 7; it was not judged).
+    result = check(LogAbsDet, np.array([[1e-307]]), seed=0)
     assert result.verdict == "inconclusive" and result.note == "not differentiable there"
+    tiny = np.array([[7.953e-46]])
+    assert check(LogAbsDet, tiny, seed=0).verdict == "passed"
+    assert check(_times(LogAbsDet, 1.001), tiny, seed=0).verdict == "failed"
     assert check(LogAbsDet, np.array([[0.8, 0.1], [-0.3, 1.2]]), seed=0).verdict == "passed"
 
 
@@ -573,13 +586,16 @@ def test_a_kinks_first_pass_does_not_loosen_the_others_and_then_fail_them():
 
 
 def test_a_singularity_within_every_steps_reach_is_not_judged():
-    # atan2 1.4e-45 from the origin, log|a| at 1e-307: every difference straddles the
-    # singularity, J (or D·h) shrinks like 1/h far above the noise. (At 1.4e-13 the
-    # steps come down to its scale, 4**-40 of the base step and 12 levels more where
-    # they straddle a singular set, and it passes.)
-    assert check(Atan2, np.array(1e-45), np.array(1e-45), seed=0).verdict == "inconclusive"
-    assert check(Atan2, np.array(1e-13), np.array(1e-13), seed=0).verdict == "passed"
+    # log|a| at 1e-307: every difference straddles the singularity, its relative step
+    # too. atan2 1.4e-45 from the origin: every level straddles it (J, or D·h, shrinks
+    # like 1/h far above the noise), but its own relative step resolves it, as at
+    # 1.4e-13, where the levels come down to its scale (4**-40 of the base step and 12
+    # more where they straddle a singular set): it passes there, and 1e-3 wrong fails.
     assert check(LogAbsDet, np.array([[1e-307]]), seed=0).verdict == "inconclusive"
+    for at in (1e-45, 1e-13):
+        assert check(Atan2, np.array(at), np.array(at), seed=0).verdict == "passed"
+        wrong = _times(Atan2, 1.001)
+        assert check(wrong, np.array(at), np.array(at), seed=0).verdict == "failed"
 
 
 def test_a_kink_whose_slopes_barely_differ_is_still_a_kink():
