@@ -81,6 +81,23 @@ def test_torchs_median_at_ties_is_not_differentiable_not_failed(x):
     assert check(lambda t: torch.median(t), x).verdict != "failed"
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="known false alarm (the lead's user check at the eighth stop; "
+    "`gradcheck verify` of torch.median(x, dim=-1) at --shape 3,4 fails seeds 0-2 with "
+    "this shrunk input): rows 1 and 2 are all-zero ties; with x[0, 0] = 0 or >= 1e-8 "
+    "the check reads 'not differentiable', with x[0, 0] from 1e-20 to 4.8e-293 'failed' "
+    "(likely: the stage of ties wants its steps below a quarter of the gap to the "
+    "nearest other value, which x[0, 0] makes tiny for the zeros' block)",
+)
+def test_a_median_over_an_axis_at_ties_beside_a_tiny_value_is_not_failed():
+    x = np.zeros((3, 4))
+    x[0, 0] = 4.848513252141582e-293
+    upstream = np.array([0.1257302210933933, -0.1321048632913019, 0.6404226504432821])
+    result = check(lambda t: torch.median(t, dim=-1).values, x, upstream=upstream)
+    assert result.verdict != "failed", result.failure
+
+
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_wrong_gradients_still_fail_beside_ties(seed):
     distinct = np.random.default_rng(seed).normal(size=7)
