@@ -87,8 +87,10 @@ def test_torchs_median_at_ties_is_not_differentiable_not_failed(x):
     "`gradcheck verify` of torch.median(x, dim=-1) at --shape 3,4 fails seeds 0-2 with "
     "this shrunk input): rows 1 and 2 are all-zero ties; with x[0, 0] = 0 or >= 1e-8 "
     "the check reads 'not differentiable', with x[0, 0] from 1e-20 to 4.8e-293 'failed' "
-    "(likely: the stage of ties wants its steps below a quarter of the gap to the "
-    "nearest other value, which x[0, 0] makes tiny for the zeros' block)",
+    "(measured at 1e-20: the stage of ties takes its steps below a quarter of the gap "
+    "to the nearest other value, 4e-23 to 6e-22; the non-additivity there is steady, "
+    "0.634, but the rounding modelled for it is 1.5e7 to 2.5e8, an absolute floor of "
+    "~1e-14 over the step, so no level is 8x above its rounding)",
 )
 def test_a_median_over_an_axis_at_ties_beside_a_tiny_value_is_not_failed():
     x = np.zeros((3, 4))
