@@ -47,6 +47,7 @@ from gradcheck.checking.thresholds import (
     INPUT_ROUNDING_FACTOR,
     LEVEL_RATIO,
     NONFINITE_ELEMENTS_PROBED,
+    OUTPUT_ROUNDING_EPS,
     OWN_SCALE_AGREEMENT,
     OWN_SCALE_RATIO,
     TIE_BLOCK_MAX,
@@ -455,19 +456,31 @@ def _non_additivity(
     nearest other value) and at most :data:`TIE_LEVELS_UP` levels up: its value at
     the first :data:`TIE_LEVELS` levels that are each :data:`TIE_NOISE_MARGIN` times
     above their rounding, where every level agrees with it (within
-    :data:`TIE_STEADINESS` and the rounding of both); else None."""
+    :data:`TIE_STEADINESS` and the rounding of both); else None.
+
+    The rounding is that of the outputs these steps reach (``|f(x)|`` and what each
+    row's difference moves them by), not the forward's measured rounding sizes:
+    those are measured over the neighbourhood the largest refinement steps reach,
+    which a tie beside a value 1e-20 away never sees (its steps are below 1e-21,
+    and a floor of eps·1 over such a step would hide every level). Rounding of
+    intermediates larger than the outputs, where it were present, moves like 1/h
+    from level to level and is not steady."""
     n = ev.work[i].size
     rows = np.zeros((members.size + 1, n))
     rows[0, members] = 1.0
     rows[np.arange(1, members.size + 1), members] = 1.0
+    at_x = float(np.abs(ev.f0.reshape(-1)) @ np.abs(ev.v.reshape(-1)))
     seen: list[tuple[float, float]] = []
     clean: list[float] = []
     for level in range(TIE_LEVELS_UP + 1):
         step = h * LEVEL_RATIO**level
         if not step < top:
             return None
-        D, _, N = ev.directional(i, rows, step, noise=True)
-        delta, rounding = float(D[0] - D[1:].sum()), float(N.sum())
+        D, _, _ = ev.directional(i, rows, step)
+        delta = float(D[0] - D[1:].sum())
+        with np.errstate(all="ignore"):
+            each = OUTPUT_ROUNDING_EPS * ev.eps * (at_x + np.abs(D) * step) / step
+        rounding = float(each.sum())
         if not (math.isfinite(delta) and math.isfinite(rounding)):
             return None
         seen.append((delta, rounding))
