@@ -402,18 +402,16 @@ class ForwardRounding:
                 self._rounding_error(wider, sign, scatter)
                 for sign, scatter in ((1.0, False), (-1.0, False), (1.0, True), (-1.0, True))
             ]
-            known = [e for e in errors if e is not None]
-            if known and errors[0] is not None:
-                with np.errstate(all="ignore"), warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)  # all-nan slices
-                    stack = np.stack(known)
-                    count = np.sum(np.isfinite(stack), axis=0)
-                    spread = np.nanmax(stack, axis=0) - np.nanmin(stack, axis=0)
-                    alone = 2 * np.abs(errors[0])
-                    spread = np.where(count >= 2, spread, alone)
-                sizes = np.maximum(sizes, np.where(np.isfinite(spread), spread, 0.0) / self.eps)
-                self._sizes = sizes
-                return sizes
+            known = [e for e in errors if e is not None]  # (at_x among them)
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore", RuntimeWarning)  # all-nan slices
+                stack = np.stack(known)
+                count = np.sum(np.isfinite(stack), axis=0)
+                spread = np.nanmax(stack, axis=0) - np.nanmin(stack, axis=0)
+                spread = np.where(count >= 2, spread, 2 * np.abs(at_x))
+            sizes = np.maximum(sizes, np.where(np.isfinite(spread), spread, 0.0) / self.eps)
+            self._sizes = sizes
+            return sizes
         # No wider dtype computes this forward (torch and JAX take no long double; and
         # at order 2 the forward is a backward): its rounding is measured in its own
         # dtype instead (see _rounding_residual).

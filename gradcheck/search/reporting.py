@@ -15,7 +15,6 @@ import numpy as np
 from gradcheck.checking.result import CheckResult
 from gradcheck.checking.vocabulary import Kind, Skip, Verdict
 from gradcheck.search.results import (
-    SAME_REL,
     VerifyResult,
     _at_least,
     _compared,
@@ -60,7 +59,7 @@ def _result(
         # (the shrunk failure was checked last, at its shrink step: named as the report's)
         shrunk = _errors(failure)
         abs_at = "the reported example" if _at_least(shrunk[0], abs_err) else abs_at
-        same = _at_least(shrunk[1], rel_err * (1 - SAME_REL))  # (as printed)
+        same = not math.isnan(shrunk[1]) and not _larger(rel_err, shrunk[1])  # (as printed)
         rel_at = "the reported example" if same else rel_at
         abs_err, rel_err, ratio = (
             _nanmax(a, b) for a, b in zip((abs_err, rel_err, ratio), _errors(failure))
