@@ -20,7 +20,7 @@ import importlib
 import os
 import traceback
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
 
@@ -151,6 +151,15 @@ class Target:
     #: :data:`~gradcheck.checking.frameworks.FRAMEWORKS`), read once when the op was
     #: resolved; None for gradcheck's own ops.
     framework: str | None = None
+
+    def named(self, name: str) -> Target:
+        """This target under ``name``, and so are the targets it derives (order 2,
+        forward mode...): an ``nn.Module`` instance is named by the name it was loaded
+        under (``mymod:layer``), not by its class."""
+        deriver = self.deriver
+        if deriver is None:
+            return replace(self, name=name)
+        return replace(self, name=name, deriver=lambda variant: deriver(variant).named(name))
 
     def derive(self, variant: Any) -> Target:
         """The target that checks ``variant`` of this target's op (the gradient of its

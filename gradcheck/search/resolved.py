@@ -90,4 +90,15 @@ def resolve(
     if isinstance(target, ResolvedTarget):
         return target
     obj, description, name = description_and_name(target) if first is None else first
-    return ResolvedTarget(obj, name, resolve_target(obj), description)
+    resolved = resolve_target(obj)
+    if isinstance(target, LoadedTarget) and _is_instance(obj):
+        # (an nn.Module instance: its class is no name a user can replay with; the
+        # name it was loaded under is, `mymod:layer`)
+        resolved = resolved.named(name)
+    return ResolvedTarget(obj, name, resolved, description)
+
+
+def _is_instance(obj: Any) -> bool:
+    """An object that is neither a class nor a function (an ``nn.Module`` instance,
+    a callable object), named by its class when nothing else names it."""
+    return not isinstance(obj, type) and getattr(obj, "__qualname__", None) is None

@@ -193,6 +193,19 @@ def test_verify_of_a_torch_module_checks_its_layer_instance(user_dir: Path) -> N
     assert "torch_layers:layer  " in listed.output and "torch op instance" in listed.output
 
 
+def test_a_layer_instance_s_report_names_it_as_it_was_loaded(user_dir: Path) -> None:
+    # Its headline named its class, `torch_layers.ScaleLayer instance`: no name to
+    # replay with, and the same for every instance of the class.
+    pytest.importorskip("torch")
+    write(user_dir, "shared_layers.py", SHARED)
+    write(user_dir, "torch_layers.py", TORCH_LAYERS)
+    for args in (["torch_layers"], ["torch_layers:layer"], ["torch_layers:layer", "--order", "2"]):
+        result = verify(*args)
+        assert result.exit_code == 1, result.output
+        assert "gradcheck: torch_layers:layer failed: mismatch (input scale)" in result.output
+        assert "ScaleLayer instance" not in result.output
+
+
 def test_a_configured_module_entry_checks_every_op_in_it(user_dir: Path) -> None:
     pytest.importorskip("torch")
     write(user_dir, "shared_layers.py", SHARED)
