@@ -196,6 +196,8 @@ class _Run:
         try:
             return self.tgt.backward(graph, v)
         except TargetRaised as exc:
+            if isinstance(exc.exception, CheckUsageError):
+                raise exc.exception from None  # (the op's inputs misread: an adapter says)
             if isinstance(exc.exception, InvalidGradient):
                 raise _Fail(self.invalid_gradient(exc, v)) from None
             if self.outside(exc.exception):

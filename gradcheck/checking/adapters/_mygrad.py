@@ -16,8 +16,9 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.adapters.bridge import bridge_target
-from gradcheck.checking.signature import arrange, op_signature
+from gradcheck.checking.adapters.bridge import bridge_target, op_name
+from gradcheck.checking.signature import OpSignature, arrange, op_signature
+from gradcheck.errors import CheckUsageError
 
 # MyGrad is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not MyGrad is installed).
@@ -42,12 +43,23 @@ def target(obj: Any) -> Any:
     is_op = isinstance(obj, type)
     sig = op_signature(obj)
 
+    # The drawn inputs the op's forward left out of its self.variables (MyGrad
+    # differentiates those never), by the last call: read where its backward fails.
+    unkept: list[int] = []
+
     def arranged_call(self: Any, *tensors: Any, **params: Any) -> Any:
         # mygrad.execute_op makes a tensor of every positional input: the labels go
         # back to arrays, and parameters given for positional parameters in place.
         plain = [t.data if _is_plain(t.data) else t for t in tensors]
         args, kwargs = arrange(sig, plain, params)
-        return obj.__call__(self, *args, **kwargs)
+        out = obj.__call__(self, *args, **kwargs)
+        kept = {id(v) for v in getattr(self, "variables", ()) or ()}
+        unkept[:] = [
+            i
+            for i, t in enumerate(plain[: len(sig.input_names)])
+            if isinstance(t, mygrad.Tensor) and not t.constant and id(t) not in kept
+        ]
+        return out
 
     arranged = (
         type(obj.__name__, (obj,), {"__call__": arranged_call, "__qualname__": obj.__qualname__})
@@ -75,7 +87,14 @@ def target(obj: Any) -> Any:
 
         def backward(grad: np.ndarray) -> list[np.ndarray | None]:
             if not out.constant:
-                out.backward(grad)
+                try:
+                    out.backward(grad)
+                except mygrad.errors.InvalidGradient as exc:
+                    # (a gradient that is a Tensor: computed with an input drawn as
+                    # one that the op reads as a number)
+                    if is_op and unkept and "Tensor" in str(exc):
+                        raise _parameter_drawn(obj, sig, unkept, exc) from exc
+                    raise
             return [
                 None
                 if not isinstance(t, mygrad.Tensor) or t.constant or t.grad is None
@@ -95,3 +114,25 @@ def target(obj: Any) -> Any:
         return np.asarray(out.data if isinstance(out, mygrad.Tensor) else out)
 
     return bridge_target(obj, run, evaluate, sig, framework="mygrad")
+
+
+def _parameter_drawn(
+    obj: Any, sig: OpSignature, unkept: Sequence[int], exc: Exception
+) -> CheckUsageError:
+    """The usage error of an op whose backward failed with drawn inputs it does not
+    keep in ``self.variables``: positional parameters of its ``__call__`` (a float
+    ``p``, drawn as a tensor for want of a value), which need one."""
+    names = [sig.input_names[i] for i in unkept]
+    said = ", ".join(names)
+    json_kwargs = ", ".join(f'"{n}": <value>' for n in names)
+    py_kwargs = ", ".join(f'"{n}": ...' for n in names)
+    error = " ".join(f"{type(exc).__name__}: {exc}".split())
+    error = error if len(error) <= 120 else error[:117] + "..."
+    return CheckUsageError(
+        f"{op_name(obj)} keeps {said} out of self.variables, so MyGrad gives it no "
+        f"gradient, and its backward failed with {said} drawn as a tensor ({error}): "
+        f"{said} is a parameter of the op, which needs a value: --kwargs "
+        f"'{{{json_kwargs}}}', or @gradcheck.describe(kwargs={{{py_kwargs}}}) on the op "
+        f"(check(op, x, {names[0]}=...)); a tensor input that needs no gradient is "
+        f"--constant {unkept[0]}"
+    )
