@@ -81,20 +81,20 @@ def target(obj: Any) -> Any:
             for a, c in zip(arrays, constants)
         ]
         out = apply(tensors, params)
-        if not isinstance(out, mygrad.Tensor):
+        several = isinstance(out, (tuple, list))
+        outs = list(out) if several else [out]
+        if not several and not isinstance(out, mygrad.Tensor):
             raise TypeError(f"the target returned {type(out).__name__}, not a mygrad.Tensor")
-        value = np.array(out.data)
 
-        def backward(grad: np.ndarray) -> list[np.ndarray | None]:
-            if not out.constant:
-                try:
-                    out.backward(grad)
-                except mygrad.errors.InvalidGradient as exc:
-                    # (a gradient that is a Tensor: computed with an input drawn as
-                    # one that the op reads as a number)
-                    if is_op and unkept and "Tensor" in str(exc):
-                        raise _parameter_drawn(obj, sig, unkept, exc) from exc
-                    raise
+        def backward(grad: Any) -> list[np.ndarray | None]:
+            try:
+                _backprop(mygrad, outs, list(grad) if several else [grad])
+            except mygrad.errors.InvalidGradient as exc:
+                # (a gradient that is a Tensor: computed with an input drawn as one
+                # that the op reads as a number)
+                if is_op and unkept and "Tensor" in str(exc):
+                    raise _parameter_drawn(obj, sig, unkept, exc) from exc
+                raise
             return [
                 None
                 if not isinstance(t, mygrad.Tensor) or t.constant or t.grad is None
@@ -102,7 +102,8 @@ def target(obj: Any) -> Any:
                 for t in tensors
             ]
 
-        return value, backward
+        values = [_value(mygrad, o) for o in outs]
+        return (tuple(values) if several else values[0]), backward
 
     def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> np.ndarray:
         tensors = [a if _is_plain(a) else mygrad.Tensor(a, copy=False) for a in arrays]
@@ -111,9 +112,40 @@ def target(obj: Any) -> Any:
             if is_op:
                 return np.asarray(obj()(*args, **kwargs))
             out = obj(*args, **kwargs)
+        if isinstance(out, (tuple, list)):  # (several outputs: each as an array)
+            return tuple(_value(mygrad, o) for o in out)
         return np.asarray(out.data if isinstance(out, mygrad.Tensor) else out)
 
     return bridge_target(obj, run, evaluate, sig, framework="mygrad")
+
+
+def _value(mygrad: Any, out: Any) -> np.ndarray | None:
+    """An output as a new array; None for one that is no array (of several)."""
+    if isinstance(out, mygrad.Tensor):
+        return np.array(out.data)
+    return np.array(out) if isinstance(out, (np.ndarray, np.generic)) else None
+
+
+def _backprop(mygrad: Any, outs: Sequence[Any], grads: Sequence[Any]) -> None:
+    """Backpropagate ``grads[k]`` from each output ``outs[k]`` (None: none for it).
+
+    One output takes its gradient itself; several take theirs in one backprop, from
+    the sum of ``⟨g_k, out_k⟩`` (MyGrad clears a graph after one backward, and the
+    outputs of a function share theirs), whose gradient at ``out_k`` is ``g_k``."""
+    if len(outs) == 1:
+        if isinstance(outs[0], mygrad.Tensor) and not outs[0].constant:
+            outs[0].backward(grads[0])
+        return
+    terms = [
+        mygrad.sum(o * np.asarray(g, dtype=o.dtype))
+        for o, g in zip(outs, grads)
+        if g is not None and isinstance(o, mygrad.Tensor) and not o.constant
+    ]
+    if terms:
+        total = terms[0]
+        for term in terms[1:]:
+            total = total + term
+        total.backward()
 
 
 def _parameter_drawn(

@@ -93,3 +93,33 @@ def test_integer_inputs_reach_a_mygrad_op_as_arrays():
         ops.Ranking, shapes=["n", "n", "n"], integers={2: (-1, 2)}, max_examples=10, seed=0
     )
     assert result.verdict == "passed", result.note
+
+
+class _Cosh(mygrad.operation_base.Operation):
+    def __call__(self, x):
+        self.variables = (x,)
+        return np.cosh(x.data)
+
+    def backward_var(self, grad, index, **kwargs):
+        return self.sign * grad * np.sinh(self.variables[0].data)
+
+
+class _RightCosh(_Cosh):
+    sign = 1.0
+
+
+class _WrongCosh(_Cosh):
+    sign = -1.0
+
+
+def test_a_function_of_mygrad_tensors_with_two_outputs_is_checked_output_by_output():
+    # It failed as forward_error: 'the target returned tuple, not a mygrad.Tensor'.
+    x = np.array([0.3, -1.1])
+    right = check(lambda x: (mygrad.sinh(x), mygrad.execute_op(_RightCosh, x)), x)
+    assert right.verdict == "passed", right
+    wrong = check(lambda x: (mygrad.sinh(x), mygrad.execute_op(_WrongCosh, x)), x)
+    assert wrong.failure is not None and wrong.failure.kind == "mismatch", wrong
+    assert wrong.failure.message.startswith("output 1 of 2"), wrong
+    assert gradcheck.verify(
+        lambda x: (mygrad.sinh(x), mygrad.execute_op(_RightCosh, x)), max_examples=30, seed=0
+    ).passed
