@@ -258,3 +258,14 @@ def _named(message: str, names: Sequence[str]) -> str:
         return f"input {names[i]}" if i < len(names) and names[i] else match.group(0)
 
     return _INPUT_INDEX.sub(name, message)
+
+
+def fitted_upstream(upstream: Any, shape: tuple[int, ...] | None) -> np.ndarray:
+    """``upstream`` as a float array, of ``shape`` where that is known."""
+    v = np.array(upstream.data if isinstance(upstream, Tensor) else upstream, dtype=np.float64)
+    if shape is not None and v.shape != tuple(shape):
+        raise CheckUsageError(
+            f"upstream has the shape {v.shape}, but the output's is {tuple(shape)}; give "
+            f"one value per element of the output"
+        )
+    return v

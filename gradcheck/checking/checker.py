@@ -34,6 +34,7 @@ from gradcheck.checking.check_inputs import (
     _merge_params,
     _named_failure,
     _validate,
+    fitted_upstream,
 )
 from gradcheck.checking.check_settings import CheckSettings, described_params, with_described
 from gradcheck.checking.compiled import compiled_disagreement, compiled_target
@@ -47,7 +48,7 @@ from gradcheck.checking.outside import skip_on as skip_on_classes
 from gradcheck.checking.reference import forward_disagreement, reference_name
 from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.result import CheckResult, Failure
-from gradcheck.checking.run import _fitted, _Run, drawn_upstream
+from gradcheck.checking.run import _Run, drawn_upstream
 from gradcheck.checking.target import Target
 from gradcheck.checking.thresholds import FULL_MODE_MAX_SIZE
 from gradcheck.checking.tolerance import DEFAULT_TOLERANCES, tolerance_for
@@ -570,7 +571,7 @@ def _check_one(
         if upstream is None or level > 2:
             v = drawn_upstream(np.random.default_rng([seed, level]), out.shape)
         else:
-            v = _fitted(upstream, out.shape)  # the upstream gradient of order 1's output
+            v = fitted_upstream(upstream, out.shape)  # the upstream gradient of order 1's output
         v = v.astype(out.dtype)
         tgt = base.derive(replace(variant, order=level, differentiated=free))
         xs = [*xs, v]
@@ -578,7 +579,7 @@ def _check_one(
         tgt = tgt.derive(replace(tgt.variant or Variant(), forward=True))
     run = _Run(tgt, xs, params, const, np.random.default_rng(seed), settings)
     if upstream is not None and order == 1:
-        run.v_given = _fitted(upstream, None)
+        run.v_given = fitted_upstream(upstream, None)
     with strided(strided_for(seed)):
         result = execute(run, atol, rtol)
         if result.failure is not None and run.outputs is not None:

@@ -82,6 +82,8 @@ class Evidence:
     raw: bool = False
     again: list[Any] = field(default_factory=list)
     scaled: list[Any] = field(default_factory=list)
+    #: the factor of ``v`` that ``scaled`` had: -2, or -1/2 where -2 overflowed
+    scale: float = -2.0
     #: per input, the dtype of the gradient as the op's own backward returned it
     #: (before any cast), where known; ``foreign``: the op is another framework's
     returned: list[Any] = field(default_factory=list)
@@ -417,11 +419,12 @@ def _first_changed(
 def nonlinear(e: Evidence) -> Failure | None:
     # backward(-2v) == -2 backward(v), exact in floating point. (-2, not 2: a backward
     # that is only positively homogeneous, |grad| * ..., passes with 2.)
+    c = f"{e.scale:g}"
     for i, (g1, g2) in enumerate(zip(e.grads, e.scaled)):
         if g1 is None:
             continue
         with np.errstate(over="ignore", invalid="ignore"):
-            expected = -2 * np.asarray(g1)
+            expected = e.scale * np.asarray(g1)
         if g2 is not None and np.shape(g2) == np.shape(expected):
             # Where -2·g overflows the gradient's dtype (a float32 exp near 88), the
             # scaled backward overflows too, by its own rounding: nothing to compare.
@@ -436,13 +439,31 @@ def nonlinear(e: Evidence) -> Failure | None:
         ):
             return Failure(
                 Kind.NONLINEAR,
-                f"input {i}: backward(-2v) is not -2·backward(v) (max difference "
+                f"input {i}: backward({c}v) is not {c}·backward(v) (max difference "
                 f"{_maxdiff(expected, g2):.3g}); a gradient must be linear in the "
                 f"upstream gradient: multiply `grad` in, do not ignore or "
                 f"transform it",
                 input=i,
             )
     return None
+
+
+def doubled_overflowed(e: Evidence) -> bool:
+    """Whether ``backward(-2v)`` (``e.scaled``) is not finite where ``backward(v)``
+    and its double are: terms of the backward that are finite at ``v`` overflowed at
+    ``-2v`` (cosh(x)·v1 + sinh(x)·v2 at x = -709.8, each term near the largest
+    float64, their sum 2e307), which says nothing of its linearity; ``-v/2`` asks
+    the same without overflow, and a backward that makes inf or nan of a negative
+    ``v`` (a square root of it) still does so there."""
+    for g1, g2 in zip(e.grads, e.scaled):
+        if g1 is None or g2 is None or np.shape(g1) != np.shape(g2):
+            continue
+        g1 = np.asarray(g1)
+        with np.errstate(over="ignore", invalid="ignore"):
+            finite = np.isfinite(g1) & np.isfinite(-2 * g1)
+        if g1.dtype.kind in "fc" and np.any(finite & ~np.isfinite(np.asarray(g2))):
+            return True
+    return False
 
 
 def _computed_in(g1: Any, g2: Any) -> np.dtype:

@@ -266,6 +266,8 @@ class Target:
         if isinstance(out, Tensor) and not out.constant:
             try:
                 out.backward(v)
+            except CheckUsageError:
+                raise  # (the op's inputs misread, as its framework's adapter found)
             except Exception as exc:
                 raise TargetRaised("backward", exc) from exc
         return [t.grad for t in graph.tensors]

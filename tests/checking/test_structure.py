@@ -83,3 +83,34 @@ def test_a_gradient_left_in_the_broadcast_shape_says_what_to_do():
     assert "the inputs broadcast, () and (3,): sum the gradient over the axes" in failure.message
     assert "describe(broadcast=False)" in failure.message
     assert gradcheck.check(PlainMul, np.ones(3), np.ones(3)).verdict == "passed"
+
+
+def test_a_backward_whose_terms_overflow_at_minus_2v_is_not_called_nonlinear():
+    # sinh and cosh of x = -709.8 are -/+8.9e307: the gradient cosh·v1 + sinh·v2 is
+    # -2.3e307 at v, but at -2v each term overflows and inf - inf is nan; it failed as
+    # `nonlinear (max difference nan)` (gradcheck's ops, torch's and MyGrad's alike).
+    import gradcheck
+
+    def sinh_cosh(x):
+        return gradcheck.sinh(x), gradcheck.cosh(x)
+
+    x, v = np.array([-709.792712893384]), np.array([1.176374072921123, 1.4379247627892666])
+    result = gradcheck.check(sinh_cosh, x, upstream=v)
+    assert result.verdict == "passed", result
+
+
+def test_a_backward_that_makes_nan_of_a_negative_v_still_fails():
+    import gradcheck
+    from gradcheck import Operation
+
+    class RootOfV(Operation):
+        def __call__(self, x):
+            self.variables = (x,)
+            return 2 * x.data
+
+        def backward_var(self, grad, index, **kwargs):
+            with np.errstate(invalid="ignore"):
+                return 2 * grad + 0 * np.sqrt(grad)
+
+    result = gradcheck.check(RootOfV, np.array([0.5]))
+    assert result.failure is not None and result.failure.kind == "nonlinear", result
