@@ -789,4 +789,3 @@ def _raised(kind: str, exc: TargetRaised) -> Failure:
         exception=text,
         frame=frame,
     )
-

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -410,6 +411,29 @@ def qualname(obj: Any) -> str:
     module = getattr(obj, "__module__", None) or ""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
     return printable(f"{module}.{name}" if module and module != "__main__" else str(name))
+
+
+def instance_name(obj: Any) -> tuple[str, str] | None:
+    """``(module, name)``: a module-level name bound to ``obj``, an op that is an
+    instance (an ``nn.Module`` made at a module's top level, ``layer = MyLayer()``),
+    looked for in its class's module, then ``__main__``, then every loaded module (a
+    public name first); None for a class or a function, or where no module names it.
+    Its class names no instance a user can find again (``mymod.MyLayer instance``)."""
+    if isinstance(obj, type) or getattr(obj, "__qualname__", None) is not None:
+        return None
+    home = getattr(type(obj), "__module__", "") or ""
+    first = [sys.modules.get(home), sys.modules.get("__main__")]
+    found: tuple[str, str] | None = None
+    for module in [*first, *list(sys.modules.values())]:
+        names = getattr(module, "__dict__", None)
+        if not isinstance(names, dict):
+            continue
+        for key, value in list(names.items()):
+            if value is obj and isinstance(key, str):
+                if not key.startswith("_"):
+                    return module.__name__, key
+                found = found or (module.__name__, key)
+    return found
 
 
 #: gradcheck's own code, all of it: where the package is, not a list of its modules.

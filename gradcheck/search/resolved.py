@@ -19,7 +19,7 @@ from typing import Any
 
 from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.signature import OpSignature
-from gradcheck.checking.target import Target
+from gradcheck.checking.target import Target, instance_name
 from gradcheck.search.description import Description, description_of
 from gradcheck.search.results import LoadedTarget, target_label
 
@@ -91,9 +91,9 @@ def resolve(
         return target
     obj, description, name = description_and_name(target) if first is None else first
     resolved = resolve_target(obj)
-    if isinstance(target, LoadedTarget) and _is_instance(obj):
+    if _is_instance(obj) and (isinstance(target, LoadedTarget) or instance_name(obj)):
         # (an nn.Module instance: its class is no name a user can replay with; the
-        # name it was loaded under is, `mymod:layer`)
+        # name it was loaded under is, `mymod:layer`, or the one its module gives it)
         resolved = resolved.named(name)
     return ResolvedTarget(obj, name, resolved, description)
 

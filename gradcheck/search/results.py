@@ -13,12 +13,17 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.checking.result import CheckResult, jsonable
+from gradcheck.checking.target import instance_name
 from gradcheck.checking.vocabulary import COMPARISON_KINDS
 from gradcheck.errors import printable
 
 
 def target_label(obj: Callable[..., Any]) -> str:
-    """A ``module:QualName`` label for an object given directly (not by a spec)."""
+    """A ``module:QualName`` label for an object given directly (not by a spec); an
+    instance (an ``nn.Module``) by the module-level name bound to it, ``module:name``."""
+    named = instance_name(obj)
+    if named is not None:
+        return printable(":".join(named))
     module = getattr(obj, "__module__", None) or "?"
     qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
     return printable(f"{module}:{qualname}")

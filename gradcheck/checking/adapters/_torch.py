@@ -36,7 +36,7 @@ from gradcheck.checking.adapters.bridge import bridge_target
 from gradcheck.checking.adapters.variants import Variant, forward_mode
 from gradcheck.checking.layout import INPUT_LAYOUTS, STRIDED
 from gradcheck.checking.signature import arrange, op_signature
-from gradcheck.checking.target import FixedInput, qualname
+from gradcheck.checking.target import FixedInput, instance_name, qualname
 from gradcheck.checking.trees import rebuild
 from gradcheck.errors import NotATarget, printable
 
@@ -384,6 +384,9 @@ def _label(obj: Any, function_class: type | None) -> str:
         return qualname(function_class)
     if isinstance(obj, type) or hasattr(obj, "__qualname__"):
         return qualname(obj)
+    named = instance_name(obj)
+    if named is not None:  # (layer = MyLayer() in mymod: mymod.layer)
+        return printable(named[1] if named[0] == "__main__" else ".".join(named))
     return f"{qualname(type(obj))} instance"
 
 

@@ -206,6 +206,26 @@ def test_a_layer_instance_s_report_names_it_as_it_was_loaded(user_dir: Path) -> 
         assert "ScaleLayer instance" not in result.output
 
 
+def test_a_layer_instance_given_in_python_is_named_by_its_module(user_dir: Path) -> None:
+    # gradcheck.check(layer, x) and gradcheck.verify(layer) named its class
+    # ('torch_layers.ScaleLayer instance'), and the replay line made a new one
+    # ('gradcheck.verify(torch_layers.ScaleLayer(), ...)', which takes an argument).
+    pytest.importorskip("torch")
+    import numpy as np
+
+    import gradcheck
+
+    write(user_dir, "shared_layers.py", SHARED)
+    write(user_dir, "torch_layers.py", TORCH_LAYERS)
+    import torch_layers
+
+    checked = gradcheck.check(torch_layers.layer, np.array([0.5, -1.0]))
+    assert str(checked).startswith("gradcheck: torch_layers.layer failed"), checked
+    searched = str(gradcheck.verify(torch_layers.layer, max_examples=10, seed=0))
+    assert searched.startswith("gradcheck: torch_layers:layer failed"), searched
+    assert "Replay: gradcheck.verify(torch_layers.layer, seed=0)" in searched
+
+
 def test_a_configured_module_entry_checks_every_op_in_it(user_dir: Path) -> None:
     pytest.importorskip("torch")
     write(user_dir, "shared_layers.py", SHARED)
