@@ -23,8 +23,9 @@ from typing import Any
 
 from gradcheck.checking.adapters import foreign_forward
 from gradcheck.engine.operation import Operation
+from gradcheck.errors import CheckUsageError
 
-__all__ = ["OpSignature", "arrange", "arranged_class", "op_signature"]
+__all__ = ["OpSignature", "arrange", "arranged_class", "op_signature", "parameter_drawn"]
 
 
 @dataclass(frozen=True)
@@ -260,3 +261,27 @@ def arranged_class(op_type: type, sig: OpSignature) -> type:
 
     namespace = {"__call__": __call__, "__qualname__": op_type.__qualname__}
     return type(op_type.__name__, (op_type,), namespace)
+
+
+def parameter_drawn(
+    name: str, sig: OpSignature, unkept: Sequence[int], exc: Exception, *, framework: str
+) -> CheckUsageError:
+    """The usage error of an ``Operation`` (gradcheck's or MyGrad's) whose backward
+    returned a Tensor for a gradient while drawn inputs ``unkept`` were left out of
+    its ``self.variables``: positional parameters of its ``__call__`` (a float ``p``,
+    drawn as a tensor for want of a value, that the backward computed with), which
+    need a value."""
+    names = [sig.input_names[i] for i in unkept]
+    said = ", ".join(names)
+    json_kwargs = ", ".join(f'"{n}": <value>' for n in names)
+    py_kwargs = ", ".join(f'"{n}": ...' for n in names)
+    error = " ".join(f"{type(exc).__name__}: {exc}".split())
+    error = error if len(error) <= 120 else error[:117] + "..."
+    return CheckUsageError(
+        f"{name} keeps {said} out of self.variables, so {framework} gives it no "
+        f"gradient, and its backward failed with {said} drawn as a tensor ({error}): "
+        f"{said} is a parameter of the op, which needs a value: --kwargs "
+        f"'{{{json_kwargs}}}', or @gradcheck.describe(kwargs={{{py_kwargs}}}) on the op "
+        f"(check(op, x, {names[0]}=...)); a tensor input that needs no gradient is "
+        f"--constant {unkept[0]}, and one that needs a gradient belongs in self.variables"
+    )

@@ -31,13 +31,20 @@ import gradcheck
 from gradcheck.checking.adapters import framework_directories
 from gradcheck.checking.layout import INPUT_LAYOUTS, STRIDED, noncontiguous
 from gradcheck.checking.outputs import Outputs
-from gradcheck.checking.signature import OpSignature, arrange
+from gradcheck.checking.signature import OpSignature, arrange, parameter_drawn
 from gradcheck.engine.graph import no_autodiff
 from gradcheck.engine.operation import BroadcastableOp, Operation, reduce_broadcast
 from gradcheck.engine.ops.joining import concatenate
 from gradcheck.engine.ops.shape import ravel
 from gradcheck.engine.tensor_base import Tensor
-from gradcheck.errors import CheckUsageError, NotATarget, SkipGradient, TargetRaised, printable
+from gradcheck.errors import (
+    CheckUsageError,
+    InvalidGradient,
+    NotATarget,
+    SkipGradient,
+    TargetRaised,
+    printable,
+)
 
 __all__ = [
     "FixedInput",
@@ -265,13 +272,31 @@ class Target:
         if STRIDED.get():
             v = noncontiguous(v)  # (gradcheck.checking.layout: a share of checks)
         if isinstance(out, Tensor) and not out.constant:
+            unkept = self._unkept(graph)  # (read before the backward clears the graph)
             try:
                 out.backward(v)
             except CheckUsageError:
                 raise  # (the op's inputs misread, as its framework's adapter found)
             except Exception as exc:
+                if unkept and isinstance(exc, InvalidGradient) and "Tensor" in str(exc):
+                    raise parameter_drawn(
+                        self.name, self.signature, unkept, exc, framework="gradcheck"
+                    ) from exc
                 raise TargetRaised("backward", exc) from exc
         return [t.grad for t in graph.tensors]
+
+    def _unkept(self, graph: Graph) -> list[int]:
+        """The drawn inputs of an ``Operation`` of gradcheck's that its forward left
+        out of its ``self.variables`` (the engine differentiates them never)."""
+        creator = getattr(graph.output, "creator", None)
+        if self.foreign or not isinstance(creator, Operation) or self.obj is not type(creator):
+            return []
+        kept = {id(t) for t in getattr(creator, "variables", ()) or ()}
+        return [
+            i
+            for i, t in enumerate(graph.tensors[: len(self.signature.input_names)])
+            if not t.constant and t.dtype.kind == "f" and id(t) not in kept
+        ]
 
     def backward_again(self, creator: Any, v: np.ndarray) -> list[Any] | None:
         """Each input's gradient from a second backward of ``v`` on the graph whose

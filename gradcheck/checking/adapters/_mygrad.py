@@ -17,8 +17,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.adapters.bridge import bridge_target, op_name
-from gradcheck.checking.signature import OpSignature, arrange, op_signature
-from gradcheck.errors import CheckUsageError
+from gradcheck.checking.signature import arrange, op_signature, parameter_drawn
 
 # MyGrad is imported when a target is resolved, not with this module (which the
 # doctest collection imports whether or not MyGrad is installed).
@@ -93,7 +92,9 @@ def target(obj: Any) -> Any:
                 # (a gradient that is a Tensor: computed with an input drawn as one
                 # that the op reads as a number)
                 if is_op and unkept and "Tensor" in str(exc):
-                    raise _parameter_drawn(obj, sig, unkept, exc) from exc
+                    raise parameter_drawn(
+                        op_name(obj), sig, unkept, exc, framework="MyGrad"
+                    ) from exc
                 raise
             return [
                 None
@@ -146,25 +147,3 @@ def _backprop(mygrad: Any, outs: Sequence[Any], grads: Sequence[Any]) -> None:
         for term in terms[1:]:
             total = total + term
         total.backward()
-
-
-def _parameter_drawn(
-    obj: Any, sig: OpSignature, unkept: Sequence[int], exc: Exception
-) -> CheckUsageError:
-    """The usage error of an op whose backward failed with drawn inputs it does not
-    keep in ``self.variables``: positional parameters of its ``__call__`` (a float
-    ``p``, drawn as a tensor for want of a value), which need one."""
-    names = [sig.input_names[i] for i in unkept]
-    said = ", ".join(names)
-    json_kwargs = ", ".join(f'"{n}": <value>' for n in names)
-    py_kwargs = ", ".join(f'"{n}": ...' for n in names)
-    error = " ".join(f"{type(exc).__name__}: {exc}".split())
-    error = error if len(error) <= 120 else error[:117] + "..."
-    return CheckUsageError(
-        f"{op_name(obj)} keeps {said} out of self.variables, so MyGrad gives it no "
-        f"gradient, and its backward failed with {said} drawn as a tensor ({error}): "
-        f"{said} is a parameter of the op, which needs a value: --kwargs "
-        f"'{{{json_kwargs}}}', or @gradcheck.describe(kwargs={{{py_kwargs}}}) on the op "
-        f"(check(op, x, {names[0]}=...)); a tensor input that needs no gradient is "
-        f"--constant {unkept[0]}"
-    )
