@@ -194,25 +194,24 @@ def _torch_threads(setup: WorkerSetup, function: Callable[..., Any], *args: Any)
     """``function(*args)``, where it imports torch (the frameworks' preload, or the
     user's modules), with torch started on ``setup.torch_threads`` intra-op threads.
 
-    The count is in the environment while ``function`` runs (torch and its OpenMP
-    runtime read :data:`~gradcheck.frontend.jobs.THREAD_VARIABLES` as they start) and
-    out of it after, so that what the op starts later does not inherit it. A module
-    that sets its own count as it is imported (``torch.set_num_threads``) keeps it:
-    it sets it after torch read ours."""
+    The count is in the environment as ``OMP_NUM_THREADS`` while ``function`` runs
+    (torch reads it as it starts, for its own threads and MKL's, and so does the
+    OpenMP runtime it brings) and out of it after, so that what the op starts later
+    does not inherit it. A module that sets its own count as it is imported
+    (``torch.set_num_threads``) keeps it: it sets it after torch read ours."""
     global _TORCH_GIVEN
     given = setup.torch_threads
     if given is None or "torch" in sys.modules:
         return function(*args)
-    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
-    os.environ.update({name: str(given) for name in THREAD_VARIABLES})
+    saved = os.environ.get(THREAD_VARIABLES[0])
+    os.environ[THREAD_VARIABLES[0]] = str(given)
     try:
         return function(*args)
     finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
+        if saved is None:
+            os.environ.pop(THREAD_VARIABLES[0], None)
+        else:
+            os.environ[THREAD_VARIABLES[0]] = saved
         if "torch" in sys.modules:
             _TORCH_GIVEN = given
 
