@@ -451,7 +451,7 @@ def instance_name(obj: Any) -> tuple[str, str] | None:
     found: tuple[str, str] | None = None
     for module in [*first, *list(sys.modules.values())]:
         names = getattr(module, "__dict__", None)
-        if not isinstance(names, dict):
+        if module is None or not isinstance(names, dict):
             continue
         for key, value in list(names.items()):
             if value is obj and isinstance(key, str):

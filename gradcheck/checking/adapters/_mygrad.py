@@ -45,26 +45,7 @@ def target(obj: Any) -> Any:
     # The drawn inputs the op's forward left out of its self.variables (MyGrad
     # differentiates those never), by the last call: read where its backward fails.
     unkept: list[int] = []
-
-    def arranged_call(self: Any, *tensors: Any, **params: Any) -> Any:
-        # mygrad.execute_op makes a tensor of every positional input: the labels go
-        # back to arrays, and parameters given for positional parameters in place.
-        plain = [t.data if _is_plain(t.data) else t for t in tensors]
-        args, kwargs = arrange(sig, plain, params)
-        out = obj.__call__(self, *args, **kwargs)
-        kept = {id(v) for v in getattr(self, "variables", ()) or ()}
-        unkept[:] = [
-            i
-            for i, t in enumerate(plain[: len(sig.input_names)])
-            if isinstance(t, mygrad.Tensor) and not t.constant and id(t) not in kept
-        ]
-        return out
-
-    arranged = (
-        type(obj.__name__, (obj,), {"__call__": arranged_call, "__qualname__": obj.__qualname__})
-        if is_op
-        else None
-    )
+    arranged = _arranged(mygrad, obj, sig, unkept) if is_op else None
 
     def apply(tensors: Sequence[Any], params: Mapping[str, Any]) -> Any:
         if is_op:
@@ -74,7 +55,7 @@ def target(obj: Any) -> Any:
 
     def run(
         arrays: Sequence[np.ndarray], constants: Sequence[bool], params: Mapping[str, Any]
-    ) -> tuple[np.ndarray, Callable[[np.ndarray], list[np.ndarray | None]]]:
+    ) -> tuple[Any, Callable[[Any], list[np.ndarray | None]]]:
         tensors = [
             a if _is_plain(a) else mygrad.Tensor(a, constant=True if c else None, copy=False)
             for a, c in zip(arrays, constants)
@@ -106,7 +87,7 @@ def target(obj: Any) -> Any:
         values = [_value(mygrad, o) for o in outs]
         return (tuple(values) if several else values[0]), backward
 
-    def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> np.ndarray:
+    def evaluate(arrays: Sequence[np.ndarray], params: Mapping[str, Any]) -> Any:
         tensors = [a if _is_plain(a) else mygrad.Tensor(a, copy=False) for a in arrays]
         args, kwargs = arrange(sig, tensors, params)
         with mygrad.no_autodiff:
@@ -118,6 +99,26 @@ def target(obj: Any) -> Any:
         return np.asarray(out.data if isinstance(out, mygrad.Tensor) else out)
 
     return bridge_target(obj, run, evaluate, sig, framework="mygrad")
+
+
+def _arranged(mygrad: Any, obj: type, sig: Any, unkept: list[int]) -> type:
+    """``obj`` whose ``__call__`` takes what ``mygrad.execute_op`` hands it: the labels
+    back as arrays, parameters given for positional parameters in place; after each
+    call, ``unkept`` holds the drawn inputs it left out of its ``self.variables``."""
+
+    def arranged_call(self: Any, *tensors: Any, **params: Any) -> Any:
+        plain = [t.data if _is_plain(t.data) else t for t in tensors]
+        args, kwargs = arrange(sig, plain, params)
+        out = obj.__call__(self, *args, **kwargs)
+        kept = {id(v) for v in getattr(self, "variables", ()) or ()}
+        unkept[:] = [
+            i
+            for i, t in enumerate(plain[: len(sig.input_names)])
+            if isinstance(t, mygrad.Tensor) and not t.constant and id(t) not in kept
+        ]
+        return out
+
+    return type(obj.__name__, (obj,), {"__call__": arranged_call, "__qualname__": obj.__qualname__})
 
 
 def _value(mygrad: Any, out: Any) -> np.ndarray | None:
