@@ -154,7 +154,8 @@ def report_defects(
 ) -> list[str]:
     """What a stranger could not act on in a failure's report."""
     bad = []
-    head = next((ln for ln in text.splitlines() if ln.startswith("gradcheck: ")), "")
+    lines = [ln.removeprefix("AssertionError: ") for ln in text.splitlines()]  # (pytest's)
+    head = next((ln for ln in lines if ln.startswith("gradcheck: ")), "")
     if name not in head:
         bad.append(f"headline does not name {name}: {head!r}")
     m = re.search(r"\(input ([^)]*)\)", head)
