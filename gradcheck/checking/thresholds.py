@@ -144,6 +144,14 @@ RESIDUAL_DEGREE = 4
 #: degrees explain.
 RESIDUAL_SMOOTH_SHARE = 2.0**-16
 RESIDUAL_RANDOM_SHARE = 0.25
+#: Where a residual is too large a share of the change to be read as rounding, the move
+#: is made LEVEL_RATIO to this power times as long (within the largest steps' reach),
+#: and a residual the same there within RESIDUAL_STEADINESS x (either way), and a small
+#: share of that longer move's change, is rounding: a function varying on the move's
+#: scale leaves one LEVEL_RATIO**(RESIDUAL_DEGREE + 1) per level larger (a million at
+#: two levels), rounding the same one (see :meth:`Evaluator._rounding_residual`).
+RESIDUAL_WIDER_LEVELS = 2
+RESIDUAL_STEADINESS = 4.0
 
 #: An output that never moved at the levels of an element's refinement, while others
 #: did, is probed at LEVEL_RATIO to this power times the base step (see
