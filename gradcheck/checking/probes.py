@@ -10,13 +10,14 @@ reads the evaluator's working inputs, ``v``, the output at the point and its for
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from gradcheck.checking.levels import step_sizes
 from gradcheck.checking.thresholds import (
+    APART_ELEMENTS_PROBED,
     APART_LEVEL_BITS,
     APART_LEVELS,
     APART_MAX_LEVELS,
@@ -260,6 +261,40 @@ class PointProbes:
             if below <= floor:
                 return False  # (continuous at these moves: no jump above stands apart)
             h = math.ldexp(h, APART_LEVEL_BITS)
+        return False
+
+    def unbounded_along(self, i: int, elements: Sequence[int] | np.ndarray) -> bool:
+        """Whether the refined derivative along each of ``elements`` (flat indices) of
+        input ``i`` is unbounded, with no finite one-sided derivative from inside the
+        op's domain either (:meth:`edge_derivative`)."""
+        flat = self.work[i].reshape(-1)
+        for j, h in zip(elements, step_sizes(flat[elements], self.eps)):
+            est = self.refine(i, int(j), float(h), 0.0, abs(float(flat[j])))
+            if not est.unbounded or self.edge_derivative(i, int(j), float(h)) is not None:
+                return False
+        return True
+
+    def apart_somewhere(self, i: int, first: Iterable[int], const: Container[int]) -> bool:
+        """Whether ``s`` at x stands apart from its neighbours (:meth:`stands_apart`)
+        along some element: the flat indices ``first`` of input ``i`` first, then that
+        input's others, then the other float inputs' that are not in ``const``, at
+        most :data:`APART_ELEMENTS_PROBED` of them."""
+        order = [(i, int(j)) for j in first] + [(i, j) for j in range(self.work[i].size)]
+        order += [
+            (k, j)
+            for k, x in enumerate(self.work)
+            if k != i and k not in const and x.dtype.kind == "f"
+            for j in range(x.size)
+        ]
+        seen: set[tuple[int, int]] = set()
+        for k, j in order:
+            if (k, j) in seen:
+                continue
+            seen.add((k, j))
+            if len(seen) > APART_ELEMENTS_PROBED:
+                break
+            if self.stands_apart(k, j):
+                return True
         return False
 
     def s_moved(self, i: int, j: int, step: float) -> float:

@@ -41,7 +41,6 @@ from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
 from gradcheck.checking.run import _Fail, _Inconclusive, _raised, _Run
 from gradcheck.checking.screen import screened
 from gradcheck.checking.thresholds import (
-    APART_ELEMENTS_PROBED,
     BACKWARD_ROUNDING_FACTOR,
     ERROR_ESTIMATE_FACTOR,
     INPUT_ROUNDING_FACTOR,
@@ -316,24 +315,9 @@ def forward_apart(run: _Run, ev: Evaluator, comparison: Comparison) -> bool:
     every step crosses it, and neither the finite differences nor the gradient the
     backward computed from that forward are evidence: the example is skipped
     (:data:`Skip.APART`). A forward continuous at x leaves the mismatch a failure."""
-    order = [(comparison.i, j) for j in dict.fromkeys(comparison.bad)]
-    order += [(comparison.i, j) for j in range(comparison.x.size)]
-    order += [
-        (i, j)
-        for i, x in enumerate(run.xs)
-        if i != comparison.i and i not in run.const and x.dtype.kind == "f"
-        for j in range(x.size)
-    ]
-    seen: set[tuple[int, int]] = set()
-    for i, j in order:
-        if (i, j) in seen:
-            continue
-        seen.add((i, j))
-        if len(seen) > APART_ELEMENTS_PROBED:
-            break
-        if ev.stands_apart(i, j):
-            comparison.apart = True
-            return True
+    if ev.apart_somewhere(comparison.i, dict.fromkeys(comparison.bad), run.const):
+        comparison.apart = True
+        return True
     return False
 
 
