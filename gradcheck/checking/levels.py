@@ -33,6 +33,7 @@ from gradcheck.checking.thresholds import (
     ORDER_RANGE,
     ORDER_STEADINESS,
     SATURATION_GROWTH,
+    SATURATION_LEVELS,
     SATURATION_NOISE,
     SINGULAR_BLOWUP,
     SMALL_X_LEVELS,
@@ -547,9 +548,7 @@ def _below_saturation(f: _Finite) -> _Finite:
             continue
         small, large = abs(f.D[a]) * f.H[a], abs(f.D[a + 1]) * f.H[a + 1]
         above = f.rounded and small > SATURATION_NOISE * f.N[a] * f.H[a]
-        bent, bent_more = abs(f.J[a]) * f.H[a], abs(f.J[a + 1]) * f.H[a + 1]
-        crossed = bent > SATURATION_NOISE * f.N[a] * f.H[a] and bent_more < SATURATION_GROWTH * bent
-        if (above or crossed) and large < SATURATION_GROWTH * small:
+        if (above or _crossed(f, a)) and large < SATURATION_GROWTH * small:
             keep = slice(0, a + 1)
             return replace(
                 f,
@@ -562,6 +561,26 @@ def _below_saturation(f: _Finite) -> _Finite:
                 floor=f.floor[keep],
             )
     return f
+
+
+def _crossed(f: _Finite, a: int) -> bool:
+    """Whether the steps crossed the function's scale at levels ``a`` on (see
+    :func:`_below_saturation`): at :data:`SATURATION_LEVELS` neighbouring levels from
+    ``a`` up, the second differences J·h, far above their noise at ``a``, and the
+    moves D·h, nonzero, each grow by less than :data:`SATURATION_GROWTH` x per level.
+    (At one pair alone a sum of terms of both signs may grow so little by chance:
+    a direction along many elements, each near a kink of its own.)"""
+    top = a + SATURATION_LEVELS - 1
+    if top >= len(f.D) or f.k[top] != f.k[a] + SATURATION_LEVELS - 1:
+        return False
+    bent = [abs(f.J[b]) * f.H[b] for b in range(a, top + 1)]
+    moves = [abs(f.D[b]) * f.H[b] for b in range(a, top + 1)]
+    if not (bent[0] > SATURATION_NOISE * f.N[a] * f.H[a] and moves[0] > 0):
+        return False
+    return all(
+        bent[b + 1] < SATURATION_GROWTH * bent[b] and moves[b + 1] < SATURATION_GROWTH * moves[b]
+        for b in range(SATURATION_LEVELS - 1)
+    )
 
 
 def _quotients_differ(f: _Finite, a: int) -> bool:

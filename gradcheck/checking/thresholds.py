@@ -75,6 +75,9 @@ CURVATURE_GROWTH = LEVEL_RATIO**1.5
 #: above SATURATION_NOISE times their noise.
 SATURATION_GROWTH = LEVEL_RATIO / 2
 SATURATION_NOISE = 4.0
+#: For any forward: the neighbouring levels at which the moves and the second
+#: differences must both have stopped growing (see ``levels._crossed``).
+SATURATION_LEVELS = 4
 
 #: Refinement steps, as powers of LEVEL_RATIO times the base step: from 1/16 to 64 of
 #: it, and further down for |x| != 1 (see :func:`_levels`).
