@@ -33,6 +33,7 @@ from gradcheck.checking.thresholds import (
     ORDER_RANGE,
     ORDER_STEADINESS,
     SATURATION_GROWTH,
+    SATURATION_KEPT,
     SATURATION_LEVELS,
     SATURATION_NOISE,
     SINGULAR_BLOWUP,
@@ -549,7 +550,10 @@ def _below_saturation(f: _Finite) -> _Finite:
         small, large = abs(f.D[a]) * f.H[a], abs(f.D[a + 1]) * f.H[a + 1]
         above = f.rounded and small > SATURATION_NOISE * f.N[a] * f.H[a]
         if (above or _crossed(f, a)) and large < SATURATION_GROWTH * small:
-            keep = slice(0, a + 1)
+            # (where the crossed scale leaves one pair or none, no more than one level:
+            # nothing is resolved at these steps, and smaller ones decide, as where a
+            # pole is nearer than the steps: inv(A) 1e-6 from singular)
+            keep = slice(0, a + 1 if above or a + 1 >= SATURATION_KEPT else 1)
             return replace(
                 f,
                 k=f.k[keep],

@@ -78,6 +78,9 @@ SATURATION_NOISE = 4.0
 #: For any forward: the neighbouring levels at which the moves and the second
 #: differences must both have stopped growing (see ``levels._crossed``).
 SATURATION_LEVELS = 4
+#: ... and the fewest levels below them that estimate the derivative (two pairs); with
+#: fewer, nothing is resolved at those steps, and smaller ones decide.
+SATURATION_KEPT = 3
 
 #: Refinement steps, as powers of LEVEL_RATIO times the base step: from 1/16 to 64 of
 #: it, and further down for |x| != 1 (see :func:`_levels`).
