@@ -236,7 +236,7 @@ class _Run:
                 if self.steep(e.i, e.gradient, e.v):
                     raise _Inconclusive(Skip.OVERFLOW) from None
                 bad = _nonfinite(e.gradient)  # (the forward jumps at x: eigh's vectors)
-                if self.probed(e.v, lambda ev: ev.apart_somewhere(e.i, bad, self.const)):
+                if self.probed(e.v, lambda ev: ev.apart_somewhere(e.i, bad, self.const, True)):
                     raise _Inconclusive(Skip.APART) from None
             raise
         self.walk(Stage.GRADIENTS, e)

@@ -156,9 +156,13 @@ def test_eigenvectors_at_a_repeated_eigenvalue_are_not_differentiable():
 
     # distinct eigenvalues pass; diag(20, 0, 0) repeats 0
     assert gradcheck.check(eigenvector_squares, np.diag([10.0, 1.0, 0.0])).passed
-    result = gradcheck.check(eigenvector_squares, np.diag([10.0, 0.0, 0.0]))
-    assert result.verdict == "inconclusive", result.failure
-    assert "not continuous" in result.note, result.note
+    # and diag(-2, -2, 0) (verify's seed 2), where eigh takes an off-diagonal move
+    # below 2e-16 for 0: the probe's moves start at eps of the inputs' size
+    for d in ([10.0, 0.0, 0.0], [-1.0, -1.0, 0.0]):
+        for s in (0, 1, 2):
+            result = gradcheck.check(eigenvector_squares, np.diag(d), seed=s)
+            assert result.verdict == "inconclusive", result.failure
+            assert "not continuous" in result.note, result.note
 
 
 def test_a_nan_gradient_where_the_forward_is_continuous_still_fails():
@@ -184,5 +188,26 @@ def test_a_nan_gradient_where_the_forward_is_continuous_still_fails():
             return inner + inner.mT
 
     assert gradcheck.check(Eigenvalues, np.diag([10.0, 1.0, 0.0])).passed
-    result = gradcheck.check(Eigenvalues, np.diag([10.0, 0.0, 0.0]))
-    assert result.verdict == "failed" and result.failure.kind == "nonfinite_gradient", result
+    for d in ([10.0, 0.0, 0.0], [-1.0, -1.0, 0.0]):
+        for s in (0, 1, 2):
+            result = gradcheck.check(Eigenvalues, np.diag(d), seed=s)
+            assert result.verdict == "failed", result
+            assert result.failure.kind == "nonfinite_gradient", result
+
+    class Norm(torch.autograd.Function):
+        """The norm whose backward is x / |x|: nan at 0, where the norm is continuous
+        (a kink: every subgradient is finite)."""
+
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.norm()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * x / x.norm()
+
+    for x in (np.zeros(3), np.zeros((2, 2))):
+        result = gradcheck.check(Norm, x)
+        assert result.verdict == "failed" and result.failure.kind == "nonfinite_gradient"
