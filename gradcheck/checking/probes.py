@@ -23,6 +23,7 @@ from gradcheck.checking.thresholds import (
     APART_MAX_LEVELS,
     APART_RESOLVED_BITS,
     APART_STEADINESS,
+    APART_STILL_BITS,
     CURVATURE_GROWTH,
     EDGE_AGREEMENT,
     EDGE_LEVELS,
@@ -222,7 +223,7 @@ class PointProbes:
             values.append(value)
         return values[1], abs(values[1] - values[0])
 
-    def stands_apart(self, i: int, j: int, lowest: float = 0.0) -> bool:
+    def stands_apart(self, i: int, j: int, absorbed: float = 0.0) -> bool:
         """Whether ``s`` at x stands apart from its neighbours along element ``j`` (flat)
         of input ``i``: moves of the element from its ulp up to its usual step (by
         2**:data:`APART_LEVEL_BITS` each) find :data:`APART_LEVELS` consecutive ones at
@@ -238,17 +239,13 @@ class PointProbes:
         x² at 0, or h), a kink's too, and a narrow bump that larger moves step over is
         smooth at the smaller ones, which bound its change.
 
-        ``lowest``: the smallest move, where it is larger than the element's ulp (a
-        power of two at most that large); and below 2**:data:`APART_RESOLVED_BITS`
-        times it, a move at which ``s`` stood exactly still both ways was absorbed by
-        the forward's rounding, and is passed over: no sign of continuity."""
+        ``absorbed``: below it, a move at which ``s`` stood exactly still both ways
+        was absorbed by the forward's rounding, and is passed over (no sign of
+        continuity), with the next move 2**:data:`APART_STILL_BITS` times as large."""
         size = float(np.vdot(np.abs(self.v), np.abs(self.rounding_sizes())))
         floor = math.ldexp(self.eps * size, APART_RESOLVED_BITS)
         flat = self.work[i].reshape(-1)
         h = float(np.spacing(np.abs(flat[j])))
-        if lowest > h:
-            h = math.ldexp(1.0, math.frexp(lowest)[1] - 1)
-        absorbed = math.ldexp(lowest, APART_RESOLVED_BITS)
         top = float(step_sizes(flat[[j]], self.eps)[0])
         below, run = math.inf, 0
         for _ in range(APART_MAX_LEVELS):
@@ -256,7 +253,7 @@ class PointProbes:
                 break
             up, down = self.s_moved(i, j, h), self.s_moved(i, j, -h)
             if up == down == 0 and h < absorbed:
-                h = math.ldexp(h, APART_LEVEL_BITS)
+                h = math.ldexp(h, APART_STILL_BITS)
                 continue
             small, large = sorted((abs(up), abs(down)))
             if not math.isfinite(large):
@@ -293,16 +290,19 @@ class PointProbes:
         input's others, then the other float inputs' that are not in ``const``, at
         most :data:`APART_ELEMENTS_PROBED` of them.
 
-        ``resolved``: with moves from eps of the inputs' largest |element| (at least
-        1) up, the least that a forward mixing its inputs resolves: eigh of
-        diag(-2, -2, 0) takes an off-diagonal entry below 2e-16 for 0 (its vectors
-        stand still), and rotates its degenerate pair by 45 degrees at 1e-12 and at
-        every move above; from an element's ulp at 0 (5e-324) the moves stood
-        still first, which read as continuity."""
-        lowest = 0.0
+        ``resolved``: moves at which ``s`` stands exactly still, below
+        2**:data:`APART_RESOLVED_BITS` eps of the inputs' largest |element| (at least
+        1), are passed over: eigh of diag(-2, -2, 0) takes an off-diagonal entry
+        below 2e-16 for 0 (its vectors stand still), and rotates its degenerate pair
+        by 45 degrees at 1.8e-15 and at every move above; from the element's ulp at 0
+        (5e-324) the moves stood still first, which read as continuity. Moves the
+        forward resolves still count (log|det| 1e-300 from singular is continuous
+        at moves below 1e-300)."""
+        absorbed = 0.0
         if resolved:
             floats = [np.abs(a[np.isfinite(a)]) for a in self.work if a.dtype.kind == "f"]
-            lowest = self.eps * max([1.0, *(float(a.max()) for a in floats if a.size)])
+            size = max([1.0, *(float(a.max()) for a in floats if a.size)])
+            absorbed = math.ldexp(self.eps * size, APART_RESOLVED_BITS)
         order = [(i, int(j)) for j in first] + [(i, j) for j in range(self.work[i].size)]
         order += [
             (k, j)
@@ -317,7 +317,7 @@ class PointProbes:
             seen.add((k, j))
             if len(seen) > APART_ELEMENTS_PROBED:
                 break
-            if self.stands_apart(k, j, lowest):
+            if self.stands_apart(k, j, absorbed):
                 return True
         return False
 

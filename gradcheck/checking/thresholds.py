@@ -258,6 +258,10 @@ APART_LEVEL_BITS = 4
 APART_MAX_LEVELS = 80
 APART_RESOLVED_BITS = 10
 APART_STEADINESS = 4.0
+#: Where a move stood exactly still below what the forward resolves (see
+#: ``PointProbes.apart_somewhere``), the next is this many bits larger: from an
+#: element at 0 (ulp 5e-324) to moves of eps in 64 of the APART_MAX_LEVELS.
+APART_STILL_BITS = 16
 
 #: Elements probed for a forward that stands apart (the mismatched first), at most.
 APART_ELEMENTS_PROBED = 16
