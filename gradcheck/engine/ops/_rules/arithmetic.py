@@ -97,13 +97,20 @@ def _product_backprop(
     ``backward_var`` as ``_rule``): the rule and the storage step of
     :meth:`Operation.backward` written out for two different inputs, with the same
     results (see ``UnaryOp._elementwise_backprop``): no tuple of inputs, no loop, no
-    call of ``backward_var`` with a keyword and a ``**kwargs`` dict. ``x * x``, a
-    ``backward_var`` that is not the class's own any more (a mutant of
-    gradcheck.testing, a patch) and keywords run the storage step as for any op."""
+    call of ``backward_var`` with a keyword and a ``**kwargs`` dict. A ``backward_var``
+    that is not the class's own any more (a mutant of gradcheck.testing, a patch) and
+    keywords run the storage step as for any op."""
+    if kwargs or _reduction is not None or type(self).backward_var is not _rule:
+        return Operation._engine_backprop(self, grad, graph, _reduction, kwargs)
     a = self._in_a
     b = self._in_b
-    if kwargs or _reduction is not None or a is b or type(self).backward_var is not _rule:
-        return Operation._engine_backprop(self, grad, graph, _reduction, kwargs)
+    if a is b:  # x * x: the rule's one product (into grad when it is spent: the
+        # references to grad are those of the loop's call, see operation.spent)
+        if not a._constant:
+            if not a._ops:
+                raise InvalidBackprop(_CLEARED_MESSAGE)
+            store_new(self, a, _rule(self, grad, 0, graph), 0)
+        return False
     if not a._constant:
         if not a._ops:
             raise InvalidBackprop(_CLEARED_MESSAGE)
