@@ -119,6 +119,9 @@ class Comparison:
         self.atol_used = tol.atol
         #: Full mode's estimates (numeric, error, kink, curvature, noise), flat.
         self.estimated: tuple[np.ndarray, ...] | None = None
+        #: The estimates this judgement was made by, once stage 3 spent them (see
+        #: :func:`gradcheck.checking.verdict.refined_at_own_scale`).
+        self.spent: tuple[np.ndarray, ...] | None = None
         #: The flat indices of the elements judged mismatched.
         self.bad: list[int] = []
         #: Where this is the judgement of a float64 run of a float32 or float16
