@@ -27,6 +27,7 @@ verdict, and the checks that follow a numeric pass.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -51,12 +52,14 @@ from gradcheck.checking.thresholds import (
     OWN_SCALE_MIN_ULPS,
     OWN_SCALE_RATIO,
     SMALL_X_LEVELS,
+    SMALL_X_RESOLVED,
     TIE_BLOCK_MAX,
     TIE_BLOCKS_PROBED,
     TIE_LEVELS,
     TIE_LEVELS_UP,
     TIE_NOISE_MARGIN,
     TIE_STEADINESS,
+    TRUNCATION_GROWTH,
     WORST_ELEMENTS,
 )
 from gradcheck.checking.tolerance import tolerance_for
@@ -441,6 +444,7 @@ def _tie_explains(
         + BACKWARD_ROUNDING_FACTOR * c.eps * float(np.abs(analytic).sum())
     )
     if not abs(float(analytic.sum()) - value) <= allowed:
+        c.along_tie = (members, value, float(analytic.sum()))
         return False
     start = min(step, top / LEVEL_RATIO**TIE_LEVELS)  # (TIE_LEVELS fit)
     apart = _non_additivity(ev, c.i, members, start, top, memo)
@@ -480,12 +484,27 @@ def _joint_derivative(
     if not steps[0] > OWN_SCALE_MIN_ULPS * float(np.spacing(np.float64(size))):
         return None  # (x ± those steps round to x's few neighbours)
     joint = [_tie_level(ev, c.i, members, h, memo) for h in steps]
-    values = np.array([float(D[0]) for D, _, _ in joint])
-    rounding = max(float(each[0]) for _, _, each in joint)
-    if not (np.all(np.isfinite(values)) and math.isfinite(rounding)):
+    found = _extrapolated([(float(D[0]), float(each[0])) for D, _, each in joint])
+    return None if found is None else (*found, steps[0])
+
+
+def _extrapolated(levels: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """A derivative from central differences at steps each :data:`LEVEL_RATIO` times
+    the last (``levels``: each one's value and rounding, the smallest step first),
+    with its error: the smallest step's value, its error the levels' spread (its
+    truncation is a fifteenth of the next level's difference from it) and rounding,
+    or Richardson's extrapolation of the two smallest (the h² term cancelled), its
+    error the difference from the next pair's and the rounding of both, whichever
+    error is the smaller (a median's quotients are the same at every step, where
+    extrapolation only doubles the rounding); None where one is not finite."""
+    d = [value for value, _ in levels]
+    rounding = max(r for _, r in levels)
+    if not (all(math.isfinite(value) for value in d) and math.isfinite(rounding)):
         return None
-    value = float(values[0])
-    return value, float(np.max(np.abs(values - value))) + rounding, steps[0]
+    rich = [(TRUNCATION_GROWTH * a - b) / (TRUNCATION_GROWTH - 1) for a, b in itertools.pairwise(d)]
+    plain = (d[0], max(abs(value - d[0]) for value in d) + rounding)
+    extrapolated = (rich[0], abs(rich[0] - rich[1]) + 2 * rounding)
+    return min(plain, extrapolated, key=lambda found: found[1])
 
 
 def _tie_level(
@@ -587,6 +606,7 @@ def _own_scale(ev: Evaluator, comparison: Comparison) -> Comparison | None:
         return None
     numeric, error, kink, curvature, noise = (np.array(a) for a in comparison.estimated)
     analytic = comparison.analytic.reshape(-1)
+    threshold = comparison.jump_threshold(np.where(kink, 0.0, numeric))
     changed = False
     for j in sorted(set(comparison.bad))[:NONFINITE_ELEMENTS_PROBED]:
         a, n = float(analytic[j]), float(numeric.reshape(-1)[j])
@@ -597,8 +617,15 @@ def _own_scale(ev: Evaluator, comparison: Comparison) -> Comparison | None:
             found = ev.at_own_scale(comparison.i, j, a)
         if found is None or not abs(found[0] - a) <= OWN_SCALE_AGREEMENT * abs(a):
             found = _at_own_small_step(ev, comparison.i, j)
-        if found is None or not abs(found[0] - a) <= OWN_SCALE_AGREEMENT * abs(a):
-            continue
+            if found is None or not abs(found[0] - a) <= OWN_SCALE_AGREEMENT * abs(a):
+                continue
+            if not found[1] <= max(threshold, SMALL_X_RESOLVED * abs(found[0])):
+                # (steps that small resolve s no finer than found[1] here: where that
+                # tells the gradient from it no more than from the first estimate,
+                # nothing is known at this element, numerically)
+                if abs(found[0] - a) <= ERROR_ESTIMATE_FACTOR * found[1]:
+                    kink.reshape(-1)[j] = changed = True
+                continue
         numeric.reshape(-1)[j], error.reshape(-1)[j] = found
         kink.reshape(-1)[j] = False
         curvature.reshape(-1)[j] = 0.0
@@ -648,5 +675,4 @@ def _at_own_small_step(ev: Evaluator, i: int, j: int) -> tuple[float, float] | N
         abs(float(jump)) <= TIE_STEADINESS * abs(value) + 2 * float(r) for _, jump, r in seen
     ):
         return None
-    spread = max(abs(float(d) - value) for d, _, _ in seen)
-    return value, spread + max(float(r) for _, _, r in seen)
+    return _extrapolated([(float(d), float(r)) for d, _, r in seen])

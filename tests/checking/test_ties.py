@@ -270,3 +270,23 @@ def test_a_median_over_an_axis_with_a_tied_pair_of_zeros_below_tiny_values():
     upstream = np.array([0.1257302210933933, -0.1321048632913019, 0.6404226504432821])
     result = check(lambda t: torch.median(t, dim=-1).values, x, upstream=upstream)
     assert result.verdict != "failed", result.failure
+
+
+def test_a_wrong_gradient_at_a_tie_is_reported_along_the_tie():
+    # at all-zero rows each element moved alone leaves the median (numeric 0 in the
+    # table), which reads as a gradient that should be missing; the report says what
+    # the evidence is: along the tie, s changes at sum(v) and the gradient sums to 1.01x
+    result = check(_median_rows_off(1.01), np.zeros((3, 4)), upstream=_V)
+    assert result.verdict == "failed"
+    message = result.failure.message
+    assert "At a tie: index (2, 1) and 11 other element(s) share the value 0" in message
+    assert f"s changes at {_V.sum():.10g} per unit" in message
+    assert f"the analytic gradient sums to {1.01 * _V.sum():.10g}" in message
+    assert "relative error 0.01" in message
+
+
+def test_a_wrong_gradient_away_from_ties_is_reported_without_a_tie():
+    x = np.arange(12.0).reshape(3, 4)
+    result = check(_median_rows_off(1.01), x, upstream=_V)
+    assert result.verdict == "failed"
+    assert "At a tie" not in result.failure.message
