@@ -35,7 +35,7 @@ import numpy as np
 
 from gradcheck.checking.compare import Comparison, compare_fast, compare_full, judge_full
 from gradcheck.checking.layout import STRIDED
-from gradcheck.checking.levels import step_sizes
+from gradcheck.checking.levels import _extra_levels, step_sizes
 from gradcheck.checking.low_precision import convicted_wide, judged_as_float64, judged_wide
 from gradcheck.checking.numerical import Evaluator
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
@@ -47,6 +47,7 @@ from gradcheck.checking.thresholds import (
     ERROR_ESTIMATE_FACTOR,
     INPUT_ROUNDING_FACTOR,
     LEVEL_RATIO,
+    LOWEST_LEVEL,
     NONFINITE_ELEMENTS_PROBED,
     OWN_SCALE_AGREEMENT,
     OWN_SCALE_MIN_ULPS,
@@ -616,14 +617,15 @@ def _own_scale(ev: Evaluator, comparison: Comparison) -> Comparison | None:
         if abs(a) > OWN_SCALE_RATIO * max(abs(n), error.reshape(-1)[j]):
             found = ev.at_own_scale(comparison.i, j, a)
         if found is None or not abs(found[0] - a) <= OWN_SCALE_AGREEMENT * abs(a):
-            found = _at_own_small_step(ev, comparison.i, j)
-            if found is None or not abs(found[0] - a) <= OWN_SCALE_AGREEMENT * abs(a):
+            small = _at_own_small_step(ev, comparison.i, j)
+            if small is None or not abs(small[0] - a) <= OWN_SCALE_AGREEMENT * abs(a):
                 continue
+            found = small[:2]
             if not found[1] <= max(threshold, SMALL_X_RESOLVED * abs(found[0])):
-                # (steps that small resolve s no finer than found[1] here: where that
-                # tells the gradient from it no more than from the first estimate,
-                # nothing is known at this element, numerically)
-                if abs(found[0] - a) <= ERROR_ESTIMATE_FACTOR * found[1]:
+                # (steps below every level's resolve s no finer than found[1] here:
+                # where that cannot tell the gradient from it, nothing is known at
+                # this element, numerically: the levels measured another function)
+                if small[2] and abs(found[0] - a) <= ERROR_ESTIMATE_FACTOR * found[1]:
                     kink.reshape(-1)[j] = changed = True
                 continue
         numeric.reshape(-1)[j], error.reshape(-1)[j] = found
@@ -639,22 +641,22 @@ def _own_scale(ev: Evaluator, comparison: Comparison) -> Comparison | None:
     return again
 
 
-def _at_own_small_step(ev: Evaluator, i: int, j: int) -> tuple[float, float] | None:
+def _at_own_small_step(ev: Evaluator, i: int, j: int) -> tuple[float, float, bool] | None:
     """The derivative of ``s`` along element ``j`` (flat) of input ``i`` from central
-    differences at steps below the scales the function may vary on there that the
-    levels do not reach: the element's relative step eps**(1/3)·|x| (for 0 < |x| <
-    8e-25, LEVEL_RATIO**-:data:`SMALL_X_LEVELS`, the levels stop above it) and a
-    quarter of the distance to the input's nearest other value, over
-    LEVEL_RATIO**:data:`TIE_LEVELS` (an element at 0 has steps of eps**(1/3) in any
-    units: a median's middle element at 0 between -3e-206 and 1.4e-45, whose every
-    level moved it across both and read a flat 0, is the same function as at 0
-    between -3 and 1e161). :data:`TIE_LEVELS` levels from there, with the rounding of
-    the outputs they reach (:meth:`Evaluator.reaching`): where their quotients are
-    steady (:func:`_steady`) and the one-sided ones agree (each level's jump within
-    :data:`TIE_STEADINESS` of the value and its rounding), as (value, their spread
-    and rounding); else None. A
-    function smooth on that scale gives the same quotient at each (to O(h²));
-    rounding, a quantum or a kink the steps reach across do not."""
+    differences on the scales it may vary on there: steps from the element's
+    relative step eps**(1/3)·|x| (for 0 < |x| < 8e-25, LEVEL_RATIO**-:data:`SMALL_X_LEVELS`,
+    where the levels stop above it) or a quarter of the distance to the input's
+    nearest other value over LEVEL_RATIO**:data:`TIE_LEVELS`, whichever is smaller
+    (an element at 0 has steps of eps**(1/3) in any units: a median's middle element
+    at 0 between -3e-206 and 1.4e-45, whose every level moved it across both and read
+    a flat 0, is the same function as at 0 between -3 and 1e161), :data:`TIE_LEVELS`
+    levels up from there, with the rounding of the outputs they reach
+    (:meth:`Evaluator.reaching`): where their quotients are steady (:func:`_steady`)
+    and the one-sided ones agree (each level's jump within :data:`TIE_STEADINESS` of
+    the value and its rounding), as (value, error: :func:`_extrapolated`, whether the
+    steps lie below every level's); else None. A function smooth on that scale gives
+    the same quotient at each (to O(h²)); rounding, a quantum or a kink the steps
+    reach across do not."""
     work = ev.work[i].reshape(-1)
     size = abs(float(work[j]))
     others = np.abs(work[work != work[j]].astype(np.float64) - float(work[j]))
@@ -675,4 +677,7 @@ def _at_own_small_step(ev: Evaluator, i: int, j: int) -> tuple[float, float] | N
         abs(float(jump)) <= TIE_STEADINESS * abs(value) + 2 * float(r) for _, jump, r in seen
     ):
         return None
-    return _extrapolated([(float(d), float(r)) for d, _, r in seen])
+    found = _extrapolated([(float(d), float(r)) for d, _, r in seen])
+    base = float(step_sizes(np.array([size]), ev.eps)[0])
+    lowest = base * LEVEL_RATIO ** (LOWEST_LEVEL - int(_extra_levels(np.array([size]))[0]))
+    return None if found is None else (*found, h * LEVEL_RATIO ** (TIE_LEVELS - 1) < lowest)
