@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gradcheck.checking.levels import step_sizes
+from gradcheck.checking.levels import step_sizes, unresolved
 from gradcheck.checking.thresholds import (
     APART_LEVEL_BITS,
     APART_LEVELS,
@@ -88,7 +88,7 @@ class PointProbes:
         which no step below its jump at 0 resolves)."""
         if not (isinstance(along, (int, np.integer)) and 0 < scale < LEVEL_RATIO**-SMALL_X_LEVELS):
             return est
-        if not (est.kink or est.low_order or not est.error <= jump_threshold):
+        if not unresolved(est, jump_threshold, scale):
             return est
         with np.errstate(divide="ignore"):  # (0 where |x| is subnormal: no step)
             h = float(np.exp2(np.round(np.log2(np.cbrt(self.eps) * scale))))

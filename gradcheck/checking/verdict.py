@@ -367,9 +367,13 @@ def ties_not_a_gradient(
     gradient at a tie (a median off by 1%) stays a failure. What the block's
     elements cannot show (how ``g`` is spread over a tie) is checked away from ties.
 
-    ``first``: the first estimates and the analytic gradient they were judged against
-    (stage 3 spends a comparison's estimates); used where the comparison that stands
-    is of that gradient. A mismatch on an element that shares its value with none,
+    The estimates are those the comparison that stands was judged by (its own, or
+    those stage 3 spent: :attr:`Comparison.spent`, with the elements it estimated
+    again at their own scale); else ``first``, the first estimates and the analytic
+    gradient they were judged against, where the comparison is of that gradient. Where
+    a block's joint direction shows the gradient wrong along it, the comparison keeps
+    what it showed (:attr:`Comparison.along_tie`, which its failure reports). A
+    mismatch on an element that shares its value with none,
     of fast mode, or of a float64 rerun without estimates stays as it is."""
     c = comparison
     estimated = next((e for e in (c.estimated, c.spent) if e is not None), None)
