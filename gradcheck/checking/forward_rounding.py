@@ -11,6 +11,7 @@ measured against it; where none does, in its own dtype
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 import warnings
@@ -94,6 +95,39 @@ def _packs_back(packing: struct.Struct, x: float) -> bool:
 _RESIDUAL_BLOCK = 1 << 12
 
 
+@functools.lru_cache(maxsize=8)
+def _off_polynomials(ts: tuple[float, ...], degree: int) -> np.ndarray:
+    """The projection off the polynomials of ``degree`` in ``t`` over the offsets ``ts``
+    (I - QQᵀ, Q an orthonormal basis of their span): made once, where each measurement
+    made it again (two QR factorisations a measurement, 2% of a torch target's search;
+    the same numbers)."""
+    t = np.array(ts)
+    q = np.linalg.qr(np.vander(t, degree + 1, increasing=True))[0]
+    projection = np.eye(len(t)) - q @ q.T
+    projection.flags.writeable = False
+    return projection
+
+
+def _move_pattern(
+    shapes: tuple[tuple[int, ...] | None, ...],
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+    """The random part of :meth:`ForwardRounding._rounding_residual`'s move of each
+    float input (None: not a float input) of these shapes, in the order it draws them:
+    (signs, powers of two, three bits of mantissa), from the fixed seed
+    :data:`ROUNDING_PROBE_SEED`."""
+    pattern = np.random.default_rng(ROUNDING_PROBE_SEED)
+    drawn: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = []
+    for shape in shapes:
+        if shape is None:
+            drawn.append(None)
+            continue
+        sign = pattern.choice([-1.0, 1.0], shape)
+        power = np.exp2(-pattern.integers(0, ROUNDING_PROBE_SPREAD + 1, shape))
+        mantissa = 1 + pattern.integers(0, 8, shape) / 8
+        drawn.append((sign, power, mantissa))
+    return drawn
+
+
 def narrow_numbers(*arrays: np.ndarray) -> np.dtype | None:
     """float16 (else float32) where every element of the float64 (or float32)
     ``arrays`` is a number of that narrower dtype and some element is no whole number
@@ -123,6 +157,9 @@ class ForwardRounding:
 
     #: The rows of :meth:`_rounding_residual`, kept between its measurements.
     _residual_rows: np.ndarray | None = None
+    #: (the inputs' shapes, :func:`_move_pattern` of them), kept from one measurement to
+    #: the next at the same shapes (a refinement's step points measure twice).
+    _residual_pattern: tuple[Any, list[Any]] | None = None
     #: Per output, whether the last such measure is rounding (see :meth:`_residual_sizes`).
     _residual_rounding: np.ndarray | None = None
 
@@ -588,21 +625,23 @@ class ForwardRounding:
     def _residual_moves(self, work: Sequence[np.ndarray]) -> list[np.ndarray | None]:
         """The move ``d`` of :meth:`_rounding_residual`, per input (None for one that is
         not float)."""
-        pattern = np.random.default_rng(ROUNDING_PROBE_SEED)
+        shapes = tuple(a.shape if a.dtype.kind == "f" else None for a in work)
+        if self._residual_pattern is None or self._residual_pattern[0] != shapes:
+            self._residual_pattern = (shapes, _move_pattern(shapes))
         moves: list[np.ndarray | None] = []
-        for a in work:
-            if a.dtype.kind != "f":
+        for a, drawn in zip(work, self._residual_pattern[1]):
+            if drawn is None:
                 moves.append(None)
                 continue
+            sign, power, mantissa = drawn
             # the smallest levels' steps (times LEVEL_RATIO**2), which see a function
             # on the other scale too (sin at 1e9, whose base step is 6e3)
             low = LOWEST_LEVEL + 2 - _extra_levels(np.abs(a))
             move = step_sizes(a, self.eps) * LEVEL_RATIO**low
-            move = move * pattern.choice([-1.0, 1.0], a.shape)
-            move = move * np.exp2(-pattern.integers(0, ROUNDING_PROBE_SPREAD + 1, a.shape))
+            move = move * sign * power
             # and three bits of mantissa, still exact: elements moved alike keep the
             # symmetries of the point (a softmax moved along (1, 1, ...) stands still)
-            moves.append(move * (1 + pattern.integers(0, 8, a.shape) / 8))
+            moves.append(move * mantissa)
         return moves
 
     def _residual_spread(
@@ -635,7 +674,7 @@ class ForwardRounding:
                     np.subtract(out, f0, dtype=np.float64, out=row.reshape(f0.shape))
         except Exception:
             return None
-        return _off_polynomials(ts, changes)
+        return _residual_stats(ts, changes)
 
     def _residual_sizes(self, residual: np.ndarray) -> np.ndarray:
         """A measured residual (:meth:`_rounding_residual`) as rounding sizes (over
@@ -686,15 +725,12 @@ class ForwardRounding:
         return np.where(np.isfinite(error), error, np.nan)
 
 
-def _off_polynomials(ts: np.ndarray, changes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+def _residual_stats(ts: np.ndarray, changes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     """Per column of ``changes`` (the outputs' changes at the offsets ``ts``, one row
     each), the standard deviation of the part that no polynomial of degree
     :data:`RESIDUAL_DEGREE` in t explains, and whether it is rounding: a small share
     of the change (:data:`RESIDUAL_SMOOTH_SHARE`) that two more powers of t do not
-    explain either (:data:`RESIDUAL_RANDOM_SHARE`; a function varying on a scale near
-    the move's leaves a residual that they do: log|det| 1e-6 from singular, moved by
-    2e-8). None where a change is not finite."""
-
+    explain either (:data:`RESIDUAL_RANDOM_SHARE`). None where a change is not finite."""
     # The part of each column that the basis does not explain: the projection off
     # its span (I - QQᵀ, Q an orthonormal basis of it), a 10x10 product over the
     # outputs, where a least-squares solve with a right-hand side per output cost
@@ -702,17 +738,15 @@ def _off_polynomials(ts: np.ndarray, changes: np.ndarray) -> tuple[np.ndarray, n
     # Both are exact to eps of the changes, far below the rounding measured here.
     # In blocks of columns: a fresh array of the changes' size (and the mask of
     # their finiteness) cost a page fault per 4 KiB, more than the arithmetic.
-    def off(degree: int) -> np.ndarray:
-        q = np.linalg.qr(np.vander(ts, degree + 1, increasing=True))[0]
-        return np.eye(len(ts)) - q @ q.T
-
-    projection, beyond = off(RESIDUAL_DEGREE), off(RESIDUAL_DEGREE + 2)
+    offsets = tuple(float(t) for t in ts)
+    projection = _off_polynomials(offsets, RESIDUAL_DEGREE)
+    beyond = _off_polynomials(offsets, RESIDUAL_DEGREE + 2)
     # Each column over its largest change (a power of two: exact), whose squares
     # stay in range: outputs of 1e287 (matrix_exp at eigenvalue 661) move by 1e281
     # and round at 1e275, whose square overflowed to an infinite rounding.
-    size = changes.shape[1]
-    norms, higher, changed = np.empty(size), np.empty(size), np.empty(size)
-    for start in range(0, size, _RESIDUAL_BLOCK):
+    norms, higher = np.empty(changes.shape[1]), np.empty(changes.shape[1])
+    changed = np.empty(changes.shape[1])
+    for start in range(0, changes.shape[1], _RESIDUAL_BLOCK):
         block = changes[:, start : start + _RESIDUAL_BLOCK]
         if not np.isfinite(block).all():
             return None
@@ -724,6 +758,9 @@ def _off_polynomials(ts: np.ndarray, changes: np.ndarray) -> tuple[np.ndarray, n
             out[start : start + _RESIDUAL_BLOCK] = np.sqrt(squares) * unit
     sigma = norms / math.sqrt(len(ts) - (RESIDUAL_DEGREE + 1))
     sigma_higher = higher / math.sqrt(len(ts) - (RESIDUAL_DEGREE + 3))
+    # (rounding: a small share of the change, which two more powers of t do not
+    # explain; a function varying on a scale near the move's leaves a residual
+    # that they do: log|det| 1e-6 from singular, moved by 2e-8)
     with np.errstate(all="ignore"):
         rounding = (sigma <= RESIDUAL_SMOOTH_SHARE * changed) & (
             sigma_higher >= RESIDUAL_RANDOM_SHARE * sigma

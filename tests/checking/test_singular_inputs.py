@@ -143,6 +143,22 @@ def test_a_well_conditioned_logdet_of_a_rank_one_gram_passes():
         bad = gradcheck.check(wrong, a, seed=s)
         assert bad.verdict == "failed" and bad.failure.kind == "mismatch", bad
 
+    class Off(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return plain(a)
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            with torch.enable_grad():
+                b = a.detach().requires_grad_()
+                (grad,) = torch.autograd.grad(plain(b), b, g)
+            return grad * 1.001
+
+    assert gradcheck.check(Off.apply, a).verdict == "failed"
+
 
 def test_eigenvectors_at_a_repeated_eigenvalue_are_not_differentiable():
     # torch's eigh backward is nan in every element at a repeated eigenvalue (it
