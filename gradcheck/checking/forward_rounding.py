@@ -30,6 +30,8 @@ from gradcheck.checking.thresholds import (
     RESIDUAL_OFFSETS,
     RESIDUAL_RANDOM_SHARE,
     RESIDUAL_SMOOTH_SHARE,
+    RESIDUAL_STEADINESS,
+    RESIDUAL_WIDER_LEVELS,
     ROUNDING_PROBE_SEED,
     ROUNDING_PROBE_SPREAD,
 )
@@ -586,9 +588,43 @@ class ForwardRounding:
         uniform over a quantum. None where an output is not finite or has the wrong
         shape along the move (the noise model then keeps the output's size).
 
+        Where a residual is too large a share of its output's change to be read as
+        rounding there (:meth:`_residual_spread`), the move is made
+        LEVEL_RATIO**:data:`RESIDUAL_WIDER_LEVELS` times as long, still within the
+        largest steps' reach: rounding leaves the same residual at both (within
+        :data:`RESIDUAL_STEADINESS` x), a small share of the longer move's change,
+        and is taken as measured; a function varying on the move's scale leaves one
+        that grows like the move to the power :data:`RESIDUAL_DEGREE` + 1. A
+        log-determinant through a Cholesky factor of a matrix of condition 2e5
+        rounds at 2.4e5 eps of its output, 2.6e-5 of its change along the short move.
+
         ``at`` and ``out0``: around this point and its output instead of x's."""
         work = self.work if at is None else list(at)
         f0 = self.f0 if out0 is None else out0
+        moves = self._residual_moves(work)
+        short = self._residual_spread(work, f0, moves)
+        if short is None:
+            return None
+        sigma, rounding = short
+        if not rounding.all():
+            longer = [None if m is None else m * LEVEL_RATIO**RESIDUAL_WIDER_LEVELS for m in moves]
+            wide = self._residual_spread(work, f0, longer)
+            if wide is not None:
+                with np.errstate(all="ignore"):
+                    steady = (
+                        ~rounding
+                        & wide[1]
+                        & (wide[0] <= RESIDUAL_STEADINESS * sigma)
+                        & (sigma <= RESIDUAL_STEADINESS * wide[0])
+                    )
+                sigma = np.where(steady, np.maximum(sigma, wide[0]), sigma)
+                rounding = rounding | steady
+        self._residual_rounding = rounding.reshape(f0.shape)
+        return (np.sqrt(12) * sigma).reshape(f0.shape)
+
+    def _residual_moves(self, work: Sequence[np.ndarray]) -> list[np.ndarray | None]:
+        """The move ``d`` of :meth:`_rounding_residual`, per input (None for one that is
+        not float)."""
         shapes = tuple(a.shape if a.dtype.kind == "f" else None for a in work)
         if self._residual_pattern is None or self._residual_pattern[0] != shapes:
             self._residual_pattern = (shapes, _move_pattern(shapes))
@@ -606,6 +642,15 @@ class ForwardRounding:
             # and three bits of mantissa, still exact: elements moved alike keep the
             # symmetries of the point (a softmax moved along (1, 1, ...) stands still)
             moves.append(move * mantissa)
+        return moves
+
+    def _residual_spread(
+        self, work: Sequence[np.ndarray], f0: np.ndarray, moves: list[np.ndarray | None]
+    ) -> tuple[np.ndarray, np.ndarray] | None:
+        """Along ``moves`` from ``work`` (whose output is ``f0``): per output (flat), the
+        residuals' standard deviation, and whether it is rounding (see
+        :data:`RESIDUAL_SMOOTH_SHARE`); None where an output is not finite or has the
+        wrong shape along the move."""
         ts = np.array(RESIDUAL_OFFSETS) / LEVEL_RATIO**3
         # One row per offset, written in place (on a large output each row is an
         # array of its size, and so would a stack of them be again), into a buffer kept
@@ -629,43 +674,7 @@ class ForwardRounding:
                     np.subtract(out, f0, dtype=np.float64, out=row.reshape(f0.shape))
         except Exception:
             return None
-
-        # The part of each column that the basis does not explain: the projection off
-        # its span (I - QQᵀ, Q an orthonormal basis of it), a 10x10 product over the
-        # outputs, where a least-squares solve with a right-hand side per output cost
-        # seconds on a million outputs (grid_sampler_3d; profiled: 40% of the check).
-        # Both are exact to eps of the changes, far below the rounding measured here.
-        # In blocks of columns: a fresh array of the changes' size (and the mask of
-        # their finiteness) cost a page fault per 4 KiB, more than the arithmetic.
-        offsets = tuple(float(t) for t in ts)
-        projection = _off_polynomials(offsets, RESIDUAL_DEGREE)
-        beyond = _off_polynomials(offsets, RESIDUAL_DEGREE + 2)
-        # Each column over its largest change (a power of two: exact), whose squares
-        # stay in range: outputs of 1e287 (matrix_exp at eigenvalue 661) move by 1e281
-        # and round at 1e275, whose square overflowed to an infinite rounding.
-        norms, higher = np.empty(f0.size), np.empty(f0.size)
-        changed = np.empty(f0.size)
-        for start in range(0, f0.size, _RESIDUAL_BLOCK):
-            block = changes[:, start : start + _RESIDUAL_BLOCK]
-            if not np.isfinite(block).all():
-                return None
-            top = changed[start : start + _RESIDUAL_BLOCK] = np.max(np.abs(block), axis=0)
-            unit = np.exp2(np.ceil(np.log2(np.where(top > 0, top, 1.0))))
-            for out, p in ((norms, projection), (higher, beyond)):
-                residual = p @ (block / unit)
-                squares = np.sum(np.square(residual, out=residual), axis=0)
-                out[start : start + _RESIDUAL_BLOCK] = np.sqrt(squares) * unit
-        sigma = norms / math.sqrt(len(ts) - (RESIDUAL_DEGREE + 1))
-        sigma_higher = higher / math.sqrt(len(ts) - (RESIDUAL_DEGREE + 3))
-        # (rounding: a small share of the change, which two more powers of t do not
-        # explain; a function varying on a scale near the move's leaves a residual
-        # that they do: log|det| 1e-6 from singular, moved by 2e-8)
-        with np.errstate(all="ignore"):
-            rounding = (sigma <= RESIDUAL_SMOOTH_SHARE * changed) & (
-                sigma_higher >= RESIDUAL_RANDOM_SHARE * sigma
-            )
-        self._residual_rounding = rounding.reshape(f0.shape)
-        return (np.sqrt(12) * sigma).reshape(f0.shape)
+        return _residual_stats(ts, changes)
 
     def _residual_sizes(self, residual: np.ndarray) -> np.ndarray:
         """A measured residual (:meth:`_rounding_residual`) as rounding sizes (over
@@ -714,3 +723,46 @@ class ForwardRounding:
                 own = np.abs(error) <= OUTPUT_ROUNDING_EPS * self.eps * np.abs(narrow)
                 error = np.where(own, 0.0, error)
         return np.where(np.isfinite(error), error, np.nan)
+
+
+def _residual_stats(ts: np.ndarray, changes: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per column of ``changes`` (the outputs' changes at the offsets ``ts``, one row
+    each), the standard deviation of the part that no polynomial of degree
+    :data:`RESIDUAL_DEGREE` in t explains, and whether it is rounding: a small share
+    of the change (:data:`RESIDUAL_SMOOTH_SHARE`) that two more powers of t do not
+    explain either (:data:`RESIDUAL_RANDOM_SHARE`). None where a change is not finite."""
+    # The part of each column that the basis does not explain: the projection off
+    # its span (I - QQᵀ, Q an orthonormal basis of it), a 10x10 product over the
+    # outputs, where a least-squares solve with a right-hand side per output cost
+    # seconds on a million outputs (grid_sampler_3d; profiled: 40% of the check).
+    # Both are exact to eps of the changes, far below the rounding measured here.
+    # In blocks of columns: a fresh array of the changes' size (and the mask of
+    # their finiteness) cost a page fault per 4 KiB, more than the arithmetic.
+    offsets = tuple(float(t) for t in ts)
+    projection = _off_polynomials(offsets, RESIDUAL_DEGREE)
+    beyond = _off_polynomials(offsets, RESIDUAL_DEGREE + 2)
+    # Each column over its largest change (a power of two: exact), whose squares
+    # stay in range: outputs of 1e287 (matrix_exp at eigenvalue 661) move by 1e281
+    # and round at 1e275, whose square overflowed to an infinite rounding.
+    norms, higher = np.empty(changes.shape[1]), np.empty(changes.shape[1])
+    changed = np.empty(changes.shape[1])
+    for start in range(0, changes.shape[1], _RESIDUAL_BLOCK):
+        block = changes[:, start : start + _RESIDUAL_BLOCK]
+        if not np.isfinite(block).all():
+            return None
+        top = changed[start : start + _RESIDUAL_BLOCK] = np.max(np.abs(block), axis=0)
+        unit = np.exp2(np.ceil(np.log2(np.where(top > 0, top, 1.0))))
+        for out, p in ((norms, projection), (higher, beyond)):
+            residual = p @ (block / unit)
+            squares = np.sum(np.square(residual, out=residual), axis=0)
+            out[start : start + _RESIDUAL_BLOCK] = np.sqrt(squares) * unit
+    sigma = norms / math.sqrt(len(ts) - (RESIDUAL_DEGREE + 1))
+    sigma_higher = higher / math.sqrt(len(ts) - (RESIDUAL_DEGREE + 3))
+    # (rounding: a small share of the change, which two more powers of t do not
+    # explain; a function varying on a scale near the move's leaves a residual
+    # that they do: log|det| 1e-6 from singular, moved by 2e-8)
+    with np.errstate(all="ignore"):
+        rounding = (sigma <= RESIDUAL_SMOOTH_SHARE * changed) & (
+            sigma_higher >= RESIDUAL_RANDOM_SHARE * sigma
+        )
+    return sigma, rounding

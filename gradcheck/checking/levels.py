@@ -33,9 +33,12 @@ from gradcheck.checking.thresholds import (
     ORDER_RANGE,
     ORDER_STEADINESS,
     SATURATION_GROWTH,
+    SATURATION_KEPT,
+    SATURATION_LEVELS,
     SATURATION_NOISE,
     SINGULAR_BLOWUP,
     SMALL_X_LEVELS,
+    SMALL_X_RESOLVED,
     TRUNCATION_GROWTH,
     VALUE_ROUNDING_EPS,
 )
@@ -122,6 +125,20 @@ class Estimate:
     #: Whether the value is extrapolated with an order below h² (see
     #: :func:`_convergence_ratio`): smaller steps, where there are any, may see s smooth.
     low_order: Any = False
+
+
+def unresolved(est: Estimate, jump_threshold: float, scale: float) -> bool:
+    """Whether an element's refinement ``est`` (of an element of size ``scale``, |x|)
+    leaves what the levels below its steps may decide: a kink, a low order, an error
+    above ``jump_threshold``, or, for 0 < |x| < 1, steps longer than |x| itself and an
+    error above :data:`SMALL_X_RESOLVED` of the value. The jump threshold is of the
+    first pass's gradient, which steps that long may blow up: the cube (2**40·x)**3 at
+    x = 8e-13, whose base steps of 5e-7 see outputs of 1e17, resolved its derivative to
+    1e-3 only, within that threshold, and a backward 1e-3 off passed (at the relative
+    step eps**(1/3)·|x| the outputs are of 1 and resolve it to 1e-11)."""
+    if est.kink or est.low_order or not est.error <= jump_threshold:
+        return True
+    return 0 < scale < 1 and est.step > scale and not est.error <= SMALL_X_RESOLVED * abs(est.value)
 
 
 def _blows_up_below(levels: LevelScores, est: Estimate) -> bool:
@@ -449,9 +466,7 @@ def _is_kink(
 def _combine(levels: LevelScores, eps: float, jump_threshold: float, base_index: int) -> Estimate:
     """Value, error, kink flag and second derivative from the central differences of
     every level: the Richardson pair whose value agrees best with its neighbours."""
-    f = _finite_levels(levels)
-    if f.rounded:
-        f = _below_saturation(f)
+    f = _below_saturation(_finite_levels(levels))
     D, J, H = f.D, f.J, f.H
     n = len(D)
     if n < 2:
@@ -534,14 +549,26 @@ def _below_saturation(f: _Finite) -> _Finite:
     had its pair of steps 256 and 1024 agree near 0 against a derivative of 0.05, a
     mismatch of the right op. For forwards that round their inputs to a narrower
     dtype (float16), whose steps start at that dtype's ulps. Where the first pair
-    is already beyond, fewer than two levels are left: nothing is resolved there."""
+    is already beyond, fewer than two levels are left: nothing is resolved there.
+
+    For every forward, the same where the moves of ``s`` stop growing (as above, at
+    any size) at a pair whose second differences J·h, far above their noise, stop
+    growing too (a smooth function's grow LEVEL_RATIO**2 x, a kink's LEVEL_RATIO x):
+    the steps crossed the function's scale, which its even part shows resolved where
+    its odd part (the derivative's) is too small to be: a cosine similarity at
+    y = [4.8e-179, 1.19e-7, ...] varies along y0 on the scale of y1, and its steps
+    above 1.19e-7 all moved s by the same 1.02e-16 (quotients 1/h, 8.8e-13 at the
+    largest step, against a derivative of 8.6e-10 that no step resolves)."""
     for a in range(len(f.D) - 1):
         if f.k[a + 1] != f.k[a] + 1:
             continue
         small, large = abs(f.D[a]) * f.H[a], abs(f.D[a + 1]) * f.H[a + 1]
-        above = small > SATURATION_NOISE * f.N[a] * f.H[a]
-        if above and large < SATURATION_GROWTH * small:
-            keep = slice(0, a + 1)
+        above = f.rounded and small > SATURATION_NOISE * f.N[a] * f.H[a]
+        if (above or _crossed(f, a)) and large < SATURATION_GROWTH * small:
+            # (where the crossed scale leaves one pair or none, no more than one level:
+            # nothing is resolved at these steps, and smaller ones decide, as where a
+            # pole is nearer than the steps: inv(A) 1e-6 from singular)
+            keep = slice(0, a + 1 if above or a + 1 >= SATURATION_KEPT else 1)
             return replace(
                 f,
                 k=f.k[keep],
@@ -553,6 +580,26 @@ def _below_saturation(f: _Finite) -> _Finite:
                 floor=f.floor[keep],
             )
     return f
+
+
+def _crossed(f: _Finite, a: int) -> bool:
+    """Whether the steps crossed the function's scale at levels ``a`` on (see
+    :func:`_below_saturation`): at :data:`SATURATION_LEVELS` neighbouring levels from
+    ``a`` up, the second differences J·h, far above their noise at ``a``, and the
+    moves D·h, nonzero, each grow by less than :data:`SATURATION_GROWTH` x per level.
+    (At one pair alone a sum of terms of both signs may grow so little by chance:
+    a direction along many elements, each near a kink of its own.)"""
+    top = a + SATURATION_LEVELS - 1
+    if top >= len(f.D) or f.k[top] != f.k[a] + SATURATION_LEVELS - 1:
+        return False
+    bent = [abs(f.J[b]) * f.H[b] for b in range(a, top + 1)]
+    moves = [abs(f.D[b]) * f.H[b] for b in range(a, top + 1)]
+    if not (bent[0] > SATURATION_NOISE * f.N[a] * f.H[a] and moves[0] > 0):
+        return False
+    return all(
+        bent[b + 1] < SATURATION_GROWTH * bent[b] and moves[b + 1] < SATURATION_GROWTH * moves[b]
+        for b in range(SATURATION_LEVELS - 1)
+    )
 
 
 def _quotients_differ(f: _Finite, a: int) -> bool:

@@ -10,18 +10,20 @@ reads the evaluator's working inputs, ``v``, the output at the point and its for
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Container, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gradcheck.checking.levels import step_sizes
+from gradcheck.checking.levels import step_sizes, unresolved
 from gradcheck.checking.thresholds import (
+    APART_ELEMENTS_PROBED,
     APART_LEVEL_BITS,
     APART_LEVELS,
     APART_MAX_LEVELS,
     APART_RESOLVED_BITS,
     APART_STEADINESS,
+    APART_STILL_BITS,
     CURVATURE_GROWTH,
     EDGE_AGREEMENT,
     EDGE_LEVELS,
@@ -61,6 +63,11 @@ class PointProbes:
     def _rounding_cap(self) -> float:
         raise NotImplementedError  # (ForwardRounding's)
 
+    def _moved_outputs(
+        self, i: int, steps: np.ndarray, plus: np.ndarray, minus: np.ndarray
+    ) -> np.ndarray:
+        raise NotImplementedError  # (the Evaluator's)
+
     def rounding_sizes(self) -> np.ndarray:
         raise NotImplementedError  # (ForwardRounding's)
 
@@ -83,7 +90,7 @@ class PointProbes:
         which no step below its jump at 0 resolves)."""
         if not (isinstance(along, (int, np.integer)) and 0 < scale < LEVEL_RATIO**-SMALL_X_LEVELS):
             return est
-        if not (est.kink or est.low_order or not est.error <= jump_threshold):
+        if not unresolved(est, jump_threshold, scale):
             return est
         with np.errstate(divide="ignore"):  # (0 where |x| is subnormal: no step)
             h = float(np.exp2(np.round(np.log2(np.cbrt(self.eps) * scale))))
@@ -165,6 +172,37 @@ class PointProbes:
                 levels.line_quantum = moved
                 return
 
+    def reaching(self, i: int, rows: np.ndarray, h: float) -> np.ndarray:
+        """One central difference of ``s`` along each of ``rows`` (each the size of
+        input ``i``) at the step ``h``, as rows of (D, J, rounding): J the difference
+        of the one-sided quotients, and the rounding that of the outputs the step
+        reaches only (:data:`OUTPUT_ROUNDING_EPS` eps of the largest of |f| at x and
+        at x ± the step, over h, at the outputs that moved; one that did not move adds
+        nothing to the difference), not the forward's measured rounding sizes, which
+        are of the neighbourhood the largest refinement steps reach (a median of zeros
+        beside a -1 whose output stands still: eps·1 over steps of 1e-21 hid every
+        level). Rounding of intermediates larger than the outputs, where it were
+        present, moves like 1/h from step to step: its callers ask for steady
+        differences. nan where an output has the wrong shape."""
+        f0, v = self.f0.reshape(-1), self.v.reshape(-1)
+        absv, at = np.abs(v), np.abs(f0)
+        plus, minus = np.empty((1, f0.size)), np.empty((1, f0.size))
+        found = np.full((len(rows), 3), np.nan)
+        for r, row in enumerate(np.asarray(rows, dtype=np.float64)):
+            if not self._moved_outputs(i, h * row.reshape(1, -1), plus, minus)[0]:
+                continue
+            up, down = plus[0], minus[0]
+            with np.errstate(all="ignore"):
+                touched = (up != f0) | (down != f0)
+                size = np.maximum(np.maximum(np.abs(up), np.abs(down)), at)
+                rounding = OUTPUT_ROUNDING_EPS * self.eps * float(absv[touched] @ size[touched])
+                found[r] = (
+                    float((up - down) @ v) / (2 * h),
+                    float(((up - f0) + (down - f0)) @ v) / h,
+                    rounding / h,
+                )
+        return found
+
     def edge_derivative(self, i: int, j: int, h: float) -> float | None:
         """At the edge of the op's domain: the one-sided derivative of ``s`` along
         element ``j`` of input ``i``, when the output is not finite a step to one side
@@ -221,7 +259,7 @@ class PointProbes:
             values.append(value)
         return values[1], abs(values[1] - values[0])
 
-    def stands_apart(self, i: int, j: int) -> bool:
+    def stands_apart(self, i: int, j: int, absorbed: float = 0.0) -> bool:
         """Whether ``s`` at x stands apart from its neighbours along element ``j`` (flat)
         of input ``i``: moves of the element from its ulp up to its usual step (by
         2**:data:`APART_LEVEL_BITS` each) find :data:`APART_LEVELS` consecutive ones at
@@ -235,7 +273,11 @@ class PointProbes:
         anything of that size at moves of a few ulps), and every finite-difference step
         crosses that set. A smooth function's change shrinks with the move (like h², as
         x² at 0, or h), a kink's too, and a narrow bump that larger moves step over is
-        smooth at the smaller ones, which bound its change."""
+        smooth at the smaller ones, which bound its change.
+
+        ``absorbed``: below it, a move at which ``s`` stood exactly still both ways
+        was absorbed by the forward's rounding, and is passed over (no sign of
+        continuity), with the next move 2**:data:`APART_STILL_BITS` times as large."""
         size = float(np.vdot(np.abs(self.v), np.abs(self.rounding_sizes())))
         floor = math.ldexp(self.eps * size, APART_RESOLVED_BITS)
         flat = self.work[i].reshape(-1)
@@ -246,6 +288,9 @@ class PointProbes:
             if h > top:
                 break
             up, down = self.s_moved(i, j, h), self.s_moved(i, j, -h)
+            if up == down == 0 and h < absorbed:
+                h = math.ldexp(h, APART_STILL_BITS)
+                continue
             small, large = sorted((abs(up), abs(down)))
             if not math.isfinite(large):
                 return False
@@ -260,6 +305,56 @@ class PointProbes:
             if below <= floor:
                 return False  # (continuous at these moves: no jump above stands apart)
             h = math.ldexp(h, APART_LEVEL_BITS)
+        return False
+
+    def unbounded_along(self, i: int, elements: Sequence[int] | np.ndarray) -> bool:
+        """Whether the refined derivative along each of ``elements`` (flat indices) of
+        input ``i`` is unbounded, with no finite one-sided derivative from inside the
+        op's domain either (:meth:`edge_derivative`)."""
+        flat = self.work[i].reshape(-1)
+        for j, h in zip(elements, step_sizes(flat[elements], self.eps)):
+            est = self.refine(i, int(j), float(h), 0.0, abs(float(flat[j])))
+            if not est.unbounded or self.edge_derivative(i, int(j), float(h)) is not None:
+                return False
+        return True
+
+    def apart_somewhere(
+        self, i: int, first: Iterable[int], const: Container[int], resolved: bool = False
+    ) -> bool:
+        """Whether ``s`` at x stands apart from its neighbours (:meth:`stands_apart`)
+        along some element: the flat indices ``first`` of input ``i`` first, then that
+        input's others, then the other float inputs' that are not in ``const``, at
+        most :data:`APART_ELEMENTS_PROBED` of them.
+
+        ``resolved``: moves at which ``s`` stands exactly still, below
+        2**:data:`APART_RESOLVED_BITS` eps of the inputs' largest |element| (at least
+        1), are passed over: eigh of diag(-2, -2, 0) takes an off-diagonal entry
+        below 2e-16 for 0 (its vectors stand still), and rotates its degenerate pair
+        by 45 degrees at 1.8e-15 and at every move above; from the element's ulp at 0
+        (5e-324) the moves stood still first, which read as continuity. Moves the
+        forward resolves still count (log|det| 1e-300 from singular is continuous
+        at moves below 1e-300)."""
+        absorbed = 0.0
+        if resolved:
+            floats = [np.abs(a[np.isfinite(a)]) for a in self.work if a.dtype.kind == "f"]
+            size = max([1.0, *(float(a.max()) for a in floats if a.size)])
+            absorbed = math.ldexp(self.eps * size, APART_RESOLVED_BITS)
+        order = [(i, int(j)) for j in first] + [(i, j) for j in range(self.work[i].size)]
+        order += [
+            (k, j)
+            for k, x in enumerate(self.work)
+            if k != i and k not in const and x.dtype.kind == "f"
+            for j in range(x.size)
+        ]
+        seen: set[tuple[int, int]] = set()
+        for k, j in order:
+            if (k, j) in seen:
+                continue
+            seen.add((k, j))
+            if len(seen) > APART_ELEMENTS_PROBED:
+                break
+            if self.stands_apart(k, j, absorbed):
+                return True
         return False
 
     def s_moved(self, i: int, j: int, step: float) -> float:

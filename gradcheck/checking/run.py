@@ -17,7 +17,7 @@ result.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -29,7 +29,6 @@ from gradcheck.checking.contiguity import noncontiguous_disagreement
 from gradcheck.checking.jitter import few_ulps, unless_outlier
 from gradcheck.checking.numerical import (
     Evaluator,
-    step_sizes,
 )
 from gradcheck.checking.outside import exception_class, is_domain_error
 from gradcheck.checking.result import CheckResult, Failure
@@ -236,6 +235,9 @@ class _Run:
                     raise _Inconclusive(Skip.NOT_DIFFERENTIABLE) from None
                 if self.steep(e.i, e.gradient, e.v):
                     raise _Inconclusive(Skip.OVERFLOW) from None
+                bad = _nonfinite(e.gradient)  # (the forward jumps at x: eigh's vectors)
+                if self.probed(e.v, lambda ev: ev.apart_somewhere(e.i, bad, self.const, True)):
+                    raise _Inconclusive(Skip.APART) from None
             raise
         self.walk(Stage.GRADIENTS, e)
         e.returned, e.foreign = self.returned_dtypes(e, creator), self.tgt.foreign
@@ -400,23 +402,7 @@ class _Run:
         from inside (``x**1.5`` at 0), a non-finite gradient is wrong, and stays a
         ``nonfinite_gradient`` failure."""
         bad = _nonfinite(gradient)
-        try:
-            ev = self.evaluator(v)
-        except Exception:
-            return False
-        try:
-            flat = ev.work[i].reshape(-1)
-            for j, h in zip(bad, step_sizes(flat[bad], ev.eps)):
-                est = ev.refine(i, int(j), float(h), 0.0, abs(float(flat[j])))
-                if not est.unbounded:
-                    return False
-                if ev.edge_derivative(i, int(j), float(h)) is not None:
-                    return False  # a finite derivative from inside the domain
-        except Exception:
-            return False
-        finally:
-            self.forward_calls += ev.calls
-        return True
+        return self.probed(v, lambda ev: ev.unbounded_along(i, bad))
 
     def steep(self, i: int, gradient: Any, v: np.ndarray) -> bool:
         """Whether the forward's slope along an element where ``gradient`` is not finite
@@ -425,12 +411,23 @@ class _Run:
         g = np.asarray(gradient)
         if g.dtype.kind != "f":
             return False
+        top = math.log2(float(np.finfo(g.dtype).max))
+        return self.probed(v, lambda ev: ev.steep_beyond(i, _nonfinite(g), top))
+
+    def probed(self, v: np.ndarray, probe: Callable[[Evaluator], bool]) -> bool:
+        """``probe`` of the finite differences of ``<v, f>`` around this example (its
+        forward calls counted); False where either raises. A non-finite gradient is
+        also no failure where the forward stands apart at x
+        (:meth:`PointProbes.apart_somewhere`: eigh's eigenvectors at a repeated
+        eigenvalue jump at any move of an off-diagonal element, and torch's backward
+        divides by the eigenvalues' difference); where it is continuous and its
+        derivative finite (a norm's x / |x| at 0) a nan stays a failure."""
         try:
             ev = self.evaluator(v)
         except Exception:
             return False
         try:
-            return ev.steep_beyond(i, _nonfinite(g), math.log2(float(np.finfo(g.dtype).max)))
+            return bool(probe(ev))
         except Exception:
             return False
         finally:

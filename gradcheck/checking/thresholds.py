@@ -75,6 +75,12 @@ CURVATURE_GROWTH = LEVEL_RATIO**1.5
 #: above SATURATION_NOISE times their noise.
 SATURATION_GROWTH = LEVEL_RATIO / 2
 SATURATION_NOISE = 4.0
+#: For any forward: the neighbouring levels at which the moves and the second
+#: differences must both have stopped growing (see ``levels._crossed``).
+SATURATION_LEVELS = 4
+#: ... and the fewest levels below them that estimate the derivative (two pairs); with
+#: fewer, nothing is resolved at those steps, and smaller ones decide.
+SATURATION_KEPT = 3
 
 #: Refinement steps, as powers of LEVEL_RATIO times the base step: from 1/16 to 64 of
 #: it, and further down for |x| != 1 (see :func:`_levels`).
@@ -144,6 +150,14 @@ RESIDUAL_DEGREE = 4
 #: degrees explain.
 RESIDUAL_SMOOTH_SHARE = 2.0**-16
 RESIDUAL_RANDOM_SHARE = 0.25
+#: Where a residual is too large a share of the change to be read as rounding, the move
+#: is made LEVEL_RATIO to this power times as long (within the largest steps' reach),
+#: and a residual the same there within RESIDUAL_STEADINESS x (either way), and a small
+#: share of that longer move's change, is rounding: a function varying on the move's
+#: scale leaves one LEVEL_RATIO**(RESIDUAL_DEGREE + 1) per level larger (a million at
+#: two levels), rounding the same one (see :meth:`Evaluator._rounding_residual`).
+RESIDUAL_WIDER_LEVELS = 2
+RESIDUAL_STEADINESS = 4.0
 
 #: An output that never moved at the levels of an element's refinement, while others
 #: did, is probed at LEVEL_RATIO to this power times the base step (see
@@ -244,6 +258,10 @@ APART_LEVEL_BITS = 4
 APART_MAX_LEVELS = 80
 APART_RESOLVED_BITS = 10
 APART_STEADINESS = 4.0
+#: Where a move stood exactly still below what the forward resolves (see
+#: ``PointProbes.apart_somewhere``), the next is this many bits larger: from an
+#: element at 0 (ulp 5e-324) to moves of eps in 64 of the APART_MAX_LEVELS.
+APART_STILL_BITS = 16
 
 #: Elements probed for a forward that stands apart (the mismatched first), at most.
 APART_ELEMENTS_PROBED = 16

@@ -81,6 +81,13 @@ def test_a_torch_function_on_the_set_is_skipped():
             (inv,) = ctx.saved_tensors
             return -grad[..., None, None] * (inv @ inv).mT
 
+    # (torch's forward is measured in its own dtype: its levels read the jump, 6.9e21
+    # at A against -0.2 beside it, as steps past the function's scale at every level,
+    # and smaller steps as a kink: "not differentiable there", skipped as the numpy
+    # twin's "not continuous there" is)
     for name in ("pivot",):
         result = check(TraceInverse, np.array(ON_THE_SET[name]))
-        assert (result.verdict, result.note) == ("inconclusive", Skip.APART), result.failure
+        assert (result.verdict, result.note) in (
+            ("inconclusive", Skip.APART),
+            ("not differentiable", Skip.NOT_DIFFERENTIABLE),
+        ), result.failure
