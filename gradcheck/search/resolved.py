@@ -95,7 +95,21 @@ def resolve(
         # (an nn.Module instance: its class is no name a user can replay with; the
         # name it was loaded under is, `mymod:layer`, or the one its module gives it)
         resolved = resolved.named(name)
+    elif isinstance(target, LoadedTarget) and _made_elsewhere(obj, name):
+        # (an op a factory made, `_make.<locals>.huber`, bound as `huber_bug`: only the
+        # name it was loaded under finds it again)
+        resolved = resolved.named(name)
     return ResolvedTarget(obj, name, resolved, description)
+
+
+def _made_elsewhere(obj: Any, name: str) -> bool:
+    """Whether ``obj``'s own name does not find it again: it was made inside a function
+    (``<locals>`` in its qualified name) or bound under another name than its own."""
+    qualname = getattr(obj, "__qualname__", None)
+    if not isinstance(qualname, str):
+        return False
+    bound = name.rpartition(":")[2]
+    return "<locals>" in qualname or bound.rpartition(".")[2] != qualname.rpartition(".")[2]
 
 
 def _is_instance(obj: Any) -> bool:

@@ -313,3 +313,36 @@ def test_a_module_class_whose_constructor_raises_is_a_load_error(user_dir: Path)
         load_targets("broken_layers")
     out = CliRunner().invoke(main, ["list", "broken_layers"])
     assert out.exit_code == 2 and len(out.output.strip().splitlines()) == 1, out.output
+
+
+FACTORY_OPS = """
+import gradcheck
+
+
+def _square(slope):
+    class Square(gradcheck.Operation):
+        def __call__(self, x):
+            self.variables = (x,)
+            return x.data * x.data
+
+        def backward_var(self, grad, index, **kwargs):
+            return grad * slope * self.variables[0].data
+
+    return Square
+
+
+square_bug = _square(2.2)
+square_ok = _square(2.0)
+"""
+
+
+def test_an_op_a_factory_made_is_named_as_it_was_loaded(user_dir: Path) -> None:
+    # An op made inside a function ('_square.<locals>.Square'), bound under another
+    # name, was named by its own qualified name in the headline: no name to replay
+    # with. Only the name it was loaded under finds it again.
+    write(user_dir, "factory_ops.py", FACTORY_OPS)
+    result = verify("factory_ops")
+    assert "gradcheck: factory_ops:square_bug failed" in result.output, result.output
+    assert "<locals>" not in result.output and "1 passed, 1 failed" in result.output
+    replay = "Replay: gradcheck verify factory_ops:square_bug --max-examples 10 --seed 0"
+    assert replay in result.output
