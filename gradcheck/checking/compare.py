@@ -499,7 +499,7 @@ class _FastMode:
         raw = rng.bit_generator.random_raw(-(-size // 8)).view(np.uint8)[:size]
         return _DIRECTION_FACTORS[raw.reshape(count, self.x.size) & 63] * self.unit
 
-    def screen(self, directions: np.ndarray) -> list[_Directional | None]:
+    def screen(self, directions: np.ndarray, second: bool = True) -> list[_Directional | None]:
         """Each direction's first central differences: a :class:`_Directional` where
         they settle it, None where the direction needs :meth:`agrees`.
 
@@ -510,7 +510,8 @@ class _FastMode:
         x = 0), a second step 4h follows: the Richardson value of the two within the
         tolerance, their difference too, and J growing like h (4× per level, within
         :data:`KINK_STEADINESS`, and far above the rounding noise: a smooth function,
-        where a kink keeps J steady) settle it."""
+        where a kink keeps J steady) settle it. ``second=False``: no second step (see
+        :meth:`bisect`)."""
         tolerance = np.sqrt((directions * directions) @ self.t2)
         analytic = directions @ self.g
         first, jump, _ = self.ev.directional(self.cmp.i, directions, self.h0)
@@ -522,7 +523,7 @@ class _FastMode:
             small = np.abs(jump) <= np.maximum(tolerance, FIRST_JUMP_FRACTION * self.jump_scale)
         settled, value = agree & small, first.copy()
         rest = np.flatnonzero(np.isfinite(first) & ~settled)
-        if rest.size:
+        if rest.size and second:
             value[rest], settled[rest] = self._second_step(
                 directions[rest], analytic[rest], tolerance[rest], first[rest], jump[rest]
             )
@@ -613,11 +614,17 @@ class _FastMode:
         # difference it does not explain is the other half's, which is followed without
         # a look of its own (a direction across a kink of grid_sampler_3d refined both
         # halves over every level at each of ~20 levels of 559,020 elements: 10 s).
+        # A half's first difference alone (2 calls), no second step at 4h (2 more): a
+        # half that holds the parent's kink keeps its jump steady, and the second step
+        # never settles it (grid_sampler_3d's sample 28: at each of its ~19 levels, 38
+        # calls in all); a smooth half it would settle is settled as well, and as
+        # cheaply, by `settles_below` where neither half settles, and where the other
+        # does, the parent's disagreement is this half's (linearity, below).
         unsettled: list[tuple[np.ndarray, np.ndarray]] = []
         for half in halves:
             e = np.zeros_like(d)
             e[half] = d[half]
-            if self.screen(e[None, :])[0] is None:
+            if self.screen(e[None, :], second=False)[0] is None:
                 unsettled.append((half, e))
             elif half is halves[0]:
                 self.bisect(halves[1], d)
