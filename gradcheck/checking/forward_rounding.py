@@ -296,9 +296,53 @@ class ForwardRounding:
             changed = np.mean(moved_out) >= 0.5 or not whole
         if not (changed and exact_in(out1, narrow)):
             return "wide"
-        if whole and self._whole_staircase(out0, out1, narrow):
+        if (
+            whole
+            and self._whole_staircase(out0, out1, narrow)
+            and not self._moves_at_every_ulp(rounded, out0)
+        ):
             return "wide"
         return "narrow" if self._unmoved_by_a_quarter(moved, out1, narrow) else "wide"
+
+    def _moves_at_every_ulp(self, rounded: list[np.ndarray], out0: np.ndarray) -> bool:
+        """Whether a forward whose inputs are all below 1024 in size (float16's ulps at
+        most 0.5 there) moves its outputs, none of them 0, where every float element
+        moves to its next float16 number up and where each moves to the next one down
+        (at least half of them on both sides, every one on one: the moves may cancel
+        in one), with no more float elements than outputs. A staircase of whole numbers
+        of unit tread (round, floor, sign), elementwise, stands still at such moves
+        unless one crosses a jump, and never on both sides at once; a forward that
+        rounds its inputs to float16 and computes there moves at each. ``1 - z·z`` in
+        complex32 at |z| of 30 to 100 has outputs whose float16 ulps are 0.5 to 8, all
+        whole numbers (-953 beside 8625): taken for a staircase, it was differenced
+        with float64's steps, which its rounding of z absorbs (numeric 0 against an
+        analytic 120)."""
+        half = np.dtype(np.float16)
+        whole_from = 2.0 ** np.finfo(half).nmant
+        floats = [a for a in rounded if a.dtype.kind == "f"]
+        if not floats or any(not np.all(np.abs(a) < whole_from) for a in floats):
+            return False
+        if not np.all(np.isfinite(out0)) or np.any(out0 == 0):
+            return False
+        if out0.size < sum(a.size for a in floats):
+            return False  # (a sum of rounds moves where any of its elements crosses)
+        sides = np.zeros(out0.shape, dtype=int)
+        for direction in (np.inf, -np.inf):
+            with np.errstate(all="ignore"):
+                moved = [
+                    np.nextafter(a.astype(half), half.type(direction)).astype(a.dtype)
+                    if a.dtype.kind == "f"
+                    else a
+                    for a in rounded
+                ]
+            try:
+                out = np.asarray(self.call(moved))
+            except Exception:
+                return False
+            if out.shape != out0.shape:
+                return False
+            sides += out != out0
+        return bool(np.all(sides >= 1) and np.mean(sides == 2) >= 0.5)
 
     @staticmethod
     def _whole_staircase(out0: np.ndarray, out1: np.ndarray, narrow: Any) -> bool:

@@ -132,3 +132,25 @@ def test_one_minus_cos_in_float16_of_float32_inputs_passes(x):
 def test_a_sign_flip_of_one_minus_cos_in_float16_of_float32_inputs_fails(x):
     result = check(one_minus_cos16(flip=True), np.array(x, dtype=np.float32), seed=0)
     assert result.verdict == "failed", str(result)
+
+
+@pytest.mark.parametrize(
+    "z",
+    [
+        # (every output a whole number, -953 beside 8625: read as a staircase of whole
+        # numbers, differenced with float64's steps that the rounding to complex32
+        # absorbs: numeric 0 against an analytic -120)
+        [5.125904560089111 + 92.99354553222656j, -70.19039154052734 - 19.672754287719727j],
+        [17.303665161132812 + 45.29472351074219j, 67.93692016601562 - 26.998546600341797j],
+    ],
+)
+def test_a_complex32_square_with_whole_outputs_passes(z):
+    result = check(chalf_square(one_minus=True), np.array(z, np.complex64), seed=0)
+    assert result.verdict == "passed", str(result)
+
+
+@pytest.mark.parametrize("factor", [1.1, 0.9])
+def test_the_wrong_twin_of_a_complex32_square_with_whole_outputs_fails(factor):
+    z = [5.125904560089111 + 92.99354553222656j, -70.19039154052734 - 19.672754287719727j]
+    result = check(chalf_square(factor, one_minus=True), np.array(z, np.complex64), seed=0)
+    assert result.verdict == "failed", str(result)
