@@ -359,7 +359,7 @@ def verify_command(
     5 nothing was checked (no target selected), 101 a bug in gradcheck (please report
     it), 130/143 stopped by SIGINT/SIGTERM (what finished is still written).
     """
-    from gradcheck.frontend.jobs import WorkerSetup, usable_cores
+    from gradcheck.frontend.jobs import WorkerSetup, torch_threads, usable_cores
     from gradcheck.frontend.runner import StopOnSignals
 
     started = time.monotonic()  # the summary line's time: what the user waited
@@ -368,6 +368,7 @@ def verify_command(
         stdout_to_stderr=True,  # the command's stdout carries its own output only
         hypothesis_home=_hypothesis_home(),
         fork=isinstance(ctx.obj, dict) and bool(ctx.obj.get(OWN_PROCESS)),
+        torch_threads=torch_threads(),
     )
     # SIGINT and SIGTERM stop the run, which still prints and writes what finished.
     # The first worker starts now (Python, NumPy, Hypothesis: most of a small run's

@@ -11,6 +11,7 @@ measured against it; where none does, in its own dtype
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 import warnings
@@ -119,6 +120,39 @@ def _packs_back(packing: struct.Struct, x: float) -> bool:
 _RESIDUAL_BLOCK = 1 << 12
 
 
+@functools.lru_cache(maxsize=8)
+def _off_polynomials(ts: tuple[float, ...], degree: int) -> np.ndarray:
+    """The projection off the polynomials of ``degree`` in ``t`` over the offsets ``ts``
+    (I - QQᵀ, Q an orthonormal basis of their span): made once, where each measurement
+    made it again (two QR factorisations a measurement, 2% of a torch target's search;
+    the same numbers)."""
+    t = np.array(ts)
+    q = np.linalg.qr(np.vander(t, degree + 1, increasing=True))[0]
+    projection = np.eye(len(t)) - q @ q.T
+    projection.flags.writeable = False
+    return projection
+
+
+def _move_pattern(
+    shapes: tuple[tuple[int, ...] | None, ...],
+) -> list[tuple[np.ndarray, np.ndarray, np.ndarray] | None]:
+    """The random part of :meth:`ForwardRounding._rounding_residual`'s move of each
+    float input (None: not a float input) of these shapes, in the order it draws them:
+    (signs, powers of two, three bits of mantissa), from the fixed seed
+    :data:`ROUNDING_PROBE_SEED`."""
+    pattern = np.random.default_rng(ROUNDING_PROBE_SEED)
+    drawn: list[tuple[np.ndarray, np.ndarray, np.ndarray] | None] = []
+    for shape in shapes:
+        if shape is None:
+            drawn.append(None)
+            continue
+        sign = pattern.choice([-1.0, 1.0], shape)
+        power = np.exp2(-pattern.integers(0, ROUNDING_PROBE_SPREAD + 1, shape))
+        mantissa = 1 + pattern.integers(0, 8, shape) / 8
+        drawn.append((sign, power, mantissa))
+    return drawn
+
+
 def narrow_numbers(*arrays: np.ndarray) -> np.dtype | None:
     """float16 (else float32) where every element of the float64 (or float32)
     ``arrays`` is a number of that narrower dtype and some element is no whole number
@@ -148,6 +182,9 @@ class ForwardRounding:
 
     #: The rows of :meth:`_rounding_residual`, kept between its measurements.
     _residual_rows: np.ndarray | None = None
+    #: (the inputs' shapes, :func:`_move_pattern` of them), kept from one measurement to
+    #: the next at the same shapes (a refinement's step points measure twice).
+    _residual_pattern: tuple[Any, list[Any]] | None = None
     #: Per output, whether the last such measure is rounding (see :meth:`_residual_sizes`).
     _residual_rounding: np.ndarray | None = None
 
@@ -623,21 +660,23 @@ class ForwardRounding:
         ``at`` and ``out0``: around this point and its output instead of x's."""
         work = self.work if at is None else list(at)
         f0 = self.f0 if out0 is None else out0
-        pattern = np.random.default_rng(ROUNDING_PROBE_SEED)
+        shapes = tuple(a.shape if a.dtype.kind == "f" else None for a in work)
+        if self._residual_pattern is None or self._residual_pattern[0] != shapes:
+            self._residual_pattern = (shapes, _move_pattern(shapes))
         moves: list[np.ndarray | None] = []
-        for a in work:
-            if a.dtype.kind != "f":
+        for a, drawn in zip(work, self._residual_pattern[1]):
+            if drawn is None:
                 moves.append(None)
                 continue
+            sign, power, mantissa = drawn
             # the smallest levels' steps (times LEVEL_RATIO**2), which see a function
             # on the other scale too (sin at 1e9, whose base step is 6e3)
             low = LOWEST_LEVEL + 2 - _extra_levels(np.abs(a))
             move = step_sizes(a, self.eps) * LEVEL_RATIO**low
-            move = move * pattern.choice([-1.0, 1.0], a.shape)
-            move = move * np.exp2(-pattern.integers(0, ROUNDING_PROBE_SPREAD + 1, a.shape))
+            move = move * sign * power
             # and three bits of mantissa, still exact: elements moved alike keep the
             # symmetries of the point (a softmax moved along (1, 1, ...) stands still)
-            moves.append(move * (1 + pattern.integers(0, 8, a.shape) / 8))
+            moves.append(move * mantissa)
         ts = np.array(RESIDUAL_OFFSETS) / LEVEL_RATIO**3
         # One row per offset, written in place (on a large output each row is an
         # array of its size, and so would a stack of them be again), into a buffer kept
@@ -669,11 +708,9 @@ class ForwardRounding:
         # Both are exact to eps of the changes, far below the rounding measured here.
         # In blocks of columns: a fresh array of the changes' size (and the mask of
         # their finiteness) cost a page fault per 4 KiB, more than the arithmetic.
-        def off_polynomials(degree: int) -> np.ndarray:
-            q = np.linalg.qr(np.vander(ts, degree + 1, increasing=True))[0]
-            return np.eye(len(ts)) - q @ q.T
-
-        projection, beyond = off_polynomials(RESIDUAL_DEGREE), off_polynomials(RESIDUAL_DEGREE + 2)
+        offsets = tuple(float(t) for t in ts)
+        projection = _off_polynomials(offsets, RESIDUAL_DEGREE)
+        beyond = _off_polynomials(offsets, RESIDUAL_DEGREE + 2)
         # Each column over its largest change (a power of two: exact), whose squares
         # stay in range: outputs of 1e287 (matrix_exp at eigenvalue 661) move by 1e281
         # and round at 1e275, whose square overflowed to an infinite rounding.

@@ -16,7 +16,8 @@
     dtype = "float32"
     rtol = 1e-3
 
-Keys are the long options of ``gradcheck verify`` without the dashes. Reading and
+Keys are the long options of ``gradcheck verify`` without the dashes, the repeatable
+``--shape``, ``--constant`` and ``--boolean`` in the plural. Reading and
 validating happen here, once; the command line, the pytest plugin and the CI workflow
 all take the result. Every problem is a :class:`ConfigError` naming the file and the
 key.

@@ -67,6 +67,33 @@ class WorkerSetup:
     #: its own process alone, which has imported nothing of the user's
     #: (:func:`gradcheck.frontend.worker.zygote_context`).
     fork: bool = False
+    #: torch's intra-op threads in the workers (:func:`torch_threads`); None: torch's own
+    #: count, which the user chose (``OMP_NUM_THREADS`` or ``MKL_NUM_THREADS`` set).
+    torch_threads: int | None = None
+
+
+#: The environment variables with which a user chooses torch's intra-op threads (torch
+#: reads them as it starts; so does the OpenMP runtime it brings).
+THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def torch_threads(environ: Any = None) -> int | None:
+    """torch's intra-op threads in a run's workers: one, unless the user chose (one of
+    :data:`THREAD_VARIABLES` set: None, torch reads it as usual).
+
+    torch starts a thread per core (two here), and some of its kernels hand even a
+    tensor of a dozen elements to them (``x.unfold(-1, 3, 1).max(-1)``): on a loaded
+    machine each such call then waits milliseconds for a thread to be scheduled
+    (4.2 ms against 3.4 µs on one thread, benchmarks/RESULTS.md). A search draws small
+    inputs, far below the 32,768 elements from which torch's kernels split their
+    work, and a run of several targets checks one per core at once already (torch's
+    own advice under multiprocessing: cores / processes threads each), so one thread
+    costs a worker nothing it would gain from more. A target's module that sets its
+    own count (``torch.set_num_threads``) as it is imported keeps it."""
+    environ = os.environ if environ is None else environ
+    if any(environ.get(name, "").strip() for name in THREAD_VARIABLES):
+        return None
+    return 1
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from gradcheck.errors import (
     WorkerDied,
     exception_text,
 )
-from gradcheck.frontend.jobs import Job, WorkerSetup, _size
+from gradcheck.frontend.jobs import THREAD_VARIABLES, Job, WorkerSetup, _size
 from gradcheck.frontend.process_state import ProcessState, changes, is_own_target
 from gradcheck.frontend.unfinished import _how_it_ended, _portable
 
@@ -119,9 +119,9 @@ def _zygote_main(conn: Connection, setup: WorkerSetup, ours: Connection | None =
                 if message is None:
                     return
                 if message[0] == "preload":
-                    _preload(message[1])
+                    _torch_threads(setup, _preload, message[1])
                 elif message[0] == "load":
-                    _zygote_load(conn, message[1], message[2])
+                    _zygote_load(conn, message[1], message[2], setup)
                 elif message[0] == "warm":
                     _warm_up()
                 else:
@@ -185,11 +185,66 @@ def _preload(modules: Sequence[str]) -> None:
             pass
 
 
-def _zygote_load(conn: Connection, function: Callable[..., Any], args: tuple[Any, ...]) -> None:
-    """Run ``function(*args)`` here (it imports the user's modules, which the children
-    inherit); send its result, or its error with the traceback text."""
+#: The intra-op threads torch was given as it was imported in this zygote (None: torch
+#: was not imported here, or the user chose: ``WorkerSetup.torch_threads``).
+_TORCH_GIVEN: int | None = None
+
+
+def _torch_threads(setup: WorkerSetup, function: Callable[..., Any], *args: Any) -> Any:
+    """``function(*args)``, where it imports torch (the frameworks' preload, or the
+    user's modules), with torch started on ``setup.torch_threads`` intra-op threads.
+
+    The count is in the environment as ``OMP_NUM_THREADS`` while ``function`` runs
+    (torch reads it as it starts, for its own threads and MKL's, and so does the
+    OpenMP runtime it brings) and out of it after, so that what the op starts later
+    does not inherit it. A module that sets its own count as it is imported
+    (``torch.set_num_threads``) keeps it: it sets it after torch read ours."""
+    global _TORCH_GIVEN
+    given = setup.torch_threads
+    if given is None or "torch" in sys.modules:
+        return function(*args)
+    saved = os.environ.get(THREAD_VARIABLES[0])
+    os.environ[THREAD_VARIABLES[0]] = str(given)
     try:
-        result = function(*args)
+        return function(*args)
+    finally:
+        if saved is None:
+            os.environ.pop(THREAD_VARIABLES[0], None)
+        else:
+            os.environ[THREAD_VARIABLES[0]] = saved
+        if "torch" in sys.modules:
+            _TORCH_GIVEN = given
+
+
+def torch_threads_note(setup: WorkerSetup) -> str | None:
+    """What ``--verbose`` says of torch's intra-op threads in a job's process (None
+    where torch is not imported)."""
+    torch = sys.modules.get("torch")
+    get = getattr(torch, "get_num_threads", None)
+    if get is None:
+        return None
+    count = get()
+    threads = f"torch runs {count} intra-op thread{'s' if count != 1 else ''}"
+    if setup.torch_threads is None:
+        return f"{threads}, as {' or '.join(THREAD_VARIABLES)} chose"
+    if _TORCH_GIVEN is None:
+        return f"{threads}: torch was imported before gradcheck could choose"
+    if count != _TORCH_GIVEN:
+        return f"{threads}, as the target's module set"
+    return (
+        f"{threads} (gradcheck's choice for its workers' small inputs: a thread pool "
+        f"only waits there on a loaded machine; set OMP_NUM_THREADS to choose)"
+    )
+
+
+def _zygote_load(
+    conn: Connection, function: Callable[..., Any], args: tuple[Any, ...], setup: WorkerSetup
+) -> None:
+    """Run ``function(*args)`` here (it imports the user's modules, which the children
+    inherit; torch with ``setup.torch_threads`` threads); send its result, or its error
+    with the traceback text."""
+    try:
+        result = _torch_threads(setup, function, *args)
     except Exception as exc:
         trace = "".join(traceback.format_exception(exc.__cause__ or exc))
         conn.send(("load_error", _transportable(exc), trace))
@@ -389,6 +444,9 @@ def _serve(conn: Connection, index: int, job: Job, setup: WorkerSetup) -> None:
     # when the coordinator says so; a closed pipe (the run ended first) ends it here.
     if conn.recv() != ("go", index):  # pragma: no cover - protocol bug
         raise InternalError("a worker was told to start another job")
+    note = torch_threads_note(setup) if job.verbose else None
+    if note is not None:
+        _write_stderr(f"{job.spec}: {note}\n")
     # The state a fresh process has: one of gradcheck's own targets may follow in this
     # process only while nothing of it has changed (gradcheck.frontend.process_state).
     start = ProcessState() if is_own_target(job.spec) else None
