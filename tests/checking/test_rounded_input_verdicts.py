@@ -154,3 +154,17 @@ def test_the_wrong_twin_of_a_complex32_square_with_whole_outputs_fails(factor):
     z = [5.125904560089111 + 92.99354553222656j, -70.19039154052734 - 19.672754287719727j]
     result = check(chalf_square(factor, one_minus=True), np.array(z, np.complex64), seed=0)
     assert result.verdict == "failed", str(result)
+
+
+@pytest.mark.parametrize("x", [[177.5], [177.5, 3.0]])
+def test_one_minus_cos_in_float16_whose_outputs_are_no_float32_numbers_passes(x):
+    # (cos(177.5) in float16 is the subnormal -1.5e-5, and 1 - it in float64 no float32
+    # number: read as a float64 forward, differenced with float64's steps that the
+    # rounding to float16 absorbs; numeric 0 against 0.126; gradcheck verify seed 0)
+    result = check(one_minus_cos16(), np.array(x, dtype=np.float32), seed=0)
+    assert result.verdict == "passed", str(result)
+
+
+def test_a_sign_flip_of_one_minus_cos_in_float16_whose_outputs_are_no_float32_numbers_fails():
+    result = check(one_minus_cos16(flip=True), np.array([-177.5], dtype=np.float32), seed=0)
+    assert result.verdict == "failed", str(result)
