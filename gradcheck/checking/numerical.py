@@ -94,13 +94,15 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.forward_rounding import ForwardRounding, exact_in, noise_dtype, output_ulps
+from gradcheck.checking.forward_rounding import ForwardRounding, exact_in
 from gradcheck.checking.level_scores import LevelScores
 from gradcheck.checking.levels import (
     Estimate,
     _blows_up_below,
     _combine,
     _levels,
+    noise_dtype,
+    output_ulps,
     step_sizes,
 )
 from gradcheck.checking.probes import PointProbes
@@ -227,7 +229,6 @@ class Evaluator(ForwardRounding, PointProbes):
         )
         self.eps = float(np.finfo(self.eval_dtype).eps)  # (the noise's: noise_dtype)
         self.noise_dtype = noise_dtype(self.eval_dtype, self.input_rounding)
-        self.noise_eps = float(np.finfo(self.noise_dtype).eps)
         self.f0 = np.array(out0, dtype=np.float64)
         # A real output minus f0 (float64) is float64 by NumPy's promotion alone;
         # asking for dtype=float64 costs ~0.3 us per subtraction (measured).
@@ -598,7 +599,7 @@ class Evaluator(ForwardRounding, PointProbes):
         v = self.v
         absv = np.abs(v)
         vdot = np.vdot
-        eps = self.noise_eps
+        eps = float(np.finfo(self.noise_dtype).eps)
         # Into buffers kept from one call to the next (on a large output, a level is a
         # few arrays of its size, and fresh ones cost a page fault per 4 KiB: profiled,
         # more than the arithmetic).
