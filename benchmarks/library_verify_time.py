@@ -15,7 +15,12 @@ The old tree defaults to ``git archive main`` unpacked in a temporary folder::
     PYTHONPATH=. python benchmarks/library_verify_time.py --old /tmp/old --args=--jobs=1
 
 ``--base /tmp/base`` runs a third tree in each repeat too (the branch's base: the
-ratio before and after a change, in the same run).
+ratio before and after a change, in the same run). ``--compile`` first writes the
+bytecode of every tree measured (``python -m compileall``, as ``pip install`` does for
+an installed package; ``torch_target_time.py``'s option): where the environment sets
+``PYTHONDONTWRITEBYTECODE`` (this project's shared machines do), each run otherwise
+compiles the tree's modules again, in the command and in the process the workers are
+forked from, before the first target starts.
 """
 
 from __future__ import annotations
@@ -96,6 +101,9 @@ def main() -> None:
     parser.add_argument("--args", default="", help="more arguments for both, one string")
     parser.add_argument("--new-args", default="", help="more arguments for the new tree only")
     parser.add_argument("--base", type=Path, help="a third tree, run alike")
+    parser.add_argument(
+        "--compile", action="store_true", help="write each tree's bytecode first (as an install)"
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         old = options.old or old_tree(options.ref, Path(tmp) / "old")
@@ -105,6 +113,9 @@ def main() -> None:
         trees = [("old", old, []), ("new", REPO, options.new_args.split())]
         if options.base is not None:
             trees.append(("base", options.base, []))
+        for _, tree, _ in trees if options.compile else []:
+            package = str(Path(tree).resolve() / "gradcheck")
+            subprocess.run([sys.executable, "-m", "compileall", "-q", package], check=True)
         runs: dict[str, list[tuple[float, float]]] = {label: [] for label, _, _ in trees}
         seen: dict[str, dict[str, tuple[Any, ...]]] = {}
         for repeat in range(options.repeats):

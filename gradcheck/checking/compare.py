@@ -119,6 +119,14 @@ class Comparison:
         self.atol_used = tol.atol
         #: Full mode's estimates (numeric, error, kink, curvature, noise), flat.
         self.estimated: tuple[np.ndarray, ...] | None = None
+        #: Where a tie's joint direction showed the analytic gradient wrong along it
+        #: (see :func:`gradcheck.checking.verdict.ties_not_a_gradient`): the tied
+        #: elements (flat), the derivative of ``s`` along them all moved together, and
+        #: the analytic gradient's sum over them.
+        self.along_tie: tuple[np.ndarray, float, float] | None = None
+        #: The estimates this judgement was made by, once stage 3 spent them (see
+        #: :func:`gradcheck.checking.verdict.refined_at_own_scale`).
+        self.spent: tuple[np.ndarray, ...] | None = None
         #: The flat indices of the elements judged mismatched.
         self.bad: list[int] = []
         #: Where this is the judgement of a float64 run of a float32 or float16
@@ -332,6 +340,7 @@ class Comparison:
             message = f"the gradient of input {self.i} differs from finite differences " + (
                 self.direction_failure or ""
             )
+        message += self._tie_text(worst[0].index if worst else None)
         return Failure(
             Kind.MISMATCH,
             message,
@@ -339,6 +348,30 @@ class Comparison:
             worst=worst,
             mismatched=self.mismatched,
             size=self.size,
+        )
+
+    def _tie_text(self, worst: tuple[int, ...] | None) -> str:
+        """Where the mismatch stands at a tie whose joint direction showed the analytic
+        gradient wrong (:attr:`along_tie`), what a user can compare: the numeric
+        column there is each tied element's partial derivative (moved alone), which a
+        subgradient need not equal, and the derivative along the tie is what the
+        gradient's sum over the tie must be."""
+        if self.along_tie is None:
+            return ""
+        members, along, total = self.along_tie
+        shape = self.analytic.shape
+        shown = [int(np.ravel_multi_index(worst, shape))] if worst is not None and shape else []
+        first = next((j for j in shown + self.bad if j in members), int(members[0]))
+        value = float(np.asarray(self.x).reshape(-1)[first])
+        index = tuple(int(k) for k in np.unravel_index(first, shape)) if shape else ()
+        off = abs(total - along) / abs(along) if along else math.inf
+        return (
+            f". At a tie: index {index} and {members.size - 1} other element(s) share the "
+            f"value {value:.6g}; the numeric column there is each one's derivative moved "
+            f"alone (a partial derivative at a kink, which the gradient there need not "
+            f"equal), but moved together, keeping the tie, s changes at {along:.10g} per "
+            f"unit, while the analytic gradient sums to {total:.10g} over them "
+            f"(relative error {off:.3g}): the gradient is wrong along the tie"
         )
 
 

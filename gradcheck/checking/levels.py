@@ -36,6 +36,7 @@ from gradcheck.checking.thresholds import (
     SATURATION_NOISE,
     SINGULAR_BLOWUP,
     SMALL_X_LEVELS,
+    SMALL_X_RESOLVED,
     TRUNCATION_GROWTH,
     VALUE_ROUNDING_EPS,
 )
@@ -149,6 +150,20 @@ class Estimate:
     #: Whether the value is extrapolated with an order below h² (see
     #: :func:`_convergence_ratio`): smaller steps, where there are any, may see s smooth.
     low_order: Any = False
+
+
+def unresolved(est: Estimate, jump_threshold: float, scale: float) -> bool:
+    """Whether an element's refinement ``est`` (of an element of size ``scale``, |x|)
+    leaves what the levels below its steps may decide: a kink, a low order, an error
+    above ``jump_threshold``, or, for 0 < |x| < 1, steps longer than |x| itself and an
+    error above :data:`SMALL_X_RESOLVED` of the value. The jump threshold is of the
+    first pass's gradient, which steps that long may blow up: the cube (2**40·x)**3 at
+    x = 8e-13, whose base steps of 5e-7 see outputs of 1e17, resolved its derivative to
+    1e-3 only, within that threshold, and a backward 1e-3 off passed (at the relative
+    step eps**(1/3)·|x| the outputs are of 1 and resolve it to 1e-11)."""
+    if est.kink or est.low_order or not est.error <= jump_threshold:
+        return True
+    return 0 < scale < 1 and est.step > scale and not est.error <= SMALL_X_RESOLVED * abs(est.value)
 
 
 def _blows_up_below(levels: LevelScores, est: Estimate) -> bool:

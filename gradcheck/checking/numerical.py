@@ -105,7 +105,7 @@ from gradcheck.checking.levels import (
     output_ulps,
     step_sizes,
 )
-from gradcheck.checking.probes import PointProbes
+from gradcheck.checking.probes import PointProbes, unresolved
 from gradcheck.checking.thresholds import (
     FIRST_JUMP_FRACTION,
     HIGHEST_LEVEL,
@@ -407,7 +407,7 @@ class Evaluator(ForwardRounding, PointProbes):
             self._probe_line(i, int(along), h0, levels)
         self._quantize(levels)
         est = _combine(levels, self.eps, jump_threshold, base_index)
-        if ladder > 0 and (est.kink or est.low_order or not est.error <= jump_threshold):
+        if ladder > 0 and unresolved(est, jump_threshold, scale):
             self._run_levels(i, along, h0, multipliers[:ladder], 0, levels)
             if isinstance(along, (int, np.integer)):
                 self._probe_line(i, int(along), h0, levels)

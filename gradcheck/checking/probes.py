@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gradcheck.checking.levels import step_sizes
+from gradcheck.checking.levels import step_sizes, unresolved
 from gradcheck.checking.thresholds import (
     APART_LEVEL_BITS,
     APART_LEVELS,
@@ -61,6 +61,11 @@ class PointProbes:
     def _rounding_cap(self) -> float:
         raise NotImplementedError  # (ForwardRounding's)
 
+    def _moved_outputs(
+        self, i: int, steps: np.ndarray, plus: np.ndarray, minus: np.ndarray
+    ) -> np.ndarray:
+        raise NotImplementedError  # (the Evaluator's)
+
     def rounding_sizes(self) -> np.ndarray:
         raise NotImplementedError  # (ForwardRounding's)
 
@@ -83,7 +88,7 @@ class PointProbes:
         which no step below its jump at 0 resolves)."""
         if not (isinstance(along, (int, np.integer)) and 0 < scale < LEVEL_RATIO**-SMALL_X_LEVELS):
             return est
-        if not (est.kink or est.low_order or not est.error <= jump_threshold):
+        if not unresolved(est, jump_threshold, scale):
             return est
         with np.errstate(divide="ignore"):  # (0 where |x| is subnormal: no step)
             h = float(np.exp2(np.round(np.log2(np.cbrt(self.eps) * scale))))
@@ -164,6 +169,37 @@ class PointProbes:
             if moved > arithmetic:
                 levels.line_quantum = moved
                 return
+
+    def reaching(self, i: int, rows: np.ndarray, h: float) -> np.ndarray:
+        """One central difference of ``s`` along each of ``rows`` (each the size of
+        input ``i``) at the step ``h``, as rows of (D, J, rounding): J the difference
+        of the one-sided quotients, and the rounding that of the outputs the step
+        reaches only (:data:`OUTPUT_ROUNDING_EPS` eps of the largest of |f| at x and
+        at x ± the step, over h, at the outputs that moved; one that did not move adds
+        nothing to the difference), not the forward's measured rounding sizes, which
+        are of the neighbourhood the largest refinement steps reach (a median of zeros
+        beside a -1 whose output stands still: eps·1 over steps of 1e-21 hid every
+        level). Rounding of intermediates larger than the outputs, where it were
+        present, moves like 1/h from step to step: its callers ask for steady
+        differences. nan where an output has the wrong shape."""
+        f0, v = self.f0.reshape(-1), self.v.reshape(-1)
+        absv, at = np.abs(v), np.abs(f0)
+        plus, minus = np.empty((1, f0.size)), np.empty((1, f0.size))
+        found = np.full((len(rows), 3), np.nan)
+        for r, row in enumerate(np.asarray(rows, dtype=np.float64)):
+            if not self._moved_outputs(i, h * row.reshape(1, -1), plus, minus)[0]:
+                continue
+            up, down = plus[0], minus[0]
+            with np.errstate(all="ignore"):
+                touched = (up != f0) | (down != f0)
+                size = np.maximum(np.maximum(np.abs(up), np.abs(down)), at)
+                rounding = OUTPUT_ROUNDING_EPS * self.eps * float(absv[touched] @ size[touched])
+                found[r] = (
+                    float((up - down) @ v) / (2 * h),
+                    float(((up - f0) + (down - f0)) @ v) / h,
+                    rounding / h,
+                )
+        return found
 
     def edge_derivative(self, i: int, j: int, h: float) -> float | None:
         """At the edge of the op's domain: the one-sided derivative of ``s`` along

@@ -27,6 +27,7 @@ verdict, and the checks that follow a numeric pass.
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -34,7 +35,7 @@ import numpy as np
 
 from gradcheck.checking.compare import Comparison, compare_fast, compare_full, judge_full
 from gradcheck.checking.layout import STRIDED
-from gradcheck.checking.levels import step_sizes
+from gradcheck.checking.levels import _extra_levels, step_sizes
 from gradcheck.checking.low_precision import convicted_wide, judged_as_float64, judged_wide
 from gradcheck.checking.numerical import Evaluator
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
@@ -46,16 +47,20 @@ from gradcheck.checking.thresholds import (
     ERROR_ESTIMATE_FACTOR,
     INPUT_ROUNDING_FACTOR,
     LEVEL_RATIO,
+    LOWEST_LEVEL,
     NONFINITE_ELEMENTS_PROBED,
-    OUTPUT_ROUNDING_EPS,
     OWN_SCALE_AGREEMENT,
+    OWN_SCALE_MIN_ULPS,
     OWN_SCALE_RATIO,
+    SMALL_X_LEVELS,
+    SMALL_X_RESOLVED,
     TIE_BLOCK_MAX,
     TIE_BLOCKS_PROBED,
     TIE_LEVELS,
     TIE_LEVELS_UP,
     TIE_NOISE_MARGIN,
     TIE_STEADINESS,
+    TRUNCATION_GROWTH,
     WORST_ELEMENTS,
 )
 from gradcheck.checking.tolerance import tolerance_for
@@ -282,7 +287,7 @@ def refined_at_own_scale(ev: Evaluator, comparison: Comparison, chosen: bool) ->
         return comparison
     if comparison.mismatched and not chosen:
         comparison = _own_scale(ev, comparison) or comparison
-    comparison.estimated = None
+    comparison.spent, comparison.estimated = comparison.estimated, None
     return comparison
 
 
@@ -362,14 +367,18 @@ def ties_not_a_gradient(
     gradient at a tie (a median off by 1%) stays a failure. What the block's
     elements cannot show (how ``g`` is spread over a tie) is checked away from ties.
 
-    ``first``: the first estimates and the analytic gradient they were judged against
-    (stage 3 spends a comparison's estimates); used where the comparison that stands
-    is of that gradient. A mismatch on an element that shares its value with none,
+    The estimates are those the comparison that stands was judged by (its own, or
+    those stage 3 spent: :attr:`Comparison.spent`, with the elements it estimated
+    again at their own scale); else ``first``, the first estimates and the analytic
+    gradient they were judged against, where the comparison is of that gradient. Where
+    a block's joint direction shows the gradient wrong along it, the comparison keeps
+    what it showed (:attr:`Comparison.along_tie`, which its failure reports). A
+    mismatch on an element that shares its value with none,
     of fast mode, or of a float64 rerun without estimates stays as it is."""
     c = comparison
-    estimated = (
-        c.estimated if c.estimated is not None else (first[0] if c.analytic is first[1] else None)
-    )
+    estimated = next((e for e in (c.estimated, c.spent) if e is not None), None)
+    if estimated is None and c.analytic is first[1]:
+        estimated = first[0]
     if not (c.mismatched and estimated is not None and c.x.dtype.kind == "f"):
         return comparison
     blocks = _tie_blocks(ev, c)
@@ -416,15 +425,16 @@ def _tie_explains(
     """Whether the tie of ``members`` is a kink of ``s`` and the analytic gradient is
     right along it (see :func:`ties_not_a_gradient`): along ``1_B`` the derivative
     agrees with ``<g, 1_B>`` within the comparison's allowance, and the quotients'
-    non-additivity is larger than that allowance and steady over the levels."""
-    d = np.zeros(c.x.size)
-    d[members] = 1.0
+    non-additivity (or, where they add up, their one-sided jumps) is larger than that
+    allowance and steady over the levels."""
     work = ev.work[c.i].reshape(-1)
-    size = abs(float(work[members[0]]))
-    h0 = float(step_sizes(np.array([size]), ev.eps)[0])
-    est = ev.refine(c.i, d, h0, atol, size, step_points=False)
-    if est.kink or est.low_order or not (math.isfinite(est.value) and math.isfinite(est.error)):
+    others = np.abs(np.delete(work, members).astype(np.float64) - work[members[0]])
+    top = float(others.min()) / LEVEL_RATIO if others.size else math.inf
+    memo: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+    joint = _joint_derivative(ev, c, members, atol, top, memo)
+    if joint is None:
         return False
+    value, error, step = joint
     analytic = c.analytic.reshape(-1).astype(np.float64)[members]
     x = np.abs(c.x.reshape(-1).astype(np.float64)[members])
     with np.errstate(all="ignore"):  # (as judge_full's, but the jitter: at a tie the
@@ -433,22 +443,100 @@ def _tie_explains(
     extra = np.where(np.isfinite(extra), extra, 0.0)
     allowed = (
         math.sqrt(members.size) * atol
-        + c.rtol * abs(est.value)
-        + ERROR_ESTIMATE_FACTOR * est.error
+        + c.rtol * abs(value)
+        + ERROR_ESTIMATE_FACTOR * error
         + float(extra.sum())
         + BACKWARD_ROUNDING_FACTOR * c.eps * float(np.abs(analytic).sum())
     )
-    if not abs(float(analytic.sum()) - est.value) <= allowed:
+    if not abs(float(analytic.sum()) - value) <= allowed:
+        c.along_tie = (members, value, float(analytic.sum()))
         return False
-    others = np.abs(np.delete(work, members).astype(np.float64) - work[members[0]])
-    top = float(others.min()) / LEVEL_RATIO if others.size else math.inf
-    start = min(float(est.step) or h0, top / LEVEL_RATIO**TIE_LEVELS)  # (TIE_LEVELS fit)
-    apart = _non_additivity(ev, c.i, members, start, top)
+    start = min(step, top / LEVEL_RATIO**TIE_LEVELS)  # (TIE_LEVELS fit)
+    apart = _non_additivity(ev, c.i, members, start, top, memo)
     return apart is not None and abs(apart) > allowed
 
 
+def _joint_derivative(
+    ev: Evaluator,
+    c: Comparison,
+    members: np.ndarray,
+    atol: float,
+    top: float,
+    memo: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> tuple[float, float, float] | None:
+    """The derivative of ``s`` along ``1_B`` (``members`` moved together), its error
+    and the smaller step it came from; None where it is no finite number, a kink or
+    of a low order.
+
+    The element's own levels (:meth:`Evaluator.refine`) give it where their steps stay
+    below ``top``, a quarter of the distance to the input's nearest other value.
+    Where they reach across it (a tie at 0, whose steps are absolute, beside values
+    1.9e-270 away: the same input as at 1, where they do not), what they measure is
+    not the derivative at x: the levels below ``top`` do (:data:`TIE_LEVELS` of them,
+    each a quarter of the next), its error their spread and rounding (the rounding of
+    the outputs these steps reach, as :func:`_non_additivity`'s)."""
+    d = np.zeros(c.x.size)
+    d[members] = 1.0
+    size = abs(float(ev.work[c.i].reshape(-1)[members[0]]))
+    h0 = float(step_sizes(np.array([size]), ev.eps)[0])
+    est = ev.refine(c.i, d, h0, atol, size, step_points=False)
+    usable = math.isfinite(est.value) and math.isfinite(est.error)
+    if usable and not (est.kink or est.low_order) and (float(est.step) or h0) < top:
+        return est.value, est.error, float(est.step) or h0
+    if not math.isfinite(top):
+        return None
+    steps = [top / LEVEL_RATIO ** (TIE_LEVELS - k) for k in range(TIE_LEVELS)]
+    if not steps[0] > OWN_SCALE_MIN_ULPS * float(np.spacing(np.float64(size))):
+        return None  # (x ± those steps round to x's few neighbours)
+    joint = [_tie_level(ev, c.i, members, h, memo) for h in steps]
+    found = _extrapolated([(float(D[0]), float(each[0])) for D, _, each in joint])
+    return None if found is None else (*found, steps[0])
+
+
+def _extrapolated(levels: list[tuple[float, float]]) -> tuple[float, float] | None:
+    """A derivative from central differences at steps each :data:`LEVEL_RATIO` times
+    the last (``levels``: each one's value and rounding, the smallest step first),
+    with its error: the smallest step's value, its error the levels' spread (its
+    truncation is a fifteenth of the next level's difference from it) and rounding,
+    or Richardson's extrapolation of the two smallest (the h² term cancelled), its
+    error the difference from the next pair's and the rounding of both, whichever
+    error is the smaller (a median's quotients are the same at every step, where
+    extrapolation only doubles the rounding); None where one is not finite."""
+    d = [value for value, _ in levels]
+    rounding = max(r for _, r in levels)
+    if not (all(math.isfinite(value) for value in d) and math.isfinite(rounding)):
+        return None
+    rich = [(TRUNCATION_GROWTH * a - b) / (TRUNCATION_GROWTH - 1) for a, b in itertools.pairwise(d)]
+    plain = (d[0], max(abs(value - d[0]) for value in d) + rounding)
+    extrapolated = (rich[0], abs(rich[0] - rich[1]) + 2 * rounding)
+    return min(plain, extrapolated, key=lambda found: found[1])
+
+
+def _tie_level(
+    ev: Evaluator,
+    i: int,
+    members: np.ndarray,
+    step: float,
+    memo: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One level of the tie's rows (``1_B``, then each element of ``B``) at ``step``:
+    (D, J, rounding) per row (:meth:`Evaluator.reaching`), kept in ``memo`` by step."""
+    if step not in memo:
+        rows = np.zeros((members.size + 1, ev.work[i].size))
+        rows[0, members] = 1.0
+        rows[np.arange(1, members.size + 1), members] = 1.0
+        found = ev.reaching(i, rows, step)
+        memo[step] = found[:, 0], found[:, 1], found[:, 2]
+    return memo[step]
+
+
 def _non_additivity(
-    ev: Evaluator, i: int, members: np.ndarray, h: float, top: float
+    ev: Evaluator,
+    i: int,
+    members: np.ndarray,
+    h: float,
+    top: float,
+    memo: dict[float, tuple[np.ndarray, np.ndarray, np.ndarray]],
 ) -> float | None:
     """The non-additivity ``D(h) - sum_k Q_k(h)`` of ``s``'s quotients along ``1_B``
     and along each element of ``B`` (``members``), at steps from ``h`` up by
@@ -456,7 +544,14 @@ def _non_additivity(
     nearest other value) and at most :data:`TIE_LEVELS_UP` levels up: its value at
     the first :data:`TIE_LEVELS` levels that are each :data:`TIE_NOISE_MARGIN` times
     above their rounding, where every level agrees with it (within
-    :data:`TIE_STEADINESS` and the rounding of both); else None.
+    :data:`TIE_STEADINESS` and the rounding of both) (:func:`_steady`).
+
+    Where the quotients add up, the sum of the elements' jumps ``sum_k J_k(h)`` (each
+    the difference of its one-sided quotients) by the same rule: at a pair of zeros
+    tied in a row of [0, 0, 1, 1], the median's lower middle value, each element
+    moved alone moves it one way only (``Q_k = v/2`` each, adding up to ``D = v``),
+    and ``J_k = v`` at every step below 1. A differentiable op's jumps are O(h).
+    Else None.
 
     The rounding is that of the outputs these steps reach (``|f(x)|`` and what each
     row's difference moves them by), not the forward's measured rounding sizes:
@@ -465,59 +560,78 @@ def _non_additivity(
     and a floor of eps·1 over such a step would hide every level). Rounding of
     intermediates larger than the outputs, where it were present, moves like 1/h
     from level to level and is not steady."""
-    n = ev.work[i].size
-    rows = np.zeros((members.size + 1, n))
-    rows[0, members] = 1.0
-    rows[np.arange(1, members.size + 1), members] = 1.0
-    at_x = float(np.abs(ev.f0.reshape(-1)) @ np.abs(ev.v.reshape(-1)))
-    seen: list[tuple[float, float]] = []
-    clean: list[float] = []
+    apart: list[tuple[float, float]] = []
+    jumps: list[tuple[float, float]] = []
     for level in range(TIE_LEVELS_UP + 1):
         step = h * LEVEL_RATIO**level
         if not step < top:
-            return None
-        D, _, _ = ev.directional(i, rows, step)
-        delta = float(D[0] - D[1:].sum())
-        with np.errstate(all="ignore"):
-            each = OUTPUT_ROUNDING_EPS * ev.eps * (at_x + np.abs(D) * step) / step
-        rounding = float(each.sum())
-        if not (math.isfinite(delta) and math.isfinite(rounding)):
-            return None
-        seen.append((delta, rounding))
-        if abs(delta) > TIE_NOISE_MARGIN * rounding:
-            clean.append(delta)
-        if len(clean) == TIE_LEVELS:
             break
+        D, J, each = _tie_level(ev, i, members, step, memo)
+        apart.append((float(D[0] - D[1:].sum()), float(each.sum())))
+        jumps.append((float(J[1:].sum()), 2 * float(each[1:].sum())))
+        if sum(abs(a) > TIE_NOISE_MARGIN * r for a, r in apart) == TIE_LEVELS:
+            break
+    found = _steady(apart)
+    return found if found is not None else _steady(jumps)
+
+
+def _steady(seen: list[tuple[float, float]]) -> float | None:
+    """A statistic's value over the levels (``seen``: its value and rounding at each),
+    where its first :data:`TIE_LEVELS` values that are :data:`TIE_NOISE_MARGIN` times
+    above their rounding are found and every level agrees with the first of them
+    (within :data:`TIE_STEADINESS` and the rounding of both); else None."""
+    if not all(math.isfinite(a) and math.isfinite(r) for a, r in seen):
+        return None
+    clean = [a for a, r in seen if abs(a) > TIE_NOISE_MARGIN * r][:TIE_LEVELS]
     if len(clean) < TIE_LEVELS:
         return None
+    last = [r for a, r in seen if abs(a) > TIE_NOISE_MARGIN * r][TIE_LEVELS - 1]
     value = clean[0]
     bound = TIE_STEADINESS * abs(value)
-    if all(abs(delta - value) <= bound + rounding + seen[-1][1] for delta, rounding in seen):
+    if all(abs(a - value) <= bound + r + last for a, r in seen):
         return value
     return None
 
 
 def _own_scale(ev: Evaluator, comparison: Comparison) -> Comparison | None:
-    """The mismatch judged again where the analytic gradient is far larger than
-    finite differences found (:data:`OWN_SCALE_RATIO` times): there the steps may
-    have crossed a singular set nearer than they are long, and measured another
-    function. Steps at the scale the analytic gradient implies
-    (``Evaluator.at_own_scale``) decide each such element: where they agree with
-    it, their estimate replaces the first one; a wrong gradient that large (a
-    smooth function, a factor too big) disagrees there too and stays a failure.
-    None where no element was re-estimated."""
+    """The mismatch judged again where the finite differences' steps were far longer
+    than the scale the function may vary on at x: where the analytic gradient is far
+    larger than they found (:data:`OWN_SCALE_RATIO` times), the steps may have
+    crossed a singular set nearer than they are long, and measured another function;
+    and an element 0 < |x| < 8e-25, below the levels' reach, may lie that close to
+    kinks (a median's middle element of 8.9e-73 between 0 and 1.2e-38, whose every
+    level moved it across both and read a flat 0). Steps at the scale the analytic
+    gradient implies (``Evaluator.at_own_scale``), or at the element's own relative
+    step or below its distance to the input's nearest other value
+    (:func:`_at_own_small_step`), decide each such element: where they agree
+    with it, their estimate replaces the first one, and the element is judged again
+    at the usual tolerance; a wrong gradient (a smooth function, a factor too big)
+    disagrees there too and stays a failure. None where no element was re-estimated."""
     if comparison.estimated is None:
         return None
     numeric, error, kink, curvature, noise = (np.array(a) for a in comparison.estimated)
     analytic = comparison.analytic.reshape(-1)
+    threshold = comparison.jump_threshold(np.where(kink, 0.0, numeric))
     changed = False
     for j in sorted(set(comparison.bad))[:NONFINITE_ELEMENTS_PROBED]:
         a, n = float(analytic[j]), float(numeric.reshape(-1)[j])
-        if not (math.isfinite(a) and abs(a) > OWN_SCALE_RATIO * max(abs(n), error.reshape(-1)[j])):
+        if not math.isfinite(a):
             continue
-        found = ev.at_own_scale(comparison.i, j, a)
+        found = None
+        if abs(a) > OWN_SCALE_RATIO * max(abs(n), error.reshape(-1)[j]):
+            found = ev.at_own_scale(comparison.i, j, a)
         if found is None or not abs(found[0] - a) <= OWN_SCALE_AGREEMENT * abs(a):
-            continue
+            small = _at_own_small_step(ev, comparison.i, j)
+            if small is None or not abs(small[0] - a) <= OWN_SCALE_AGREEMENT * abs(a):
+                continue
+            found = small[:2]
+            if not found[1] <= max(threshold, SMALL_X_RESOLVED * abs(found[0])):
+                # (steps below every level's resolve s no finer than found[1] here:
+                # where that cannot tell the gradient from it, nothing is known at
+                # this element, numerically: the levels measured another function)
+                if small[2] and abs(found[0] - a) <= ERROR_ESTIMATE_FACTOR * found[1]:
+                    kink.reshape(-1)[j] = changed = True
+                continue
         numeric.reshape(-1)[j], error.reshape(-1)[j] = found
         kink.reshape(-1)[j] = False
         curvature.reshape(-1)[j] = 0.0
@@ -529,3 +643,45 @@ def _own_scale(ev: Evaluator, comparison: Comparison) -> Comparison | None:
     judge_full(again, (numeric, error, kink, curvature, noise))
     again.estimated = (numeric, error, kink, curvature, noise)
     return again
+
+
+def _at_own_small_step(ev: Evaluator, i: int, j: int) -> tuple[float, float, bool] | None:
+    """The derivative of ``s`` along element ``j`` (flat) of input ``i`` from central
+    differences on the scales it may vary on there: steps from the element's
+    relative step eps**(1/3)·|x| (for 0 < |x| < 8e-25, LEVEL_RATIO**-:data:`SMALL_X_LEVELS`,
+    where the levels stop above it) or a quarter of the distance to the input's
+    nearest other value over LEVEL_RATIO**:data:`TIE_LEVELS`, whichever is smaller
+    (an element at 0 has steps of eps**(1/3) in any units: a median's middle element
+    at 0 between -3e-206 and 1.4e-45, whose every level moved it across both and read
+    a flat 0, is the same function as at 0 between -3 and 1e161), :data:`TIE_LEVELS`
+    levels up from there, with the rounding of the outputs they reach
+    (:meth:`Evaluator.reaching`): where their quotients are steady (:func:`_steady`)
+    and the one-sided ones agree (each level's jump within :data:`TIE_STEADINESS` of
+    the value and its rounding), as (value, error: :func:`_extrapolated`, whether the
+    steps lie below every level's); else None. A function smooth on that scale gives
+    the same quotient at each (to O(h²)); rounding, a quantum or a kink the steps
+    reach across do not."""
+    work = ev.work[i].reshape(-1)
+    size = abs(float(work[j]))
+    others = np.abs(work[work != work[j]].astype(np.float64) - float(work[j]))
+    with np.errstate(divide="ignore"):  # (0 where a size is subnormal: no step)
+        steps = [float(others.min()) / LEVEL_RATIO ** (TIE_LEVELS + 1)] if others.size else []
+        if 0 < size < LEVEL_RATIO**-SMALL_X_LEVELS:
+            steps.append(float(np.cbrt(ev.eps)) * size)
+        if not steps:
+            return None
+        h = float(np.exp2(np.floor(np.log2(min(steps)))))
+    if not h > OWN_SCALE_MIN_ULPS * float(np.spacing(size)):
+        return None  # (x ± h would round to x's few neighbours: nothing to resolve)
+    row = np.zeros((1, work.size))
+    row[0, j] = 1.0
+    seen = [ev.reaching(i, row, h * LEVEL_RATIO**k)[0] for k in range(TIE_LEVELS)]
+    value = _steady([(float(d), float(r)) for d, _, r in seen])
+    if value is None or not all(
+        abs(float(jump)) <= TIE_STEADINESS * abs(value) + 2 * float(r) for _, jump, r in seen
+    ):
+        return None
+    found = _extrapolated([(float(d), float(r)) for d, _, r in seen])
+    base = float(step_sizes(np.array([size]), ev.eps)[0])
+    lowest = base * LEVEL_RATIO ** (LOWEST_LEVEL - int(_extra_levels(np.array([size]))[0]))
+    return None if found is None else (*found, h * LEVEL_RATIO ** (TIE_LEVELS - 1) < lowest)

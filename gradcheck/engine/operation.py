@@ -279,6 +279,82 @@ def accumulate(var: Tensor, grad: np.ndarray) -> None:
     var._shared = False
 
 
+def store_new(op: Operation, var: Tensor, backed: Any, index: int) -> None:
+    """The storage step of :meth:`Operation._engine_backprop` for an op whose class
+    says ``returns_new_arrays``, as a function: ``backed``, the gradient of ``op``'s
+    input ``var`` (its ``index``-th) that its rule returned, becomes or is added to
+    ``var``'s gradient (a real array, of ``var``'s shape and dtype). For the rules whose
+    backprop is written out (``Multiply``): keep it alike with the loop's step."""
+    if type(backed) is not _ndarray or (
+        (dtype := backed.dtype) is not _FLOAT64 and dtype.kind not in "iuf"
+    ):
+        backed = _as_gradient(op, index, backed)
+        dtype = backed.dtype
+    data = var._data
+    if backed.shape != data.shape:
+        backed = _reduced(op, index, backed, data.shape, None)
+        dtype = backed.dtype
+    if dtype is not data.dtype:
+        backed = in_dtype_of(var, backed)
+    total = var._grad
+    if total is None:
+        var._grad = backed  # (a new array: never shared with grad)
+    elif var._shared or total.size < IN_PLACE_MIN_SIZE:
+        total = total + backed
+        var._grad = total if type(total) is _ndarray else np.asarray(total)
+    else:
+        accumulate(var, backed)
+        return
+    var._shared = False
+
+
+def store_given(
+    op: Operation, var: Tensor, backed: Any, grad: np.ndarray, graph: Any, index: int
+) -> bool:
+    """The storage step of :meth:`Operation._engine_backprop` for an op whose class
+    does not say ``returns_new_arrays``, as a function: ``backed`` (``grad`` itself
+    for ``Add``) becomes or is added to the gradient of ``op``'s ``index``-th input
+    ``var``, shared with ``grad`` where the loop's step would share it. Returns True
+    when it was (the loop's ``handed_on``). For the rules whose backprop is written
+    out (``Add``): keep it alike with the loop's step."""
+    if type(backed) is not _ndarray or (
+        (dtype := backed.dtype) is not _FLOAT64 and dtype.kind not in "iuf"
+    ):
+        backed = _as_gradient(op, index, backed)
+        dtype = backed.dtype
+    data = var._data
+    if backed.shape != data.shape:
+        backed = _reduced(op, index, backed, data.shape, None)
+        dtype = backed.dtype
+    if dtype is not data.dtype:
+        backed = in_dtype_of(var, backed)
+    total = var._grad
+    if total is not None:
+        if var._shared or total.size < IN_PLACE_MIN_SIZE:
+            total = total + backed
+            var._grad = total if type(total) is _ndarray else np.asarray(total)
+            var._shared = False
+        else:
+            accumulate(var, backed)
+        return False
+    shared = False
+    if backed is grad or (
+        (backed.base is not None or getattr(grad, "base", None) is not None)
+        and (np.may_share_memory(backed, grad) or not backed.flags.writeable)
+    ):
+        if (
+            op._pure_grad
+            and type(graph) is BackpropGraph
+            and (var._creator is None or var._creator._pure_grad)
+        ):
+            shared = True
+        else:
+            backed = backed.copy()
+    var._grad = backed
+    var._shared = shared
+    return shared
+
+
 def _own_copy(function: Callable[..., Any]) -> Callable[..., Any]:
     """``function`` with a code object of its own: the same code, its own inline caches.
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Self
 import numpy as np
 
 from gradcheck.engine._utils import overrides as _overrides
-from gradcheck.engine.execution import _execute, execute_op
+from gradcheck.engine.execution import _execute, _pair, _single, execute_op
 from gradcheck.engine.graph import Node
 from gradcheck.engine.ops._rules import arithmetic as _arithmetic
 from gradcheck.engine.ops._rules import indexing as _indexing
@@ -52,28 +52,28 @@ class TensorMethods(Node):
     # execute_op, as the documented functions of gradcheck.ops do: those sit above
     # this module, which they import.
     def __add__(self, other: Any) -> Tensor:
-        return _execute(_arithmetic.Add, (self, other), (), None, None)
+        return _pair(_arithmetic.Add, self, other)
 
     def __radd__(self, other: Any) -> Tensor:
-        return _execute(_arithmetic.Add, (other, self), (), None, None)
+        return _pair(_arithmetic.Add, other, self)
 
     def __sub__(self, other: Any) -> Tensor:
-        return _execute(_arithmetic.Subtract, (self, other), (), None, None)
+        return _pair(_arithmetic.Subtract, self, other)
 
     def __rsub__(self, other: Any) -> Tensor:
-        return _execute(_arithmetic.Subtract, (other, self), (), None, None)
+        return _pair(_arithmetic.Subtract, other, self)
 
     def __mul__(self, other: Any) -> Tensor:
-        return _execute(_arithmetic.Multiply, (self, other), (), None, None)
+        return _pair(_arithmetic.Multiply, self, other)
 
     def __rmul__(self, other: Any) -> Tensor:
-        return _execute(_arithmetic.Multiply, (other, self), (), None, None)
+        return _pair(_arithmetic.Multiply, other, self)
 
     def __truediv__(self, other: Any) -> Tensor:
-        return _execute(_arithmetic.Divide, (self, other), (), None, None)
+        return _pair(_arithmetic.Divide, self, other)
 
     def __rtruediv__(self, other: Any) -> Tensor:
-        return _execute(_arithmetic.Divide, (other, self), (), None, None)
+        return _pair(_arithmetic.Divide, other, self)
 
     def __pow__(self, other: Any) -> Tensor:
         # x ** 1 and x ** 2 (a scalar exponent) are Positive and Square, as in MyGrad:
@@ -82,10 +82,10 @@ class TensorMethods(Node):
         if kind is int or kind is float or (kind is np.ndarray and other.ndim == 0):
             if other == 1 or other == 2:
                 return _special_power(self, other)
-        return _execute(_arithmetic.Power, (self, other), (), None, None)
+        return _pair(_arithmetic.Power, self, other)
 
     def __rpow__(self, other: Any) -> Tensor:
-        return _execute(_arithmetic.Power, (other, self), (), None, None)
+        return _pair(_arithmetic.Power, other, self)
 
     # In-place arithmetic, as NumPy's on arrays: `x += y` writes x (and every view of
     # its memory) and keeps the name bound to the same tensor; the graph keeps x's
@@ -123,7 +123,7 @@ class TensorMethods(Node):
         return _execute(_linalg.MatMul, (other, self), (), None, None)
 
     def __neg__(self) -> Tensor:
-        return _execute(_arithmetic.Negative, (self,), (), None, None)
+        return _single(_arithmetic.Negative, self)
 
     def __pos__(self) -> Tensor:
         return _execute(_arithmetic.Positive, (self,), (), None, None)

@@ -56,17 +56,17 @@ result)`` or ``("load_error", exception, traceback)``), ``("warm",)`` before the
 of a run of several (:func:`~gradcheck.frontend.worker._warm_up`), ``("job", index, job)``
 followed by one end of a new pipe (answered ``("forked", index, pid)``; ``("exit",
 index, exit_code, pid)`` when that process has ended: the coordinator finds the job it
-is checking now by the pid), or ``None`` to let it go. Over its
-pipe, a job's process waits for ``("go", index)``, then sends ``("started", index,
-settings)`` (the effective settings),
-``("example", index, inputs, check_seed, done, total)`` before each example is checked
-(``done`` of ``total`` examples counted so far: one message per example, not two),
-and last ``("result", index, VerifyResult, again)`` (``again``: it may check another
-of gradcheck's own targets, and waits for ``("run", index, job)`` or the end of its
-pipe) or ``("error", index, exception)``. The zygote ignores SIGINT
-and runs in a process group of its own (the coordinator alone decides when the run
-stops), and dies with the coordinator (Linux: ``PR_SET_PDEATHSIG``; elsewhere a thread
-watches the coordinator); a job's process dies with the zygote.
+is checking now by the pid), or ``None`` to let it go. Over its pipe, a job's process
+waits for ``("go", index)``, then sends ``("started", index, settings)`` (the effective
+settings), ``("example", index, inputs, check_seed, done, total)`` before each example
+is checked (``inputs`` pickled apart: ``unfinished.sealed``; ``done`` of ``total``
+examples counted so far: one message per example, not two), and last ``("result",
+index, VerifyResult, again)`` (``again``: it may check another of gradcheck's own
+targets, and waits for ``("run", index, job)`` or the end of its pipe) or ``("error",
+index, exception)``. The zygote ignores SIGINT and runs in a process group of its own
+(the coordinator alone decides when the run stops), and dies with the coordinator
+(Linux: ``PR_SET_PDEATHSIG``; elsewhere a thread watches the coordinator); a job's
+process dies with the zygote.
 
 An error in a job (a bad setting, an op that cannot be loaded) is handed to the caller
 when that job's turn comes, as it would be in a serial run.
@@ -121,6 +121,7 @@ from gradcheck.frontend.unfinished import (
 )
 from gradcheck.frontend.worker import (
     _kill_group,
+    _readable,
     _zygote_main,
     in_child_process,
     limit_memory,
@@ -131,8 +132,6 @@ from gradcheck.frontend.worker import _serve_one as _serve_one  # (tests)
 
 if TYPE_CHECKING:
     from typing import TypeAlias
-
-    import numpy as np
 
     from gradcheck.search.verifier import VerifyResult
 
@@ -192,8 +191,8 @@ class _Running:
     beat: float = 0.0
     #: The effective settings, once the child has loaded the target.
     settings: dict[str, Any] | None = None
-    #: The example being checked: (arrays or None, their shapes as text, check seed).
-    example: tuple[list[np.ndarray] | None, str, int] | None = None
+    #: The example being checked, as sent (gradcheck.frontend.unfinished.sealed).
+    example: tuple[bytes, int] | None = None
     examples_started: int = 0
     #: The op's inputs' names, once the child has resolved the target.
     input_names: tuple[str, ...] = ()
@@ -643,7 +642,7 @@ class Run:
         if running.conn is None or running.closed:
             return
         try:
-            while running.conn.poll():
+            while _readable(running.conn):
                 self._handle(running, running.conn.recv())
                 if running.index not in self._running:
                     return
@@ -658,8 +657,8 @@ class Run:
             running.settings = rest[1]
             running.input_names = tuple(rest[2]) if len(rest) > 2 else ()
         elif what == "example":
-            (arrays, shapes), check_seed, done, total = rest[1], rest[2], rest[3], rest[4]
-            running.example = (arrays, shapes, check_seed)
+            sealed, check_seed, done, total = rest[1], rest[2], rest[3], rest[4]
+            running.example = (sealed, check_seed)
             running.examples_started += 1
             running.beat = time.monotonic()
             if done != running.done:  # the examples counted since the last one

@@ -13,6 +13,7 @@ import gc
 import multiprocessing
 import os
 import pickle
+import select
 import signal
 import sys
 import threading
@@ -34,7 +35,7 @@ from gradcheck.errors import (
 )
 from gradcheck.frontend.jobs import THREAD_VARIABLES, Job, WorkerSetup, _size
 from gradcheck.frontend.process_state import ProcessState, changes, is_own_target
-from gradcheck.frontend.unfinished import _how_it_ended, _portable
+from gradcheck.frontend.unfinished import _how_it_ended, sealed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -306,6 +307,17 @@ def _kill_group(pid: int) -> None:
         pass
 
 
+def _readable(conn: Connection) -> bool:
+    """Whether a message (or the end) waits on ``conn``: ``conn.poll()`` without the
+    selector it builds and closes at each call (the coordinator asks this of a job's
+    pipe two or three times per example it receives)."""
+    if not hasattr(select, "poll"):  # pragma: no cover - not on Linux
+        return conn.poll()
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    return bool(poller.poll(0))
+
+
 def _child_main(control: Connection, fd: int, index: int, job: Job, setup: WorkerSetup) -> None:
     """A job's process: a group of its own, the memory limit, the job; then its end."""
     code = 0
@@ -470,7 +482,7 @@ def _serve_one(conn: Connection, index: int, job: Job, start: ProcessState | Non
         counted[:] = done, total
 
     def on_example(arrays: Sequence[np.ndarray], check_seed: int) -> None:
-        conn.send(("example", index, _portable(arrays), check_seed, *counted))
+        conn.send(("example", index, *sealed(arrays, check_seed), *counted))
 
     def started(settings: dict[str, Any], names: tuple[str, ...]) -> None:
         conn.send(("started", index, _picklable(settings), names))

@@ -123,14 +123,19 @@ def test_a_kinked_op_keeps_its_verdict_at_extreme_units(name, a, b):
 
 
 #: Units beyond the levels' reach below the absolute step (4**-40 of it): the steps
-#: at an element's own relative step decide there. (Not yet x·|x| and the cube, whose
-#: wrong twins pass from 2**-40 down: the levels' rounding noise, not their reach;
-#: nor clip, whose flat elements stand still at their relative step, which resolves
-#: nothing there: not differentiable.)
-TINY_UNITS = ["abs", "exp", "log", "maximum", "minimum", "relu", "tanh"]
+#: at an element's own relative step decide there. x·|x| and the cube, whose wrong
+#: twins passed from 2**-40 down (the base steps, far longer than x, resolved the
+#: derivative to 1e-3 only, within a jump threshold of the first pass's gradient,
+#: which those steps blow up: ``levels.unresolved``). (Not yet clip, whose flat
+#: elements stand still at their relative step, which resolves nothing there: not
+#: differentiable.)
+TINY_UNITS = ["abs", "cube", "exp", "log", "maximum", "minimum", "relu", "tanh", "x_abs_x"]
 
 
-@pytest.mark.parametrize("name", [*TINY_UNITS, *("wrong_" + n for n in TINY_UNITS if n in KINKED)])
+@pytest.mark.parametrize(
+    "name",
+    [*TINY_UNITS, *("wrong_" + n for n in TINY_UNITS if n in KINKED or n == "cube")],
+)
 @pytest.mark.parametrize("a, b", [(-150, 0), (-200, 100)])
 def test_the_verdict_holds_at_units_beyond_the_levels_reach(name, a, b):
     f, xs, expected = CASES[name]

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import random
 import threading
+import warnings
 
 import numpy as np
+import pytest
 from hypothesis.internal import entropy
 
 from gradcheck.search import global_random
@@ -99,3 +101,82 @@ def test_nested_and_threaded_searches_put_it_back_once() -> None:
     assert not global_random.swapped()
     assert np.array_equal(np.random.get_state()[1], before)
     assert random.getstate() == before_py
+
+
+def _own_generator() -> random.Random:
+    """Hypothesis's own generator of this thread (made by a first search)."""
+    from hypothesis.core import threadlocal
+
+    if threadlocal._hypothesis_global_random is None:
+        verify(XTanh, shapes=["3"], max_examples=2, seed=0)
+    return threadlocal._hypothesis_global_random
+
+
+def test_hypothesiss_own_generator_is_not_saved_per_example(monkeypatch) -> None:
+    own = _own_generator()
+    saved = []
+    real = own.getstate
+    monkeypatch.setattr(own, "getstate", lambda: saved.append(1) or real())
+    result = verify(XTanh, shapes=["3"], max_examples=20, seed=0)
+    assert result.examples == 20
+    assert len(saved) <= 1  # (Hypothesis alone: one per example)
+
+
+def test_hypothesiss_own_generator_is_seeded_per_example_and_put_back() -> None:
+    own = _own_generator()
+    own.seed(4321)
+    own.random()
+    before = own.getstate()
+    seen: list[float] = []
+
+    def on_example(arrays, check_seed) -> None:
+        seen.append(own.random())  # (from the seeded state: the same at every example)
+
+    verify(XTanh, shapes=["3"], max_examples=10, seed=0, on_example=on_example)
+    assert len(seen) >= 10 and set(seen) == {random.Random(0).random()}
+    assert own.getstate() == before
+
+
+class _Counted:
+    """``random`` as ``hypothesis.control`` reads it, its ``getstate`` calls counted."""
+
+    def __init__(self) -> None:
+        self.reads = 0
+
+    def __getattr__(self, name):
+        return getattr(random, name)
+
+    def getstate(self):
+        self.reads += 1
+        return random.getstate()
+
+
+def test_the_state_of_random_is_not_read_around_each_draw(monkeypatch) -> None:
+    import hypothesis.control
+
+    counted = _Counted()
+    monkeypatch.setattr(hypothesis.control, "random", counted)
+    result = verify(XTanh, shapes=["3"], max_examples=20, seed=0)
+    assert result.examples == 20
+    assert counted.reads == 0  # (Hypothesis alone: three per example)
+    assert hypothesis.control.random is counted  # (put back after the search)
+
+
+@pytest.mark.parametrize("every", range(6))
+def test_the_searchs_strategies_never_draw_from_random(every: int) -> None:
+    """What lets a search skip Hypothesis's reads of ``random``'s state around each
+    draw: its strategies (built-in targets' settings, orders 1 and 2) leave it as it
+    was, so Hypothesis, reading it, never warns (its warnings made errors here)."""
+    from hypothesis.errors import HypothesisDeprecationWarning
+
+    from gradcheck.frontend.plan import plan_run
+    from gradcheck.search.verifier import draw_example
+
+    items = plan_run([])[every::24]
+    for item in items:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", HypothesisDeprecationWarning)
+            before = random.getstate()
+            options = {k: v for k, v in item.settings.items() if k != "max_examples"}
+            draw_example(item.target, seed=every, **options)
+            assert random.getstate() == before, item.target.name

@@ -28,6 +28,7 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
+from gradcheck.engine.execution import _pair, _single
 from gradcheck.engine.operation import BroadcastableOp, Operation
 from gradcheck.engine.tensor_base import Tensor, _execute, assign_in_place, execute_op
 
@@ -101,6 +102,11 @@ class MyGradUfunc(type):
     takes_numpy_keywords = True
 
     _wrapped_op: type[Operation]
+    #: ``_wrapped_op`` when it is neither ``scalar_only`` nor a view op (read when the
+    #: ufunc is made), else None: a call without ``out``, ``where``, ``dtype`` and
+    #: ``constant`` then takes the engine's shortest path (``execution._single`` or
+    #: ``_pair``), the same tensor as ``_execute``'s.
+    _plain_op: type[Operation] | None
     _decorated_func: Callable[..., Any]
 
     def __repr__(cls) -> str:
@@ -134,6 +140,8 @@ class MyGradUnaryUfunc(MyGradUfunc):
     ) -> Tensor:
         # the engine's per-op path: keep the common case (no out, where, dtype) first
         if out is None and where is True and dtype is None:
+            if constant is None and (rule := cls._plain_op) is not None:
+                return _single(rule, x)
             return _execute(cls._wrapped_op, (x,), (), None, constant)
         return _call(cls._wrapped_op, (x,), out, where, dtype, constant, None)
 
@@ -172,6 +180,8 @@ class MyGradBinaryUfunc(MyGradUfunc):
         constant: bool | None = None,
     ) -> Tensor:
         if out is None and where is True and dtype is None:
+            if constant is None and (rule := cls._plain_op) is not None:
+                return _pair(rule, x1, x2)
             return _execute(cls._wrapped_op, (x1, x2), (), None, constant)
         return _call(cls._wrapped_op, (x1, x2), out, where, dtype, constant, None)
 
@@ -325,6 +335,7 @@ def _create_ufunc(rule: type[Operation], stub: Callable[..., Any]) -> MyGradUfun
     types = _types_of(numpy_ufunc)
     namespace = {
         "_wrapped_op": rule,
+        "_plain_op": None if rule.scalar_only or rule.can_return_view else rule,
         "_decorated_func": stub,
         "nin": numpy_ufunc.nin,
         "nout": numpy_ufunc.nout,

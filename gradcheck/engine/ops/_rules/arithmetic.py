@@ -14,9 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gradcheck.engine.operation import BroadcastableOp, kept_inputs, spent
+from gradcheck.engine.operation import (
+    _CLEARED_MESSAGE,
+    BroadcastableOp,
+    Operation,
+    _own_copy,
+    kept_inputs,
+    spent,
+    store_given,
+    store_new,
+)
 from gradcheck.engine.ops._rules.unary import UnaryOp
-from gradcheck.errors import SkipGradient
+from gradcheck.errors import InvalidBackprop, SkipGradient
 
 if TYPE_CHECKING:
     from gradcheck.engine.tensor_base import Tensor
@@ -74,6 +83,83 @@ class Multiply(BroadcastableOp):
             product *= 2
             return product
         return grad * (b._data if index == 0 else a._data)
+
+
+def _product_backprop(
+    self: Multiply,
+    grad: np.ndarray,
+    graph: Any,
+    _reduction: Any = None,
+    kwargs: Any = None,
+    _rule: Any = None,
+) -> bool:
+    """What backprop runs for :class:`Multiply` (its ``_engine_backprop``, with its
+    ``backward_var`` as ``_rule``): the rule and the storage step of
+    :meth:`Operation.backward` written out for two different inputs, with the same
+    results (see ``UnaryOp._elementwise_backprop``): no tuple of inputs, no loop, no
+    call of ``backward_var`` with a keyword and a ``**kwargs`` dict. A ``backward_var``
+    that is not the class's own any more (a mutant of gradcheck.testing, a patch) and
+    keywords run the storage step as for any op."""
+    if kwargs or _reduction is not None or type(self).backward_var is not _rule:
+        return Operation._engine_backprop(self, grad, graph, _reduction, kwargs)
+    a = self._in_a
+    b = self._in_b
+    if a is b:  # x * x: the rule's one product (into grad when it is spent: the
+        # references to grad are those of the loop's call, see operation.spent)
+        if not a._constant:
+            if not a._ops:
+                raise InvalidBackprop(_CLEARED_MESSAGE)
+            store_new(self, a, _rule(self, grad, 0, graph), 0)
+        return False
+    if not a._constant:
+        if not a._ops:
+            raise InvalidBackprop(_CLEARED_MESSAGE)
+        store_new(self, a, grad * b._data, 0)
+    if not b._constant:
+        if not b._ops:
+            raise InvalidBackprop(_CLEARED_MESSAGE)
+        store_new(self, b, grad * a._data, 1)
+    return False
+
+
+def _sum_backprop(
+    self: Add,
+    grad: np.ndarray,
+    graph: Any,
+    _reduction: Any = None,
+    kwargs: Any = None,
+    _rule: Any = None,
+) -> bool:
+    """What backprop runs for :class:`Add`: :func:`_product_backprop`'s counterpart
+    (the rule hands ``grad`` itself to both inputs, which may then share it)."""
+    a = self._in_a
+    b = self._in_b
+    if kwargs or _reduction is not None or type(self).backward_var is not _rule:
+        return Operation._engine_backprop(self, grad, graph, _reduction, kwargs)
+    handed_on = False
+    if not a._constant:
+        if not a._ops:
+            raise InvalidBackprop(_CLEARED_MESSAGE)
+        handed_on = store_given(self, a, grad, grad, graph, 0)
+    if not b._constant:
+        if not b._ops:
+            raise InvalidBackprop(_CLEARED_MESSAGE)
+        if store_given(self, b, grad, grad, graph, 1):
+            handed_on = True
+    return handed_on
+
+
+def _written_out(cls: type[Operation], backprop: Any) -> None:
+    """Give the built-in ``cls`` a copy of its own of ``backprop`` (see
+    ``operation._own_copy``), which checks that ``cls``'s ``backward_var`` is still the
+    one it replaces."""
+    run = _own_copy(backprop)
+    run.__defaults__ = (None, None, cls.backward_var)
+    cls._engine_backprop = run  # type: ignore[method-assign]
+
+
+_written_out(Multiply, _product_backprop)
+_written_out(Add, _sum_backprop)
 
 
 class Divide(BroadcastableOp):
