@@ -239,6 +239,38 @@ class ForwardRounding:
                 return narrow
         return None
 
+    def _float64_rounding_to_half(self, out0: np.ndarray) -> np.dtype | None:
+        """float32 (the dtype to step in) where a forward given float64 and returning
+        float64 numbers that are no float32 ones rounds its inputs to float16 inside:
+        at x rounded to float16 it stands still under a move of a quarter of float16's
+        ulp, moves under float16's steps, and its outputs are not all whole numbers (a
+        staircase stands still too); else None. ``1 - cos(x.half())``, its subtraction
+        in float64, at 177.5 is 1 + 1.5e-5 (cos a float16 subnormal there), no float32
+        number: taken for a float64 forward, it was differenced with float64's steps,
+        which the rounding to float16 absorbs (numeric 0 against an analytic 0.126)."""
+        if self.eval_dtype != np.float64 or out0.dtype != np.float64 or not out0.size:
+            return None
+        with np.errstate(invalid="ignore"):
+            if not np.all(np.isfinite(out0)) or np.all(out0 % 1 == 0):
+                return None
+        half = np.dtype(np.float16)
+        with np.errstate(all="ignore"):
+            rounded = [
+                a.astype(half).astype(np.float64) if a.dtype.kind == "f" else a for a in self.work
+            ]
+            if not all(np.all(np.isfinite(a)) for a in rounded):
+                return None
+        try:
+            out = np.asarray(self.call(rounded))
+        except Exception:
+            return None
+        if out.shape != out0.shape or not self._unmoved_by_a_quarter(rounded, out, half):
+            return None
+        found = self._moved_in(rounded, out, half, scatter=False)
+        if found == "still":
+            found = self._moved_in(rounded, out, half, scatter=True)
+        return None if found in ("still", "raised") else np.dtype(np.float32)
+
     def _rounds_inputs_to(self, inner: np.dtype | None, out0: np.ndarray) -> np.dtype | None:
         """float16 where the forward computes in float32 (``inner``) and yet stands
         still under a move of its inputs, rounded to float16, by a quarter of float16's
@@ -308,9 +340,53 @@ class ForwardRounding:
             changed = np.mean(moved_out) >= 0.5 or not whole
         if not (changed and exact_in(out1, narrow)):
             return "wide"
-        if whole and self._whole_staircase(out0, out1, narrow):
+        if (
+            whole
+            and self._whole_staircase(out0, out1, narrow)
+            and not self._moves_at_every_ulp(rounded, out0)
+        ):
             return "wide"
         return "narrow" if self._unmoved_by_a_quarter(moved, out1, narrow) else "wide"
+
+    def _moves_at_every_ulp(self, rounded: list[np.ndarray], out0: np.ndarray) -> bool:
+        """Whether a forward whose inputs are all below 1024 in size (float16's ulps at
+        most 0.5 there) moves its outputs, none of them 0, where every float element
+        moves to its next float16 number up and where each moves to the next one down
+        (at least half of them on both sides, every one on one: the moves may cancel
+        in one), with no more float elements than outputs. A staircase of whole numbers
+        of unit tread (round, floor, sign), elementwise, stands still at such moves
+        unless one crosses a jump, and never on both sides at once; a forward that
+        rounds its inputs to float16 and computes there moves at each. ``1 - z·z`` in
+        complex32 at |z| of 30 to 100 has outputs whose float16 ulps are 0.5 to 8, all
+        whole numbers (-953 beside 8625): taken for a staircase, it was differenced
+        with float64's steps, which its rounding of z absorbs (numeric 0 against an
+        analytic 120)."""
+        half = np.dtype(np.float16)
+        whole_from = 2.0 ** np.finfo(half).nmant
+        floats = [a for a in rounded if a.dtype.kind == "f"]
+        if not floats or any(not np.all(np.abs(a) < whole_from) for a in floats):
+            return False
+        if not np.all(np.isfinite(out0)) or np.any(out0 == 0):
+            return False
+        if out0.size < sum(a.size for a in floats):
+            return False  # (a sum of rounds moves where any of its elements crosses)
+        sides = np.zeros(out0.shape, dtype=int)
+        for direction in (np.inf, -np.inf):
+            with np.errstate(all="ignore"):
+                moved = [
+                    np.nextafter(a.astype(half), half.type(direction)).astype(a.dtype)
+                    if a.dtype.kind == "f"
+                    else a
+                    for a in rounded
+                ]
+            try:
+                out = np.asarray(self.call(moved))
+            except Exception:
+                return False
+            if out.shape != out0.shape:
+                return False
+            sides += out != out0
+        return bool(np.all(sides >= 1) and np.mean(sides == 2) >= 0.5)
 
     @staticmethod
     def _whole_staircase(out0: np.ndarray, out1: np.ndarray, narrow: Any) -> bool:

@@ -50,6 +50,33 @@ STEADY, GROWING, SHRINKING = "steady", "growing", "shrinking"
 KINK, UNBOUNDED = "kink", "unbounded"
 
 
+def noise_dtype(eval_dtype: np.dtype, input_rounding: np.dtype | None) -> np.dtype:
+    """The dtype whose eps a forward's rounding is modelled in: ``input_rounding`` (the
+    dtype it rounds its inputs to inside) where that is narrower than ``eval_dtype``
+    (the dtype of the steps), else ``eval_dtype``. ``1 - cos(x.half())`` and ``1 - z·z``
+    in complex32 with their subtractions in float32 have outputs that are float32
+    numbers (or float16 numbers by chance), but they carry float16's rounding of
+    cos(x) and z·z, 8192 float32 ulps: modelled at float32's eps, the levels' noise was
+    that much too fine (numeric 0.12506 against 0.12512 at x = -42.3, a false alarm)."""
+    if input_rounding is not None and input_rounding.itemsize < eval_dtype.itemsize:
+        return input_rounding
+    return eval_dtype
+
+
+def output_ulps(outputs: np.ndarray, eval_dtype: np.dtype, narrow: np.dtype) -> np.ndarray:
+    """Per output, its ulp in ``eval_dtype``, or, where the forward rounds through a
+    narrower dtype ``narrow`` (:func:`noise_dtype`), in that one, at least that of an
+    intermediate of size 1 (``cos(x.half())`` beside ``1 - cos`` near 0), and beyond
+    its range ``eval_dtype``'s times the ratio of their eps."""
+    with np.errstate(all="ignore"):
+        ulps = np.spacing(outputs.astype(eval_dtype)).astype(np.float64)
+        if narrow == eval_dtype:
+            return ulps
+        ratio = float(np.finfo(narrow).eps) / float(np.finfo(eval_dtype).eps)
+        wide = np.spacing(np.fmax(outputs, 1.0).astype(narrow)).astype(np.float64)
+        return np.where(np.isfinite(wide), wide, ratio * ulps)
+
+
 def _levels(size: float) -> tuple[np.ndarray, int]:
     """Step multipliers for an element of size ``size`` (|x|), and the index of 1.
 

@@ -101,6 +101,8 @@ from gradcheck.checking.levels import (
     _blows_up_below,
     _combine,
     _levels,
+    noise_dtype,
+    output_ulps,
     step_sizes,
 )
 from gradcheck.checking.probes import PointProbes, unresolved
@@ -187,7 +189,7 @@ class Evaluator(ForwardRounding, PointProbes):
         # return a view of its input (reshape, transpose, indexing), which the
         # perturbations below change in place.
         out0 = self.call(self.work)
-        inner = self._computes_in(out0)
+        inner = self._computes_in(out0) or self._float64_rounding_to_half(out0)
         #: The dtype narrower than float64 that the forward computes in even when given
         #: float64 (``f(x.half())`` cast back), or None: a float64 check of the op sees
         #: these very numerics (see ``low_precision.judged_as_float64``).
@@ -225,7 +227,8 @@ class Evaluator(ForwardRounding, PointProbes):
             and self.eval_dtype == inner
             and not (inner == np.float32 and exact_in(out0, np.dtype(np.float16)))
         )
-        self.eps = float(np.finfo(self.eval_dtype).eps)
+        self.eps = float(np.finfo(self.eval_dtype).eps)  # (the noise's: noise_dtype)
+        self.noise_dtype = noise_dtype(self.eval_dtype, self.input_rounding)
         self.f0 = np.array(out0, dtype=np.float64)
         # A real output minus f0 (float64) is float64 by NumPy's promotion alone;
         # asking for dtype=float64 costs ~0.3 us per subtraction (measured).
@@ -596,7 +599,7 @@ class Evaluator(ForwardRounding, PointProbes):
         v = self.v
         absv = np.abs(v)
         vdot = np.vdot
-        eps = self.eps
+        eps = float(np.finfo(self.noise_dtype).eps)
         # Into buffers kept from one call to the next (on a large output, a level is a
         # few arrays of its size, and fresh ones cost a page fault per 4 KiB: profiled,
         # more than the arithmetic).
@@ -614,16 +617,13 @@ class Evaluator(ForwardRounding, PointProbes):
         if levels.point_sizes is not None:
             measured = np.maximum(measured, levels.point_sizes)
         if levels.tight:
-            # Each output at x ± h is F(x ± h) rounded to the inner dtype, x ± h being
-            # numbers of it: off by at most half its ulp there, so a difference of two is
-            # off by at most the ulp of the larger, whatever the op's other outputs (exp
-            # at [2, 0.3]: 4 eps of e² is 230% of the derivative at 0.3 over its base
-            # step, the real rounding 0.4%, and a backward 5% off passed). Rounding that
-            # is no single rounding (intermediates of the inner dtype far larger than the
-            # output) shows in the noise the levels measure themselves (_level_noise) and
-            # in their quanta (LevelScores.quantize_noise).
-            with np.errstate(all="ignore"):
-                ulps = np.spacing(outputs.astype(self.eval_dtype)).astype(np.float64)
+            # Each output at x ± h (numbers of the inner dtype) is F(x ± h) rounded to the
+            # inner (or noise) dtype: a difference of two is off by at most the ulp of the
+            # larger, whatever the op's other outputs (exp at [2, 0.3]: 4 eps of e² is
+            # 230% of the derivative at 0.3 over its base step, and a backward 5% off
+            # passed). Intermediates far larger than the output show in the levels' own
+            # noise (_level_noise) and quanta (LevelScores.quantize_noise).
+            ulps = output_ulps(outputs, self.eval_dtype, self.noise_dtype)
         for row, k in enumerate(pending):
             h = float(hs[k])
             d[k] = float(vdot(v, spread[row])) / (2 * h)

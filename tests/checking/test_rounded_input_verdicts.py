@@ -109,3 +109,62 @@ def test_a_step_of_half_a_float16_ulp_is_no_evidence():
 @pytest.mark.parametrize("x", [[-2.0, 0.125], [-0.0625], [-30.0]])
 def test_a_sign_flip_of_one_minus_cos_in_float16_near_its_quanta_fails(x):
     assert check(one_minus_cos16(flip=True), np.array(x), seed=0).verdict == "failed"
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        # (the subtraction in float32 leaves outputs of float32 numbers, or float16
+        # numbers by chance, while cos rounds at float16's ulps: the noise was modelled
+        # at float32's eps, 8192 times too fine; numeric 0.12506 against 0.12512)
+        [-42.32151412963867, 111.12215423583984],
+        [69.83027648925781, -280.7511901855469, 184.45367431640625],
+    ],
+)
+def test_one_minus_cos_in_float16_of_float32_inputs_passes(x):
+    result = check(one_minus_cos16(), np.array(x, dtype=np.float32), seed=0)
+    assert result.verdict == "passed", str(result)
+
+
+@pytest.mark.parametrize(
+    "x", [[-243.84788513183594], [-241.37060546875, 144.56666564941406], [-42.32151412963867]]
+)
+def test_a_sign_flip_of_one_minus_cos_in_float16_of_float32_inputs_fails(x):
+    result = check(one_minus_cos16(flip=True), np.array(x, dtype=np.float32), seed=0)
+    assert result.verdict == "failed", str(result)
+
+
+@pytest.mark.parametrize(
+    "z",
+    [
+        # (every output a whole number, -953 beside 8625: read as a staircase of whole
+        # numbers, differenced with float64's steps that the rounding to complex32
+        # absorbs: numeric 0 against an analytic -120)
+        [5.125904560089111 + 92.99354553222656j, -70.19039154052734 - 19.672754287719727j],
+        [17.303665161132812 + 45.29472351074219j, 67.93692016601562 - 26.998546600341797j],
+    ],
+)
+def test_a_complex32_square_with_whole_outputs_passes(z):
+    result = check(chalf_square(one_minus=True), np.array(z, np.complex64), seed=0)
+    assert result.verdict == "passed", str(result)
+
+
+@pytest.mark.parametrize("factor", [1.1, 0.9])
+def test_the_wrong_twin_of_a_complex32_square_with_whole_outputs_fails(factor):
+    z = [5.125904560089111 + 92.99354553222656j, -70.19039154052734 - 19.672754287719727j]
+    result = check(chalf_square(factor, one_minus=True), np.array(z, np.complex64), seed=0)
+    assert result.verdict == "failed", str(result)
+
+
+@pytest.mark.parametrize("x", [[177.5], [177.5, 3.0]])
+def test_one_minus_cos_in_float16_whose_outputs_are_no_float32_numbers_passes(x):
+    # (cos(177.5) in float16 is the subnormal -1.5e-5, and 1 - it in float64 no float32
+    # number: read as a float64 forward, differenced with float64's steps that the
+    # rounding to float16 absorbs; numeric 0 against 0.126; gradcheck verify seed 0)
+    result = check(one_minus_cos16(), np.array(x, dtype=np.float32), seed=0)
+    assert result.verdict == "passed", str(result)
+
+
+def test_a_sign_flip_of_one_minus_cos_in_float16_whose_outputs_are_no_float32_numbers_fails():
+    result = check(one_minus_cos16(flip=True), np.array([-177.5], dtype=np.float32), seed=0)
+    assert result.verdict == "failed", str(result)
