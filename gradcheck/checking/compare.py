@@ -26,7 +26,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from gradcheck.checking.forward_rounding import narrow_numbers
+from gradcheck.checking.computed_in import narrow_numbers
 from gradcheck.checking.numerical import (
     Estimate,
     Evaluator,

@@ -81,8 +81,8 @@ forward (the first pass, the refinement's levels, directions, the complex step),
 :func:`full_estimate` and :func:`refine_elements` drive it element by element;
 :mod:`gradcheck.checking.levels` holds the steps and what the levels' differences say
 (Richardson, noise, quanta, kinks: an :class:`Estimate`);
-:mod:`gradcheck.checking.forward_rounding` measures the forward's rounding (a base of
-the Evaluator); every number above is in :mod:`gradcheck.checking.thresholds`.
+:mod:`gradcheck.checking.forward_rounding` (the forward's rounding) and ``computed_in``
+(its dtype) are the Evaluator's bases; every number is in ``thresholds``.
 """
 
 from __future__ import annotations
@@ -94,7 +94,8 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.forward_rounding import ForwardRounding, exact_in
+from gradcheck.checking.computed_in import exact_in
+from gradcheck.checking.forward_rounding import ForwardRounding
 from gradcheck.checking.level_scores import LevelScores
 from gradcheck.checking.levels import (
     Estimate,
@@ -124,7 +125,6 @@ __all__ = [
     "ComplexStepUnsupported",
     "Evaluator",
     "Estimate",
-    "exact_in",
     "full_estimate",
     "refine_elements",
     "step_sizes",

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.forward_rounding import narrow_numbers
+from gradcheck.checking.computed_in import narrow_numbers
 from gradcheck.checking.result import Failure
 from gradcheck.checking.thresholds import (
     BACKWARD_ROUNDING_FACTOR,

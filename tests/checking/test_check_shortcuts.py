@@ -1,6 +1,6 @@
 """Per-example shortcuts of the check (issue 40 item 2, branch i40-search4): each gives
 the answer the long way gives, at less cost: a narrow dtype's "no" from one element
-(:func:`~gradcheck.checking.forward_rounding.exact_in`), a non-contiguous run that
+(:func:`~gradcheck.checking.computed_in.exact_in`), a non-contiguous run that
 gave the same numbers judged without its tolerances
 (:mod:`gradcheck.checking.contiguity`)."""
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from gradcheck.checking import contiguity
-from gradcheck.checking.forward_rounding import exact_in, narrow_numbers
+from gradcheck.checking.computed_in import exact_in, narrow_numbers
 
 F16, F32, F64 = (np.dtype(t) for t in (np.float16, np.float32, np.float64))
 SPECIALS = [

@@ -77,6 +77,7 @@ VERDICT_MODULES = (
     "numerical.py",
     "levels.py",
     "forward_rounding.py",
+    "computed_in.py",
 )
 
 

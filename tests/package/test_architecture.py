@@ -37,6 +37,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gradcheck.checking.levels",
             "gradcheck.checking.level_scores",
             "gradcheck.checking.forward_rounding",
+            "gradcheck.checking.computed_in",
             "gradcheck.checking.probes",
             "gradcheck.checking.compare",
             # the verdict's thresholds and the tolerance object, which compute nothing

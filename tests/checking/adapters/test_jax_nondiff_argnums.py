@@ -19,7 +19,7 @@ from gradcheck.checking.checker import check  # noqa: E402
 from gradcheck.checking.signature import op_signature  # noqa: E402
 from gradcheck.cli import main  # noqa: E402
 
-SOURCE = '''
+SOURCE = """
 from functools import partial
 
 import jax
@@ -35,7 +35,7 @@ def softplus_beta(x, beta):
 def _jvp(beta, primals, tangents):
     (x,), (t,) = primals, tangents
     return softplus_beta(x, beta), jax.nn.sigmoid(beta * x) * t
-'''
+"""
 
 
 @partial(jax.custom_vjp, nondiff_argnums=(0,))
