@@ -272,10 +272,33 @@ class ComputedIn:
         if (
             whole
             and self._whole_staircase(out0, out1, narrow)
-            and not self._moves_at_every_ulp(rounded, out0)
+            and not (
+                self._moves_at_every_ulp(rounded, out0) and self._still_in_cells(rounded, out0)
+            )
         ):
             return "wide"
         return "narrow" if self._unmoved_by_a_quarter(moved, out1, narrow) else "wide"
+
+    def _still_in_cells(self, rounded: list[np.ndarray], out0: np.ndarray) -> bool:
+        """Whether the forward stands still where every float element of ``rounded``, taken
+        to its float16 number, moves 3/8 of the way to the next one, up and then down: inside
+        the float16 rounding cell, where ``F(round(x))`` cannot move. A staircase whose tread
+        is finer than float16's ulp moves there: round(4x) at |x| of 512 to 1024 (its tread
+        0.25, float16's ulp 0.5), which moves at every whole float16 ulp too and whose
+        gradient, 0, was judged against the slope 4 of the steps it climbs."""
+        half = np.dtype(np.float16)
+        for direction in (np.inf, -np.inf):
+            with np.errstate(all="ignore"):
+                moved = [
+                    _inside_cell(a, half, direction) if a.dtype.kind == "f" else a for a in rounded
+                ]
+            try:
+                out = np.asarray(self.call(moved))
+            except Exception:
+                return False
+            if out.shape != out0.shape or not np.array_equal(out, out0, equal_nan=True):
+                return False
+        return True
 
     def _moves_at_every_ulp(self, rounded: list[np.ndarray], out0: np.ndarray) -> bool:
         """Whether a forward whose inputs are all below 1024 in size (float16's ulps at
@@ -359,3 +382,11 @@ class ComputedIn:
         except Exception:
             return None
         return bool(again.shape == out.shape and np.array_equal(again, out, equal_nan=True))
+
+
+def _inside_cell(a: np.ndarray, half: np.dtype, direction: float) -> np.ndarray:
+    """``a``'s float16 numbers moved 3/8 of the way to their next float16 number towards
+    ``direction``, in ``a``'s dtype: still inside their float16 rounding cells."""
+    base = a.astype(half)
+    step = np.nextafter(base, half.type(direction)).astype(a.dtype) - base.astype(a.dtype)
+    return base.astype(a.dtype) + step * 0.375

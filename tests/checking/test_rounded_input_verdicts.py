@@ -168,3 +168,32 @@ def test_one_minus_cos_in_float16_whose_outputs_are_no_float32_numbers_passes(x)
 def test_a_sign_flip_of_one_minus_cos_in_float16_whose_outputs_are_no_float32_numbers_fails():
     result = check(one_minus_cos16(flip=True), np.array([-177.5], dtype=np.float32), seed=0)
     assert result.verdict == "failed", str(result)
+
+
+class _Round4(torch.autograd.Function):
+    """round(4x): a staircase whose tread, 0.25, is finer than float16's ulp at |x| of 512
+    to 1024; its gradient is 0 (torch's own for round)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return torch.round(4 * x)
+
+    @staticmethod
+    def backward(ctx, g):
+        return torch.zeros_like(g)
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        [-778.697509765625, -993.16650390625, -305.3894958496094],
+        [-346.725158, 961.538391, -602.206726],
+    ],
+)
+def test_a_staircase_finer_than_float16_s_ulp_is_not_taken_for_a_float16_forward(x):
+    # It moves at every whole float16 ulp of its inputs, as a forward computing in
+    # float16 does, and its zero gradient was judged against the slope 4 of the steps it
+    # climbs (failed: mismatch). Inside a float16 rounding cell it moves; F(round(x))
+    # cannot.
+    result = check(_Round4, np.array(x, dtype=np.float32), seed=0)
+    assert result.verdict != "failed", str(result)
