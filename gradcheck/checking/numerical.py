@@ -189,7 +189,7 @@ class Evaluator(ForwardRounding, PointProbes):
         # return a view of its input (reshape, transpose, indexing), which the
         # perturbations below change in place.
         out0 = self.call(self.work)
-        inner = self._computes_in(out0) or self._float64_rounding_to_half(out0)
+        inner = self._computes_in(out0)
         #: The dtype narrower than float64 that the forward computes in even when given
         #: float64 (``f(x.half())`` cast back), or None: a float64 check of the op sees
         #: these very numerics (see ``low_precision.judged_as_float64``).

@@ -156,6 +156,12 @@ def test_the_wrong_twin_of_a_complex32_square_with_whole_outputs_fails(factor):
     assert result.verdict == "failed", str(result)
 
 
+@pytest.mark.xfail(
+    strict=True,
+    reason="the probe that told this forward (float64 outputs, float16 inside) took two more "
+    "forward calls in every float64 check and turned logabsdet near a singular matrix "
+    "inconclusive; it was taken out at the merge (issue 34, still open)",
+)
 @pytest.mark.parametrize("x", [[177.5], [177.5, 3.0]])
 def test_one_minus_cos_in_float16_whose_outputs_are_no_float32_numbers_passes(x):
     # (cos(177.5) in float16 is the subnormal -1.5e-5, and 1 - it in float64 no float32
