@@ -18,6 +18,7 @@ import numpy as np
 
 from gradcheck.checking.levels import step_sizes
 from gradcheck.checking.thresholds import (
+    CELL_SHARE,
     HIGHEST_LEVEL,
     LEVEL_RATIO,
 )
@@ -254,19 +255,30 @@ class ComputedIn:
         is finer than float16's ulp moves there: round(4x) at |x| of 512 to 1024 (its tread
         0.25, float16's ulp 0.5), which moves at every whole float16 ulp too and whose
         gradient, 0, was judged against the slope 4 of the steps it climbs."""
-        half = np.dtype(np.float16)
+        outs = self._at_float16_moves(rounded, out0, CELL_SHARE)
+        return outs is not None and all(np.array_equal(o, out0, equal_nan=True) for o in outs)
+
+    def _at_float16_moves(
+        self, rounded: list[np.ndarray], out0: np.ndarray, share: float
+    ) -> list[np.ndarray] | None:
+        """The forward's outputs where every float element of ``rounded``, taken to its
+        float16 number, moves ``share`` of the way to the next one up, and where each
+        moves so down; None where it raised or gave outputs of another shape."""
+        outs = []
         for direction in (np.inf, -np.inf):
             with np.errstate(all="ignore"):
                 moved = [
-                    _inside_cell(a, half, direction) if a.dtype.kind == "f" else a for a in rounded
+                    _float16_moved(a, direction, share) if a.dtype.kind == "f" else a
+                    for a in rounded
                 ]
             try:
                 out = np.asarray(self.call(moved))
             except Exception:
-                return False
-            if out.shape != out0.shape or not np.array_equal(out, out0, equal_nan=True):
-                return False
-        return True
+                return None
+            if out.shape != out0.shape:
+                return None
+            outs.append(out)
+        return outs
 
     def _moves_at_every_ulp(self, rounded: list[np.ndarray], out0: np.ndarray) -> bool:
         """Whether a forward whose inputs are all below 1024 in size (float16's ulps at
@@ -290,22 +302,10 @@ class ComputedIn:
             return False
         if out0.size < sum(a.size for a in floats):
             return False  # (a sum of rounds moves where any of its elements crosses)
-        sides = np.zeros(out0.shape, dtype=int)
-        for direction in (np.inf, -np.inf):
-            with np.errstate(all="ignore"):
-                moved = [
-                    np.nextafter(a.astype(half), half.type(direction)).astype(a.dtype)
-                    if a.dtype.kind == "f"
-                    else a
-                    for a in rounded
-                ]
-            try:
-                out = np.asarray(self.call(moved))
-            except Exception:
-                return False
-            if out.shape != out0.shape:
-                return False
-            sides += out != out0
+        outs = self._at_float16_moves(rounded, out0, 1.0)
+        if outs is None:
+            return False
+        sides = sum((out != out0).astype(int) for out in outs)
         return bool(np.all(sides >= 1) and np.mean(sides == 2) >= 0.5)
 
     @staticmethod
@@ -352,9 +352,12 @@ class ComputedIn:
         return bool(again.shape == out.shape and np.array_equal(again, out, equal_nan=True))
 
 
-def _inside_cell(a: np.ndarray, half: np.dtype, direction: float) -> np.ndarray:
-    """``a``'s float16 numbers moved 3/8 of the way to their next float16 number towards
-    ``direction``, in ``a``'s dtype: still inside their float16 rounding cells."""
+def _float16_moved(a: np.ndarray, direction: float, share: float) -> np.ndarray:
+    """``a``'s float16 numbers moved ``share`` of the way to their next float16 number
+    towards ``direction`` (the whole way: that number), in ``a``'s dtype."""
+    half = np.dtype(np.float16)
     base = a.astype(half)
-    step = np.nextafter(base, half.type(direction)).astype(a.dtype) - base.astype(a.dtype)
-    return base.astype(a.dtype) + step * 0.375
+    step = np.nextafter(base, half.type(direction))
+    if share == 1.0:
+        return step.astype(a.dtype)
+    return base.astype(a.dtype) + (step.astype(a.dtype) - base.astype(a.dtype)) * share

@@ -301,3 +301,9 @@ TIE_STEADINESS = 1e-2
 TIE_NOISE_MARGIN = 8.0
 TIE_BLOCK_MAX = 64
 TIE_BLOCKS_PROBED = 4
+
+#: How far into its float16 rounding cell ``computed_in._still_in_cells`` moves an
+#: element: 3/8 of the way to the next float16 number, short of the cell's edge (1/2),
+#: where a forward that rounds its inputs to float16 cannot move and a staircase finer
+#: than float16's ulp (round(4x) at |x| of 512-1024) does.
+CELL_SHARE = 0.375

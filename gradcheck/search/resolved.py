@@ -91,13 +91,13 @@ def resolve(
         return target
     obj, description, name = description_and_name(target) if first is None else first
     resolved = resolve_target(obj)
-    if _is_instance(obj) and (isinstance(target, LoadedTarget) or instance_name(obj)):
-        # (an nn.Module instance: its class is no name a user can replay with; the
-        # name it was loaded under is, `mymod:layer`, or the one its module gives it)
-        resolved = resolved.named(name)
-    elif isinstance(target, LoadedTarget) and _made_elsewhere(obj, name):
-        # (an op a factory made, `_make.<locals>.huber`, bound as `huber_bug`: only the
-        # name it was loaded under finds it again)
+    loaded = isinstance(target, LoadedTarget)
+    if (_is_instance(obj) and (loaded or instance_name(obj))) or (
+        loaded and _made_elsewhere(obj, name)
+    ):
+        # (an nn.Module instance, whose class is no name a user can replay with, or an
+        # op a factory made, `_make.<locals>.huber` bound as `huber_bug`: the name it
+        # was loaded under finds it again, `mymod:layer`, or the one its module gives it)
         resolved = resolved.named(name)
     return ResolvedTarget(obj, name, resolved, description)
 
