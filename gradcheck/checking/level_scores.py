@@ -57,6 +57,9 @@ class LevelScores:
         #: exp near 0); the steps are relative to it, so the noise it gives at a still
         #: level is eps**(2/3)·<|v|, 1> / 2 over the level's multiplier, at every scale.
         self.magnitude = 1.0
+        #: Whether the moved input is one the forward is linear in (at order 2, ``v``;
+        #: see :meth:`quantum_sizes`).
+        self.along_linear = False
         #: Whether the modelled noise is a bound of the outputs' rounding, not a scale
         #: of it (:attr:`Evaluator.in_inner`): a pair's own error is then read from
         #: below only (see :func:`_pair_errors`).
@@ -263,6 +266,28 @@ class LevelScores:
             self.floor = np.where(done, known / (2 * self.hs), 0.0)
         return quantum
 
+    def quantum_sizes(
+        self, at: np.ndarray, plus: np.ndarray, minus: np.ndarray, linear: bool
+    ) -> np.ndarray:
+        """Per output (flat), the size its known quantum is a share of at one level:
+        the largest of its sizes at x (``at``) and at the level's points (``plus``,
+        ``minus``), or, where the forward is a backward (``linear``), its size at x.
+
+        A backward's output rounds in proportion to ``v``: 0 at v = 0 at every point,
+        and moved along ``v`` its share of the quantum stays whole there. One that is 0
+        at x while v is not, moved along x, is an exact zero, not a cancellation (the
+        backward of a product at two zero factors, v·x0·x2 at x0 = x1 = 0, which a step
+        of x0 moves by exactly 2h·v·x2): it is known to its quantum over its size at
+        the points, as at order 1. Its share at x alone (of 0: whole) took every
+        level's difference for rounding, and a double backward that drops the term
+        (0 for 2v) passed."""
+        moved = np.fmax(np.abs(plus), np.abs(minus)).reshape(-1)
+        if not linear:
+            return np.fmax(moved, at)
+        if self.along_linear:
+            return at
+        return np.where(at == 0, moved, at)
+
     def below(self, more: int) -> LevelScores:
         """These levels, scored, with ``more`` levels of smaller steps before them,
         not yet run (no level may be pending)."""
@@ -274,6 +299,7 @@ class LevelScores:
         new.magnitude = self.magnitude
         new.tight = self.tight
         new.linear_noise = self.linear_noise
+        new.along_linear = self.along_linear
         new.point_sizes = self.point_sizes
         new.line_quantum = self.line_quantum
         new.absorbed = self.absorbed

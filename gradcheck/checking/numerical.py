@@ -394,6 +394,7 @@ class Evaluator(ForwardRounding, PointProbes):
         # element to the inner dtype, a noise of |s'|·its ulp that no output shows)
         levels.tight = self.in_inner and isinstance(along, (int, np.integer))
         levels.linear_noise = self.linear_noise(i, np.abs(self.v))
+        levels.along_linear = i in self.linear
         levels.powers = np.arange(len(multipliers)) - base_index
         if self.input_rounding is not None and isinstance(along, (int, np.integer)):
             x_j = self.work[i].reshape(-1)[along].astype(self.input_rounding)
@@ -667,10 +668,7 @@ class Evaluator(ForwardRounding, PointProbes):
             quantized = quanta > 0
             at = np.abs(f0.reshape(-1))
             for row, k in enumerate(pending):
-                size = at
-                if not self.linear:
-                    size = np.fmax(np.abs(plus[row]), np.abs(minus[row])).reshape(-1)
-                    size = np.fmax(size, at)
+                size = levels.quantum_sizes(at, plus[row], minus[row], bool(self.linear))
                 with np.errstate(all="ignore"):
                     share = np.where(quantized, np.minimum(quanta / size, 1.0), 0.0)
                 share *= absv.reshape(-1)
