@@ -142,7 +142,7 @@ def format_result(result: CheckResult, *, seed: bool = True) -> str:
                 lines.append(format_table(f.worst))
             if result.upstream is not None:
                 lines.append(_products_line(result))
-            hint = _float32_hint(result)
+            hint = _float32_hint(result) or _parameter_hint(result)
             if hint:
                 lines.append(hint)
     labels = [_label(result, i) for i, a in enumerate(result.inputs) if a.dtype.kind in "iub"]
@@ -194,6 +194,23 @@ def _float32_hint(result: CheckResult) -> str:
         "Python numbers take torch's default dtype, float32; so do NumPy float32 "
         "constants); compute in the input's dtype, or pass rtol= if this precision is "
         "what you accept"
+    )
+
+
+def _parameter_hint(result: CheckResult) -> str:
+    """For an input that received no gradient: it may be a parameter of the op (a
+    number its backward gives no gradient, as ``return grad_x, None``) drawn as a
+    tensor for want of a value, which the failure alone does not tell."""
+    f = result.failure
+    if f is None or f.kind != "missing_gradient" or f.input is None:
+        return ""
+    name = result.input_name(f.input)
+    if name.startswith("input "):
+        return ""
+    return (
+        f"If {name} is a parameter of the op (a number, not a tensor input), give it a "
+        f"value: --kwargs '{{\"{name}\": ...}}' on the command line, kwargs= in verify, "
+        f"describe and the config, {name}= in check"
     )
 
 

@@ -705,3 +705,27 @@ def test_a_float64_mismatch_of_float32_rounding_size_says_what_usually_causes_it
     # a gross error is not put down to rounding
     wrong = gradcheck.check(SquareOffByAConstant, x, seed=0)
     assert wrong.failure is not None and "rounding size" not in str(wrong)
+
+
+class ScaledTanh(Operation):
+    """c·tanh(x / c) with the number ``c`` kept out of ``self.variables`` and given no
+    gradient, as a parameter: drawn as a tensor for want of a value, it gets none."""
+
+    def __call__(self, x, c):
+        self.variables = (x, c)
+        return c.data * np.tanh(x.data / c.data)
+
+    def backward_var(self, grad, index, **kwargs):
+        x, c = (t.data for t in self.variables)
+        if index == 1:
+            raise gradcheck.SkipGradient("c is a number")
+        return grad * (1 - np.tanh(x / c) ** 2)
+
+
+def test_an_input_without_gradient_is_said_to_maybe_be_a_parameter_wanting_a_value():
+    result = gradcheck.check(ScaledTanh, np.array([0.5, 1.5]), np.array([2.0, 3.0]), seed=0)
+    assert result.failure is not None and result.failure.kind == "missing_gradient"
+    text = str(result)
+    assert "If c is a parameter of the op" in text and "--kwargs '{\"c\": ...}'" in text
+    # another kind of failure has no such line
+    assert "parameter of the op" not in str(gradcheck.check(Affine, np.ones(2), np.ones(2)))
