@@ -10,7 +10,7 @@ reads the evaluator's working inputs, ``v``, the output at the point and its for
 from __future__ import annotations
 
 import math
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -99,6 +99,32 @@ class PointProbes:
         own = self.refine(i, int(along), h, jump_threshold, 1.0)
         resolved = max(jump_threshold, SMALL_X_RESOLVED * abs(float(own.value)))
         return own if not own.kink and own.error <= resolved else est
+
+    def tiny_kinks(
+        self,
+        i: int,
+        est: Estimate,
+        which: np.ndarray,
+        threshold: float,
+        jump_threshold: Callable[[np.ndarray], float] | float,
+    ) -> tuple[float, np.ndarray]:
+        """The jump threshold of the refined gradient (kinks left out) and the
+        elements of ``which`` to refine again with it: those below
+        LEVEL_RATIO**-:data:`SMALL_X_LEVELS` left a kink where it is larger than
+        ``threshold``, the first pass's. Every first-pass step crosses what lies within
+        |x| of such an element, and its threshold is of the quotients those steps see,
+        not of the gradient: clip(2**150·x, -1, 1) at x of 2**-150 had a threshold of
+        0.017 beside gradients of 2**150, and its flat elements, whose own relative
+        steps resolve s to 4e33 (a rounding of 3e-12 of the gradient's scale, as at
+        x of 1), were taken for kinks (flat arrays of ``est``, as refined)."""
+        if not callable(jump_threshold):
+            return threshold, which[:0]
+        size = np.abs(self.work[i].reshape(-1)[which])
+        tiny = which[est.kink[which] & (size > 0) & (size < LEVEL_RATIO**-SMALL_X_LEVELS)]
+        if not tiny.size:
+            return threshold, tiny
+        again = jump_threshold(np.where(est.kink, 0.0, est.value))
+        return (again, tiny) if again > threshold else (threshold, tiny[:0])
 
     def _probe_line(self, i: int, j: int, h0: float, levels: LevelScores) -> None:
         """Where ``s`` is a line at the smallest levels (each within its rounding of
