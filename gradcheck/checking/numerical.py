@@ -407,8 +407,8 @@ class Evaluator(ForwardRounding, PointProbes):
                 self._probe_line(i, int(along), h0, levels)
             self._quantize(levels)
             est = _combine(levels, self.eps, jump_threshold, base_index)
-        for _ in range(SINGULAR_ROUNDS):
-            if not (est.unbounded if est.kink else _blows_up_below(levels, est)):
+        for deeper in range(SINGULAR_ROUNDS):
+            if not self.go_deeper(i, along, levels, est, deeper):
                 break
             # The value comes from steps that reach across a singular set (log|det| of
             # a nearly singular matrix): smaller steps than those see a derivative far

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gradcheck.checking.levels import step_sizes, unresolved
+from gradcheck.checking.levels import _blows_up_below, step_sizes, unresolved
 from gradcheck.checking.thresholds import (
     APART_ELEMENTS_PROBED,
     APART_LEVEL_BITS,
@@ -29,11 +29,15 @@ from gradcheck.checking.thresholds import (
     EDGE_LEVELS,
     EDGE_SHRINK,
     HIGHEST_LEVEL,
+    KINK_PERSIST_NOISE,
+    KINK_PERSISTS,
+    KINK_ROUNDS,
     LEVEL_RATIO,
     OUTPUT_ROUNDING_EPS,
     OWN_SCALE_BITS,
     OWN_SCALE_MIN_ULPS,
     PROBE_POWER,
+    SINGULAR_LEVELS,
     SMALL_X_LEVELS,
     SMALL_X_RESOLVED,
     STEEP_LEVEL_BITS,
@@ -99,6 +103,35 @@ class PointProbes:
         own = self.refine(i, int(along), h, jump_threshold, 1.0)
         resolved = max(jump_threshold, SMALL_X_RESOLVED * abs(float(own.value)))
         return own if not own.kink and own.error <= resolved else est
+
+    def go_deeper(
+        self, i: int, along: int | np.ndarray, levels: LevelScores, est: Estimate, deeper: int
+    ) -> bool:
+        """Whether the refinement ``est`` from ``levels`` runs a round of smaller steps
+        (:data:`SINGULAR_LEVELS` of them; this is round ``deeper``): where its steps
+        blow up below the chosen ones, at an unbounded kink, and for
+        :data:`KINK_ROUNDS` rounds at a bounded one, unless the jump J at the smallest
+        steps of that round is the jump at the smallest level within
+        :data:`KINK_PERSISTS` of it, resolved (a kink at x is one at every step: abs at
+        0; a sort at ties, 1 call in 20 more per element). The smoothed tip of a cone
+        looks like a kink at steps longer than its width: eigvalsh of a matrix whose
+        eigenvalues are 1e-8 apart, at steps down to 3.7e-7 (smooth below 6e-9)."""
+        if not est.kink:
+            return _blows_up_below(levels, est)
+        if est.unbounded:
+            return True
+        if deeper >= KINK_ROUNDS:
+            return False
+        done = np.flatnonzero(np.isfinite(levels.d) & np.isfinite(levels.jump))
+        if not done.size or not isinstance(along, (int, np.integer)):
+            return True
+        k = done[np.argmin(levels.hs[done])]
+        h, jump = float(levels.hs[k]), float(levels.jump[k])
+        small = h * LEVEL_RATIO**-SINGULAR_LEVELS
+        there = (self.s_moved(i, int(along), small) + self.s_moved(i, int(along), -small)) / small
+        noise = float(levels.noise[k]) * h / small
+        persists = abs(there - jump) <= KINK_PERSISTS * abs(jump) + noise
+        return not (persists and noise <= KINK_PERSIST_NOISE * abs(jump))
 
     def tiny_kinks(
         self,
