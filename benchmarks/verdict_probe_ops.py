@@ -559,8 +559,21 @@ def _more_family() -> None:
         name = f"scale_xabsx_{s:.0e}".replace("+", "").replace("-", "m")
         _pair(name, x_abs_x[0], x_abs_x[1], {"domain": (-2 * s, 2 * s)})
         PROBES.append(Probe("scale", name, [s * np.append(_BASE, 0.0)]))
+    for a, b in RESCALINGS:
+        name = f"units_xabsx_{a}_{b}".replace("-", "m")
+
+        def f(x: np.ndarray, a: int = a, b: int = b) -> np.ndarray:
+            return 2.0**b * (x * 2.0**-a) * np.abs(x * 2.0**-a)
+
+        def df(x: np.ndarray, a: int = a, b: int = b) -> tuple[np.ndarray]:
+            return (2.0 ** (b - a) * 2 * np.abs(x * 2.0**-a),)
+
+        _pair(name, f, df, {"domain": (-3 * 2.0**a, 3 * 2.0**a)})
+        PROBES.append(Probe("units", name, [2.0**a * np.append(_BASE, 0.0)]))
     _matrix_op("eigvalsh", _eigvalsh, _eigvalsh_vjp, 1)
-    for gap in (1e-4, 1e-8, 1e-11):
+    # (at a gap of 1e-10 and below the cone's tip is narrower than steps that resolve
+    # s to 1e-3: beyond float64's finite differences)
+    for gap in (1e-4, 1e-6, 1e-8):
         a = np.array([[1.0, 0.3 * gap], [0.3 * gap, 1.0 + gap]])
         PROBES.append(Probe("singular", "eigvalsh", [a], tag=f"gap={gap:g}"))
     _pair("norm", _norm, _norm_grad, {"shapes": ["3"]})
