@@ -120,10 +120,10 @@ class PointProbes:
             return _blows_up_below(levels, est)
         if est.unbounded:
             return True
-        if deeper >= KINK_ROUNDS:
-            return False
+        if deeper >= KINK_ROUNDS or not isinstance(along, (int, np.integer)):
+            return False  # (a direction's kink is bisected down to its elements)
         done = np.flatnonzero(np.isfinite(levels.d) & np.isfinite(levels.jump))
-        if not done.size or not isinstance(along, (int, np.integer)):
+        if not done.size:
             return True
         k = done[np.argmin(levels.hs[done])]
         h, jump = float(levels.hs[k]), float(levels.jump[k])
