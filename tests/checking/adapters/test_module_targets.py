@@ -220,7 +220,7 @@ def test_a_layer_instance_given_in_python_is_named_by_its_module(user_dir: Path)
     import torch_layers
 
     checked = gradcheck.check(torch_layers.layer, np.array([0.5, -1.0]))
-    assert str(checked).startswith("gradcheck: torch_layers.layer failed"), checked
+    assert str(checked).startswith("gradcheck: torch_layers:layer failed"), checked
     searched = str(gradcheck.verify(torch_layers.layer, max_examples=10, seed=0))
     assert searched.startswith("gradcheck: torch_layers:layer failed"), searched
     assert "Replay: gradcheck.verify(torch_layers.layer, seed=0)" in searched
