@@ -6,6 +6,7 @@ pairs). A bug must fail and its twin pass on every path, and a failure's report 
 name the op and its inputs as the user did, show v, and replay with one seed.
 
     OMP_NUM_THREADS=1 python benchmarks/user_round5.py [--seeds 0,1,2] [--out DIR]
+        [--paths cli,json,...] [--pairs gate,pow_log]
 """
 
 from __future__ import annotations
@@ -91,6 +92,12 @@ PAIRS: dict[str, tuple[str, str, dict, tuple[str, ...], str, dict]] = {
 
 
 def main() -> None:
+    if "--pairs" in sys.argv:  # (a subset: --pairs a,b; the other options are round 4's)
+        at = sys.argv.index("--pairs")
+        chosen = sys.argv[at + 1].split(",")
+        del sys.argv[at : at + 2]
+        for pair in set(PAIRS) - set(chosen):
+            del PAIRS[pair]
     rounds.OPS = rounds.ROOT / "tests" / "support" / "user_round5_ops.py"
     rounds.MOD = "user_round5_ops"
     rounds.PAIRS = PAIRS
