@@ -47,6 +47,7 @@ from gradcheck.checking.thresholds import (
     KINK_STEADINESS,
     LEVEL_RATIO,
     RESETTLE_ROUNDS,
+    TIE_PARTIALS_ADD_UP,
     TRUNCATION_GROWTH,
     UPSTREAM_ROUNDING_FACTOR,
     WORST_ELEMENTS,
@@ -360,6 +361,13 @@ class Comparison:
         if self.along_tie is None:
             return ""
         members, along, total = self.along_tie
+        estimated = self.estimated if self.estimated is not None else self.spent
+        if estimated is not None:
+            partials = np.asarray(estimated[0], dtype=np.float64).reshape(-1)[members]
+            if abs(float(partials.sum()) - along) <= TIE_PARTIALS_ADD_UP * float(
+                np.abs(partials).sum() + abs(along)
+            ):
+                return ""  # (no kink at the tie: the numeric column is the gradient)
         shape = self.analytic.shape
         shown = [int(np.ravel_multi_index(worst, shape))] if worst is not None and shape else []
         first = next((j for j in shown + self.bad if j in members), int(members[0]))
@@ -370,7 +378,7 @@ class Comparison:
             f". At a tie: index {index} and {members.size - 1} other element(s) share the "
             f"value {value:.6g}; the numeric column there is each one's derivative moved "
             f"alone (a partial derivative at a kink, which the gradient there need not "
-            f"equal), but moved together, keeping the tie, s changes at {along:.10g} per "
+            f"equal), but moved together, keeping the tie, vᵀf changes at {along:.10g} per "
             f"unit, while the analytic gradient sums to {total:.10g} over them "
             f"(relative error {off:.3g}): the gradient is wrong along the tie"
         )

@@ -54,6 +54,11 @@ RESETTLE_ROUNDS = 3
 #: at least a quarter of its scale.)
 CLEAR_AGREEMENT = 0.25
 
+#: A tie's partial derivatives (each tied element moved alone) that add up to the
+#: derivative along the tie within this share of their size show no kink there: the
+#: failure's text says nothing of the tie (a report's wording only, never a verdict).
+TIE_PARTIALS_ADD_UP = 1e-3
+
 
 # -- the finite differences (numerical.py, levels.py, forward_rounding.py) -------------
 
