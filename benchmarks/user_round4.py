@@ -113,7 +113,7 @@ def flags(settings: dict) -> list[str]:
     out: list[str] = []
     for key, value in settings.items():
         for item in value if isinstance(value, list) else [value]:
-            out += [FLAGS[key], str(item)]
+            out += [FLAGS[key], item if isinstance(item, str) else json.dumps(item)]
     return out
 
 
@@ -264,9 +264,9 @@ def module_path(work: Path, seed: int, logs: Path, res: dict, defects: list) -> 
 
 
 PY_PATHS = """
-import json, sys, numpy as np, gradcheck
+import importlib, json, sys, numpy as np, gradcheck
 sys.path.insert(0, ".")
-import user_round4_ops as u
+u = importlib.import_module(sys.argv[3])
 PAIRS = json.loads(sys.argv[1]); s = int(sys.argv[2]); out = {}
 for pair, (bug, twin, settings, inputs, source, kwargs) in PAIRS.items():
     for name in (bug, twin):
@@ -286,7 +286,7 @@ print(json.dumps(out))
 
 def python_paths(work: Path, seed: int, logs: Path, res: dict, defects: list) -> None:
     p = run(
-        [sys.executable, "-c", PY_PATHS, json.dumps(PAIRS), str(seed)],
+        [sys.executable, "-c", PY_PATHS, json.dumps(PAIRS), str(seed), MOD],
         work,
         logs / f"python_{seed}.txt",
     )
@@ -323,7 +323,7 @@ def pytest_paths(work: Path, seed: int, logs: Path, res: dict, defects: list) ->
     d.mkdir(exist_ok=True)
     shutil.copy(OPS, d / f"{MOD}.py")
     (d / "pyproject.toml").write_text(config(seed))
-    (d / "test_round4.py").write_text(pytest_file())
+    (d / "test_user_round.py").write_text(pytest_file())
     xml_path = d / "report.xml"
     run(
         [
@@ -396,7 +396,7 @@ def main() -> None:
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     chosen = set(args.paths.split(","))
-    work = Path(args.out or tempfile.mkdtemp(prefix="round4_"))
+    work = Path(args.out or tempfile.mkdtemp(prefix=f"{MOD}_"))
     work.mkdir(parents=True, exist_ok=True)
     logs = work / "logs"
     logs.mkdir(exist_ok=True)

@@ -496,7 +496,93 @@ def _shape_family() -> None:
         PROBES.append(Probe("shapes", label, [x]))
 
 
+# --- more of item 7: C1 and tiny-gradient ops at more scales; eigvalsh, norm ------
+
+
+def _smooth_max(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    # max(x, y) joined by a cubic piece within 1 of the tie: (1/6)·max(1 - |x - y|, 0)**3
+    return np.maximum(x, y) + np.maximum(1 - np.abs(x - y), 0.0) ** 3 / 6
+
+
+def _smooth_max_grad(x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    d = x - y
+    h = np.maximum(1 - np.abs(d), 0.0)
+    dx = 0.5 + 0.5 * np.sign(d) * (1 - h * h)
+    return dx, 1 - dx
+
+
+def _softplus_grad(x: np.ndarray) -> tuple[np.ndarray]:
+    return (np.exp(-np.logaddexp(0.0, -x)),)
+
+
+def _eigvalsh(a: np.ndarray) -> np.ndarray:
+    return np.linalg.eigvalsh((a + a.T) / 2)
+
+
+def _eigvalsh_vjp(g: np.ndarray, a: np.ndarray) -> tuple[np.ndarray]:
+    _, v = np.linalg.eigh((a + a.T) / 2)
+    return ((v * g) @ v.T,)
+
+
+def _norm(x: np.ndarray) -> np.ndarray:
+    # scaled by the largest element, so that x·x does not underflow at 1e-200
+    m = np.max(np.abs(x))
+    return m * np.sqrt(np.sum((x / m) ** 2)) if m > 0 else np.zeros(())
+
+
+def _norm_grad(x: np.ndarray) -> tuple[np.ndarray]:
+    n = _norm(x)
+    return (x / n if n > 0 else np.zeros_like(x),)
+
+
+def _more_family() -> None:
+    more = {
+        "x2_sign": (lambda x: x * x * np.sign(x), lambda x: (2 * np.abs(x),), (0.0,)),
+        "relu_cubed": (
+            lambda x: np.maximum(x, 0) ** 3,
+            lambda x: (3 * np.maximum(x, 0) ** 2,),
+            (0.0,),
+        ),
+    }
+    for label, (f, df, jumps) in more.items():
+        _pair(label, f, df, {"domain": (-2.5, 2.5)})
+        PROBES.append(Probe("smoothness", label, [np.concatenate([k + _NEAR for k in jumps])]))
+    _pair("smooth_max", _smooth_max, _smooth_max_grad, {"domain": (-2.5, 2.5)}, 2)
+    y = np.array([0.0, 0.3, -0.2, 1.0, -1.0, 0.5, 1e-9])
+    PROBES.append(Probe("smoothness", "smooth_max", [y + _NEAR[:7], y]))
+    PROBES.append(Probe("smoothness", "smooth_max", [y + 1 + _NEAR[:7], y], tag="|x-y|=1"))
+    _pair("softplus", lambda x: np.logaddexp(0.0, x), _softplus_grad, {"domain": (-45.0, 45.0)})
+    for x in ([-40.0, -35.0, -30.0, -25.0], [25.0, 30.0, 40.0, 44.0]):
+        PROBES.append(Probe("scale", "softplus", [np.array(x)], tag=f"x={x[0]:g}.."))
+    x_abs_x = C1["x_abs_x"]
+    for s in SCALES:
+        name = f"scale_xabsx_{s:.0e}".replace("+", "").replace("-", "m")
+        _pair(name, x_abs_x[0], x_abs_x[1], {"domain": (-2 * s, 2 * s)})
+        PROBES.append(Probe("scale", name, [s * np.append(_BASE, 0.0)]))
+    for a, b in RESCALINGS:
+        name = f"units_xabsx_{a}_{b}".replace("-", "m")
+
+        def f(x: np.ndarray, a: int = a, b: int = b) -> np.ndarray:
+            return 2.0**b * (x * 2.0**-a) * np.abs(x * 2.0**-a)
+
+        def df(x: np.ndarray, a: int = a, b: int = b) -> tuple[np.ndarray]:
+            return (2.0 ** (b - a) * 2 * np.abs(x * 2.0**-a),)
+
+        _pair(name, f, df, {"domain": (-3 * 2.0**a, 3 * 2.0**a)})
+        PROBES.append(Probe("units", name, [2.0**a * np.append(_BASE, 0.0)]))
+    _matrix_op("eigvalsh", _eigvalsh, _eigvalsh_vjp, 1)
+    # (at a gap of 1e-10 and below the cone's tip is narrower than steps that resolve
+    # s to 1e-3: beyond float64's finite differences)
+    for gap in (1e-4, 1e-6, 1e-8):
+        a = np.array([[1.0, 0.3 * gap], [0.3 * gap, 1.0 + gap]])
+        PROBES.append(Probe("singular", "eigvalsh", [a], tag=f"gap={gap:g}"))
+    _pair("norm", _norm, _norm_grad, {"shapes": ["3"]})
+    PROBES.append(Probe("singular", "norm", [np.array([1e-10, -2e-10, 3e-11])], tag="near 0"))
+    PROBES.append(Probe("singular", "norm", [np.array([1e-200, -2e-200, 3e-201])], tag="1e-200"))
+
+
 _scale_family()
+_more_family()
 _rescale_family()
 _smooth_family()
 _kink_family()

@@ -584,20 +584,23 @@ def _check_one(
     with strided(strided_for(seed)):
         result = execute(run, atol, rtol)
         if result.failure is not None and run.outputs is not None:
-            result.failure = _name_the_output(result.failure, run, seed, atol, rtol)
+            result = _name_the_output(result, run, seed, atol, rtol)
     return result
 
 
 def _name_the_output(
-    failure: Failure, run: _Run, seed: int, atol: float | None, rtol: float | None
-) -> Failure:
+    result: CheckResult, run: _Run, seed: int, atol: float | None, rtol: float | None
+) -> CheckResult:
     """The output of an op with several outputs that a failure comes from, named in
     it: the one differentiable output, or the first whose upstream gradient alone
     (zero on the others) fails the same way. One output, or a failure that is not
-    one output's (the op raised, an input was changed), stays unnamed."""
-    outputs = run.outputs
-    if outputs is None or failure.output is not None or run.v is None:
-        return failure
+    one output's (the op raised, an input was changed), stays unnamed. Where the
+    output was found by its upstream gradient alone, the result is that check's:
+    its numbers are that output's vᵀJ, and the v it shows is zero on the others (the
+    label and the numbers speak of the same output)."""
+    failure, outputs = result.failure, run.outputs
+    if outputs is None or failure is None or failure.output is not None or run.v is None:
+        return result
     if failure.kind in (
         Kind.FORWARD_ERROR,
         Kind.MUTATED_INPUT,
@@ -605,29 +608,35 @@ def _name_the_output(
         Kind.UNDEFINED_GRAD,  # (its message names the outputs)
         Kind.NONCONTIGUOUS_INPUT,  # (an input's: its message names it)
     ):
-        return failure
-    candidates = outputs.indices
-    if len(candidates) > 1:
-        candidates = [
-            k
-            for k in candidates
-            if _fails_alone(run, outputs.only(k, run.v), seed, atol, rtol, failure.kind)
-        ][:1]
-    if not candidates:
-        return failure
-    k = candidates[0]
-    return replace(failure, output=k, message=f"{outputs.label(k)}: {failure.message}")
+        return result
+    k = outputs.indices[0] if len(outputs.indices) == 1 else None
+    for j in outputs.indices if k is None else ():
+        alone = _fails_alone(run, outputs.only(j, run.v), seed, atol, rtol, failure.kind)
+        if alone is not None:
+            k, result = j, alone
+            break
+    if k is None or result.failure is None:
+        return result
+    named = replace(
+        result.failure, output=k, message=f"{outputs.label(k)}: {result.failure.message}"
+    )
+    return replace(result, failure=named)
 
 
 def _fails_alone(
     run: _Run, v: np.ndarray, seed: int, atol: float | None, rtol: float | None, kind: str
-) -> bool:
+) -> CheckResult | None:
+    """The check again with the upstream gradient ``v`` (one output's piece): its
+    result where it fails the same way, else None."""
     again = _Run(run.tgt, run.xs, run.params, run.const, np.random.default_rng(seed), run.settings)
     again.v_given = v
     result = execute(again, atol, rtol)
     run.forward_calls += again.forward_calls
     run.backward_calls += again.backward_calls
-    return result.failure is not None and result.failure.kind == kind
+    if result.failure is None or result.failure.kind != kind:
+        return None
+    result.forward_calls, result.backward_calls = run.forward_calls, run.backward_calls
+    return result
 
 
 def numerical_gradient(

@@ -41,11 +41,13 @@ from gradcheck.checking.thresholds import (
     ERROR_ESTIMATE_FACTOR,
     FAST_MODE_MAX_LOCATED,
     FIRST_JUMP_FRACTION,
+    HIGHEST_LEVEL,
     INPUT_ROUNDING_FACTOR,
     KINK_NOISE_MARGIN,
     KINK_STEADINESS,
     LEVEL_RATIO,
     RESETTLE_ROUNDS,
+    TIE_PARTIALS_ADD_UP,
     TRUNCATION_GROWTH,
     UPSTREAM_ROUNDING_FACTOR,
     WORST_ELEMENTS,
@@ -359,6 +361,13 @@ class Comparison:
         if self.along_tie is None:
             return ""
         members, along, total = self.along_tie
+        estimated = self.estimated if self.estimated is not None else self.spent
+        if estimated is not None:
+            partials = np.asarray(estimated[0], dtype=np.float64).reshape(-1)[members]
+            if abs(float(partials.sum()) - along) <= TIE_PARTIALS_ADD_UP * float(
+                np.abs(partials).sum() + abs(along)
+            ):
+                return ""  # (no kink at the tie: the numeric column is the gradient)
         shape = self.analytic.shape
         shown = [int(np.ravel_multi_index(worst, shape))] if worst is not None and shape else []
         first = next((j for j in shown + self.bad if j in members), int(members[0]))
@@ -369,7 +378,7 @@ class Comparison:
             f". At a tie: index {index} and {members.size - 1} other element(s) share the "
             f"value {value:.6g}; the numeric column there is each one's derivative moved "
             f"alone (a partial derivative at a kink, which the gradient there need not "
-            f"equal), but moved together, keeping the tie, s changes at {along:.10g} per "
+            f"equal), but moved together, keeping the tie, vᵀf changes at {along:.10g} per "
             f"unit, while the analytic gradient sums to {total:.10g} over them "
             f"(relative error {off:.3g}): the gradient is wrong along the tie"
         )
@@ -600,9 +609,10 @@ class _FastMode:
         ok = bool(np.isfinite(numeric) and abs(analytic - numeric) <= allowed and not est.kink)
         return _Directional(ok, analytic, numeric, allowed, est.kink)
 
-    def bisect(self, members: np.ndarray, d: np.ndarray) -> None:
+    def bisect(self, members: np.ndarray, d: np.ndarray, below: bool = False) -> None:
         """Halve ``members`` (indices into ``d``), following the halves that disagree,
-        down to at most two elements each; at most :data:`FAST_MODE_MAX_LOCATED` in all."""
+        down to at most two elements each; at most :data:`FAST_MODE_MAX_LOCATED` in all.
+        ``below``: the halves screened at the step h0/:data:`BELOW` (see below)."""
         if len(self.located) >= FAST_MODE_MAX_LOCATED:
             return
         if members.size <= 2:
@@ -624,31 +634,45 @@ class _FastMode:
         for half in halves:
             e = np.zeros_like(d)
             e[half] = d[half]
-            if self.screen(e[None, :], second=False)[0] is None:
+            if below:
+                settled = bool(self.settles_below(e[None, :])[0])
+            else:
+                settled = self.screen(e[None, :], second=False)[0] is not None
+            if not settled:
                 unsettled.append((half, e))
             elif half is halves[0]:
-                self.bisect(halves[1], d)
+                self.bisect(halves[1], d, below)
                 return
         if len(unsettled) == 1:
-            self.bisect(unsettled[0][0], d)
+            self.bisect(unsettled[0][0], d, below)
             return
-        # Neither settled: the first refined and judged; where it agrees, the second is
-        # followed as above, else the second is judged too (either half may hold what
-        # failed: both elements of a tie at a maximum are kinks, and are reported).
-        # Before each refinement (14 calls), the half's first difference at a smaller
-        # step (2 calls, :meth:`settles_below`): a half whose elements are only near a
-        # kink (within h0 of it, not within h0/BELOW) settles there, standing for the
-        # refinement that would agree (at 7 of the ~19 levels of grid_sampler_3d's
-        # bisection neither half settled at h0).
+        # Neither settled: each half's first difference at a smaller step (2 calls,
+        # :meth:`settles_below`), the first's, then the second's: a half whose elements
+        # are only near a kink (within h0 of it, not within h0/BELOW) settles there,
+        # standing for the refinement that would agree, and the other half is followed
+        # as above. The second's before the first is refined (14 calls): where the
+        # first holds the kink, its refinement never agrees, and the second settled
+        # below was all that was followed from it (grid_sampler_3d's sample 28, 2 of its
+        # 5 refinements). Below such a level, the halves are screened at h0/BELOW alone:
+        # where the elements are many, some are near a kink, and neither half settles
+        # at h0 (sample 28: the 7 levels from 159,390 elements to 2,490, 6-8 calls each,
+        # where h0/BELOW settles one half at 2-4). Where neither settles below, the
+        # first refined and judged; where it agrees, the second is followed, else the
+        # second is judged too (either half may hold what failed: both elements of a
+        # tie at a maximum are kinks, and are reported).
         (first, e), (second, e2) = unsettled
-        if self.settles_below(e[None, :])[0] or self.agrees(e, screened=True).ok:
-            self.bisect(second, d)
+        if not below and self.settles_below(e[None, :])[0]:
+            self.bisect(second, d, True)
             return
-        self.bisect(first, d)
-        if len(self.located) >= FAST_MODE_MAX_LOCATED:
+        if not below and self.settles_below(e2[None, :])[0]:
+            self.bisect(first, d, True)
             return
-        if not self.settles_below(e2[None, :])[0] and not self.agrees(e2, screened=True).ok:
-            self.bisect(second, d)
+        if self.agrees(e, screened=True).ok:
+            self.bisect(second, d, True)
+            return
+        self.bisect(first, d, True)
+        if len(self.located) < FAST_MODE_MAX_LOCATED and not self.agrees(e2, screened=True).ok:
+            self.bisect(second, d, True)
 
     def judge_located(self) -> None:
         """Judge the located elements one by one, as full mode would."""
@@ -656,10 +680,12 @@ class _FastMode:
         threshold = cmp.jump_threshold(self.g)
         idx = np.array(sorted(set(self.located)))
         steps = step_sizes(x[idx], self.ev.eps)
-        results = [
-            self.ev.refine(cmp.i, int(j), float(h), threshold, abs(float(x[j])))
-            for j, h in zip(idx, steps)
-        ]
+        # (the rounding at their step points measured once for all of them)
+        with self.ev.shared_step_points(cmp.i, idx, steps * LEVEL_RATIO**HIGHEST_LEVEL):
+            results = [
+                self.ev.refine(cmp.i, int(j), float(h), threshold, abs(float(x[j])))
+                for j, h in zip(idx, steps)
+            ]
         numeric = np.array([r.value for r in results])
         error = np.array([r.error for r in results])
         kink = np.array([r.kink for r in results])

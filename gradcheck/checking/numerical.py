@@ -121,14 +121,8 @@ from gradcheck.checking.thresholds import (
 from gradcheck.engine.graph import no_autodiff
 from gradcheck.errors import ComplexStepUnsupported, exception_text
 
-__all__ = [
-    "ComplexStepUnsupported",
-    "Evaluator",
-    "Estimate",
-    "full_estimate",
-    "refine_elements",
-    "step_sizes",
-]
+__all__ = ["ComplexStepUnsupported", "Evaluator", "Estimate", "full_estimate"]
+__all__ += ["refine_elements", "step_sizes"]
 
 
 #: :meth:`Evaluator.directional` scores its rows in batches of at most this many
@@ -414,8 +408,8 @@ class Evaluator(ForwardRounding, PointProbes):
                 self._probe_line(i, int(along), h0, levels)
             self._quantize(levels)
             est = _combine(levels, self.eps, jump_threshold, base_index)
-        for _ in range(SINGULAR_ROUNDS):
-            if not (est.unbounded if est.kink else _blows_up_below(levels, est)):
+        for deeper in range(SINGULAR_ROUNDS):
+            if not self.go_deeper(i, along, levels, est, deeper):
                 break
             # The value comes from steps that reach across a singular set (log|det| of
             # a nearly singular matrix): smaller steps than those see a derivative far
@@ -747,6 +741,9 @@ def full_estimate(
     if which.size:
         jumped = np.abs(jumps[which]) > max(threshold, FIRST_JUMP_FRACTION * scale)
         refine_elements(ev, i, est, which, threshold, steps[which], jumped)
+        again, tiny = ev.tiny_kinks(i, est, which, threshold, jump_threshold)
+        if tiny.size:
+            refine_elements(ev, i, est, tiny, again, steps[tiny])
     for name in ("value", "error", "kink", "curvature", "refined", "noise"):
         setattr(est, name, getattr(est, name).reshape(shape))
     est.calls = ev.calls - calls0

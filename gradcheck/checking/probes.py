@@ -10,12 +10,12 @@ reads the evaluator's working inputs, ``v``, the output at the point and its for
 from __future__ import annotations
 
 import math
-from collections.abc import Container, Iterable, Sequence
+from collections.abc import Callable, Container, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gradcheck.checking.levels import step_sizes, unresolved
+from gradcheck.checking.levels import _blows_up_below, step_sizes, unresolved
 from gradcheck.checking.thresholds import (
     APART_ELEMENTS_PROBED,
     APART_LEVEL_BITS,
@@ -29,11 +29,15 @@ from gradcheck.checking.thresholds import (
     EDGE_LEVELS,
     EDGE_SHRINK,
     HIGHEST_LEVEL,
+    KINK_PERSIST_NOISE,
+    KINK_PERSISTS,
+    KINK_ROUNDS,
     LEVEL_RATIO,
     OUTPUT_ROUNDING_EPS,
     OWN_SCALE_BITS,
     OWN_SCALE_MIN_ULPS,
     PROBE_POWER,
+    SINGULAR_LEVELS,
     SMALL_X_LEVELS,
     SMALL_X_RESOLVED,
     STEEP_LEVEL_BITS,
@@ -99,6 +103,61 @@ class PointProbes:
         own = self.refine(i, int(along), h, jump_threshold, 1.0)
         resolved = max(jump_threshold, SMALL_X_RESOLVED * abs(float(own.value)))
         return own if not own.kink and own.error <= resolved else est
+
+    def go_deeper(
+        self, i: int, along: int | np.ndarray, levels: LevelScores, est: Estimate, deeper: int
+    ) -> bool:
+        """Whether the refinement ``est`` from ``levels`` runs a round of smaller steps
+        (:data:`SINGULAR_LEVELS` of them; this is round ``deeper``): where its steps
+        blow up below the chosen ones, at an unbounded kink, and for
+        :data:`KINK_ROUNDS` rounds at a bounded one, unless the jump J at the smallest
+        steps of that round is the jump at the smallest level within
+        :data:`KINK_PERSISTS` of it, resolved (a kink at x is one at every step: abs at
+        0; a sort at ties, 1 call in 20 more per element). The smoothed tip of a cone
+        looks like a kink at steps longer than its width: eigvalsh of a matrix whose
+        eigenvalues are 1e-8 apart, at steps down to 3.7e-7 (smooth below 6e-9)."""
+        if not est.kink:
+            return _blows_up_below(levels, est)
+        if est.unbounded:
+            return True
+        if deeper >= KINK_ROUNDS or not isinstance(along, (int, np.integer)):
+            return False  # (a direction's kink is bisected down to its elements)
+        done = np.flatnonzero(np.isfinite(levels.d) & np.isfinite(levels.jump))
+        if not done.size:
+            return True
+        k = done[np.argmin(levels.hs[done])]
+        h, jump = float(levels.hs[k]), float(levels.jump[k])
+        small = h * LEVEL_RATIO**-SINGULAR_LEVELS
+        there = (self.s_moved(i, int(along), small) + self.s_moved(i, int(along), -small)) / small
+        noise = float(levels.noise[k]) * h / small
+        persists = abs(there - jump) <= KINK_PERSISTS * abs(jump) + noise
+        return not (persists and noise <= KINK_PERSIST_NOISE * abs(jump))
+
+    def tiny_kinks(
+        self,
+        i: int,
+        est: Estimate,
+        which: np.ndarray,
+        threshold: float,
+        jump_threshold: Callable[[np.ndarray], float] | float,
+    ) -> tuple[float, np.ndarray]:
+        """The jump threshold of the refined gradient (kinks left out) and the
+        elements of ``which`` to refine again with it: those below
+        LEVEL_RATIO**-:data:`SMALL_X_LEVELS` left a kink where it is larger than
+        ``threshold``, the first pass's. Every first-pass step crosses what lies within
+        |x| of such an element, and its threshold is of the quotients those steps see,
+        not of the gradient: clip(2**150·x, -1, 1) at x of 2**-150 had a threshold of
+        0.017 beside gradients of 2**150, and its flat elements, whose own relative
+        steps resolve s to 4e33 (a rounding of 3e-12 of the gradient's scale, as at
+        x of 1), were taken for kinks (flat arrays of ``est``, as refined)."""
+        if not callable(jump_threshold):
+            return threshold, which[:0]
+        size = np.abs(self.work[i].reshape(-1)[which])
+        tiny = which[est.kink[which] & (size > 0) & (size < LEVEL_RATIO**-SMALL_X_LEVELS)]
+        if not tiny.size:
+            return threshold, tiny
+        again = jump_threshold(np.where(est.kink, 0.0, est.value))
+        return (again, tiny) if again > threshold else (threshold, tiny[:0])
 
     def _probe_line(self, i: int, j: int, h0: float, levels: LevelScores) -> None:
         """Where ``s`` is a line at the smallest levels (each within its rounding of

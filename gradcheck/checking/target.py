@@ -506,11 +506,12 @@ class Target:
 
 
 def qualname(obj: Any) -> str:
-    """``module.QualName`` of a target, printable: the name comes from the user's code,
+    """``module:QualName`` of a target, as ``gradcheck verify`` takes it (the name
+    every report gives a target), printable: the name comes from the user's code,
     which may have set it to anything (a newline, a terminal escape, a CI command)."""
     module = getattr(obj, "__module__", None) or ""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
-    return printable(f"{module}.{name}" if module and module != "__main__" else str(name))
+    return printable(f"{module}:{name}" if module and module != "__main__" else str(name))
 
 
 def instance_name(obj: Any) -> tuple[str, str] | None:

@@ -54,6 +54,11 @@ RESETTLE_ROUNDS = 3
 #: at least a quarter of its scale.)
 CLEAR_AGREEMENT = 0.25
 
+#: A tie's partial derivatives (each tied element moved alone) that add up to the
+#: derivative along the tie within this share of their size show no kink there: the
+#: failure's text says nothing of the tie (a report's wording only, never a verdict).
+TIE_PARTIALS_ADD_UP = 1e-3
+
 
 # -- the finite differences (numerical.py, levels.py, forward_rounding.py) -------------
 
@@ -178,6 +183,16 @@ SINGULAR_LEVELS = 6
 #: ... at most this many times over: steps that show no derivative at all (every one
 #: crossing the singular set) go down too, until smaller ones see a derivative.
 SINGULAR_ROUNDS = 2
+#: ... of which a bounded kink (one-sided derivatives that differ, each finite) goes
+#: this many: a cone's smoothed tip looks like one at steps longer than its width
+#: (eigvalsh of a matrix whose eigenvalues are 1e-8 apart: a kink at steps down to
+#: 3.7e-7, smooth below 6e-9), where a kink at x is one at every step.
+KINK_ROUNDS = 1
+#: ... unless a jump at the smallest steps that round would take is within this
+#: fraction of the jump at the smallest level (a kink at x: its jump is the same at
+#: every step), resolved there: its rounding at most KINK_PERSIST_NOISE of the jump.
+KINK_PERSISTS = 0.01
+KINK_PERSIST_NOISE = 0.1
 
 #: ``Evaluator.at_own_scale``'s step: this many bits below |s| / |gradient| (where a
 #: gradient that size says s moves by its own size), and at least this many ulps of x.

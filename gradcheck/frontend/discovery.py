@@ -26,6 +26,7 @@ from types import ModuleType
 from typing import Any
 
 from gradcheck.checking.adapters import (
+    FRAMEWORKS,
     framework_of,
     is_op_instance,
     lacks_forward,
@@ -131,10 +132,23 @@ def discover(module: ModuleType) -> list[Found]:
     return found
 
 
+#: A framework's op base classes as its users spell them (``gradcheck list``'s kind).
+_SPELLED = {
+    "Function": "autograd.Function",
+    "Module": "nn.Module",
+    "Operation": "Operation",
+    "custom_vjp": "custom_vjp",
+    "custom_jvp": "custom_jvp",
+}
+
+
 def target_kind(obj: Any) -> str:
-    """What kind of target ``obj`` is (the ``kind`` column of ``gradcheck list``):
-    ``Operation``, ``function``, or a framework's ``op class``, ``op instance``
-    (an ``nn.Module`` instance, a ``jax.custom_vjp``) or ``function``.
+    """What kind of target ``obj`` is (the ``kind`` column of ``gradcheck list``),
+    named as its user wrote it: ``Operation``, ``function``, or a framework's kind
+    (``torch autograd.Function``, ``torch nn.Module class``, ``torch nn.Module
+    instance``, ``mygrad Operation``, ``jax custom_vjp function``, ``jax custom_jvp
+    function``; ``jax function``, ``torch function`` for a plain function of its
+    tensors).
 
     >>> target_kind(lambda x: x)
     'function'
@@ -144,9 +158,40 @@ def target_kind(obj: Any) -> str:
     fw = framework_of(obj)
     if fw is None:
         return "function"
+    packages = next(f.packages for f in FRAMEWORKS if f.name == fw)
     if isinstance(obj, type):
-        return f"{fw} op class"
-    return f"{fw} op instance" if is_op_instance(obj) else f"{fw} function"
+        base = _spelled_base(obj, packages) or "op"
+        return f"{fw} {base}" + (" class" if base in ("nn.Module", "op") else "")
+    if not is_op_instance(obj):
+        return f"{fw} function"
+    base = _instance_base(obj, packages) or "op"
+    return f"{fw} {base} " + ("function" if base.startswith("custom_") else "instance")
+
+
+def _spelled_base(obj: Any, packages: tuple[str, ...]) -> str | None:
+    """How users spell the framework base class ``obj`` (a class, or an instance's
+    class) derives from; None where none is known."""
+    cls = obj if isinstance(obj, type) else type(obj)
+    for c in cls.__mro__:
+        if c.__module__.partition(".")[0] in packages and c.__name__ in _SPELLED:
+            return _SPELLED[c.__name__]
+    return None
+
+
+def _instance_base(obj: Any, packages: tuple[str, ...]) -> str | None:
+    """:func:`_spelled_base` of the framework's op instance ``obj`` is or wraps
+    (``jax.jit`` of a ``custom_vjp``: its ``__wrapped__``)."""
+    for _ in range(8):  # wrappers of wrappers, but never a cycle
+        base = _spelled_base(obj, packages)
+        if base is not None:
+            return base
+        try:
+            obj = getattr(obj, "__wrapped__", None)
+        except Exception:  # a user's __getattr__ may raise anything
+            return None
+        if obj is None:
+            return None
+    return None
 
 
 def _home(obj: Any) -> str | None:

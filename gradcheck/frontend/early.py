@@ -119,7 +119,7 @@ def _early_main(conn: Any, ours: Any) -> None:
         import gradcheck.checking.checker
         import gradcheck.frontend.loading
         import gradcheck.search.verifier
-        import gradcheck.strategies  # noqa: F401
+        import gradcheck.strategies.inputs  # noqa: F401
 
         message = conn.recv()
     except BaseException:

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gradcheck.checking.vocabulary import COMPARISON_KINDS
+from gradcheck.checking.vocabulary import COMPARISON_KINDS, Kind
 
 if TYPE_CHECKING:  # (the results' module imports this one: str(result) is its text)
     from gradcheck.checking.result import CheckResult, Element
@@ -181,7 +181,7 @@ def _float32_hint(result: CheckResult) -> str:
     constants take its default dtype), which the numbers alone do not tell."""
     f = result.failure
     floats = [a.dtype for a in result.inputs if a.dtype.kind in "fc"]
-    if f is None or f.kind != "mismatch" or not f.worst or not floats:
+    if f is None or f.kind != Kind.MISMATCH or not f.worst or not floats:
         return ""
     if any(d not in (np.float64, np.complex128) for d in floats):
         return ""
@@ -202,7 +202,7 @@ def _parameter_hint(result: CheckResult) -> str:
     number its backward gives no gradient, as ``return grad_x, None``) drawn as a
     tensor for want of a value, which the failure alone does not tell."""
     f = result.failure
-    if f is None or f.kind != "missing_gradient" or f.input is None:
+    if f is None or f.kind != Kind.MISSING_GRADIENT or f.input is None:
         return ""
     name = result.input_name(f.input)
     if name.startswith("input "):

@@ -106,7 +106,7 @@ def _zygote_main(conn: Connection, setup: WorkerSetup, ours: Connection | None =
     import gradcheck.checking.checker
     import gradcheck.frontend.loading
     import gradcheck.search.verifier
-    import gradcheck.strategies  # noqa: F401
+    import gradcheck.strategies.inputs  # noqa: F401
 
     children: dict[int, tuple[int, int | None]] = {}  # pid: (job index, pidfd)
     try:

@@ -300,6 +300,10 @@ class _Search:
                 self.first_failure = result
                 self.failed_at = self.examples
             self.keep_if_worst(result, rel_err, ratio, searching)
+            if self.worst is result and rel_err == self.max_rel:
+                # (a tie for the run's max rel err, which keep_if_worst broke by the error
+                # ratio: the table's number is named with the example the report shows)
+                self.max_rel_at = self.worst_example
             raise _ExampleFailed(result)
         if math.isfinite(ratio):
             # Steer the search towards the inputs where the gradient is least accurate.

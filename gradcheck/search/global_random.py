@@ -119,6 +119,7 @@ def _entropy() -> Any | None:
         "get_seeder_and_restorer",
         "_global_random_rkey",
         "_seeded_state",
+        "_RKEY",
     )
     return entropy if all(hasattr(entropy, n) for n in names) else None
 
@@ -127,7 +128,7 @@ def _handles(entropy: Any) -> list[tuple[Any, Any, str]]:
     """(key, handle, which) of Hypothesis's handles on ``random``'s and NumPy's state
     and on its own generator of this thread, NumPy's made where not yet made."""
     entropy.get_seeder_and_restorer(0)  # (registers NumPy's, NumPy being loaded; seeds nothing)
-    own = _own_generator()
+    own = _own_generator() or _make_own_generator(entropy)
     found: list[tuple[Any, Any, str]] = []
     for key, handle in list(entropy.RANDOMS_TO_MANAGE.items()):
         if key == entropy._global_random_rkey and handle is random:
@@ -148,6 +149,24 @@ def _own_generator() -> random.Random | None:
     except (ImportError, AttributeError):  # pragma: no cover - moved in a later Hypothesis
         return None
     return own if type(own) is random.Random else None
+
+
+def _make_own_generator(entropy: Any) -> random.Random | None:
+    """Hypothesis's own generator of this thread, made and registered as Hypothesis
+    makes it at the first example of a thread (``deterministic_PRNG``), but without
+    the full collection and the walk of every object that ``register_random`` makes
+    to warn of a generator nothing else holds (the thread's handle holds this one):
+    0.1 s of CPU with torch loaded, on a torch target's critical path
+    (``benchmarks/torch_target_time.py``). None where Hypothesis keeps it elsewhere."""
+    try:
+        from hypothesis.core import threadlocal
+    except ImportError:  # pragma: no cover - moved in a later Hypothesis
+        return None
+    if getattr(threadlocal, "_hypothesis_global_random", False) is not None:
+        return None
+    own = threadlocal._hypothesis_global_random = random.Random()
+    entropy.RANDOMS_TO_MANAGE[next(entropy._RKEY)] = own
+    return own
 
 
 def swapped() -> bool:

@@ -63,7 +63,8 @@ class ResolvedTarget:
 
     @property
     def qualname(self) -> str:
-        """``module.QualName``, the checker's name of the op."""
+        """``module:QualName`` (or the name it was loaded under), the checker's name of
+        the op."""
         return self.target.name
 
 
@@ -91,25 +92,13 @@ def resolve(
         return target
     obj, description, name = description_and_name(target) if first is None else first
     resolved = resolve_target(obj)
-    loaded = isinstance(target, LoadedTarget)
-    if (_is_instance(obj) and (loaded or instance_name(obj))) or (
-        loaded and _made_elsewhere(obj, name)
-    ):
-        # (an nn.Module instance, whose class is no name a user can replay with, or an
-        # op a factory made, `_make.<locals>.huber` bound as `huber_bug`: the name it
-        # was loaded under finds it again, `mymod:layer`, or the one its module gives it)
+    if isinstance(target, LoadedTarget) or (_is_instance(obj) and instance_name(obj)):
+        # (every op loaded by name is named as it was loaded, `mymod:layer`,
+        # `ops/my_ops.py:Square`, `mymod:huber_bug` for `_make.<locals>.huber`: the
+        # name that finds it again; an instance given in Python, whose class is no name
+        # a user can replay with, by the name its module gives it)
         resolved = resolved.named(name)
     return ResolvedTarget(obj, name, resolved, description)
-
-
-def _made_elsewhere(obj: Any, name: str) -> bool:
-    """Whether ``obj``'s own name does not find it again: it was made inside a function
-    (``<locals>`` in its qualified name) or bound under another name than its own."""
-    qualname = getattr(obj, "__qualname__", None)
-    if not isinstance(qualname, str):
-        return False
-    bound = name.rpartition(":")[2]
-    return "<locals>" in qualname or bound.rpartition(".")[2] != qualname.rpartition(".")[2]
 
 
 def _is_instance(obj: Any) -> bool:

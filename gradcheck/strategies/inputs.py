@@ -26,6 +26,7 @@ from gradcheck.strategies._floats import (
     spaced_values,
     special_values,
     spread_around,
+    weighted_choice,
 )
 from gradcheck.strategies._validation import (
     check_bool,
@@ -664,7 +665,7 @@ def _marked(rng: np.random.Generator, spread: Any, dtype: np.dtype, n: int) -> n
     marked = marked_values(spread, dtype)
     lows = np.array([a for a, _ in spread])
     widths = np.array([b - a for a, b in spread])
-    which = rng.choice(len(spread), size=n, p=widths / widths.sum()) if widths.sum() else 0
+    which = weighted_choice(rng, widths / widths.sum(), n) if widths.sum() else 0
     anywhere = lows[which] + widths[which] * rng.random(n)
     picked = marked[rng.integers(0, marked.size, size=n)]
     out: np.ndarray = np.where(rng.random(n) < 0.5, picked, anywhere).astype(dtype)

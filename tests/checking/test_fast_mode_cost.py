@@ -166,14 +166,15 @@ def test_fast_mode_bisection_refines_one_half_where_neither_settles_at_first() -
     # directions' larger steps, straddling their neighbours' kinks 1e-5 away, read as a
     # kink at x and the kink at 341 was never reached. The smaller steps place those
     # kinks off x now, and the bisection follows on down to 341, as mode="full" finds it
-    # (12,905 calls): 827. (215 now: see the tests beside it.)
+    # (12,905 calls): 827. (215 with the tests beside it; 143 with the halves screened
+    # at h0/16 alone below a level where neither settled at h0.)
     x = np.random.default_rng(1).uniform(0.5, 2, 1024) * np.where(np.arange(1024) % 2, 1, -1)
     x *= 1e-5
     x[341] = 0.0
     result = mg.check(SinAbs, x, mode="fast", seed=0)
     assert result.verdict == "not differentiable"
     assert result.kinks == [(0, (341,))]
-    assert result.forward_calls < 860
+    assert result.forward_calls < 160
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])
@@ -184,7 +185,10 @@ def test_fast_mode_bisection_settles_a_half_near_kinks_at_a_smaller_step(seed) -
     # difference at h0/16 settles it is taken as agreeing (2 forward calls) instead of
     # refined over every level (14). On main 419, 309 and 359 forward calls; then 243,
     # 221 and 249, the same kink found; 203, 185 and 207 with the halves screened by
-    # their first difference alone (no second step at 4h).
+    # their first difference alone (no second step at 4h); 115, 101 and 101 with the
+    # second half's first difference at h0/16 taken before the first half is refined,
+    # and the halves below a level where neither settled at h0 screened at h0/16
+    # alone (near kinks, neither settles at h0 at most levels: 4 calls wasted each).
     rng = np.random.default_rng(seed)
     x = rng.uniform(0.5, 2, 4096) * np.where(np.arange(4096) % 2, 1, -1)
     near = np.arange(3, 4096, 8)
@@ -193,7 +197,37 @@ def test_fast_mode_bisection_settles_a_half_near_kinks_at_a_smaller_step(seed) -
     result = mg.check(SinAbs, x, mode="fast", seed=seed)
     assert result.verdict == "not differentiable"
     assert result.kinks == [(0, (1365,))]
-    assert result.forward_calls < 215
+    assert result.forward_calls < 125
+
+
+def test_fast_mode_measures_the_located_elements_step_point_rounding_once(monkeypatch) -> None:
+    # A torch forward's rounding is measured in its own dtype, and around each located
+    # element's step points too (x ± its largest step: 2 points of 1 + ~9 calls each).
+    # Two kinks of 4,096 elements, both located: their points measured together, once
+    # (grid_sampler_3d's sample 28: 76 of its 358 calls, two located elements). The
+    # same kinks as with each element's own points; on main 348 forward calls in all.
+    import contextlib
+
+    import torch
+
+    from gradcheck.checking.adapters import framework
+    from gradcheck.checking.forward_rounding import ForwardRounding
+
+    @framework("torch")
+    def sin_abs(x):
+        return torch.sin(x) + torch.abs(x)
+
+    x = np.random.default_rng(2).uniform(0.5, 2, 4096) * np.where(np.arange(4096) % 2, 1, -1)
+    x[[1365, 2730]] = 0.0
+    shared = mg.check(sin_abs, x, mode="fast", seed=0)
+    monkeypatch.setattr(
+        ForwardRounding, "shared_step_points", lambda *args: contextlib.nullcontext()
+    )
+    own = mg.check(sin_abs, x, mode="fast", seed=0)
+    assert shared.verdict == own.verdict == "not differentiable"
+    assert shared.kinks == own.kinks == [(0, (1365,)), (0, (2730,))]
+    assert own.forward_calls - shared.forward_calls >= 2 * 8
+    assert shared.forward_calls < 240
 
 
 # -- grouped directions --------------------------------------------------------------------

@@ -16,7 +16,7 @@ from tests.support.checker_ops import Clip, Mul
 def test_operation_subclass():
     t = resolve_target(Mul)
     assert isinstance(t, Target) and t.obj is Mul
-    assert t.name.endswith("checker_ops.Mul")
+    assert t.name.endswith("checker_ops:Mul")
     assert t.signature.arity == 2
     np.testing.assert_array_equal(t.forward([np.array([2.0]), np.array([3.0])]), [6.0])
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gradcheck import check
+from gradcheck import Operation, check
 
 torch = pytest.importorskip("torch")
 
@@ -275,12 +275,12 @@ def test_a_median_over_an_axis_with_a_tied_pair_of_zeros_below_tiny_values():
 def test_a_wrong_gradient_at_a_tie_is_reported_along_the_tie():
     # at all-zero rows each element moved alone leaves the median (numeric 0 in the
     # table), which reads as a gradient that should be missing; the report says what
-    # the evidence is: along the tie, s changes at sum(v) and the gradient sums to 1.01x
+    # the evidence is: along the tie, vᵀf changes at sum(v) and the gradient sums to 1.01x
     result = check(_median_rows_off(1.01), np.zeros((3, 4)), upstream=_V)
     assert result.verdict == "failed"
     message = result.failure.message
     assert "At a tie: index (2, 1) and 11 other element(s) share the value 0" in message
-    assert f"s changes at {_V.sum():.10g} per unit" in message
+    assert f"vᵀf changes at {_V.sum():.10g} per unit" in message
     assert f"the analytic gradient sums to {1.01 * _V.sum():.10g}" in message
     assert "relative error 0.01" in message
 
@@ -290,3 +290,24 @@ def test_a_wrong_gradient_away_from_ties_is_reported_without_a_tie():
     result = check(_median_rows_off(1.01), x, upstream=_V)
     assert result.verdict == "failed"
     assert "At a tie" not in result.failure.message
+
+
+class _TimesItsSumForgetful(Operation):
+    """x·sum(x), smooth everywhere, whose backward forgets sum(g·x): wrong at a tie too."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data * x.data.sum()
+
+    def backward_var(self, grad, index, **kwargs):
+        return grad * self.variables[0].data.sum()
+
+
+def test_a_smooth_op_s_failure_at_a_tie_says_nothing_of_a_kink():
+    # an op with no kink anywhere, failing at equal inputs, was told "the numeric
+    # column there is each one's derivative moved alone (a partial derivative at a
+    # kink, which the gradient there need not equal)": its partials add up along the
+    # tie, and the numeric column is its gradient
+    result = check(_TimesItsSumForgetful, np.ones((2, 3)), upstream=np.full((2, 3), 0.5))
+    assert result.verdict == "failed"
+    assert "At a tie" not in result.failure.message, result.failure.message

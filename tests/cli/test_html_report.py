@@ -108,7 +108,7 @@ def test_the_replay_command_of_the_page_replays_the_failure(report: Path) -> Non
         r'<pre class="replay"><code>(gradcheck verify html_ops:Cube .*?)</code>', report.read_text()
     )
     again = run(*shlex.split(replay.replace("&#x27;", "'"))[1:])
-    assert again.exit_code == 1 and "html_ops.Cube failed" in again.stdout
+    assert again.exit_code == 1 and "html_ops:Cube failed" in again.stdout
 
 
 def test_the_config_key_writes_the_report_next_to_the_config(workdir: Path) -> None:

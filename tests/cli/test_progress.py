@@ -120,7 +120,7 @@ def test_quiet_prints_what_did_not_pass_and_the_summary(project: Path, monkeypat
     bad = CliRunner().invoke(main, ["verify", "pops:Square", "pops:Wrong", *FAST, "--quiet"])
     assert bad.exit_code == 1
     assert "[1/2]" not in bad.output and "verdict" not in bad.output  # no lines, no table
-    assert "pops.Wrong failed: mismatch" in bad.output
+    assert "pops:Wrong failed: mismatch" in bad.output
     assert re.search(r"\n\n1 passed, 1 failed in \S+ s \(seed 1\)$", bad.output.rstrip())
 
 

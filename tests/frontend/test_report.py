@@ -682,6 +682,32 @@ def test_an_op_that_exits_a_step_away_is_reported_as_that():
     assert result.failure.input_names == ["x"]
 
 
+class FadingSquare(Operation):
+    """x**2 whose backward fades to 0 as |x| grows: 2x·(1 - min(1, |x|/10)). Its
+    relative error is exactly 1 at every |x| >= 10: many examples tie for the worst."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data**2
+
+    def backward_var(self, grad, index, **kwargs):
+        x = self.variables[0].data
+        return grad * 2 * x * (1 - np.minimum(1, np.abs(x) / 10))
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_a_tie_for_the_max_rel_err_names_the_example_shown(seed):
+    # On a tie, the worst seen (chosen by its error ratio) was one example and the
+    # run's max rel err line named another, with the same number (issue 34).
+    result = verify(FadingSquare, seed=seed)
+    assert result.verdict == "failed" and result.worst is not None
+    assert result.worst.max_rel_error == result.max_rel_error == 1.0
+    assert result.max_rel_error_at == result.worst_example
+    text = str(result)
+    assert "Largest error seen (the run's max rel err" in text
+    assert "The run's max rel err" not in text
+
+
 class CubeInFloat32(Operation):
     """x**3 whose backward computes 3x² in float32: right to float32's precision only
     (as a torch backward with ``torch.where(mask, 0.3, -0.7)`` is: Python numbers

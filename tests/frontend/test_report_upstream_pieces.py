@@ -39,7 +39,8 @@ def test_v_is_shown_per_output_and_replays_joined():
     first, second = shown.split("output 0 of 2 (float64[3]):")[1].split(
         "output 1 of 2 (float64[3]):"
     )
-    assert str(float(v[0]))[:10] in first and str(float(v[3]))[:10] in second
+    # (output 0's piece is zero: the failure's numbers are output 1's alone)
+    assert "[0., 0., 0.]" in first and str(float(v[3]))[:10] in second
     # the joined v replays the check, as the report says
     again = gradcheck.check(ProdSumWrongSecond, x, y, upstream=v)
     assert np.array_equal(again.upstream, v) and again.failure.kind == "mismatch"
@@ -48,3 +49,18 @@ def test_v_is_shown_per_output_and_replays_joined():
 def test_one_output_keeps_one_v():
     result = gradcheck.check(lambda x: gradcheck.tanh(x), np.array([0.1, 0.2]))
     assert result.upstream_outputs == []
+
+
+def test_the_numbers_are_those_of_the_output_the_label_names():
+    # "output 1 of 2" above vᵀJ summed over both outputs (issue 34): the numbers must
+    # be output 1's alone, v^T J with v zero on output 0, and v shown so
+    x, y = np.array([1.0, 2.0, 3.0]), np.array([0.5, -1.0, 2.0])
+    result = gradcheck.check(ProdSumWrongSecond, x, y)
+    assert result.failure.output == 1
+    v = result.upstream
+    assert np.all(v[:3] == 0.0) and np.all(v[3:] != 0.0)
+    worst = result.failure.worst[0]
+    i = worst.index[0]
+    # output 1 is x + y**2: its true v^T J for y is 2 y v_1, the bug's y v_1
+    assert np.isclose(worst.numeric, 2 * y[i] * v[3 + i], rtol=1e-6)
+    assert np.isclose(worst.analytic, y[i] * v[3 + i], rtol=1e-12)

@@ -475,6 +475,8 @@ LOADED_BY_NAME = {
     # the op families load on first use of a name of gradcheck.engine.ops (they import
     # tensor_base, whose rules are imported through this package)
     ("gradcheck.engine.ops", "f'{__name__}.{name}'"): "the op families, on first use",
+    # the graphs' and indices' strategies load on first use (a search needs neither)
+    ("gradcheck.strategies", "f'gradcheck.strategies.{module}'"): "the strategies, on first use",
     # the one reach up of the engine: a NumPy function called on a tensor loads the
     # families that registered no override yet (a program may import tensor_base alone)
     ("gradcheck.engine._utils.overrides", "FAMILIES_PACKAGE"): "the op families' NumPy overrides",

@@ -180,3 +180,30 @@ def test_the_searchs_strategies_never_draw_from_random(every: int) -> None:
             options = {k: v for k, v in item.settings.items() if k != "max_examples"}
             draw_example(item.target, seed=every, **options)
             assert random.getstate() == before, item.target.name
+
+
+def test_a_threads_first_search_walks_no_objects(monkeypatch) -> None:
+    """Hypothesis's own generator of a thread is made by the first search there
+    without ``register_random``'s full collection and walk of every object (0.1 s
+    with torch loaded); it is then seeded per example and put back as above."""
+    import gc
+
+    from hypothesis.core import threadlocal
+
+    walks: list[int] = []
+    real = gc.get_referrers
+    monkeypatch.setattr(gc, "get_referrers", lambda *a: walks.append(1) or real(*a))
+    seen: dict[str, object] = {}
+
+    def search() -> None:
+        seen["before"] = threadlocal._hypothesis_global_random
+        seen["result"] = verify(XTanh, shapes=["3"], max_examples=5, seed=0)
+        seen["own"] = threadlocal._hypothesis_global_random
+
+    thread = threading.Thread(target=search)
+    thread.start()
+    thread.join()
+    assert seen["before"] is None and seen["result"].examples == 5
+    assert walks == []
+    assert type(seen["own"]) is random.Random
+    assert any(h is seen["own"] for h in entropy.RANDOMS_TO_MANAGE.values())

@@ -364,3 +364,22 @@ def test_a_domain_narrower_than_the_default_margin_is_drawn_from(xs):
 def test_an_explicit_margin_is_kept_as_given():
     with pytest.raises(InvalidArgument, match="no float64 value"):
         find(op_inputs(1, domain=(-2e-9, 2e-9), margin=0.01), lambda xs: True)
+
+
+@pytest.mark.parametrize(
+    "p", [[1.0], [0.25, 0.75], [0.5, 0.0, 0.5], [0.1, 0.2, 0.3, 0.4], [1 / 3, 1 / 3, 1 / 3]]
+)
+def test_weighted_choice_is_numpys_choice_from_the_same_stream(p) -> None:
+    """A large array's marked elements pick their intervals as ``rng.choice(..., p=)``
+    would, at a quarter of its cost: the same picks, and the stream left where it
+    leaves it (what the array draws next is the same too)."""
+    from gradcheck.strategies._floats import weighted_choice
+
+    weights = np.array(p)
+    for seed in range(40):
+        for n in (1, 7, 31):
+            ours, numpys = np.random.default_rng(seed), np.random.default_rng(seed)
+            got = weighted_choice(ours, weights, n)
+            want = numpys.choice(weights.size, size=n, p=weights)
+            assert got.tolist() == want.tolist()
+            assert ours.bit_generator.state == numpys.bit_generator.state

@@ -385,8 +385,8 @@ def _label(obj: Any, function_class: type | None) -> str:
     if isinstance(obj, type) or hasattr(obj, "__qualname__"):
         return qualname(obj)
     named = instance_name(obj)
-    if named is not None:  # (layer = MyLayer() in mymod: mymod.layer)
-        return printable(named[1] if named[0] == "__main__" else ".".join(named))
+    if named is not None:  # (layer = MyLayer() in mymod: mymod:layer, as verify takes it)
+        return printable(named[1] if named[0] == "__main__" else ":".join(named))
     return f"{qualname(type(obj))} instance"
 
 

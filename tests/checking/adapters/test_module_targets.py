@@ -190,7 +190,7 @@ def test_verify_of_a_torch_module_checks_its_layer_instance(user_dir: Path) -> N
     assert result.exit_code == 1, result.output
     assert "torch_layers:layer" in result.output and "1 passed, 1 failed" in result.output
     listed = CliRunner().invoke(main, ["list", "torch_layers"])
-    assert "torch_layers:layer  " in listed.output and "torch op instance" in listed.output
+    assert "torch_layers:layer  " in listed.output and "torch nn.Module instance" in listed.output
 
 
 def test_a_layer_instance_s_report_names_it_as_it_was_loaded(user_dir: Path) -> None:
@@ -220,7 +220,7 @@ def test_a_layer_instance_given_in_python_is_named_by_its_module(user_dir: Path)
     import torch_layers
 
     checked = gradcheck.check(torch_layers.layer, np.array([0.5, -1.0]))
-    assert str(checked).startswith("gradcheck: torch_layers.layer failed"), checked
+    assert str(checked).startswith("gradcheck: torch_layers:layer failed"), checked
     searched = str(gradcheck.verify(torch_layers.layer, max_examples=10, seed=0))
     assert searched.startswith("gradcheck: torch_layers:layer failed"), searched
     assert "Replay: gradcheck.verify(torch_layers.layer, seed=0)" in searched
@@ -252,6 +252,21 @@ def test_a_jax_module_offers_its_custom_derivatives(user_dir: Path) -> None:
     result = verify("jax_ops")
     assert result.exit_code == 1, result.output
     assert "jax_ops:wrong_square" in result.output and "3 passed, 1 failed" in result.output
+
+
+def test_list_names_each_jax_kind_as_its_user_wrote_it(user_dir: Path) -> None:
+    # a custom_jvp function was listed as a "jax op instance": no word of the docs or
+    # of the user's code (issue 34)
+    pytest.importorskip("jax")
+    write(user_dir, "jax_ops.py", JAX_OPS)
+    listed = CliRunner().invoke(main, ["list", "jax_ops"])
+    assert listed.exit_code == 0, listed.output
+    rows = {ln.split()[0]: ln for ln in listed.output.splitlines() if ln.startswith("jax_ops:")}
+    assert "jax custom_vjp function" in rows["jax_ops:wrong_square"]
+    assert "jax custom_jvp function" in rows["jax_ops:cube"]
+    assert "jax custom_vjp function" in rows["jax_ops:softsign"]  # (jax.jit of one)
+    assert "jax custom_jvp function" in rows["jax_ops:safe_log"]
+    assert "op instance" not in listed.output
 
 
 # --- MyGrad ---------------------------------------------------------------------------

@@ -75,7 +75,7 @@ def test_the_hook_fails_on_a_wrong_op_with_the_report_and_passes_once_fixed(tmp_
     out = try_repo(project, tmp_path / "pre-commit-home")
     assert out.returncode == 1, out.stdout + out.stderr
     assert "gradcheck" in out.stdout and "Failed" in out.stdout
-    assert "ops.Cube failed: mismatch (input x)" in out.stdout  # the report
+    assert "ops:Cube failed: mismatch (input x)" in out.stdout  # the report
     assert "Replay: gradcheck verify ops:Cube --seed 1" in out.stdout
 
     (project / "ops.py").write_text(OPS.format(factor=3))
