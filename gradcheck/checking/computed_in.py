@@ -107,6 +107,7 @@ class ComputedIn:
     eval_dtype: np.dtype
     eps: float
     f0: np.ndarray
+    inner: np.dtype | None
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
         raise NotImplementedError  # (the Evaluator's)
@@ -168,6 +169,44 @@ class ComputedIn:
             if found == "narrow":
                 return narrow
         return None
+
+    def rounds_to_half(self) -> np.dtype | None:
+        """float32 (the dtype to step in) where a forward given float64, whose outputs
+        are float64 numbers and not all whole, rounds its inputs to float16 inside: at x
+        rounded to float16 it stands still under a move of a quarter of float16's ulp
+        and moves under float16's steps (:meth:`_moved_in`); else None. Asked only of a
+        check that would otherwise fail or find a kink (two to four forward calls, where
+        every float64 check asking it cost two more, and turned logabsdet near a
+        singular matrix inconclusive): ``1 - cos(x.half())``, its subtraction in float64,
+        at 177.5 is 1 + 1.5e-5 (cos a float16 subnormal there), no float32 number, which
+        :meth:`_computes_in` does not ask about; taken for a float64 forward, it was
+        differenced with float64's steps, which its rounding to float16 absorbs (numeric
+        0 against an analytic 0.126)."""
+        out0 = self.f0
+        if self.eval_dtype != np.float64 or self.inner is not None or not out0.size:
+            return None
+        with np.errstate(invalid="ignore"):
+            if not np.all(np.isfinite(out0)) or np.all(out0 % 1 == 0):
+                return None
+        half = np.dtype(np.float16)
+        with np.errstate(all="ignore"):
+            rounded = [
+                a.astype(half).astype(np.float64) if a.dtype.kind == "f" else a for a in self.work
+            ]
+            if not all(np.all(np.isfinite(a)) for a in rounded):
+                return None
+        try:
+            out = np.asarray(self.call(rounded))
+        except Exception:
+            return None
+        if out.shape != out0.shape or out.dtype != np.float64:
+            return None
+        if not self._unmoved_by_a_quarter(rounded, out, half):
+            return None
+        found = self._moved_in(rounded, out, half, scatter=False)
+        if found == "still":
+            found = self._moved_in(rounded, out, half, scatter=True)
+        return None if found in ("still", "raised") else np.dtype(np.float32)
 
     def _rounds_inputs_to(self, inner: np.dtype | None, out0: np.ndarray) -> np.dtype | None:
         """float16 where the forward computes in float32 (``inner``) and yet stands
@@ -259,16 +298,19 @@ class ComputedIn:
         return outs is not None and all(np.array_equal(o, out0, equal_nan=True) for o in outs)
 
     def _at_float16_moves(
-        self, rounded: list[np.ndarray], out0: np.ndarray, share: float
+        self, rounded: list[np.ndarray], out0: np.ndarray, share: float, away: bool = False
     ) -> list[np.ndarray] | None:
         """The forward's outputs where every float element of ``rounded``, taken to its
         float16 number, moves ``share`` of the way to the next one up, and where each
-        moves so down; None where it raised or gave outputs of another shape."""
+        moves so down (with ``away``: away from 0, and towards it); None where it raised
+        or gave outputs of another shape."""
         outs = []
         for direction in (np.inf, -np.inf):
             with np.errstate(all="ignore"):
                 moved = [
-                    _float16_moved(a, direction, share) if a.dtype.kind == "f" else a
+                    _float16_moved(a, np.where(away & (a < 0), -direction, direction), share)
+                    if a.dtype.kind == "f"
+                    else a
                     for a in rounded
                 ]
             try:
@@ -302,11 +344,18 @@ class ComputedIn:
             return False
         if out0.size < sum(a.size for a in floats):
             return False  # (a sum of rounds moves where any of its elements crosses)
-        outs = self._at_float16_moves(rounded, out0, 1.0)
-        if outs is None:
-            return False
-        sides = sum((out != out0).astype(int) for out in outs)
-        return bool(np.all(sides >= 1) and np.mean(sides == 2) >= 0.5)
+        for away in (False, True):
+            # (then each element away from 0 and towards it, where some output stood
+            # still: 1 - z·z at z = -8.1 + 70.5i moves Im z² by 2(y·dx + x·dy), which
+            # cancels below its float16 ulp where x and y, of opposite signs, move alike;
+            # an elementwise forward's outputs move at these moves as at the others)
+            outs = self._at_float16_moves(rounded, out0, 1.0, away)
+            if outs is None:
+                return False
+            sides = sum((out != out0).astype(int) for out in outs)
+            if np.all(sides >= 1):
+                return bool(np.mean(sides == 2) >= 0.5)
+        return False
 
     @staticmethod
     def _whole_staircase(out0: np.ndarray, out1: np.ndarray, narrow: Any) -> bool:
@@ -352,7 +401,7 @@ class ComputedIn:
         return bool(again.shape == out.shape and np.array_equal(again, out, equal_nan=True))
 
 
-def _float16_moved(a: np.ndarray, direction: float, share: float) -> np.ndarray:
+def _float16_moved(a: np.ndarray, direction: Any, share: float) -> np.ndarray:
     """``a``'s float16 numbers moved ``share`` of the way to their next float16 number
     towards ``direction`` (the whole way: that number), in ``a``'s dtype."""
     half = np.dtype(np.float16)

@@ -125,8 +125,7 @@ __all__ = ["ComplexStepUnsupported", "Evaluator", "Estimate", "full_estimate"]
 __all__ += ["refine_elements", "step_sizes"]
 
 
-#: :meth:`Evaluator.directional` scores its rows in batches of at most this many
-#: output elements (each of its four buffers).
+#: :meth:`Evaluator.directional`'s batches of rows: at most this many outputs a buffer.
 _DIRECTIONAL_ROWS_MAX_SIZE = 1 << 15
 
 
@@ -151,6 +150,7 @@ class Evaluator(ForwardRounding, PointProbes):
         reference: str = "float64",
         bind: Callable[..., Callable[[], np.ndarray]] | None = None,
         linear: Sequence[int] = (),
+        computes_in: np.dtype | None = None,
     ) -> None:
         self._forward = forward
         #: The inputs the forward is linear in (at order 2 and above the forward is a
@@ -183,7 +183,7 @@ class Evaluator(ForwardRounding, PointProbes):
         # return a view of its input (reshape, transpose, indexing), which the
         # perturbations below change in place.
         out0 = self.call(self.work)
-        inner = self._computes_in(out0)
+        inner = computes_in or self._computes_in(out0)  # (known: see rounds_to_half)
         #: The dtype narrower than float64 that the forward computes in even when given
         #: float64 (``f(x.half())`` cast back), or None: a float64 check of the op sees
         #: these very numerics (see ``low_precision.judged_as_float64``).
@@ -426,7 +426,7 @@ class Evaluator(ForwardRounding, PointProbes):
             est = _combine(levels, self.eps, jump_threshold, base_index)
         if not est.kink and _blows_up_below(levels, est):
             est.kink = est.unbounded = True
-        return self.below_small_x_levels(i, along, est, jump_threshold, scale)
+        return self.resolved_elsewhere(i, along, est, h0, jump_threshold, scale)
 
     def _probe_unmoved(self, i: int, j: int, h0: float, levels: LevelScores) -> None:
         """Where some outputs moved at the levels and others never did, whether those
@@ -522,7 +522,7 @@ class Evaluator(ForwardRounding, PointProbes):
                 if element:
                     old = base[along]
                     h = float(np.asarray(old + h0 * m, dtype=flat.dtype) - old)
-                    if h == 0:
+                    if h == 0 or abs(h - h0 * m) > h0 * m / 16:
                         continue
                     ok = self._element_outputs(flat, along, old, h, levels, row)  # type: ignore[arg-type]
                 else:

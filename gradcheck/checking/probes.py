@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gradcheck.checking.levels import _blows_up_below, step_sizes, unresolved
+from gradcheck.checking.levels import _blows_up_below, _extra_levels, step_sizes, unresolved
 from gradcheck.checking.thresholds import (
     APART_ELEMENTS_PROBED,
     APART_LEVEL_BITS,
@@ -33,6 +33,7 @@ from gradcheck.checking.thresholds import (
     KINK_PERSISTS,
     KINK_ROUNDS,
     LEVEL_RATIO,
+    LOWEST_LEVEL,
     OUTPUT_ROUNDING_EPS,
     OWN_SCALE_BITS,
     OWN_SCALE_MIN_ULPS,
@@ -59,7 +60,10 @@ class PointProbes:
     v: np.ndarray
     f0: np.ndarray
     eps: float
+    input_rounding: np.dtype | None
     _own_dtype_rounding: bool
+    #: Whether :meth:`at_one_ulp` is refining on its half-step ladder now.
+    _halved = False
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
         raise NotImplementedError  # (the Evaluator's)
@@ -158,6 +162,52 @@ class PointProbes:
             return threshold, tiny
         again = jump_threshold(np.where(est.kink, 0.0, est.value))
         return (again, tiny) if again > threshold else (threshold, tiny[:0])
+
+    def resolved_elsewhere(
+        self,
+        i: int,
+        along: int | np.ndarray,
+        est: Estimate,
+        h0: float,
+        jump_threshold: float,
+        scale: float,
+    ) -> Estimate:
+        """An element's refinement ``est`` (base step ``h0``, size ``scale``) where it is
+        unresolved, again on the ladder with a level at one ulp (:meth:`at_one_ulp`), then
+        at its own relative step (:meth:`below_small_x_levels`)."""
+        est = self.at_one_ulp(i, along, est, h0, jump_threshold)
+        return self.below_small_x_levels(i, along, est, jump_threshold, scale)
+
+    def at_one_ulp(
+        self, i: int, along: int | np.ndarray, est: Estimate, h0: float, jump_threshold: float
+    ) -> Estimate:
+        """An element's refinement ``est`` again on the ladder of half the base step
+        ``h0``, where ``est`` is unresolved (:func:`unresolved`) and the element's ulp in
+        its working dtype lies within the ladder's reach but between two of its levels:
+        the half-step ladder has a level of exactly one ulp, the smallest step there is,
+        where the ladder of ``h0`` starts at two (its level of half an ulp rounds to 0 or
+        to one ulp, and is not used). Its estimate stands where it resolves ``s`` as
+        smooth. 1 - cos(x.half()) at |x| of 256 to 300 (float16's ulp 0.25, the base step
+        32): the steps 0.5 and 2 alone, 2 already past the cosine's scale, resolved
+        nothing, and half of such elements were read as not differentiable."""
+        if self._halved or not isinstance(along, (int, np.integer)):
+            return est
+        x_j = self.work[i].reshape(-1)[int(along)]
+        scale = abs(float(x_j))
+        # (in the dtype the forward rounds its inputs to, where it does: x is one of its
+        # numbers, and a step of its ulp lands on the next)
+        ulp = float(np.spacing(np.abs(x_j).astype(self.input_rounding or x_j.dtype)))
+        if not (math.isfinite(scale) and ulp > 0) or not unresolved(est, jump_threshold, scale):
+            return est
+        lowest = h0 * LEVEL_RATIO ** float(LOWEST_LEVEL - _extra_levels(np.array([scale]))[0])
+        if ulp < lowest or ulp >= h0 or round(math.log2(h0 / ulp)) % 2 == 0:
+            return est  # (below the ladder, at its base or above, or at one of its levels)
+        self._halved = True  # (not again inside: its own-step refinements recompute h)
+        try:
+            half = self.refine(i, int(along), h0 / 2, jump_threshold, scale)
+        finally:
+            self._halved = False
+        return half if not half.kink else est
 
     def _probe_line(self, i: int, j: int, h0: float, levels: LevelScores) -> None:
         """Where ``s`` is a line at the smallest levels (each within its rounding of

@@ -101,8 +101,33 @@ def numerics(
 ) -> CheckResult:
     """The numeric verdict: each input's gradient through the stages, then the
     result (failed at the first mismatch, not differentiable where kinks were all
-    that was found)."""
+    that was found). Where that would fail or find a kink, a forward taken for a
+    float64 one that rounds its inputs to float16 inside (``Evaluator.rounds_to_half``,
+    asked then only) is checked again as one: stepped in float32 at x rounded to
+    float16, with float16's noise."""
     ev = _evaluator(run, v)
+    comparisons = _compared(run, ev, v, grads, atol, rtol)
+    if any(c.mismatched or c.kinks for c, _ in comparisons):
+        calls = ev.calls
+        inner = ev.rounds_to_half()
+        run.forward_calls += ev.calls - calls
+        if inner is not None:
+            comparisons = _compared(run, _evaluator(run, v, inner), v, grads, atol, rtol)
+    if comparisons and comparisons[-1][0].apart:
+        raise _Inconclusive(Skip.APART)
+    return _result(run, comparisons)
+
+
+def _compared(
+    run: _Run,
+    ev: Evaluator,
+    v: np.ndarray,
+    grads: list[Any],
+    atol: float | None,
+    rtol: float | None,
+) -> list[tuple[Comparison, bool]]:
+    """Each input's final comparison (with whether its gradient was missing), through
+    the stages, with the finite differences of ``ev``."""
     v_max = float(np.max(np.abs(v), initial=0.0))
     chosen = atol is not None or rtol is not None  # (what the user accepts, as given)
     # Per input, the backward's measured rounding (float32 and float16 up front; a
@@ -143,9 +168,7 @@ def numerics(
         ) from None
     finally:
         run.forward_calls += ev.calls
-    if comparisons and comparisons[-1][0].apart:
-        raise _Inconclusive(Skip.APART)
-    return _result(run, comparisons)
+    return comparisons
 
 
 def _with_input_rounding(
@@ -193,11 +216,11 @@ def _with_input_rounding(
     return out
 
 
-def _evaluator(run: _Run, v: np.ndarray) -> Evaluator:
+def _evaluator(run: _Run, v: np.ndarray, computes_in: np.dtype | None = None) -> Evaluator:
     """The finite differences' evaluator; the forward at the example raising is
     the check's end (a domain error: inconclusive; else a failure)."""
     try:
-        return run.evaluator(v)
+        return run.evaluator(v, computes_in)
     except (SystemExit, KeyboardInterrupt) as exc:
         # the forward ran at the example before: this is a step from it (the search
         # reports it, kind exited, and says so)

@@ -156,17 +156,12 @@ def test_the_wrong_twin_of_a_complex32_square_with_whole_outputs_fails(factor):
     assert result.verdict == "failed", str(result)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the probe that told this forward (float64 outputs, float16 inside) took two more "
-    "forward calls in every float64 check and turned logabsdet near a singular matrix "
-    "inconclusive; it was taken out at the merge (issue 34, still open)",
-)
 @pytest.mark.parametrize("x", [[177.5], [177.5, 3.0]])
 def test_one_minus_cos_in_float16_whose_outputs_are_no_float32_numbers_passes(x):
     # (cos(177.5) in float16 is the subnormal -1.5e-5, and 1 - it in float64 no float32
     # number: read as a float64 forward, differenced with float64's steps that the
-    # rounding to float16 absorbs; numeric 0 against 0.126; gradcheck verify seed 0)
+    # rounding to float16 absorbs; numeric 0 against 0.126; gradcheck verify seed 0.
+    # Told now where the check would fail, not in every float64 check)
     result = check(one_minus_cos16(), np.array(x, dtype=np.float32), seed=0)
     assert result.verdict == "passed", str(result)
 
@@ -203,3 +198,53 @@ def test_a_staircase_finer_than_float16_s_ulp_is_not_taken_for_a_float16_forward
     # cannot.
     result = check(_Round4, np.array(x, dtype=np.float32), seed=0)
     assert result.verdict != "failed", str(result)
+
+
+@pytest.mark.parametrize(
+    "x",
+    [
+        # (float16's levels of half an ulp round to one: at 5.93 the steps of 1 and 2
+        # ulps, in ratio 2, were read as a pair in ratio 4 that had crossed the
+        # function's scale: "not differentiable" where cos is smooth)
+        5.9321794509887695,
+        140.3369598388672,
+        223.65904235839844,
+        # (float16's ulp 0.25, the base step 32: the steps 0.5 and 2 alone, 2 past the
+        # cosine's scale; now the ladder of half that step, with a level at one ulp)
+        278.98065185546875,
+        293.18890380859375,
+        -283.7947998046875,
+    ],
+)
+def test_one_minus_cos_in_float16_is_differentiable_at_large_inputs(x):
+    result = check(one_minus_cos16(), np.array([x], dtype=np.float32), seed=0)
+    assert result.verdict == "passed", str(result)
+
+
+@pytest.mark.parametrize("x", [5.9321794509887695, 140.3369598388672, 223.65904235839844])
+def test_one_minus_cos_in_float16_off_by_5_percent_fails_where_it_was_a_kink(x):
+    result = check(one_minus_cos16(1.05), np.array([x], dtype=np.float32), seed=0)
+    assert result.verdict == "failed", str(result)
+
+
+@pytest.mark.parametrize("x", [-283.7947998046875, -288.23974609375])
+def test_a_sign_flip_of_one_minus_cos_in_float16_fails_where_it_was_a_kink(x):
+    result = check(one_minus_cos16(flip=True), np.array([x], dtype=np.float32), seed=0)
+    assert result.verdict == "failed", str(result)
+
+
+@pytest.mark.parametrize(
+    "z",
+    [
+        # (Re and Im of opposite signs: every element moved one float16 ulp up moves
+        # Im z² by 2(y·dx + x·dy), which cancels below its ulp, so half the outputs
+        # stood still and the whole outputs were read as a staircase: numeric 0)
+        [-8.13282299041748 + 70.52656555175781j, -87.53008270263672 + 18.58820343017578j],
+        [52.62570571899414 - 74.2653579711914j, 39.578712463378906 - 24.752300262451172j],
+    ],
+)
+def test_a_complex32_square_whose_moves_cancel_passes(z):
+    result = check(chalf_square(one_minus=True), np.array(z, np.complex64), seed=0)
+    assert result.verdict == "passed", str(result)
+    wrong = check(chalf_square(1.1, one_minus=True), np.array(z, np.complex64), seed=0)
+    assert wrong.verdict == "failed", str(wrong)
