@@ -49,7 +49,7 @@ from gradcheck.checking.reference import forward_disagreement, reference_name
 from gradcheck.checking.resolve import resolve_target
 from gradcheck.checking.result import CheckResult, Failure
 from gradcheck.checking.run import _Run, drawn_upstream
-from gradcheck.checking.target import Target
+from gradcheck.checking.target import Target, own_error_state
 from gradcheck.checking.thresholds import FULL_MODE_MAX_SIZE
 from gradcheck.checking.tolerance import DEFAULT_TOLERANCES, tolerance_for
 from gradcheck.checking.trees import flatten as flatten_trees
@@ -70,6 +70,7 @@ __all__ = [
 ]
 
 
+@own_error_state
 def check(
     target: Any,
     *arrays: Any,

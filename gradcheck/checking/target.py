@@ -16,11 +16,14 @@ nothing of how a target is chosen.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import importlib
 import os
 import sys
 import traceback
 from collections.abc import Callable, Mapping, Sequence
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from types import TracebackType
 from typing import Any
@@ -47,6 +50,7 @@ from gradcheck.errors import (
 )
 
 __all__ = [
+    "OPS_ERROR_STATE",
     "FixedInput",
     "Target",
     "NotATarget",
@@ -59,6 +63,58 @@ __all__ = [
 #: frameworks'); still read here by who imported it here. gradcheck's own code
 #: imports it where it is.
 _MOVED = {"resolve_target": "gradcheck.checking.resolve"}
+
+
+#: NumPy's own error state (``np.geterr()`` in a fresh process): gradcheck's numerics
+#: run under it, whatever the caller set.
+NUMPY_ERRORS: dict[str, Any] = {
+    "divide": "warn",
+    "over": "warn",
+    "under": "ignore",
+    "invalid": "warn",
+}
+#: The NumPy error state the op's own calls run under where the caller's is not
+#: NumPy's (``np.seterr(all="raise")`` in a conftest, or at a module's import, which
+#: the command line keeps for that module's targets); None: NumPy's own.
+OPS_ERROR_STATE: ContextVar[dict[str, Any] | None] = ContextVar("ops_error_state", default=None)
+
+
+def own_error_state(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` (a check, a search) under NumPy's own error state, the op's calls in it
+    (:class:`Target`'s) under the caller's: a caller's ``np.seterr(all="raise")`` is
+    the op's to meet, not the finite differences'. Nothing changes, and nothing is
+    paid, where the caller's state is NumPy's (or an outer call set it already)."""
+
+    @functools.wraps(fn)
+    def under_own_state(*args: Any, **kwargs: Any) -> Any:
+        state: dict[str, Any] = dict(np.geterr())
+        if state == NUMPY_ERRORS:
+            return fn(*args, **kwargs)
+        call = np.geterrcall() if "call" in state.values() else None
+        token = OPS_ERROR_STATE.set({**state, "call": call} if call is not None else state)
+        try:
+            with np.errstate(**NUMPY_ERRORS):
+                return fn(*args, **kwargs)
+        finally:
+            OPS_ERROR_STATE.reset(token)
+
+    return under_own_state
+
+
+def ops_errors() -> contextlib.AbstractContextManager[Any]:
+    """The op's error state (:data:`OPS_ERROR_STATE`) for one call into the op."""
+    state = OPS_ERROR_STATE.get()
+    return contextlib.nullcontext() if state is None else np.errstate(**state)
+
+
+def _in_ops_state(
+    state: dict[str, Any], call: Callable[[], np.ndarray]
+) -> Callable[[], np.ndarray]:
+    def called() -> np.ndarray:
+        with np.errstate(**state):
+            return call()
+
+    return called
 
 
 def __getattr__(name: str) -> Any:
@@ -198,6 +254,15 @@ class Target:
         This is the hot path of the finite differences: the arrays are wrapped without
         copying, so they must not be changed while the call runs.
         """
+        state = OPS_ERROR_STATE.get()
+        if state is not None:
+            with np.errstate(**state):
+                return self._forward(arrays, params)
+        return self._forward(arrays, params)
+
+    def _forward(
+        self, arrays: Sequence[np.ndarray], params: Mapping[str, Any] | None
+    ) -> np.ndarray:
         with no_autodiff:
             # (the arrays as they are where a Tensor would hold them as they are: plain
             # numeric ndarrays; a NumPy scalar, a list... go through the Tensor)
@@ -217,13 +282,17 @@ class Target:
         inside :data:`~gradcheck.graph.no_autodiff`. This saves the per-call wrapping
         of :meth:`forward`, which matters when a forward call takes microseconds.
         """
+        state = OPS_ERROR_STATE.get()
         if self.binder is not None:
-            bound = self.binder(arrays, dict(params or {}))
+            with ops_errors():
+                bound = self.binder(arrays, dict(params or {}))
             if bound is not None:
-                return bound
+                return bound if state is None else _in_ops_state(state, bound)
         tensors = [Tensor(a, copy=False) for a in arrays]
         kwargs = dict(params or {})
         evaluate = self._evaluate
+        if state is not None:
+            return _in_ops_state(state, lambda: evaluate(tensors, kwargs))
         return lambda: evaluate(tensors, kwargs)
 
     def apply(
@@ -251,7 +320,8 @@ class Target:
                 data = tensors[i].data
                 layouts.record(i, data.shape, tuple(st // data.itemsize for st in data.strides))
         try:
-            out = self._build(tensors, params or {})
+            with ops_errors():
+                out = self._build(tensors, params or {})
         except Exception as exc:
             raise TargetRaised("forward", exc) from exc
         if isinstance(out, Joined):
@@ -274,7 +344,8 @@ class Target:
         if isinstance(out, Tensor) and not out.constant:
             unkept = self._unkept(graph)  # (read before the backward clears the graph)
             try:
-                out.backward(v)
+                with ops_errors():
+                    out.backward(v)
             except CheckUsageError:
                 raise  # (the op's inputs misread, as its framework's adapter found)
             except Exception as exc:
@@ -311,7 +382,8 @@ class Target:
         if STRIDED.get():  # (the layout the first backward got: another layout takes
             v = noncontiguous(v)  # other kernels, which round otherwise)
         try:
-            grads: list[Any] | None = again(v)
+            with ops_errors():
+                grads: list[Any] | None = again(v)
             return grads
         except Exception as exc:
             raise TargetRaised("second backward on the same graph", exc) from exc
@@ -328,7 +400,8 @@ class Target:
         if undefined_backward is None:
             return None
         try:
-            grads: list[Any] | None = undefined_backward(np.array(v), undefined)
+            with ops_errors():
+                grads: list[Any] | None = undefined_backward(np.array(v), undefined)
             return grads
         except Exception as exc:
             raise TargetRaised("backward", exc) from exc
@@ -385,14 +458,16 @@ class Target:
         op = op_type()
         try:
             args, kwargs = arrange(self.signature, tensors, params or {})
-            op(*args, **kwargs)
+            with ops_errors():
+                op(*args, **kwargs)
             grads: list[Any] = []
             for i, t in enumerate(tensors):
                 if t.constant:
                     grads.append(None)
                     continue
                 try:
-                    g = op.backward_var(np.array(v), i)
+                    with ops_errors():
+                        g = op.backward_var(np.array(v), i)
                 except SkipGradient:
                     grads.append(None)
                     continue

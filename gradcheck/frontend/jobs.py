@@ -105,6 +105,9 @@ class ListedTarget:
     name: str
     described: bool = False
     location: tuple[str | None, int | None] = (None, None)
+    #: The names ``kwargs`` may give a value (its parameters, and positional ones
+    #: such as ``alpha``); None: any keyword, or not known.
+    keywords: tuple[str, ...] | None = None
 
 
 def listed(target: LoadedTarget) -> ListedTarget:
@@ -113,8 +116,21 @@ def listed(target: LoadedTarget) -> ListedTarget:
     from gradcheck.search.description import description_of
 
     return ListedTarget(
-        target.name, description_of(target.obj) is not None, source_location(target.obj)
+        target.name,
+        description_of(target.obj) is not None,
+        source_location(target.obj),
+        _keywords(target.obj),
     )
+
+
+def _keywords(obj: Any) -> tuple[str, ...] | None:
+    from gradcheck.checking.signature import op_signature
+
+    try:
+        sig = op_signature(obj)
+    except Exception:  # (what the check would say, it says there)
+        return None
+    return None if sig.any_keyword else (*sig.parameters, *sig.input_names)
 
 
 #: The share of the machine's memory the jobs running at once may take together, unless

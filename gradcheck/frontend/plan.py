@@ -36,6 +36,10 @@ class RunItem:
     settings: dict[str, Any] = field(default_factory=dict)
     #: Where ``settings`` come from (the configuration file), for error messages.
     source: str | None = None
+    #: The module the target was found in where a whole module was named (on the
+    #: command line or in the configuration): its ``kwargs`` are then the module's, each
+    #: target taking those it has (:func:`module_kwargs`).
+    module: str | None = None
 
 
 def plan_run(
@@ -65,17 +69,19 @@ def plan_run(
     if not specs and config is not None and (config.targets or config.lists_targets):
         _make_project_importable(config)
         for listed in config.targets:
+            module = _module_named(listed.target)
             for t in _targets_of(listed.target, empty, skipped):
-                items.append(RunItem(t, config.options_for(listed), str(config.path)))
+                items.append(RunItem(t, config.options_for(listed), str(config.path), module))
         if not config.targets:
             empty.append(f"{config.path}: [tool.gradcheck] targets lists no target")
     else:
         defaults = dict(config.defaults) if config is not None else {}
         for spec in specs or [BUILTIN_TARGETS]:
+            module = _module_named(spec)
             for t in _targets_of(spec, empty, skipped if specs else None):
                 entry = _entry_for(config, t.name) if config is not None else None
                 settings = config.options_for(entry) if config and entry else dict(defaults)
-                items.append(RunItem(t, settings, str(config.path) if config else None))
+                items.append(RunItem(t, settings, str(config.path) if config else None, module))
     if not items:
         raise NothingToCheck(f"nothing to check: {'; '.join(empty)}")
     for message in empty:
@@ -106,10 +112,45 @@ def listed_plan(
     skipped: list[str] | None = [] if verbose else None
     notes: list[str] = []
     items = [
-        RunItem(listed(item.target), item.settings, item.source)  # type: ignore[arg-type]
+        RunItem(listed(item.target), item.settings, item.source, item.module)  # type: ignore[arg-type]
         for item in plan_run(specs, config, notes.append, skipped)
     ]
     return items, skipped, notes
+
+
+def _module_named(spec: str) -> str | None:
+    """``spec`` where it names a whole module (no ``:Name``), else None."""
+    from gradcheck.frontend.preload import split_spec
+
+    return spec if split_spec(spec)[1] is None else None
+
+
+def module_kwargs(items: Sequence[RunItem], settings: Sequence[dict[str, Any]]) -> list[str]:
+    """Give each target of a module named whole the ``kwargs`` it has, of the module's
+    (``--kwargs '{"eps": 0.5}'`` on a module whose ops take ``eps`` or nothing), in
+    ``settings`` in place; the keys no target of its module has, one message each (a
+    typo stays an error: exit 2)."""
+    taken: dict[tuple[str, str], bool] = {}
+    for item, s in zip(items, settings):
+        kwargs = s.get("kwargs")
+        keywords = getattr(item.target, "keywords", None)
+        if item.module is None or not isinstance(kwargs, dict):
+            continue
+        for key in kwargs:
+            taken[(item.module, key)] = taken.get((item.module, key), False) or (
+                keywords is None or key in keywords
+            )
+        if keywords is not None:
+            kept = {k: v for k, v in kwargs.items() if k in keywords}
+            if kept:
+                s["kwargs"] = kept
+            else:
+                del s["kwargs"]
+    return [
+        f"no op of {module} has a parameter {key!r} (gradcheck list {module} shows theirs)"
+        for (module, key), found in taken.items()
+        if not found
+    ]
 
 
 def _entry_for(config: ProjectConfig, name: str) -> TargetConfig | None:

@@ -142,6 +142,9 @@ def format_result(result: CheckResult, *, seed: bool = True) -> str:
                 lines.append(format_table(f.worst))
             if result.upstream is not None:
                 lines.append(_products_line(result))
+            hint = _float32_hint(result) or _parameter_hint(result)
+            if hint:
+                lines.append(hint)
     labels = [_label(result, i) for i, a in enumerate(result.inputs) if a.dtype.kind in "iub"]
     if labels:
         # (check takes every integer and boolean array as a constant)
@@ -165,6 +168,50 @@ def format_result(result: CheckResult, *, seed: bool = True) -> str:
             f"{result.seconds:.3f} s"
         )
     return "\n".join(lines)
+
+
+#: The largest relative error that a float64 backward computing in float32 shows
+#: (a few float32 ulps, 2^-24 each, summed over a few terms).
+_FLOAT32_SIZED = 2.0**-20
+
+
+def _float32_hint(result: CheckResult) -> str:
+    """A line for a float64 mismatch whose every error is of float32's rounding size:
+    the usual cause is a backward that computes in float32 (torch's Python-number
+    constants take its default dtype), which the numbers alone do not tell."""
+    f = result.failure
+    floats = [a.dtype for a in result.inputs if a.dtype.kind in "fc"]
+    if f is None or f.kind != "mismatch" or not f.worst or not floats:
+        return ""
+    if any(d not in (np.float64, np.complex128) for d in floats):
+        return ""
+    worst = max(e.rel_error for e in f.worst)
+    if not 0 < worst <= _FLOAT32_SIZED or result.max_rel_error > _FLOAT32_SIZED:
+        return ""
+    return (
+        f"Every error is of float32's rounding size (relative {_err(worst)}): a backward "
+        "that computes in float32 gives such errors (torch.tensor() and torch.where() of "
+        "Python numbers take torch's default dtype, float32; so do NumPy float32 "
+        "constants); compute in the input's dtype, or pass rtol= if this precision is "
+        "what you accept"
+    )
+
+
+def _parameter_hint(result: CheckResult) -> str:
+    """For an input that received no gradient: it may be a parameter of the op (a
+    number its backward gives no gradient, as ``return grad_x, None``) drawn as a
+    tensor for want of a value, which the failure alone does not tell."""
+    f = result.failure
+    if f is None or f.kind != "missing_gradient" or f.input is None:
+        return ""
+    name = result.input_name(f.input)
+    if name.startswith("input "):
+        return ""
+    return (
+        f"If {name} is a parameter of the op (a number, not a tensor input), give it a "
+        f"value: --kwargs '{{\"{name}\": ...}}' on the command line, kwargs= in verify, "
+        f"describe and the config, {name}= in check"
+    )
 
 
 def _failed_at_order_2(result: CheckResult) -> bool:

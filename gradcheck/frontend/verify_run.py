@@ -9,6 +9,7 @@ runner and the search are imported where they are used.
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shlex
@@ -46,7 +47,7 @@ from gradcheck.frontend.outputs import (
     _step_summary,
     _write_outputs,
 )
-from gradcheck.frontend.plan import RunItem, listed_plan
+from gradcheck.frontend.plan import RunItem, listed_plan, module_kwargs
 from gradcheck.frontend.progress import Progress, wants_color
 from gradcheck.search.precedence import layered
 
@@ -391,15 +392,22 @@ def _describe_invalid(exc: InvalidDescription, item: RunItem, overrides: dict[st
     return f"{item.target.name}: {exc}"
 
 
-def _replay_command(ctx: click.Context, target: str, seed: int) -> str:
+def _replay_command(
+    ctx: click.Context, target: str, seed: int, narrowed: dict[str, Any] | None = None
+) -> str:
     """The exact command that replays one target's run: the options the user gave,
-    the target, and the run's seed."""
+    the target, and the run's seed (``--kwargs`` as the target took them, where a
+    module's were ``narrowed`` to its own parameters)."""
     raw = ctx.params
     words = ["gradcheck", "verify", target]
     for option, flag in FLAGS.items():
         if ctx.get_parameter_source(option) is not click.core.ParameterSource.COMMANDLINE:
             continue
         value = raw[option]
+        if option == "kwargs" and narrowed is not None and target in narrowed:
+            if narrowed[target] is None:
+                continue
+            value = json.dumps(narrowed[target])
         if option in SWITCHES:
             words.append(flag if value else SWITCHES[option])
         elif isinstance(value, tuple):
@@ -441,6 +449,8 @@ class _Planned:
     ranges: list[tuple[int, int, int]]
     manifest: dict[str, Any] | None
     mine: list[str]
+    #: The ``--kwargs`` each target of a module named whole took (None: none of them).
+    narrowed: dict[str, Any]
 
 
 def _read_run(ctx: click.Context, run: _Runner, cwd: str) -> _RunInputs:
@@ -498,6 +508,14 @@ def _plan_run(ctx: click.Context, run: _Runner, given: _RunInputs) -> _Planned:
         run.shown.note(f"skipped {line}")
     baseline, run_seed = given.baseline, given.run_seed
     settings = [_job_settings(item, given.overrides, seed, baseline, run_seed) for item in items]
+    unknown = module_kwargs(items, settings)
+    if unknown:
+        _fail(f"Invalid value for '--kwargs': {'; '.join(unknown)}", 2, None, verbose)
+    narrowed = {
+        item.target.name: s.get("kwargs")
+        for item, s in zip(items, settings)
+        if item.module is not None and "kwargs" in given.overrides
+    }
     at_once = _jobs_at_once(p["jobs"], settings, run.run, seeds or 1)
     plan = [_job(item, s, verbose, at_once) for item, s in zip(items, settings)]
     manifest = None
@@ -512,7 +530,7 @@ def _plan_run(ctx: click.Context, run: _Runner, given: _RunInputs) -> _Planned:
     mine = [plan[i].spec for i, _, _ in ranges]
     items, plan = _with_seeds(items, plan, ranges)
     run.shown.total = len(plan)
-    return _Planned(items, plan, ranges, manifest, mine)
+    return _Planned(items, plan, ranges, manifest, mine, narrowed)
 
 
 @dataclass
@@ -546,7 +564,7 @@ def _report_run(
     comparison = _compare(results, baseline, p["regression_factor"], given.config)
 
     def replay(result: VerifyResult) -> str:
-        return _replay_command(ctx, result.target, result.seed)
+        return _replay_command(ctx, result.target, result.seed, planned.narrowed)
 
     outputs, run_seed = given.outputs, given.run_seed
     charts = _html_charts(run, results) if "HTML report" in outputs else {}

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from gradcheck.checking.target import own_error_state
 from gradcheck.checking.trees import of_specs
 from gradcheck.checking.vocabulary import Verdict
 from gradcheck.errors import GradcheckError
@@ -73,6 +74,7 @@ __all__ = [
 DEFAULTS: dict[str, Any] = {row.name: row.default for row in SETTINGS if row.default is not UNSET}
 
 
+@own_error_state
 def verify(
     target: Any,
     *,

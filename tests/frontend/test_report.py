@@ -680,3 +680,52 @@ def test_an_op_that_exits_a_step_away_is_reported_as_that():
     else:  # (a draw above 1 exits at the example itself)
         assert "at a perturbed input" not in failure.message
     assert result.failure.input_names == ["x"]
+
+
+class CubeInFloat32(Operation):
+    """x**3 whose backward computes 3x² in float32: right to float32's precision only
+    (as a torch backward with ``torch.where(mask, 0.3, -0.7)`` is: Python numbers
+    take torch's default dtype)."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return x.data**3
+
+    def backward_var(self, grad, index, **kwargs):
+        x = self.variables[0].data.astype(np.float32)
+        return grad * (np.float32(3) * x * x).astype(np.float64)
+
+
+def test_a_float64_mismatch_of_float32_rounding_size_says_what_usually_causes_it():
+    x = np.array([0.1, 1.7, -2.3, 0.9])
+    result = gradcheck.check(CubeInFloat32, x, seed=0)
+    assert result.failure is not None and result.failure.kind == "mismatch"
+    assert "float32's rounding size" in str(result)
+    assert "torch.where()" in str(result)
+    # a gross error is not put down to rounding
+    wrong = gradcheck.check(SquareOffByAConstant, x, seed=0)
+    assert wrong.failure is not None and "rounding size" not in str(wrong)
+
+
+class ScaledTanh(Operation):
+    """c·tanh(x / c) with the number ``c`` kept out of ``self.variables`` and given no
+    gradient, as a parameter: drawn as a tensor for want of a value, it gets none."""
+
+    def __call__(self, x, c):
+        self.variables = (x, c)
+        return c.data * np.tanh(x.data / c.data)
+
+    def backward_var(self, grad, index, **kwargs):
+        x, c = (t.data for t in self.variables)
+        if index == 1:
+            raise gradcheck.SkipGradient("c is a number")
+        return grad * (1 - np.tanh(x / c) ** 2)
+
+
+def test_an_input_without_gradient_is_said_to_maybe_be_a_parameter_wanting_a_value():
+    result = gradcheck.check(ScaledTanh, np.array([0.5, 1.5]), np.array([2.0, 3.0]), seed=0)
+    assert result.failure is not None and result.failure.kind == "missing_gradient"
+    text = str(result)
+    assert "If c is a parameter of the op" in text and "--kwargs '{\"c\": ...}'" in text
+    # another kind of failure has no such line
+    assert "parameter of the op" not in str(gradcheck.check(Affine, np.ones(2), np.ones(2)))
