@@ -21,6 +21,7 @@ from gradcheck.checking.thresholds import (
     CELL_SHARE,
     HIGHEST_LEVEL,
     LEVEL_RATIO,
+    OFF_STEP_SHARE,
 )
 
 
@@ -252,17 +253,18 @@ class ComputedIn:
         forward, differenced with float64's steps that float16 rounds away (numeric 0
         against its right gradient), or its staircase read as a kink."""
         narrow_eps = float(np.finfo(narrow).eps)
-        moved = []
+        steps: list[Any] = []
         with np.errstate(all="ignore"):
             for a in rounded:
                 if a.dtype.kind != "f":
-                    moved.append(a)
+                    steps.append(None)
                     continue
                 step = step_sizes(a, narrow_eps) * reach
                 if scatter:  # (1, -1/2, 1/4, -1, ...: neighbours differ, sums are not 0)
                     k = np.arange(a.size).reshape(a.shape)
                     step = step * np.where(k % 2, -1.0, 1.0) * np.exp2(-(k % 3))
-                moved.append((a + step).astype(narrow).astype(np.float64))
+                steps.append(step)
+        moved = _narrow_moved_by(rounded, steps, narrow, 1.0)
         try:
             out1 = np.asarray(self.call(moved))
         except Exception:
@@ -285,7 +287,29 @@ class ComputedIn:
             )
         ):
             return "wide"
-        return "narrow" if self._unmoved_by_a_quarter(moved, out1, narrow) else "wide"
+        if not self._unmoved_by_a_quarter(moved, out1, narrow):
+            return "wide"
+        return "narrow" if self._narrow_off_the_steps(rounded, steps, narrow) else "wide"
+
+    def _narrow_off_the_steps(
+        self, rounded: list[np.ndarray], steps: list[Any], narrow: Any
+    ) -> bool:
+        """Whether the forward gives numbers of ``narrow`` where every float element of
+        ``rounded`` moves by a share of its step ``steps`` (:data:`OFF_STEP_SHARE`), taken
+        to a number of ``narrow``: a forward computing in ``narrow`` gives one at every
+        such input. x and x + step are short binary fractions (2 and 2.25), which a
+        staircase of decimal treads keeps as they are: round(x, 3) at 2 (and round(x, 1)
+        at -4, round(x, 2) at 7.25...) gave numbers of float16 there, stood still a
+        quarter of float16's ulp away (its tread, 1e-3, is wider), and was taken for a
+        float16 forward, differenced with float16's steps over its treads: numeric 1
+        against its right gradient 0 (torch's gradcheck passes it). Off the steps it
+        gives 2.075, no number of float16."""
+        between = _narrow_moved_by(rounded, steps, narrow, OFF_STEP_SHARE)
+        try:
+            out = np.asarray(self.call(between))
+        except Exception:
+            return False
+        return exact_in(out, narrow)
 
     def _still_in_cells(self, rounded: list[np.ndarray], out0: np.ndarray) -> bool:
         """Whether the forward stands still where every float element of ``rounded``, taken
@@ -399,6 +423,18 @@ class ComputedIn:
         except Exception:
             return None
         return bool(again.shape == out.shape and np.array_equal(again, out, equal_nan=True))
+
+
+def _narrow_moved_by(
+    rounded: list[np.ndarray], steps: list[Any], narrow: Any, share: float
+) -> list[np.ndarray]:
+    """Each float array of ``rounded`` moved by ``share`` of its ``steps`` and taken to
+    a number of ``narrow`` (in float64); the others as they are."""
+    with np.errstate(all="ignore"):
+        return [
+            a if step is None else (a + step * share).astype(narrow).astype(np.float64)
+            for a, step in zip(rounded, steps)
+        ]
 
 
 def _float16_moved(a: np.ndarray, direction: Any, share: float) -> np.ndarray:

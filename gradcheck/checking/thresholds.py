@@ -322,3 +322,10 @@ TIE_BLOCKS_PROBED = 4
 #: where a forward that rounds its inputs to float16 cannot move and a staircase finer
 #: than float16's ulp (round(4x) at |x| of 512-1024) does.
 CELL_SHARE = 0.375
+
+#: Where ``computed_in._moved_in`` checks that a forward taken for one computing in a
+#: narrower dtype gives numbers of it off its steps too: each float element moved by this
+#: share of that step (then rounded to the narrower dtype), a number with many bits. A
+#: staircase of decimal treads (round(x, 3)) gives numbers of float16 at x and x + step,
+#: both short binary fractions (2, 2.25), and 2.075 here, which is none.
+OFF_STEP_SHARE = 0.3
