@@ -735,7 +735,7 @@ def test_a_collected_target_fails_with_the_command_lines_report(sandbox):
     result.assert_outcomes(failed=1)
     cli = CliRunner().invoke(main, ["verify", "myops:WrongSquare", "--seed", "0"])
     assert cli.exit_code == 1, cli.output
-    start = "gradcheck: myops.WrongSquare failed"
+    start = "gradcheck: myops:WrongSquare failed: mismatch"
     ours = _block(result.stdout.str(), start)
     assert ours == _block(cli.output, start)
     assert "x (float64" in ours
