@@ -145,8 +145,7 @@ STAGES = [
 
 
 def test_numerics_is_the_sequence_of_the_stages():
-    # (numerics runs the stages once, in _compared, and again, the same way, for a
-    # forward found to round its inputs to float16 where it would fail)
+    # (numerics runs the stages in _compared, and then reads the result)
     calls = [
         node.func.id
         for node in ast.walk(ast.parse(inspect.getsource(verdict._compared)))
