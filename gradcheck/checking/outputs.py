@@ -37,16 +37,29 @@ class Outputs:
     differentiable : tuple of bool
         Whether each output is in the flat array: floating-point outputs (those a
         framework marked non-differentiable excepted).
+    complex_of : tuple of bool, optional
+        Where these are the real outputs of an op with complex outputs (each complex
+        output seen as its real and imaginary parts, :mod:`.adapters.variants`):
+        whether each of the op's own outputs was complex, so that a label names the
+        op's output and the part, not a count of parts.
     """
 
     shapes: tuple[tuple[int, ...] | None, ...]
     dtypes: tuple[np.dtype | None, ...]
     differentiable: tuple[bool, ...]
+    complex_of: tuple[bool, ...] | None = None
 
     @classmethod
-    def of(cls, values: Sequence[Any], differentiable: Sequence[bool] | None = None) -> Outputs:
+    def of(
+        cls,
+        values: Sequence[Any],
+        differentiable: Sequence[bool] | None = None,
+        complex_of: Sequence[bool] | None = None,
+    ) -> Outputs:
         """The layout of ``values`` (arrays, or anything with ``shape`` and ``dtype``;
-        ``None``); ``differentiable`` narrows which floating outputs count."""
+        ``None``); ``differentiable`` narrows which floating outputs count;
+        ``complex_of`` (which of the op's outputs were complex, where ``values`` are
+        their parts) names them in labels."""
         shapes, dtypes = [], []
         for value in values:
             dtype = getattr(value, "dtype", None)
@@ -55,7 +68,10 @@ class Outputs:
         wanted = [dt is not None and dt.kind == "f" for dt in dtypes]
         if differentiable is not None:
             wanted = [w and bool(d) for w, d in zip(wanted, differentiable)]
-        return cls(tuple(shapes), tuple(dtypes), tuple(wanted))
+        joined = None
+        if complex_of is not None and len(values) == len(complex_of) + sum(map(bool, complex_of)):
+            joined = tuple(bool(c) for c in complex_of)
+        return cls(tuple(shapes), tuple(dtypes), tuple(wanted), joined)
 
     @property
     def indices(self) -> list[int]:
@@ -137,5 +153,25 @@ class Outputs:
         return "None" if dt is None else f"{dt}[{', '.join(map(str, shape or ()))}]"
 
     def label(self, k: int) -> str:
-        """``"output 1 of 3 (float64[4, 2])"``."""
-        return f"output {k} of {len(self.shapes)} ({self.kind(k)})"
+        """``"output 1 of 3 (float64[4, 2])"``; a part of a complex output is named as
+        such (``"the imaginary part of the output (complex128[2])"``).
+
+        >>> Outputs(((2,), (2,)), (np.dtype("f8"),) * 2, (True, True), (True,)).label(1)
+        'the imaginary part of the output (complex128[2])'
+        """
+        if self.complex_of is None:
+            return f"output {k} of {len(self.shapes)} ({self.kind(k)})"
+        at, part = 0, ""
+        for j, c in enumerate(self.complex_of):
+            width = 2 if c else 1
+            if k < at + width:
+                part = ("the real part of ", "the imaginary part of ")[k - at] if c else ""
+                break
+            at += width
+        n = len(self.complex_of)
+        kind = self.kind(k)
+        dt = self.dtypes[k]
+        if part and dt is not None:
+            kind = kind.replace(str(dt), str(np.result_type(dt, np.complex64)), 1)
+        which = "the output" if n == 1 else f"output {j} of {n}"
+        return f"{part}{which} ({kind})"

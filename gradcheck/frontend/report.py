@@ -243,9 +243,9 @@ def inputs_text(result: CheckResult) -> str:
         head = f"{which}, the upstream gradient ({u.dtype}{list(u.shape)}"
         pieces = [] if which == "u" else _upstream_pieces(u, result.upstream_outputs)
         if pieces:
-            lines.append(
-                f"{head}: the outputs' pieces, raveled and joined, as upstream= takes it):"
-            )
+            parts = all(label.startswith("the ") for label, _ in pieces)
+            what = "the output's real and imaginary parts" if parts else "the outputs' pieces"
+            lines.append(f"{head}: {what}, raveled and joined, as upstream= takes it):")
             for label, piece in pieces:
                 text = _array(piece).replace("\n", "\n  ")
                 lines.append(f"  {label}:\n    {text}")

@@ -64,3 +64,32 @@ def test_the_numbers_are_those_of_the_output_the_label_names():
     # output 1 is x + y**2: its true v^T J for y is 2 y v_1, the bug's y v_1
     assert np.isclose(worst.numeric, 2 * y[i] * v[3 + i], rtol=1e-6)
     assert np.isclose(worst.analytic, y[i] * v[3 + i], rtol=1e-12)
+
+
+class CisNoConj(torch.autograd.Function):
+    """exp(i·x) of a real x, one complex output; the backward forgets the conjugate."""
+
+    @staticmethod
+    def forward(ctx, x):
+        y = torch.polar(torch.ones_like(x), x)
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        (y,) = ctx.saved_tensors
+        return (grad * (1j * y)).real
+
+
+def test_one_complex_output_is_named_as_one_output_and_its_part():
+    # (issue 34: a complex output was labelled "output 1 of 2 (float64[2])", its
+    # imaginary part, as if the op had two real outputs)
+    result = gradcheck.check(CisNoConj, np.array([0.3, -1.2]))
+    assert result.failure.kind == "mismatch"
+    text = str(result)
+    assert "of 2" not in text
+    assert "the imaginary part of the output (complex128[2]): the gradient of input x" in text
+    assert "v, the upstream gradient (float64[4]: the output's real and imaginary parts" in text
+    assert "  the real part of the output (complex128[2]):" in text
+    again = gradcheck.check(CisNoConj, np.array([0.3, -1.2]), upstream=result.upstream)
+    assert again.failure.kind == "mismatch"

@@ -63,7 +63,11 @@ class _Bridge(Operation):
         )
         self.outputs: Outputs | None = None
         if isinstance(out, (tuple, list)):
-            self.outputs = Outputs.of(out, getattr(self._backprop, "differentiable", None))
+            self.outputs = Outputs.of(
+                out,
+                getattr(self._backprop, "differentiable", None),
+                getattr(self._backprop, "complex_outputs", None),
+            )
             out = self.outputs.flatten(out)
         type(self).last = self.outputs
         self._grads: list[np.ndarray | None] | None = None

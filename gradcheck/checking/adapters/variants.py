@@ -255,6 +255,8 @@ class _RealView:
             for d, c in zip(inner, was):
                 flags.extend([d, d] if c else [d])
             backward.differentiable = flags  # type: ignore[attr-defined]
+        if any(was):  # (the op's own outputs, for the labels of their parts)
+            backward.complex_outputs = list(was)  # type: ignore[attr-defined]
         backward.repeatable = getattr(backprop, "repeatable", False)  # type: ignore[attr-defined]
         # (a None piece stays None: an undefined gradient reaches the op as one)
         backward.undefined = getattr(backprop, "undefined", False)  # type: ignore[attr-defined]
