@@ -161,6 +161,11 @@ def render_table(
     spent = [f"{r.target}: {r.note}" for r in results if r.passed and r.budget_spent and r.note]
     if spent:
         blocks.append("\n".join(spent))
+    from gradcheck.frontend.report import small_gradient_note
+
+    small = [f"{r.target}: {n}" for r in results if (n := small_gradient_note(r)) is not None]
+    if small and not quiet:  # (a pass whose max rel err looks like an alarm in the table)
+        blocks.append("\n".join(small))
     summary = _summary(results, seed, elapsed)
     if stopped_by is not None:
         summary += f"; {stopped_by} stopped the run"

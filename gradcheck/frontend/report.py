@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from gradcheck.checking.tolerance import tolerance_for
 from gradcheck.checking.vocabulary import COMPARISON_KINDS, Kind
 
 if TYPE_CHECKING:  # (the results' module imports this one: str(result) is its text)
@@ -304,6 +305,41 @@ def report(result: Any, *, replay: str | None = None) -> str:
     return target_text(result, replay=replay)
 
 
+#: A pass's max rel err from this size up (or its rtol, if larger) reads as an alarm
+#: in the table, and is explained beneath it (a display threshold, not the verdict's:
+#: a float64 pass at an element near 0 commonly shows 1e-6, which alarms no one).
+ALARMING_REL_ERR = 1e-3
+
+
+def small_gradient_note(result: Any) -> str | None:
+    """For a target that passed with a max rel err that looks like an alarm (above
+    :data:`ALARMING_REL_ERR` and its rtol): why that number is no alarm. A pass puts every element within rtol of its size or, for an element
+    near 0, within what finite differences resolve there (their error estimate, the
+    rounding floor, atol): only such an element's relative error can exceed rtol.
+    None otherwise.
+
+    >>> from types import SimpleNamespace as R
+    >>> small_gradient_note(R(passed=True, max_rel_error=1e-9, error_ratio=0.1, settings={}))
+    >>> print(small_gradient_note(R(passed=True, max_rel_error=0.088, error_ratio=0.99,
+    ...                             settings={"dtype": "float64"})))
+    max rel err 8.80e-02 is above rtol 1e-07 at a gradient element near 0, whose allowed error is what finite differences resolve there, not rtol of its size; error / tolerance at most 0.99 (below 1 passes)
+    """
+    rel = getattr(result, "max_rel_error", float("nan"))
+    if not result.passed or not np.isfinite(rel):
+        return None
+    settings = getattr(result, "settings", None) or {}
+    dtype = str(settings.get("dtype") or "float64")
+    dtype = {"complex128": "float64", "complex64": "float32"}.get(dtype, dtype)
+    rtol = tolerance_for(dtype, None, settings.get("rtol")).rtol
+    if rel <= max(rtol, ALARMING_REL_ERR):
+        return None
+    return (
+        f"max rel err {rel:.2e} is above rtol {rtol:g} at a gradient element near 0, whose "
+        f"allowed error is what finite differences resolve there, not rtol of its size; "
+        f"error / tolerance at most {result.error_ratio:.2f} (below 1 passes)"
+    )
+
+
 def target_text(result: Any, *, replay: str) -> str:
     """The block of one target of a run (a VerifyResult), as :func:`report` says."""
     verdict = result.verdict.replace("_", " ")
@@ -313,6 +349,8 @@ def target_text(result: Any, *, replay: str) -> str:
         said = f"{head} ({result.examples} examples, {errs})"
         if result.passed:
             spent = [f"Note: {result.note}"] if getattr(result, "budget_spent", False) else []
+            small = small_gradient_note(result)
+            spent += [] if small is None else [small]
             return "\n".join(
                 [said, *result.skip_lines, *([result.shapes] if result.shapes else []), *spent]
             )

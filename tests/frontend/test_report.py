@@ -755,3 +755,23 @@ def test_an_input_without_gradient_is_said_to_maybe_be_a_parameter_wanting_a_val
     assert "If c is a parameter of the op" in text and "--kwargs '{\"c\": ...}'" in text
     # another kind of failure has no such line
     assert "parameter of the op" not in str(gradcheck.check(Affine, np.ones(2), np.ones(2)))
+
+
+def test_a_pass_whose_max_rel_err_looks_large_says_why_it_passed():
+    # (issue 34: good_gate passed with "8.82e-02" in the max rel err column and
+    # nothing else: a reader takes it for a 9% error; it is at an element near 0,
+    # within what finite differences resolve there)
+    from dataclasses import replace
+
+    from gradcheck.frontend.render import render_table
+    from gradcheck.frontend.report import report
+
+    result = verify(lambda x: gradcheck.tanh(x), max_examples=3, seed=0)
+    assert result.passed
+    looks_bad = replace(result, max_rel_error=0.0882, error_ratio=0.99)
+    table = render_table([looks_bad], seed=0, replay=lambda r: "")
+    said = "max rel err 8.82e-02 is above rtol 1e-07 at a gradient element near 0"
+    assert said in table and "error / tolerance at most 0.99 (below 1 passes)" in table
+    assert said in report(looks_bad)
+    # a pass whose errors are within rtol, as most are, says nothing more
+    assert "is above rtol" not in render_table([result], seed=0, replay=lambda r: "")
