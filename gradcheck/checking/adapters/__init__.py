@@ -309,6 +309,12 @@ def _function_framework(func: Any) -> Framework | None:
             return fw
         if isinstance(value, type) and (fw := _class_framework(value)) is not None:
             return fw  # applies the user's own torch Function or MyGrad op
+        if value is not None and not isinstance(value, type) and is_op_instance(value):
+            # calls the user's own op instance: a `jax.custom_vjp` made in the module
+            # (whose `__module__` is the user's), an `nn.Module` instance
+            fw = _instance_framework(value)
+            if fw is not None:
+                return fw
     return None
 
 
