@@ -39,7 +39,7 @@ from gradcheck.checking.structure import (
     first_failure,
     repeated_and_scaled,
 )
-from gradcheck.checking.target import Target, user_frame
+from gradcheck.checking.target import Target, own_tensor_hint, user_frame
 from gradcheck.checking.thresholds import (
     BACKWARD_ROUNDING_CAP,
     BACKWARD_ROUNDING_FACTOR,
@@ -782,7 +782,9 @@ def _raised(kind: str, exc: TargetRaised) -> Failure:
     frame = user_frame(original.__traceback__)
     return Failure(
         kind,
-        f"the {exc.phase} raised {text}" + (f"\n  at {frame}" if frame else ""),
+        f"the {exc.phase} raised {text}"
+        + (f"\n  at {frame}" if frame else "")
+        + own_tensor_hint(original),
         exception=text,
         frame=frame,
     )

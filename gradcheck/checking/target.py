@@ -238,11 +238,19 @@ class Target:
             return self
         if self.deriver is None:
             what = "another framework's" if self.foreign else "gradcheck's own"
+            taken = ""
+            if not self.foreign and not isinstance(self.obj, type):
+                # (a function whose code names no framework's name: `x.unbind(-1)`)
+                taken = (
+                    f"; it was taken for a function of gradcheck's tensors, its code naming "
+                    f"no torch or JAX name: mark a function of torch tensors with "
+                    f'@gradcheck.checking.adapters.framework("torch") ("jax" for JAX)'
+                )
             raise CheckUsageError(
                 f"{self.name} is {what} op: checking its {variant.describe()} needs a "
                 f"torch or JAX target (their backward is differentiable, they have a "
                 f"forward mode, devices, complex tensors and compilers); check it at "
-                f"first order, eagerly"
+                f"first order, eagerly{taken}"
             )
         return self.deriver(variant)
 
@@ -540,6 +548,19 @@ def instance_name(obj: Any) -> tuple[str, str] | None:
 #: gradcheck's own code, all of it: where the package is, not a list of its modules.
 _GRADCHECK_DIR = os.path.dirname(os.path.abspath(gradcheck.__file__))
 _NUMPY_DIR = os.path.dirname(os.path.abspath(np.__file__))
+
+
+def own_tensor_hint(exc: BaseException) -> str:
+    """For an op that asked gradcheck's own Tensor for an attribute it lacks
+    (``x.unbind(-1)``: a function of torch tensors whose code names no torch name,
+    taken for gradcheck's): what to do about it; "" for any other exception."""
+    if not isinstance(exc, AttributeError) or not isinstance(getattr(exc, "obj", None), Tensor):
+        return ""
+    return (
+        "\nThe op ran on gradcheck's own Tensors: its code names no torch, JAX or MyGrad "
+        "name gradcheck could see. If it is a function of torch (JAX, MyGrad) tensors, mark "
+        'it with @gradcheck.checking.adapters.framework("torch") ("jax", "mygrad")'
+    )
 
 
 def user_frame(tb: TracebackType | None) -> str | None:

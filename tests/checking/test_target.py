@@ -140,3 +140,35 @@ def test_raw_gradients_show_what_backward_var_returned():
     raw = t.raw_gradients(arrays, {}, np.ones(2))
     assert raw == [[1.0, 1.0], None]
     assert resolve_target(lambda x: x * 2).raw_gradients([arrays[0]], {}, np.ones(2)) is None
+
+
+def _product_of_last_axis(x):
+    # (a function of torch tensors whose code names no torch name: gradcheck takes
+    # it for a function of its own tensors; issue 34, the bug corpus 3 round)
+    import functools
+    import operator
+
+    return functools.reduce(operator.mul, x.unbind(-1))
+
+
+def test_a_function_taken_for_gradcheck_s_says_how_to_mark_it_at_order_2():
+    import gradcheck
+    from gradcheck.errors import CheckUsageError
+
+    with pytest.raises(CheckUsageError) as info:
+        gradcheck.check(_product_of_last_axis, np.array([[0.5, 2.0, 3.0]]), order=2)
+    said = str(info.value)
+    assert "taken for a function of gradcheck's tensors" in said
+    assert '@gradcheck.checking.adapters.framework("torch")' in said
+
+
+def test_a_missing_tensor_attribute_says_how_to_mark_the_function():
+    import gradcheck
+
+    result = gradcheck.check(_product_of_last_axis, np.array([[0.5, 2.0, 3.0]]))
+    assert result.failure.kind == "forward_error"
+    assert "The op ran on gradcheck's own Tensors" in result.failure.message
+    assert '@gradcheck.checking.adapters.framework("torch")' in str(result)
+    # (another AttributeError, of the op's own making, gets no such line)
+    result = gradcheck.check(lambda x: x.data.nope, np.array([1.0]))
+    assert "gradcheck's own Tensors" not in result.failure.message
