@@ -373,6 +373,10 @@ def list_path(work: Path, logs: Path, res: dict) -> None:
             res[(pair, "list", seed)] = state
 
 
+#: more (path, function) pairs a later round runs after these, each run per seed as
+#: the paths above (`user_round6.py`: --order 2, --dtype float32)
+EXTRA: list = []
+
 PATHS = [
     "cli",
     "json",
@@ -412,6 +416,7 @@ def main() -> None:
             ("module", module_path),
             ("check", python_paths),
             ("fixture", pytest_paths),
+            *EXTRA,
         ):
             if path in chosen:
                 fn(work, seed, logs, res, defects)

@@ -322,7 +322,7 @@ def small_gradient_note(result: Any) -> str | None:
     >>> small_gradient_note(R(passed=True, max_rel_error=1e-9, error_ratio=0.1, settings={}))
     >>> print(small_gradient_note(R(passed=True, max_rel_error=0.088, error_ratio=0.99,
     ...                             settings={"dtype": "float64"})))
-    max rel err 8.80e-02 is above rtol 1e-07 at a gradient element near 0, whose allowed error is what finite differences resolve there, not rtol of its size; error / tolerance at most 0.99 (below 1 passes)
+    max rel err 8.80e-02 is above rtol 1e-07: at an element that finite differences resolve no finer (a gradient near 0, or one changing fast there), whose allowed error is what they resolve; error / tolerance at most 0.99 (below 1 passes)
     """
     rel = getattr(result, "max_rel_error", float("nan"))
     if not result.passed or not np.isfinite(rel):
@@ -334,9 +334,10 @@ def small_gradient_note(result: Any) -> str | None:
     if rel <= max(rtol, ALARMING_REL_ERR):
         return None
     return (
-        f"max rel err {rel:.2e} is above rtol {rtol:g} at a gradient element near 0, whose "
-        f"allowed error is what finite differences resolve there, not rtol of its size; "
-        f"error / tolerance at most {result.error_ratio:.2f} (below 1 passes)"
+        f"max rel err {rel:.2e} is above rtol {rtol:g}: at an element that finite "
+        f"differences resolve no finer (a gradient near 0, or one changing fast there), "
+        f"whose allowed error is what they resolve; error / tolerance at most "
+        f"{result.error_ratio:.2f} (below 1 passes)"
     )
 
 
