@@ -324,10 +324,14 @@ def nonfinite_gradient(e: Evidence) -> Failure | None:
     g = e.gradient
     if np.all(np.isfinite(g)):
         return None
-    bad = int(np.size(g) - np.count_nonzero(np.isfinite(g)))
+    finite = np.isfinite(g)
+    bad = int(np.size(g) - np.count_nonzero(finite))
+    first = tuple(int(k) for k in np.argwhere(~np.asarray(finite))[0])
+    value = np.asarray(g)[first]
     return Failure(
         Kind.NONFINITE_GRADIENT,
-        f"the gradient of input {e.i} has {bad} non-finite value(s)",
+        f"the gradient of input {e.i} has {bad} non-finite value(s), the first "
+        f"{value} at index {first}",
         input=e.i,
     )
 

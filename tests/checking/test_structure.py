@@ -114,3 +114,15 @@ def test_a_backward_that_makes_nan_of_a_negative_v_still_fails():
 
     result = gradcheck.check(RootOfV, np.array([0.5]))
     assert result.failure is not None and result.failure.kind == "nonlinear", result
+
+
+def test_a_non_finite_gradient_says_where_and_what():
+    # (issue 34, user round 6: "has 1 non-finite value(s)" alone left a reader to
+    # find the element; a backward dividing by x is inf at x = 0)
+    x = np.array([[0.5, 2.0], [0.0, 1.0]])
+    gradient = np.array([[2.0, 0.5], [np.inf, np.nan]])
+    failure = first_failure(Stage.GRADIENT, Evidence([x], set(), gradient=gradient))
+    assert failure.kind == Kind.NONFINITE_GRADIENT
+    assert failure.message == (
+        "the gradient of input 0 has 2 non-finite value(s), the first inf at index (1, 0)"
+    )
