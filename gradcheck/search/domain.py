@@ -21,7 +21,7 @@ only (``refuses_broadcast``); the search then draws no more, and says so.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -203,6 +203,21 @@ class ShapeDomain:
             return (-math.inf, math.inf)
         return domain[i] if isinstance(domain[0], tuple) else domain
 
+    def _parameter_hint(self, errors: Iterable[str]) -> str:
+        """Where an error quotes the name of an input after the first (``argument
+        'dim' must be int, not Tensor``): that input is likely a parameter that is
+        not a tensor, drawn as one for want of a value, and how to give it one."""
+        names = getattr(getattr(self.tgt, "signature", None), "input_names", ())[1:]
+        text = " ".join(errors)
+        quoted = [n for n in names if f"'{n}'" in text or f'"{n}"' in text]
+        if not quoted:
+            return ""
+        given = ", ".join(f'"{n}": ...' for n in quoted)
+        return (
+            f"; {' and '.join(quoted)}, named in the error, may be a parameter and not a "
+            f"tensor: give its value with --kwargs '{{{given}}}' (describe(kwargs=...))"
+        )
+
     def note(self) -> str:
         """What was skipped and what to do; empty when nothing was."""
         rejected = {
@@ -223,7 +238,7 @@ class ShapeDomain:
         hint = (
             "give the shapes it takes (--shape, describe(shapes=...)), and labels or "
             "masks as such (--integers, --boolean)"
-        )
+        ) + self._parameter_hint(rejected.values())
         ran = [min(len(s) for s in key) for key in self._runs if key]
         if ran and all(max(len(s) for s in key) < min(ran) for key in rejected):
             hint += (

@@ -85,3 +85,25 @@ def test_a_search_on_a_domain_at_the_scale_of_1e_9_catches_a_1e_3_error():
         assert found.verdict == "passed", found
         found = gradcheck.verify(wrong, domain=(-2e-9, 2e-9), seed=seed, max_examples=30)
         assert found.verdict == "failed", found
+
+
+def scaled_sum(x, scale, axis):
+    # (a function with positional parameters that are no tensors, drawn as tensors
+    # for want of a value: issue 34, user round 6's torch Function with a float
+    # temperature and an int dim said only "--shape ... --integers ...")
+    if isinstance(axis, mg.Tensor):
+        raise TypeError("sum(): argument 'axis' must be int, not Tensor")
+    return mg.sum(x * scale, axis=axis)
+
+
+def test_an_input_the_error_names_is_said_to_be_maybe_a_parameter():
+    result = gradcheck.verify(scaled_sum, max_examples=5, seed=0)
+    assert result.verdict == "failed"
+    assert (
+        "axis, named in the error, may be a parameter and not a tensor: give its value "
+        "with --kwargs '{\"axis\": ...}' (describe(kwargs=...))"
+    ) in result.note
+    # (the first input is the op's tensor, never suggested as a parameter)
+    assert "x, named" not in result.note
+    given = gradcheck.verify(scaled_sum, kwargs={"axis": 0}, min_dims=1, max_examples=5, seed=0)
+    assert "named in the error" not in (given.note or "")
