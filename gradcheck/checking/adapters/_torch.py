@@ -159,16 +159,27 @@ class _HigherOrder:
     def upstream(self, vt: Any, outs: Sequence[Any], differentiable: Sequence[Any]) -> list[Any]:
         """``v`` cut into the upstream gradient of each differentiable output. An op
         with one output has ``v`` of its shape whether or not it is differentiable
-        (one that depends on no input: its gradient is undefined, which means zero)."""
-        if len(outs) == 1:
+        (one that depends on no input: its gradient is undefined, which means zero).
+        A complex output takes two pieces of ``v``, its real and imaginary parts' (as
+        the checker joins them), given to torch as one complex upstream gradient."""
+        import torch
+
+        if len(outs) == 1 and not outs[0].is_complex():
             return [vt.reshape(outs[0].shape) if differentiable else None]
         flat, start, upstream = vt.reshape(-1), 0, []
         for o in outs:
-            if any(o is d for d in differentiable):
+            if not any(o is d for d in differentiable):
+                upstream.append(None)
+            elif o.is_complex():
+                # (the checker sees a complex output as its real and imaginary parts,
+                # each raveled: torch's upstream gradient of it is re + i·im)
+                n = o.numel()
+                re, im = flat[start : start + n], flat[start + n : start + 2 * n]
+                upstream.append(torch.complex(re, im).reshape(o.shape))
+                start += 2 * n
+            else:
                 upstream.append(flat[start : start + o.numel()].reshape(o.shape))
                 start += o.numel()
-            else:
-                upstream.append(None)
         if start != flat.numel():
             raise ValueError(
                 f"the upstream gradient has {flat.numel()} elements, the op's "
@@ -205,8 +216,6 @@ class _HigherOrder:
         else:
             tensors, outs = self.level(k - 1, xs, below, params, True, below_tangent)
         differentiable = [o for o in outs if isinstance(o, torch.Tensor) and o.requires_grad]
-        if any(o.is_complex() for o in differentiable):
-            raise TypeError("order 2 of an op with complex outputs is not supported")
         with torch.enable_grad():
             vt = self.place.tensor(v)
             if create_graph and not constants[-1]:
