@@ -281,16 +281,20 @@ def good_log1p_guarded(x):
 
 
 class _ScaledTanh(torch.autograd.Function):
+    # (The first version saved tanh(z), an intermediate of the forward: right at
+    # order 1, and `--order 2` failed the twin, rightly, with analytic 0: a tensor
+    # made inside the forward has no graph back to z. Saving z, the input, and
+    # recomputing tanh in the backward is right at every order.)
     @staticmethod
     def forward(ctx, z, right):
-        y = torch.tanh(z)
-        ctx.save_for_backward(y)
+        ctx.save_for_backward(z)
         ctx.right = right
-        return 1.5 * y
+        return 1.5 * torch.tanh(z)
 
     @staticmethod
     def backward(ctx, grad):
-        (y,) = ctx.saved_tensors
+        (z,) = ctx.saved_tensors
+        y = torch.tanh(z)
         slope = 1 - y * y if ctx.right else 1 - y  # (the bug: 1 - y for 1 - y²)
         return 1.5 * grad * slope, None
 
