@@ -161,11 +161,12 @@ class Outputs:
         """
         if self.complex_of is None:
             return f"output {k} of {len(self.shapes)} ({self.kind(k)})"
-        at, part = 0, ""
+        at, part, which = 0, "", 0
         for j, c in enumerate(self.complex_of):
             width = 2 if c else 1
             if k < at + width:
                 part = ("the real part of ", "the imaginary part of ")[k - at] if c else ""
+                which = j
                 break
             at += width
         n = len(self.complex_of)
@@ -173,5 +174,5 @@ class Outputs:
         dt = self.dtypes[k]
         if part and dt is not None:
             kind = kind.replace(str(dt), str(np.result_type(dt, np.complex64)), 1)
-        which = "the output" if n == 1 else f"output {j} of {n}"
-        return f"{part}{which} ({kind})"
+        named = "the output" if n == 1 else f"output {which} of {n}"
+        return f"{part}{named} ({kind})"

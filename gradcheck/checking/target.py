@@ -242,9 +242,9 @@ class Target:
             if not self.foreign and not isinstance(self.obj, type):
                 # (a function whose code names no framework's name: `x.unbind(-1)`)
                 taken = (
-                    f"; it was taken for a function of gradcheck's tensors, its code naming "
-                    f"no torch or JAX name: mark a function of torch tensors with "
-                    f'@gradcheck.checking.adapters.framework("torch") ("jax" for JAX)'
+                    "; it was taken for a function of gradcheck's tensors, its code naming "
+                    "no torch or JAX name: mark a function of torch tensors with "
+                    '@gradcheck.checking.adapters.framework("torch") ("jax" for JAX)'
                 )
             raise CheckUsageError(
                 f"{self.name} is {what} op: checking its {variant.describe()} needs a "

@@ -313,16 +313,17 @@ ALARMING_REL_ERR = 1e-3
 
 def small_gradient_note(result: Any) -> str | None:
     """For a target that passed with a max rel err that looks like an alarm (above
-    :data:`ALARMING_REL_ERR` and its rtol): why that number is no alarm. A pass puts every element within rtol of its size or, for an element
-    near 0, within what finite differences resolve there (their error estimate, the
-    rounding floor, atol): only such an element's relative error can exceed rtol.
-    None otherwise.
+    :data:`ALARMING_REL_ERR` and its rtol): why that number is no alarm. A pass
+    puts every element within rtol of its size or, where finite differences resolve
+    less (a gradient near 0, one changing fast: their error estimate, the rounding
+    floor, atol), within what they resolve: only such an element's relative error
+    can exceed rtol. None otherwise.
 
     >>> from types import SimpleNamespace as R
     >>> small_gradient_note(R(passed=True, max_rel_error=1e-9, error_ratio=0.1, settings={}))
     >>> print(small_gradient_note(R(passed=True, max_rel_error=0.088, error_ratio=0.99,
     ...                             settings={"dtype": "float64"})))
-    max rel err 8.80e-02 is above rtol 1e-07: at an element that finite differences resolve no finer (a gradient near 0, or one changing fast there), whose allowed error is what they resolve; error / tolerance at most 0.99 (below 1 passes)
+    max rel err 8.80e-02 is above rtol 1e-07: at an element ... at most 0.99 (below 1 passes)
     """
     rel = getattr(result, "max_rel_error", float("nan"))
     if not result.passed or not np.isfinite(rel):
