@@ -164,9 +164,10 @@ class _HigherOrder:
         the checker joins them), given to torch as one complex upstream gradient."""
         import torch
 
-        if len(outs) == 1 and not outs[0].is_complex():
+        if len(outs) == 1 and not (differentiable and outs[0].is_complex()):
             return [vt.reshape(outs[0].shape) if differentiable else None]
-        flat, start, upstream = vt.reshape(-1), 0, []
+        flat, start = vt.reshape(-1), 0
+        upstream: list[Any] = []
         for o in outs:
             if not any(o is d for d in differentiable):
                 upstream.append(None)
