@@ -33,9 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.compare import Comparison, compare_fast, compare_full, judge_full
+from gradcheck.checking.compare import Comparison, compare_fast, estimate_full, judge_full
 from gradcheck.checking.layout import STRIDED
 from gradcheck.checking.levels import _extra_levels, step_sizes
+from gradcheck.checking.longer_steps import refined_longer
 from gradcheck.checking.low_precision import convicted_wide, judged_as_float64, judged_wide
 from gradcheck.checking.numerical import Evaluator
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
@@ -259,7 +260,11 @@ def first_comparison(run: _Run, ev: Evaluator, comparison: Comparison) -> Compar
     ):
         pass  # (two directions within what one wrong element would exceed)
     else:
-        compare_full(ev, comparison, run.settings.complex_step)
+        estimated = estimate_full(ev, comparison, settings.complex_step)
+        if not settings.complex_step:
+            refined_longer(ev, comparison, estimated)
+        comparison.estimated = estimated
+        judge_full(comparison, estimated)
     return comparison
 
 
