@@ -14,9 +14,9 @@ than the ladder that saw it smooth), and leaves the old estimate too. A re-estim
 evidence of relative errors above :data:`~gradcheck.checking.thresholds.LONGER_RESOLVED`
 only: a backward of a function that flat loses digits to cancellation too.
 
-An element that passes within the tolerance itself, or fails, costs nothing here: the
-longer steps could only pass it, and a failure is what the stages after the first
-re-measure.
+An element that passes within the tolerance itself (or within half what a
+re-estimate is evidence of), or fails, costs nothing here: the longer steps could only
+pass it, and a failure is what the stages after the first re-measure.
 """
 
 from __future__ import annotations
@@ -41,9 +41,10 @@ def refined_longer(ev: Evaluator, cmp: Comparison, estimated: tuple[np.ndarray, 
     with np.errstate(all="ignore"):
         diff = np.abs(analytic - numeric)
         proper = atol + cmp.rtol * np.abs(numeric) + analytic_rounding(cmp, curvature)
+        # (an error below half what a re-estimate is evidence of passes after it too)
         which = np.flatnonzero(
             ~kink
-            & (diff > proper)
+            & (diff > proper + LONGER_RESOLVED / 2 * np.abs(numeric))
             & (diff <= proper + ERROR_ESTIMATE_FACTOR * error)
             & (ERROR_ESTIMATE_FACTOR * noise > proper)
         )

@@ -61,9 +61,9 @@ def test_the_right_backward_passes_there(forward, derivative, x):
 
 @pytest.mark.parametrize("scale", [3e-5, 1e-4, 1e-3])
 def test_a_backward_that_cancels_like_finite_differences_still_passes(scale):
-    # (at 3e-5 two elements are estimated again over the longer steps, and the
-    # formula's 2e-7 loss to cancellation is within what they are evidence of; below
-    # 1e-5 it loses 4e-6 to 2e-4 and fails, as before the longer steps)
+    # (at 3e-5 the formula loses 2e-7 to cancellation, less than a re-estimate over
+    # longer steps is evidence of; below 1e-5 it loses 4e-6 to 2e-4 and fails, as it
+    # did before the longer steps)
     x = np.abs(_X) * scale
     result = mg.check(_op(np.sinc, _sinc_grad), x)
     assert result.verdict == "passed", str(result)
