@@ -245,10 +245,8 @@ class ForwardRounding(ComputedIn):
         at_x = None if wider is None else self._rounding_error(wider, 0.0)
         if wider is not None and at_x is not None:
             plain, scattered = self._probe_moves()
-            errors = [at_x] + [
-                self._rounding_error(wider, sign, moves)
-                for sign, moves in ((1.0, plain), (-1.0, plain), (1.0, scattered), (-1.0, scattered))
-            ]
+            points = ((1.0, plain), (-1.0, plain), (1.0, scattered), (-1.0, scattered))
+            errors = [at_x] + [self._rounding_error(wider, sign, moves) for sign, moves in points]
             known = [e for e in errors if e is not None]  # (at_x among them)
             with np.errstate(all="ignore"), warnings.catch_warnings():
                 warnings.simplefilter("ignore", RuntimeWarning)  # all-nan slices
