@@ -13,8 +13,8 @@ that spawns its zygote) leaves it waiting: it dies with the command
 
 Before the fork this imports what the fork needs (``multiprocessing``'s fork context
 and its pipe) and what the command and the zygote would otherwise both import, each
-in its own process (:data:`SHARED`: NumPy, the runner's worker side, the search's
-results): imported once, here, the zygote inherits them. That is about 0.09 s of CPU
+in its own process (:func:`_import_shared`: NumPy, the runner's worker side, the
+search's results): imported once, here, the zygote inherits them. That is about 0.09 s of CPU
 off the run (the command imports them anyway, for the settings' checks and the
 results it renders); the zygote starts as much later and has as much less to
 import, so nothing on the way to the target's first example waits longer.
@@ -29,11 +29,6 @@ from typing import Any
 
 #: (the process, the command's end of its pipe), until taken.
 _EARLY: tuple[Any, Any] | None = None
-
-#: What both the command and every zygote import (the command: the runner's pipe
-#: protocol, the settings' checks, the results it renders; the zygote: the search),
-#: imported before the fork where one is wanted, so that the zygote inherits them.
-SHARED = ("numpy", "importlib.metadata", "gradcheck.frontend.worker", "gradcheck.search.verifier")
 
 #: Options after which the command starts no zygote of its own in this process.
 _NOT_HERE = ("--help", "-h", "--executor")
@@ -65,13 +60,11 @@ def start(argv: list[str] | None = None) -> None:
     global _EARLY
     if _EARLY is not None or not wanted(sys.argv if argv is None else argv):
         return
-    import importlib
     import multiprocessing
     import threading
 
     try:
-        for name in SHARED:
-            importlib.import_module(name)
+        _import_shared()
     except Exception:  # the command meets it again where it needs the module
         return
     if threading.active_count() != 1:  # a lock copied held: as zygote_context
@@ -100,6 +93,29 @@ def start(argv: list[str] | None = None) -> None:
     _EARLY = (process, ours)
 
 
+def _import_shared() -> None:
+    """What both the command and every zygote import (the command: the runner's pipe
+    protocol, the settings' checks, the results it renders; the zygote: the search),
+    imported before the fork, so that the zygote inherits them; as the zygote imports
+    (gradcheck.frontend.worker.without_collections): without collections, what they
+    made frozen after."""
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        import importlib.metadata  # noqa: F401
+
+        import numpy  # noqa: F401
+
+        import gradcheck.frontend.worker
+        import gradcheck.search.verifier  # noqa: F401
+    finally:
+        gc.freeze()
+        if collecting:
+            gc.enable()
+
+
 def take() -> tuple[Any, Any] | None:
     """The early zygote (its process and the command's end of its pipe), once, where
     it was started and is alive; it waits for ``("setup", WorkerSetup)``."""
@@ -125,18 +141,17 @@ def _early_main(conn: Any, ours: Any) -> None:
     # Until the setup comes, nothing here is the command's to report: whatever fails
     # ends this process quietly (the command then forks a zygote of its own).
     try:
-        from gradcheck.frontend.worker import _as_if_spawned, _die_with_parent, _zygote_main
+        from gradcheck.frontend.worker import (
+            _as_if_spawned,
+            _die_with_parent,
+            _zygote_main,
+            import_the_search,
+        )
 
         _as_if_spawned(ours)
         if _die_with_parent() and os.getppid() != _parent_pid():
             os._exit(0)  # the command ended before prctl
-        import hypothesis  # noqa: F401
-
-        import gradcheck.checking.checker
-        import gradcheck.frontend.loading
-        import gradcheck.search.verifier
-        import gradcheck.strategies.inputs  # noqa: F401
-
+        import_the_search()
         message = conn.recv()
     except BaseException:
         os._exit(0)
