@@ -14,10 +14,11 @@ that spawns its zygote) leaves it waiting: it dies with the command
 Before the fork this imports what the fork needs (``multiprocessing``'s fork context
 and its pipe) and what the command and the zygote would otherwise both import, each
 in its own process (:func:`_import_shared`: NumPy, the runner's worker side, the
-search's results): imported once, here, the zygote inherits them. That is about 0.09 s of CPU
-off the run (the command imports them anyway, for the settings' checks and the
-results it renders); the zygote starts as much later and has as much less to
-import, so nothing on the way to the target's first example waits longer.
+search's results): imported once, here, the zygote inherits them. That is about
+0.09 s of CPU off the run (the command imports them anyway, for the settings' checks
+and the results it renders); the zygote starts as much later and has as much less
+to import, so nothing on the way to the target's first example waits longer (the
+command's first line comes as much later).
 """
 
 from __future__ import annotations
