@@ -496,9 +496,14 @@ def _extrapolated(levels: list[tuple[float, float]]) -> tuple[float, float] | No
     with its error: the smallest step's value, its error the levels' spread (its
     truncation is a fifteenth of the next level's difference from it) and rounding,
     or Richardson's extrapolation of the two smallest (the h² term cancelled), its
-    error the difference from the next pair's and the rounding of both, whichever
-    error is the smaller (a median's quotients are the same at every step, where
-    extrapolation only doubles the rounding); None where one is not finite."""
+    error the difference from the next pair's and the rounding of both, or the
+    largest step's value, its error twice the levels' spread (its truncation is the
+    spread's LEVEL_RATIO**2 / (LEVEL_RATIO**2 - 1) where the differences follow h²) and
+    its own rounding, whichever error is the smallest (a median's quotients are the
+    same at every step, where extrapolation only doubles the rounding, and the largest
+    step's rounding is the least: a middle element 1.8e-48 from its neighbour at
+    1.2e-38, whose smallest step's rounding, 2e-3 of the gradient, read a backward
+    1.001x off as within it); None where one is not finite."""
     d = [value for value, _ in levels]
     rounding = max(r for _, r in levels)
     if not (all(math.isfinite(value) for value in d) and math.isfinite(rounding)):
@@ -506,7 +511,8 @@ def _extrapolated(levels: list[tuple[float, float]]) -> tuple[float, float] | No
     rich = [(TRUNCATION_GROWTH * a - b) / (TRUNCATION_GROWTH - 1) for a, b in itertools.pairwise(d)]
     plain = (d[0], max(abs(value - d[0]) for value in d) + rounding)
     extrapolated = (rich[0], abs(rich[0] - rich[1]) + 2 * rounding)
-    return min(plain, extrapolated, key=lambda found: found[1])
+    largest = (d[-1], 2 * max(abs(value - d[-1]) for value in d) + levels[-1][1])
+    return min(plain, extrapolated, largest, key=lambda found: found[1])
 
 
 def _tie_level(
