@@ -101,11 +101,59 @@ def numerics(
 ) -> CheckResult:
     """The numeric verdict: each input's gradient through the stages, then the
     result (failed at the first mismatch, not differentiable where kinks were all
-    that was found)."""
-    comparisons = _compared(run, _evaluator(run, v), v, grads, atol, rtol)
+    that was found). Where that would fail or find a kink, a forward taken for a
+    float64 one that rounds its inputs to float16 inside (``Evaluator.rounds_to_half``,
+    asked then only, and only where every input is float32 or narrower: a float64
+    input carries float64's resolution into the forward, and the probe took cancelling
+    float64 forwards for such ones, a cross-entropy at a logit of 35 and logabsdet
+    near a singular matrix, whose wrong backwards float16's noise then passed) is
+    checked again as one: stepped in float32 at x rounded to float16, with float16's
+    noise."""
+    ev = _evaluator(run, v)
+    comparisons = _compared(run, ev, v, grads, atol, rtol)
+    if _narrow_inputs(run) and any(c.mismatched or c.kinks for c, _ in comparisons):
+        calls = ev.calls
+        inner = ev.rounds_to_half()
+        run.forward_calls += ev.calls - calls
+        if inner is not None:
+            comparisons = _float16_retry(run, v, inner, grads, atol, rtol, comparisons)
     if comparisons and comparisons[-1][0].apart:
         raise _Inconclusive(Skip.APART)
     return _result(run, comparisons)
+
+
+def _narrow_inputs(run: _Run) -> bool:
+    """Whether every inexact input of the check is of float32's precision or less."""
+    inexact = [x.dtype for x in run.xs if x.dtype.kind in "fc"]
+    return bool(inexact) and all(np.finfo(dt).bits <= 32 for dt in inexact)
+
+
+def _float16_retry(
+    run: _Run,
+    v: np.ndarray,
+    inner: Any,
+    grads: list[Any],
+    atol: float | None,
+    rtol: float | None,
+    before: list[tuple[Comparison, bool]],
+) -> list[tuple[Comparison, bool]]:
+    """The comparisons again for a forward found to round its inputs to float16
+    (``inner``), where they replace ``before``: always where ``before`` found kinks
+    only; where it found a mismatch, only if they clear it whole (no mismatch, kink or
+    forward apart, no skip). A probe may take a float64 forward for one rounding to
+    float16 (logabsdet near a singular matrix), whose float16 noise then hid a wrong
+    backward as not differentiable or inconclusive: a mismatch is never traded for
+    a verdict that passes it by."""
+    mismatched = any(c.mismatched for c, _ in before)
+    try:
+        again = _compared(run, _evaluator(run, v, inner), v, grads, atol, rtol)
+    except _Inconclusive:
+        if mismatched:
+            return before
+        raise
+    if mismatched and any(c.mismatched or c.kinks or c.apart for c, _ in again):
+        return before
+    return again
 
 
 def _compared(
@@ -206,11 +254,11 @@ def _with_input_rounding(
     return out
 
 
-def _evaluator(run: _Run, v: np.ndarray) -> Evaluator:
+def _evaluator(run: _Run, v: np.ndarray, computes_in: np.dtype | None = None) -> Evaluator:
     """The finite differences' evaluator; the forward at the example raising is
     the check's end (a domain error: inconclusive; else a failure)."""
     try:
-        return run.evaluator(v)
+        return run.evaluator(v, computes_in)
     except (SystemExit, KeyboardInterrupt) as exc:
         # the forward ran at the example before: this is a step from it (the search
         # reports it, kind exited, and says so)
