@@ -150,6 +150,7 @@ class Evaluator(ForwardRounding, PointProbes):
         reference: str = "float64",
         bind: Callable[..., Callable[[], np.ndarray]] | None = None,
         linear: Sequence[int] = (),
+        computes_in: np.dtype | None = None,
     ) -> None:
         self._forward = forward
         #: The inputs the forward is linear in (at order 2 and above the forward is a
@@ -182,7 +183,7 @@ class Evaluator(ForwardRounding, PointProbes):
         # return a view of its input (reshape, transpose, indexing), which the
         # perturbations below change in place.
         out0 = self.call(self.work)
-        inner = self._computes_in(out0)
+        inner = computes_in or self._computes_in(out0)  # (known: see rounds_to_half)
         #: The dtype narrower than float64 that the forward computes in even when given
         #: float64 (``f(x.half())`` cast back), or None: a float64 check of the op sees
         #: these very numerics (see ``low_precision.judged_as_float64``).
