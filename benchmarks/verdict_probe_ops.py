@@ -140,6 +140,22 @@ def _own_scale_tanh(s: float) -> tuple[Callable[..., Any], Callable[..., Any]]:
     return f, df
 
 
+def _flat_family() -> None:
+    """Functions flat beside their value: a derivative far below |f| / max(|x|, 1),
+    which the ladder's steps resolved to a few percent (gradcheck.checking.longer_steps)."""
+    flat = {
+        "rsqrt1": (lambda x: 1 / np.sqrt(1 + x * x), lambda x: (-x / (1 + x * x) ** 1.5,), 1e-9),
+        "cos": (np.cos, lambda x: (-np.sin(x),), 1e-9),
+        "gauss": (lambda x: np.exp(-x * x), lambda x: (-2 * x * np.exp(-x * x),), 1e-8),
+        "atan_tail": (np.arctan, lambda x: (1 / (1 + x * x),), 1e9),
+    }
+    for label, (f, df, s) in flat.items():
+        name = f"flat_{label}"
+        domain = (0.5 * s, 2 * s) if s > 1 else (-2 * s, 2 * s)
+        _pair(name, f, df, {"domain": domain})
+        PROBES.append(Probe("flat", name, [s * (np.abs(_BASE) if s > 1 else _BASE)]))
+
+
 #: (a, b) of ``2**b f(2**-a x)`` at ``2**a x``: the same verdict as at (0, 0)
 RESCALINGS = ((0, 0), (20, -20), (-20, 20), (40, 40), (-40, -40))
 
@@ -582,6 +598,7 @@ def _more_family() -> None:
 
 
 _scale_family()
+_flat_family()
 _more_family()
 _rescale_family()
 _smooth_family()

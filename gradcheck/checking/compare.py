@@ -55,7 +55,8 @@ from gradcheck.checking.thresholds import (
 from gradcheck.checking.tolerance import Tolerance
 from gradcheck.checking.vocabulary import Kind
 
-__all__ = ["Comparison", "compare_full", "compare_fast", "judge_full", "WORST_ELEMENTS"]
+__all__ = ["Comparison", "analytic_rounding", "compare_full", "compare_fast", "estimate_full"]
+__all__ += ["judge_full", "WORST_ELEMENTS"]
 
 #: Below this mantissa (of frexp, in [0.5, 1)) a number is nearer 2**(e-1) than 2**e in log2.
 _SQRT_HALF = float(np.sqrt(0.5))
@@ -385,11 +386,11 @@ class Comparison:
 
 
 def compare_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> None:
-    cmp.estimated = _estimate_full(ev, cmp, complex_step)
+    cmp.estimated = estimate_full(ev, cmp, complex_step)
     judge_full(cmp, cmp.estimated)
 
 
-def _estimate_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> tuple[np.ndarray, ...]:
+def estimate_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> tuple[np.ndarray, ...]:
     """(numeric, error, kink, curvature, noise) of every element, flat."""
     i = cmp.i
     if complex_step:
@@ -410,15 +411,6 @@ def judge_full(cmp: Comparison, estimated: tuple[np.ndarray, ...]) -> None:
     """Judge every element of ``cmp``'s input against the estimates of
     :func:`compare_full` (which a judge with other allowances may reuse)."""
     numeric, error, kink, curvature, noise = estimated
-    # Backward error of the analytic gradient: computed in the op's dtype, it is at
-    # best the gradient at a point off by a rounding of each input, eps·|x|, which
-    # moves it by about s''·eps·|x|. This is what float16 sin(25 x) needs.
-    x = np.abs(cmp.x).astype(np.float64).reshape(-1)
-    with np.errstate(all="ignore"):
-        extra = INPUT_ROUNDING_FACTOR * cmp.eps * x * np.abs(curvature.reshape(-1))
-    extra = np.where(np.isfinite(extra), extra, 0.0)
-    if cmp.jitter is not None:
-        extra = np.maximum(extra, INPUT_ROUNDING_FACTOR * cmp.jitter)
     cmp.record(
         np.arange(numeric.size),
         cmp.analytic.reshape(-1),
@@ -426,9 +418,24 @@ def judge_full(cmp: Comparison, estimated: tuple[np.ndarray, ...]) -> None:
         error,
         kink,
         cmp.abs_tol(np.where(kink, 0.0, numeric) if kink.any() else numeric),
-        extra,
+        analytic_rounding(cmp, curvature),
         noise,
     )
+
+
+def analytic_rounding(cmp: Comparison, curvature: np.ndarray) -> np.ndarray:
+    """Per element, the analytic gradient's own error allowed beside its tolerance.
+
+    Computed in the op's dtype, it is at best the gradient at a point off by a
+    rounding of each input, eps·|x|, which moves it by about s''·eps·|x|: what float16
+    sin(25 x) needs; and at least the backward's measured rounding, where measured."""
+    x = np.abs(cmp.x).astype(np.float64).reshape(-1)
+    with np.errstate(all="ignore"):
+        extra = INPUT_ROUNDING_FACTOR * cmp.eps * x * np.abs(curvature.reshape(-1))
+    extra = np.where(np.isfinite(extra), extra, 0.0)
+    if cmp.jitter is not None:
+        extra = np.maximum(extra, INPUT_ROUNDING_FACTOR * cmp.jitter)
+    return extra
 
 
 def _refine_the_unsettled(ev: Evaluator, cmp: Comparison, est: Estimate) -> None:

@@ -171,6 +171,44 @@ class ComputedIn:
                 return narrow
         return None
 
+    def rounds_to_half(self) -> np.dtype | None:
+        """float32 (the dtype to step in) where a forward given float64, whose outputs
+        are float64 numbers and not all whole, rounds its inputs to float16 inside: at x
+        rounded to float16 it stands still under a move of a quarter of float16's ulp
+        and moves under float16's steps (:meth:`_moved_in`); else None. Asked only of a
+        check that would otherwise fail or find a kink (two to four forward calls, where
+        every float64 check asking it cost two more, and turned logabsdet near a
+        singular matrix inconclusive): ``1 - cos(x.half())``, its subtraction in float64,
+        at 177.5 is 1 + 1.5e-5 (cos a float16 subnormal there), no float32 number, which
+        :meth:`_computes_in` does not ask about; taken for a float64 forward, it was
+        differenced with float64's steps, which its rounding to float16 absorbs (numeric
+        0 against an analytic 0.126)."""
+        out0 = self.f0
+        if self.eval_dtype != np.float64 or self.inner is not None or not out0.size:
+            return None
+        with np.errstate(invalid="ignore"):
+            if not np.all(np.isfinite(out0)) or np.all(out0 % 1 == 0):
+                return None
+        half = np.dtype(np.float16)
+        with np.errstate(all="ignore"):
+            rounded = [
+                a.astype(half).astype(np.float64) if a.dtype.kind == "f" else a for a in self.work
+            ]
+            if not all(np.all(np.isfinite(a)) for a in rounded):
+                return None
+        try:
+            out = np.asarray(self.call(rounded))
+        except Exception:
+            return None
+        if out.shape != out0.shape or out.dtype != np.float64:
+            return None
+        if not self._unmoved_by_a_quarter(rounded, out, half):
+            return None
+        found = self._moved_in(rounded, out, half, scatter=False)
+        if found == "still":
+            found = self._moved_in(rounded, out, half, scatter=True)
+        return None if found in ("still", "raised") else np.dtype(np.float32)
+
     def _rounds_inputs_to(self, inner: np.dtype | None, out0: np.ndarray) -> np.dtype | None:
         """float16 where the forward computes in float32 (``inner``) and yet stands
         still under a move of its inputs, rounded to float16, by a quarter of float16's

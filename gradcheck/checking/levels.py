@@ -152,6 +152,10 @@ class Estimate:
     #: Whether the value is extrapolated with an order below h² (see
     #: :func:`_convergence_ratio`): smaller steps, where there are any, may see s smooth.
     low_order: Any = False
+    #: Where not ``kink`` and the error is above the jump threshold: whether J grows
+    #: like h at the smallest levels and holds still above (:func:`_kink_above`), a kink
+    #: between those steps (a cone's smoothed tip nearby), which smaller steps resolve.
+    kink_above: Any = False
 
 
 def unresolved(est: Estimate, jump_threshold: float, scale: float) -> bool:
@@ -552,6 +556,7 @@ def _combine(levels: LevelScores, eps: float, jump_threshold: float, base_index:
             # below it move s by less than its rounding, and whose larger ones straddle
             # the cut's jump of 2*pi)
             found = KINK
+    above = found is None and not error <= jump_threshold and _kink_above(f, jump_threshold)
     low_order = False
     if not converged:
         found = UNBOUNDED
@@ -575,7 +580,34 @@ def _combine(levels: LevelScores, eps: float, jump_threshold: float, base_index:
         unbounded=found == UNBOUNDED,
         step=H[pairs[best]],
         low_order=low_order,
+        kink_above=above,
     )
+
+
+def _kink_above(f: _Finite, jump_threshold: float) -> bool:
+    """Whether J, going up from the smallest step, first grows like h (s is smooth at x
+    at those steps) and then holds still above ``jump_threshold`` (those steps straddle
+    a kink, or a tip smoothed below their length, that lies between): the smallest
+    steps measure the derivative at x, and only a few levels lie below the kink, whose
+    truncation (s varies on the kink's distance) the noise of :func:`_level_noise`
+    takes in. eigvalsh of a matrix whose eigenvalues are 1e-6 apart, along the
+    diagonal element whose move closes the gap: J of -0.0097, -0.043 at steps 1.2e-7
+    and 4.8e-7, then -0.32 .. -0.71 (the cone's tip 1e-6 away, 6e-7 wide); the
+    "noise" of 0.46 at the smallest level made the large steps' pairs the best
+    (-0.179 against the derivative -0.472, a false alarm)."""
+    limit = [KINK_NOISE_MARGIN * max(n, q) for n, q in zip(f.N, f.floor)]
+    span, smooth = KINK_WINDOW - 1, False
+    for a in range(len(f.J) - span):
+        window = range(a, a + KINK_WINDOW)
+        if f.k[a + span] != f.k[a] + span or not all(abs(f.J[b]) > limit[b] for b in window):
+            continue
+        trend = _trend(f.J[a : a + KINK_WINDOW])
+        if not smooth and trend != GROWING:
+            return False
+        smooth = True
+        if trend == STEADY:
+            return all(abs(f.J[b]) > jump_threshold for b in window)
+    return False
 
 
 def _below_saturation(f: _Finite) -> _Finite:

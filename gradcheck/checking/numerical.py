@@ -151,6 +151,7 @@ class Evaluator(ForwardRounding, PointProbes):
         reference: str = "float64",
         bind: Callable[..., Callable[[], np.ndarray]] | None = None,
         linear: Sequence[int] = (),
+        computes_in: np.dtype | None = None,
     ) -> None:
         self._forward = forward
         #: The inputs the forward is linear in (at order 2 and above the forward is a
@@ -183,7 +184,7 @@ class Evaluator(ForwardRounding, PointProbes):
         # return a view of its input (reshape, transpose, indexing), which the
         # perturbations below change in place.
         out0 = self.call(self.work)
-        inner = self._computes_in(out0)
+        inner = computes_in or self._computes_in(out0)  # (known: see rounds_to_half)
         #: The dtype narrower than float64 that the forward computes in even when given
         #: float64 (``f(x.half())`` cast back), or None: a float64 check of the op sees
         #: these very numerics (see ``low_precision.judged_as_float64``).
@@ -364,6 +365,7 @@ class Evaluator(ForwardRounding, PointProbes):
         jump_threshold: float,
         scale: float = 1.0,
         step_points: bool = True,
+        upper: int = 0,
     ) -> Estimate:
         """Refined derivative of ``s`` along element ``along`` (a flat index) of input
         ``i``, or along the direction ``along`` (an array of the input's size), from
@@ -374,7 +376,8 @@ class Evaluator(ForwardRounding, PointProbes):
         only when those leave a kink or an error estimate above ``jump_threshold``
         (what matters), which is where the function may vary on the other scale.
         ``step_points=False`` leaves out the rounding measured at the step points
-        (:meth:`_step_point_sizes`; see :func:`refine_elements` for when)."""
+        (:meth:`_step_point_sizes`; see :func:`refine_elements` for when); ``upper``
+        levels more above the ladder's highest (see :mod:`.longer_steps`)."""
         # The bound forward (tensors made once over `work`, which is changed in place
         # below), not `call`: per call, `call` wraps every input in a new Tensor and
         # enters no_autodiff, which profiled at about as much as a small forward.
@@ -382,6 +385,8 @@ class Evaluator(ForwardRounding, PointProbes):
             self._fwd = self._bind(self.work, self.params)
         self.rounding_sizes()  # (at x itself, before any level moves it)
         multipliers, base_index = _levels(scale)
+        above = multipliers[-1] * LEVEL_RATIO ** np.arange(1, upper + 1)
+        multipliers = np.append(multipliers, above)
         levels = LevelScores(len(multipliers), self.f0.shape)
         levels.magnitude = max(1.0, scale) if math.isfinite(scale) else 1.0
         # (along an element only: x ± h is then exact; a direction's x ± h·d rounds each

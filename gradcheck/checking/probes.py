@@ -143,9 +143,14 @@ class PointProbes:
         :data:`KINK_PERSISTS` of it, resolved (a kink at x is one at every step: abs at
         0; a sort at ties, 1 call in 20 more per element). The smoothed tip of a cone
         looks like a kink at steps longer than its width: eigvalsh of a matrix whose
-        eigenvalues are 1e-8 apart, at steps down to 3.7e-7 (smooth below 6e-9)."""
+        eigenvalues are 1e-8 apart, at steps down to 3.7e-7 (smooth below 6e-9). An
+        element's refinement left unresolved with such a kink above its smallest steps
+        (``est.kink_above``: eigenvalues 1e-6 apart, the tip 1e-6 away) runs one round
+        too: the levels below the tip were too few to tell truncation from noise."""
         if not est.kink:
-            return _blows_up_below(levels, est)
+            return _blows_up_below(levels, est) or (
+                est.kink_above and deeper < KINK_ROUNDS and isinstance(along, (int, np.integer))
+            )
         if est.unbounded:
             return True
         if deeper >= KINK_ROUNDS or not isinstance(along, (int, np.integer)):

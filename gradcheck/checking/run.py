@@ -303,7 +303,7 @@ class _Run:
                     moved_by[i] = 0.0
         return moved_by
 
-    def evaluator(self, v: np.ndarray) -> Evaluator:
+    def evaluator(self, v: np.ndarray, computes_in: np.dtype | None = None) -> Evaluator:
         """Finite differences of ``<v, f>`` around this example. Once the output at the
         example is known, a forward that raises a domain error at a perturbed point
         (a step that crossed into the set where the op is not defined: a singular
@@ -347,6 +347,7 @@ class _Run:
             reference=self.settings.reference,
             bind=bind,
             linear=linear,
+            computes_in=computes_in,
         )
         armed = True
         return ev

@@ -91,6 +91,22 @@ SATURATION_KEPT = 3
 #: it, and further down for |x| != 1 (see :func:`_levels`).
 LOWEST_LEVEL, HIGHEST_LEVEL = -2, 3
 
+#: Levels added above the ladder's highest for an element that passes only within its
+#: error estimate's rounding noise (see :mod:`gradcheck.checking.longer_steps`): steps
+#: to LEVEL_RATIO**(HIGHEST_LEVEL + LONGER_LEVELS) = 4096 base steps, about 0.025 of
+#: max(|x|, 1). Where a function is flat beside its value (1/sqrt(1 + x²) at x = 1e-9,
+#: whose derivative is 1e-9 next to an output of 1; atan at x = 1e9, 1e-18 next to
+#: pi/2), the ladder's steps resolve the derivative to 3% only, and a backward 1e-3 off
+#: passed; 3 more levels resolve it to 5e-4 (measured: 5 more, no finer).
+LONGER_LEVELS = 3
+#: ... and the finest relative error such a re-estimate is evidence of (its error
+#: estimate is made no smaller than this share of the value over ERROR_ESTIMATE_FACTOR).
+#: A backward of a function that flat computes its small derivative from values of the
+#: function's size and loses digits to cancellation as finite differences do: torch's
+#: own sinc backward, (pi·x·cos(pi·x) - sin(pi·x)) / (pi·x²), errs by 5e-7 at x = 6e-6,
+#: the same at every last bit of x (no rounding jitter shows it), and it is no bug.
+LONGER_RESOLVED = 1e-5
+
 #: Levels added below the base step for an element 0 < |x| < 1 (at most): down to the
 #: relative step eps**(1/3)·|x| for |x| >= LEVEL_RATIO**-SMALL_X_LEVELS (8e-25). A
 #: function on the scale of x (tanh(2**40·x)·2**-40 at x = 1e-12, the same function as

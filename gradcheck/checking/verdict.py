@@ -33,9 +33,10 @@ from typing import Any
 
 import numpy as np
 
-from gradcheck.checking.compare import Comparison, compare_fast, compare_full, judge_full
+from gradcheck.checking.compare import Comparison, compare_fast, estimate_full, judge_full
 from gradcheck.checking.layout import STRIDED
 from gradcheck.checking.levels import _extra_levels, step_sizes
+from gradcheck.checking.longer_steps import refined_longer
 from gradcheck.checking.low_precision import convicted_wide, judged_as_float64, judged_wide
 from gradcheck.checking.numerical import Evaluator
 from gradcheck.checking.result import CheckResult, Element, Failure, InputErrors
@@ -101,11 +102,59 @@ def numerics(
 ) -> CheckResult:
     """The numeric verdict: each input's gradient through the stages, then the
     result (failed at the first mismatch, not differentiable where kinks were all
-    that was found)."""
-    comparisons = _compared(run, _evaluator(run, v), v, grads, atol, rtol)
+    that was found). Where that would fail or find a kink, a forward taken for a
+    float64 one that rounds its inputs to float16 inside (``Evaluator.rounds_to_half``,
+    asked then only, and only where every input is float32 or narrower: a float64
+    input carries float64's resolution into the forward, and the probe took cancelling
+    float64 forwards for such ones, a cross-entropy at a logit of 35 and logabsdet
+    near a singular matrix, whose wrong backwards float16's noise then passed) is
+    checked again as one: stepped in float32 at x rounded to float16, with float16's
+    noise."""
+    ev = _evaluator(run, v)
+    comparisons = _compared(run, ev, v, grads, atol, rtol)
+    if _narrow_inputs(run) and any(c.mismatched or c.kinks for c, _ in comparisons):
+        calls = ev.calls
+        inner = ev.rounds_to_half()
+        run.forward_calls += ev.calls - calls
+        if inner is not None:
+            comparisons = _float16_retry(run, v, inner, grads, atol, rtol, comparisons)
     if comparisons and comparisons[-1][0].apart:
         raise _Inconclusive(Skip.APART)
     return _result(run, comparisons)
+
+
+def _narrow_inputs(run: _Run) -> bool:
+    """Whether every inexact input of the check is of float32's precision or less."""
+    inexact = [x.dtype for x in run.xs if x.dtype.kind in "fc"]
+    return bool(inexact) and all(np.finfo(dt).bits <= 32 for dt in inexact)
+
+
+def _float16_retry(
+    run: _Run,
+    v: np.ndarray,
+    inner: Any,
+    grads: list[Any],
+    atol: float | None,
+    rtol: float | None,
+    before: list[tuple[Comparison, bool]],
+) -> list[tuple[Comparison, bool]]:
+    """The comparisons again for a forward found to round its inputs to float16
+    (``inner``), where they replace ``before``: always where ``before`` found kinks
+    only; where it found a mismatch, only if they clear it whole (no mismatch, kink or
+    forward apart, no skip). A probe may take a float64 forward for one rounding to
+    float16 (logabsdet near a singular matrix), whose float16 noise then hid a wrong
+    backward as not differentiable or inconclusive: a mismatch is never traded for
+    a verdict that passes it by."""
+    mismatched = any(c.mismatched for c, _ in before)
+    try:
+        again = _compared(run, _evaluator(run, v, inner), v, grads, atol, rtol)
+    except _Inconclusive:
+        if mismatched:
+            return before
+        raise
+    if mismatched and any(c.mismatched or c.kinks or c.apart for c, _ in again):
+        return before
+    return again
 
 
 def _compared(
@@ -206,11 +255,11 @@ def _with_input_rounding(
     return out
 
 
-def _evaluator(run: _Run, v: np.ndarray) -> Evaluator:
+def _evaluator(run: _Run, v: np.ndarray, computes_in: np.dtype | None = None) -> Evaluator:
     """The finite differences' evaluator; the forward at the example raising is
     the check's end (a domain error: inconclusive; else a failure)."""
     try:
-        return run.evaluator(v)
+        return run.evaluator(v, computes_in)
     except (SystemExit, KeyboardInterrupt) as exc:
         # the forward ran at the example before: this is a step from it (the search
         # reports it, kind exited, and says so)
@@ -259,7 +308,11 @@ def first_comparison(run: _Run, ev: Evaluator, comparison: Comparison) -> Compar
     ):
         pass  # (two directions within what one wrong element would exceed)
     else:
-        compare_full(ev, comparison, run.settings.complex_step)
+        estimated = estimate_full(ev, comparison, settings.complex_step)
+        if not settings.complex_step:
+            refined_longer(ev, comparison, estimated)
+        comparison.estimated = estimated
+        judge_full(comparison, estimated)
     return comparison
 
 
@@ -496,9 +549,14 @@ def _extrapolated(levels: list[tuple[float, float]]) -> tuple[float, float] | No
     with its error: the smallest step's value, its error the levels' spread (its
     truncation is a fifteenth of the next level's difference from it) and rounding,
     or Richardson's extrapolation of the two smallest (the h² term cancelled), its
-    error the difference from the next pair's and the rounding of both, whichever
-    error is the smaller (a median's quotients are the same at every step, where
-    extrapolation only doubles the rounding); None where one is not finite."""
+    error the difference from the next pair's and the rounding of both, or the
+    largest step's value, its error twice the levels' spread (its truncation is the
+    spread's LEVEL_RATIO**2 / (LEVEL_RATIO**2 - 1) where the differences follow h²) and
+    its own rounding, whichever error is the smallest (a median's quotients are the
+    same at every step, where extrapolation only doubles the rounding, and the largest
+    step's rounding is the least: a middle element 1.8e-48 from its neighbour at
+    1.2e-38, whose smallest step's rounding, 2e-3 of the gradient, read a backward
+    1.001x off as within it); None where one is not finite."""
     d = [value for value, _ in levels]
     rounding = max(r for _, r in levels)
     if not (all(math.isfinite(value) for value in d) and math.isfinite(rounding)):
@@ -506,7 +564,8 @@ def _extrapolated(levels: list[tuple[float, float]]) -> tuple[float, float] | No
     rich = [(TRUNCATION_GROWTH * a - b) / (TRUNCATION_GROWTH - 1) for a, b in itertools.pairwise(d)]
     plain = (d[0], max(abs(value - d[0]) for value in d) + rounding)
     extrapolated = (rich[0], abs(rich[0] - rich[1]) + 2 * rounding)
-    return min(plain, extrapolated, key=lambda found: found[1])
+    largest = (d[-1], 2 * max(abs(value - d[-1]) for value in d) + levels[-1][1])
+    return min(plain, extrapolated, largest, key=lambda found: found[1])
 
 
 def _tie_level(

@@ -100,14 +100,7 @@ def _zygote_main(conn: Connection, setup: WorkerSetup, ours: Connection | None =
     if ours is not None:
         _as_if_spawned(ours)
     _become_worker(setup)
-    # What every check needs, imported once for all the children.
-    import hypothesis  # noqa: F401
-
-    import gradcheck.checking.checker
-    import gradcheck.frontend.loading
-    import gradcheck.search.verifier
-    import gradcheck.strategies.inputs  # noqa: F401
-
+    import_the_search()
     children: dict[int, tuple[int, int | None]] = {}  # pid: (job index, pidfd)
     try:
         conn.send(("ready",))
@@ -154,6 +147,21 @@ def _zygote_main(conn: Connection, setup: WorkerSetup, ours: Connection | None =
         os._exit(0)
 
 
+def import_the_search() -> None:
+    """What every check needs (Hypothesis, the checker, the search, the strategies),
+    imported once in the zygote for all its children (:func:`without_collections`)."""
+
+    def imported() -> None:
+        import hypothesis  # noqa: F401
+
+        import gradcheck.checking.checker
+        import gradcheck.frontend.loading
+        import gradcheck.search.verifier
+        import gradcheck.strategies.inputs  # noqa: F401
+
+    without_collections(imported)
+
+
 def _warm_up() -> None:
     """One small search here, so that what Hypothesis and the checker build on first
     use (modules imported lazily, strategies, caches: about 0.2 s) is built once and
@@ -176,14 +184,40 @@ def _warm_up() -> None:
 def _preload(modules: Sequence[str]) -> None:
     """Import the frameworks the targets will need, before they are loaded (a head
     start, and imported once for every target's process: gradcheck.frontend.preload).
-    A module that cannot be imported is left to the loading, which says why."""
+    A module that cannot be imported is left to the loading, which says why. The
+    imports run without the garbage collector (:func:`without_collections`)."""
     import importlib
 
-    for name in modules:
-        try:
-            importlib.import_module(name)
-        except Exception:
-            pass
+    def imported() -> None:
+        for name in modules:
+            try:
+                importlib.import_module(name)
+            except Exception:
+                pass
+
+    without_collections(imported)
+
+
+def without_collections(function: Callable[[], Any]) -> Any:
+    """``function()`` (imports whose objects live as long as the process) with the
+    garbage collector off, then what it made frozen (``gc.freeze``), as every fork
+    freezes it anyway (:func:`_zygote_fork`).
+
+    ``import torch`` makes about 200,000 objects: with the collector on, each young
+    collection that moves them on and three full ones that walk all of them, NumPy's,
+    Hypothesis's and the checker's too, took 0.3-0.5 s of its 1.0-1.2 s of CPU
+    (benchmarks/RESULTS.md, i40-torch8). Left unfrozen with the collector back on,
+    the first young collection would walk all of them at once. What the imports left
+    as garbage (some 7,000 objects for torch) is frozen with the rest: the zygote and
+    its children keep it, as they keep what is garbage at a fork."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        return function()
+    finally:
+        gc.freeze()
+        if was:
+            gc.enable()
 
 
 #: The intra-op threads torch was given as it was imported in this zygote (None: torch

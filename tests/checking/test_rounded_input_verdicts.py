@@ -156,18 +156,12 @@ def test_the_wrong_twin_of_a_complex32_square_with_whole_outputs_fails(factor):
     assert result.verdict == "failed", str(result)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a probe that told this forward (float64 outputs, float16 inside) where the check "
-    "would fail was taken out at the merge: it also took a cancelling float64 forward (a "
-    "cross-entropy at a large logit) and logabsdet near a singular matrix for such a "
-    "forward, and its float16 noise passed their wrong backwards (issue 34, still open)",
-)
 @pytest.mark.parametrize("x", [[177.5], [177.5, 3.0]])
 def test_one_minus_cos_in_float16_whose_outputs_are_no_float32_numbers_passes(x):
     # (cos(177.5) in float16 is the subnormal -1.5e-5, and 1 - it in float64 no float32
     # number: read as a float64 forward, differenced with float64's steps that the
-    # rounding to float16 absorbs; numeric 0 against 0.126; gradcheck verify seed 0)
+    # rounding to float16 absorbs; numeric 0 against 0.126; gradcheck verify seed 0.
+    # Told now where the check would fail, and its inputs are float32 or narrower)
     result = check(one_minus_cos16(), np.array(x, dtype=np.float32), seed=0)
     assert result.verdict == "passed", str(result)
 

@@ -75,3 +75,71 @@ def test_the_residuals_projection_and_move_are_made_once(monkeypatch):
     moved = [X + 0.25]
     ev._rounding_residual(moved, np.sin(moved[0]))
     assert counted == {"qr": 2, "rng": 0}
+
+
+def _rounding_error_as_drawn(ev, wider, sign, scatter):
+    """The moved point's rounding error as main drew it: the scatter pattern from a
+    fresh generator of the fixed seed, per input in order (a sign, then a power of
+    two), the step sizes made for each point."""
+    from gradcheck.checking.levels import step_sizes
+    from gradcheck.checking.thresholds import (
+        HIGHEST_LEVEL,
+        LEVEL_RATIO,
+        ROUNDING_PROBE_SEED,
+        ROUNDING_PROBE_SPREAD,
+    )
+
+    pattern = np.random.default_rng(ROUNDING_PROBE_SEED)
+    arrays = list(ev.work)
+    for i, a in enumerate(arrays):
+        if a.dtype.kind == "f":
+            move = step_sizes(a, ev.eps) * LEVEL_RATIO**HIGHEST_LEVEL
+            if scatter:
+                move = move * pattern.choice([-1.0, 1.0], a.shape)
+                move = move * np.exp2(-pattern.integers(0, ROUNDING_PROBE_SPREAD + 1, a.shape))
+            arrays[i] = (a + sign * move).astype(a.dtype)
+    narrow = np.asarray(ev.call(arrays), dtype=np.float64)
+    wide = ev.call([a.astype(wider) if a.dtype.kind == "f" else a for a in arrays])
+    return (wide - narrow.astype(wider)).astype(np.float64)
+
+
+def test_the_scattered_moves_pattern_is_drawn_once_per_shapes(monkeypatch):
+    # rounding_sizes moves every element by its largest step (twice) and each element
+    # its own way (twice): on main each scattered point drew its pattern of signs and
+    # powers of two from a fresh generator of the fixed seed (90 us at 2,000 elements,
+    # two per measurement: ~1.5% of verify of x·tanh(x) at 40x50, which measures at
+    # each screen's second step). A function of the shapes alone, it is drawn once;
+    # the moved points are the same numbers.
+    import gradcheck.checking.forward_rounding as fr
+
+    def product(arrays, params):
+        a, k, b, c = arrays
+        return np.tanh(a) * a + b.sum() * k[0] + np.sin(c)
+
+    # (an integer input, moved by nothing, and a 0-d one: its pattern a 0-d array)
+    xs = [
+        np.linspace(-2.0, 2.0, 12).reshape(3, 4),
+        np.array([2]),
+        np.linspace(0.5, 1.0, 5),
+        np.array(0.7),
+    ]
+    ev = Evaluator(product, xs, None, np.ones((3, 4)))
+    wider = np.dtype(np.longdouble)
+    plain, scattered = ev._probe_moves()
+    for sign, moves, scatter in ((1.0, plain, False), (-1.0, scattered, True)):
+        got = ev._rounding_error(wider, sign, moves)
+        expected = _rounding_error_as_drawn(ev, wider, sign, scatter)
+        own = np.abs(expected) <= fr.OUTPUT_ROUNDING_EPS * ev.eps * np.abs(ev.f0)
+        np.testing.assert_array_equal(got, np.where(own, 0.0, expected))
+    drawn = {"rng": 0}
+    rng = np.random.default_rng
+
+    def counting(*args, **kwargs):
+        drawn["rng"] += 1
+        return rng(*args, **kwargs)
+
+    monkeypatch.setattr(np.random, "default_rng", counting)
+    for _ in range(3):
+        again = Evaluator(product, xs, None, np.ones((3, 4)))
+        np.testing.assert_array_equal(again.rounding_sizes(), ev.rounding_sizes())
+    assert drawn["rng"] == 0

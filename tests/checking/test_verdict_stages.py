@@ -74,6 +74,7 @@ VERDICT_MODULES = (
     "low_precision.py",
     "structure.py",
     "compare.py",
+    "longer_steps.py",
     "numerical.py",
     "levels.py",
     "forward_rounding.py",

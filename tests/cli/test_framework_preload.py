@@ -379,3 +379,32 @@ def test_the_command_ends_without_the_interpreter_teardown():
     code = hook + "from gradcheck.cli import main; main(['-V'])"
     called = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert called.returncode == 0 and "teardown ran" in called.stdout
+
+
+# A framework's import makes hundreds of thousands of objects that live as long as the
+# process: the preload imports it without the garbage collector (whose full collections
+# walked them, and NumPy's and Hypothesis's, three times during `import torch`: 0.3-0.5 s
+# of its CPU) and freezes what it made, and the collector is on again after.
+PRELOADS_A_BIG_MODULE = """
+import gc, sys
+sys.path.insert(0, ".")
+from gradcheck.frontend.worker import _preload
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "stop" and collections.append(info["generation"]))
+_preload(["big"])
+print(len(collections), gc.get_freeze_count() >= 300_000, gc.isenabled(), "big" in sys.modules)
+"""
+
+
+def test_the_preload_imports_without_collections_and_freezes_what_it_made(tmp_path: Path):
+    (tmp_path / "big.py").write_text("OBJECTS = [[i] for i in range(300_000)]\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", PRELOADS_A_BIG_MODULE],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert out.stdout.split() == ["0", "True", "True", "True"], out.stdout + out.stderr

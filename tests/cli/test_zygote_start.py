@@ -177,3 +177,35 @@ def test_which_command_lines_fork_early():
     assert not wanted(["gradcheck", "verify", "t:op", "--executor=dask"])
     assert not wanted(["gradcheck", "replay", "x.json"])
     assert not wanted(["gradcheck"])
+
+
+# What the command and the zygote both import, imported in the command before the fork:
+# the zygote inherits it instead of importing it again (about 0.09 s of CPU a run).
+AT_THE_FORK = """
+import os, sys
+import multiprocessing.process as process
+def start(self):
+    shared = ("numpy", "gradcheck.frontend.worker", "gradcheck.search.verifier")
+    print(sorted(m for m in shared if m in sys.modules), "click" in sys.modules, flush=True)
+    os._exit(0)
+process.BaseProcess.start = start
+sys.argv = ["gradcheck", "verify", "good:Cube", "--max-examples", "2"]
+from gradcheck.__main__ import run
+run()
+"""
+
+
+@linux_only
+def test_the_early_zygote_inherits_what_the_command_imports_too(tmp_path: Path):
+    (tmp_path / "good.py").write_text("import torch\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run(
+        [sys.executable, "-c", AT_THE_FORK],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    shared = "['gradcheck.frontend.worker', 'gradcheck.search.verifier', 'numpy']"
+    assert out.stdout.strip() == f"{shared} False", out.stdout + out.stderr

@@ -40,6 +40,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "gradcheck.checking.computed_in",
             "gradcheck.checking.probes",
             "gradcheck.checking.compare",
+            "gradcheck.checking.longer_steps",
             # the verdict's thresholds and the tolerance object, which compute nothing
             "gradcheck.checking.thresholds",
             "gradcheck.checking.tolerance",
