@@ -407,8 +407,7 @@ class Evaluator(ForwardRounding, PointProbes):
             self._probe_line(i, int(along), h0, levels)
         self._quantize(levels)
         est = _combine(levels, self.eps, jump_threshold, base_index)
-        lowest = h0 * float(multipliers[0])
-        if ladder > 0 and lower_levels_needed(est, jump_threshold, scale, lowest):
+        if ladder > 0 and lower_levels_needed(est, jump_threshold, scale, h0 * multipliers[0]):
             self._run_levels(i, along, h0, multipliers[:ladder], 0, levels)
             if isinstance(along, (int, np.integer)):
                 self._probe_line(i, int(along), h0, levels)
