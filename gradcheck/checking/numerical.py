@@ -102,11 +102,12 @@ from gradcheck.checking.levels import (
     _blows_up_below,
     _combine,
     _levels,
+    lower_levels_needed,
     noise_dtype,
     output_ulps,
     step_sizes,
 )
-from gradcheck.checking.probes import PointProbes, unresolved
+from gradcheck.checking.probes import PointProbes
 from gradcheck.checking.thresholds import (
     FIRST_JUMP_FRACTION,
     HIGHEST_LEVEL,
@@ -406,7 +407,7 @@ class Evaluator(ForwardRounding, PointProbes):
             self._probe_line(i, int(along), h0, levels)
         self._quantize(levels)
         est = _combine(levels, self.eps, jump_threshold, base_index)
-        if ladder > 0 and unresolved(est, jump_threshold, scale):
+        if ladder > 0 and lower_levels_needed(est, jump_threshold, scale, h0 * multipliers[0]):
             self._run_levels(i, along, h0, multipliers[:ladder], 0, levels)
             if isinstance(along, (int, np.integer)):
                 self._probe_line(i, int(along), h0, levels)

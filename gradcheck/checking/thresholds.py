@@ -112,13 +112,17 @@ LONGER_RESOLVED = 1e-5
 #: function on the scale of x (tanh(2**40·x)·2**-40 at x = 1e-12, the same function as
 #: tanh at 1 in other units) needs the relative step: at 12 levels (6e-8) the smallest
 #: step was 1e5 times its scale and a 1e-3 error passed. Only an element that the base
-#: ladder leaves unresolved runs them (two forward calls a level).
+#: ladder leaves unresolved runs them (two forward calls a level), and not one beyond
+#: their reach (0 < |x| < the smallest of them) left so only by its steps being longer
+#: than |x|: those levels are too (``levels.lower_levels_needed``).
 SMALL_X_LEVELS = 40
 #: Below those levels (|x| < 8e-25), an element the levels leave unresolved is refined
 #: again at its relative step (``PointProbes.below_small_x_levels``), whose estimate
 #: stands where it is smooth and its error within the jump threshold or this fraction
 #: of its value (float64 resolves trace(inv(A)) at entries of 2**-150 to 1e-10 there;
-#: arctan(1/x) at 1e-45 not at all).
+#: arctan(1/x) at 1e-45 not at all). It is not run where its largest step moves no
+#: output and their rounding over that step is above the jump threshold
+#: (``PointProbes._resolves_nothing``).
 SMALL_X_RESOLVED = 2.0**-20
 
 #: The measured noise looks at the differences of this many smallest levels.

@@ -249,3 +249,20 @@ def test_refine_gives_an_estimate_whose_richardson_value_cancels_the_h2_term():
     # x³: D(h) = 3x² + h², which one Richardson step makes exact (to rounding).
     assert abs(est.value - 3 * 0.49) <= 1e-12 and est.error < 1e-9 and not est.kink
     assert abs(est.curvature - 6 * 0.7) < 1e-3
+
+
+@pytest.mark.parametrize("x0", [1.0396757987831514e-216, 2.0**-150])
+def test_no_lower_levels_beyond_their_reach_where_they_cannot_reach_x(x0):
+    """Issue 40 item 2: an element 0 < |x| < 4**-40·h0, whose base ladder leaves it
+    unresolved only because its steps are longer than |x| (sum(x²) beside elements of
+    1: a derivative of 2e-216 read as 0 within 1e-10), runs no levels below the base
+    ladder: each of them is longer than |x| too (the library's norm, var, sinc, std:
+    80 calls each, 24,160 at seed 0). The element's own relative step decides there
+    (``below_small_x_levels``), where its largest step moves some output or the
+    outputs' rounding over it is within the threshold: here neither (steps of 1e-221
+    beside outputs of 1), 2 calls. The estimate is the one the 40 levels gave."""
+    x = np.array([x0, 1.0, 2.0, -0.5, 3.0])
+    ev = Evaluator(resolve_target(lambda t: mg.sum(t * t)).forward, [x], {}, np.float64(1.0))
+    est = ev.refine(0, 0, 2.0**-17, 1e-6, x0)
+    assert est.value == 0.0 and est.error < 1e-9 and not est.kink
+    assert ev.calls <= 30  # (167 with the 40 levels; 87 without, the relative step's 64 in)
