@@ -10,7 +10,8 @@ off passes on it. Such an element is estimated again over the ladder extended up
 each, besides the ladder's own), and the new estimate replaces the old where it is
 finer and agrees with it within both estimates' errors; otherwise the old one stands.
 A kink seen only by the longer steps is no kink of the element (they reach further
-than the ladder that saw it smooth), and leaves the old estimate too. A re-estimate is
+than the ladder that saw it smooth), and leaves the old estimate too, as does a value
+of exactly 0 (no output moved at any of the steps). A re-estimate is
 evidence of relative errors above :data:`~gradcheck.checking.thresholds.LONGER_RESOLVED`
 only: a backward of a function that flat loses digits to cancellation too.
 
@@ -55,7 +56,9 @@ def refined_longer(ev: Evaluator, cmp: Comparison, estimated: tuple[np.ndarray, 
     replaced = 0
     for j, h in zip(which.tolist(), step_sizes(x[which], ev.eps).tolist()):
         one = ev.refine(cmp.i, j, h, threshold, abs(float(x[j])), upper=LONGER_LEVELS)
-        finer = np.isfinite(one.value) and not one.kink and one.error < error[j]
+        # (a value of exactly 0: no output moved at any step, as where the output
+        # rounds at a quantum the steps never cross, (1e-7·x + 1e9) - 1e9: no evidence)
+        finer = one.value != 0 and np.isfinite(one.value) and not one.kink and one.error < error[j]
         agrees = abs(one.value - numeric[j]) <= ERROR_ESTIMATE_FACTOR * (error[j] + one.error)
         if not (finer and agrees):
             continue
