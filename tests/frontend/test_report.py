@@ -281,12 +281,14 @@ def test_an_elements_relative_error_is_not_shrunk_by_another_elements_allowance(
 
 
 class NoisyAndWrong(Operation):
-    """(0.06·x + 1e9) - 1e9: finite differences resolve its gradient no finer than
-    ~0.1; its backward says 7.6, a gross error beyond that."""
+    """(0.06·x + 1e13) - 1e13, whose outputs round at 1e13's ulp (2e-3): finite
+    differences cannot tell its gradient from 0; its backward says 7.6, a gross error
+    beyond what they resolve. (At 1e9, once taken for a forward computing in float32,
+    it is now differenced in float64 and resolved to 1e-3.)"""
 
     def __call__(self, x):
         self.variables = (x,)
-        return (0.06 * x.data + 1e9) - 1e9
+        return (0.06 * x.data + 1e13) - 1e13
 
     def backward_var(self, grad, index, **kwargs):
         return 7.6 * grad
