@@ -11,7 +11,8 @@ each, besides the ladder's own), and the new estimate replaces the old where it 
 finer and agrees with it within both estimates' errors; otherwise the old one stands.
 A kink seen only by the longer steps is no kink of the element (they reach further
 than the ladder that saw it smooth), and leaves the old estimate too, as does a value
-of exactly 0 (no output moved at any of the steps). A re-estimate is
+of exactly 0 (no output moved at any of the steps), or a forward that raised at one of
+them (a step past the op's domain, which the ladder's steps did not reach). A re-estimate is
 evidence of relative errors above :data:`~gradcheck.checking.thresholds.LONGER_RESOLVED`
 only: a backward of a function that flat loses digits to cancellation too.
 
@@ -54,8 +55,15 @@ def refined_longer(ev: Evaluator, cmp: Comparison, estimated: tuple[np.ndarray, 
     x = ev.work[cmp.i].reshape(-1)
     threshold = cmp.jump_threshold(np.where(kink, 0.0, numeric))
     replaced = 0
+    saved = ev.work[cmp.i].copy()
     for j, h in zip(which.tolist(), step_sizes(x[which], ev.eps).tolist()):
-        one = ev.refine(cmp.i, j, h, threshold, abs(float(x[j])), upper=LONGER_LEVELS)
+        try:
+            one = ev.refine(cmp.i, j, h, threshold, abs(float(x[j])), upper=LONGER_LEVELS)
+        except Exception:
+            # (a step past the op's domain: a binary cross-entropy at x = 0.023, whose
+            # longer steps reach 0.025, raises at x < 0; the ladder's own steps did not)
+            ev.work[cmp.i][...] = saved
+            continue
         # (a value of exactly 0: no output moved at any step, as where the output
         # rounds at a quantum the steps never cross, (1e-7·x + 1e9) - 1e9: no evidence)
         finer = one.value != 0 and np.isfinite(one.value) and not one.kink and one.error < error[j]
