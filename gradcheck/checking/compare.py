@@ -1,7 +1,9 @@
 """Analytic against numeric, for one input: tolerances, element verdicts, kinks.
 
-:func:`compare_full` judges every element (finite differences from
-:func:`gradcheck.checking.numerical.full_estimate`); :func:`compare_fast` judges random
+:func:`estimate_full` estimates every element (finite differences from
+:func:`gradcheck.checking.numerical.full_estimate`) and :func:`judge_full` judges them
+(full mode; :mod:`gradcheck.checking.longer_steps` may re-estimate some between the
+two); :func:`compare_fast` judges random
 directional derivatives and bisects to the elements responsible when one disagrees.
 Both fill a :class:`Comparison`, which :func:`gradcheck.check` turns into result data.
 
@@ -55,8 +57,8 @@ from gradcheck.checking.thresholds import (
 from gradcheck.checking.tolerance import Tolerance
 from gradcheck.checking.vocabulary import Kind
 
-__all__ = ["Comparison", "analytic_rounding", "compare_full", "compare_fast", "estimate_full"]
-__all__ += ["judge_full", "WORST_ELEMENTS"]
+__all__ = ["Comparison", "analytic_rounding", "compare_fast", "estimate_full", "judge_full"]
+__all__ += ["WORST_ELEMENTS"]
 
 #: Below this mantissa (of frexp, in [0.5, 1)) a number is nearer 2**(e-1) than 2**e in log2.
 _SQRT_HALF = float(np.sqrt(0.5))
@@ -385,11 +387,6 @@ class Comparison:
         )
 
 
-def compare_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> None:
-    cmp.estimated = estimate_full(ev, cmp, complex_step)
-    judge_full(cmp, cmp.estimated)
-
-
 def estimate_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> tuple[np.ndarray, ...]:
     """(numeric, error, kink, curvature, noise) of every element, flat."""
     i = cmp.i
@@ -409,7 +406,7 @@ def estimate_full(ev: Evaluator, cmp: Comparison, complex_step: bool) -> tuple[n
 
 def judge_full(cmp: Comparison, estimated: tuple[np.ndarray, ...]) -> None:
     """Judge every element of ``cmp``'s input against the estimates of
-    :func:`compare_full` (which a judge with other allowances may reuse)."""
+    :func:`estimate_full` (which a judge with other allowances may reuse)."""
     numeric, error, kink, curvature, noise = estimated
     cmp.record(
         np.arange(numeric.size),

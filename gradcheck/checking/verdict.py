@@ -5,7 +5,8 @@ Each input that takes a gradient goes through the same five stages, each taking 
 that stands (itself where the stage has nothing to say):
 
 1. :func:`first_comparison`: the analytic gradient against finite differences, every
-   element (``compare_full``) or random directions (``compare_fast``);
+   element (``estimate_full``, then ``judge_full``) or random directions
+   (``compare_fast``);
 2. :func:`noise_remeasured`: a float64 mismatch judged again beside the backward's own
    rounding, measured now (it is measured up front for float32 and float16 only);
 3. :func:`refined_at_own_scale`: a re-measured mismatch where the analytic gradient is
