@@ -426,10 +426,10 @@ class ComputedIn:
         """Whether the forward at ``at`` (every float input a number of the dtype
         ``narrow``) moved away from 0 by a quarter of that dtype's ulp (each element a
         share of it, :data:`QUARTER_SHARES`, all short of the half that rounds away)
-        gives ``out`` again, as ``F(round(x))`` does; None where it raised there. At x = 0 alone the quarter ulp
-        is a quarter of a subnormal, which a float64 forward that rounds coarsely there,
-        (x + 1e6) - 1e6, does not see either; a step away it does (a quarter float32 ulp
-        at 2**-8 is 1e6's ulp)."""
+        gives ``out`` again, as ``F(round(x))`` does; None where it raised there. At
+        x = 0 alone the quarter ulp is a quarter of a subnormal, which a float64 forward
+        that rounds coarsely there, (x + 1e6) - 1e6, does not see either; a step away it
+        does (a quarter float32 ulp at 2**-8 is 1e6's ulp)."""
         quarter, counted = [], 0
         with np.errstate(all="ignore"):
             for a in at:

@@ -122,4 +122,3 @@ def test_a_product_reading_its_input_as_if_contiguous_still_fails(seed):
     failure = check(ops.ProductAsStrided, x, seed=seed).failure
     assert (failure.kind, failure.input) == ("noncontiguous_input", 0)
     assert check(ops.Product, x, seed=seed).verdict == "passed"
-
