@@ -624,11 +624,16 @@ class Evaluator(ForwardRounding, PointProbes):
             # passed). Intermediates far larger than the output show in the levels' own
             # noise (_level_noise) and quanta (LevelScores.quantize_noise).
             ulps = output_ulps(outputs, self.eval_dtype, self.noise_dtype)
+        # Outputs that ``v`` gives no weight are no part of s: a level at which only
+        # they moved left s where it was, and is still (sin x and cos x at x = 2e-253
+        # with v = [0, 1]: sin moves at every step, cos, all that s is, at none, and
+        # the levels' noise was the rounding of sin, 0 weighted, not what cos resolves).
+        weightless = None if absv.all() else absv == 0
         for row, k in enumerate(pending):
             h = float(hs[k])
             d[k] = float(vdot(v, spread[row])) / (2 * h)
             jump[k] = float(vdot(v, moved[row])) / h
-            t = touched[row]
+            t = touched[row] if weightless is None else touched[row] & ~weightless
             if t.any() and levels.tight:
                 noise[k] = float(vdot(absv[t], ulps[row][t])) / (2 * h) + levels.linear_noise
             elif t.any():

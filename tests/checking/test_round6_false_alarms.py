@@ -7,8 +7,9 @@ floor, not the report's). Each is reached by `gradcheck verify ... --order 2`.
    output: the numeric gradient of ``cos`` is exactly 0 (``cos(x ± h)`` round to 1),
    the analytic ``-sin x = -x`` is right, and the floor taken is of the size of
    ``sin x`` (4.85e-268 at x = 2.09e-253), not of what ``cos`` near 1 resolves. With
-   one output, or with ``v`` nonzero on both, it passes. (`--order 2` of the user's
-   ``GoodSinCos``: its order-1 check, an output alone.)
+   one output, or with ``v`` nonzero on both, it passed. (`--order 2` of the user's
+   ``GoodSinCos``: its order-1 check, an output alone.) Fixed: a level at which only
+   outputs of no weight in ``v`` moved is still (`Evaluator._score_levels`).
 2. torch's own ``softmax(x / 0.5, dim=0)`` at a saturated column (x = 100 and 0), order
    2: the elements of the order-2 gradient are all about 1e-87; torch's double
    backward loses some of them to ``y0·(1 - y0) = 0`` (analytic 0 against numeric
@@ -36,10 +37,69 @@ def _softmax_t(x):
     return torch.softmax(x / 0.5, dim=0)
 
 
-@pytest.mark.xfail(strict=True, reason="a false alarm of the numerics (see the docstring, 1)")
+def _sin_cos_function(cos_factor: float):
+    """(sin x, cos x) with its own backward, cos's derivative ``-cos_factor·sin x``
+    (1: correct)."""
+
+    class SinCos(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.sin(x), torch.cos(x)
+
+        @staticmethod
+        def backward(ctx, grad_sin, grad_cos):
+            (x,) = ctx.saved_tensors
+            return grad_sin * torch.cos(x) - cos_factor * grad_cos * torch.sin(x)
+
+    return SinCos.apply
+
+
 def test_cos_of_a_tiny_x_beside_a_sin_given_no_upstream_gradient():
+    # (a level at which only the outputs v gives no weight moved left s = vᵀf where it
+    # was: it is still, resolved no finer than cos near 1 is, not by sin's rounding)
     x = np.array(2.0856198492102104e-253)
     assert gradcheck.check(_sin_cos, x, upstream=np.array([0.0, 1.0])).passed
+
+
+@pytest.mark.parametrize("x", [-3e-300, 2.0856198492102104e-253, 7e-120, -1e-60, 1e-20, 3e-12])
+@pytest.mark.parametrize("upstream", [[0.0, 1.0], [0.0, -2.5]])
+@pytest.mark.parametrize("op", ["torch", "function"])
+def test_cos_of_tiny_inputs_beside_a_sin_of_no_weight_passes(x, upstream, op):
+    target = _sin_cos if op == "torch" else _sin_cos_function(1.0)
+    result = gradcheck.check(target, np.array(x), upstream=np.array(upstream))
+    assert result.passed, result
+
+
+@pytest.mark.parametrize("x", [1e-3, -0.02, 0.3, 2.5])
+@pytest.mark.parametrize("upstream", [[0.0, 1.0], [0.0, -2.5], None])
+def test_cos_off_by_1e3_beside_a_sin_of_no_weight_still_fails(x, upstream):
+    # where float64 resolves cos's derivative, -sin x off by 1e-3 of itself fails,
+    # whether or not v weighs the sin beside it
+    v = None if upstream is None else np.array(upstream)
+    for seed in (0, 1, 2):
+        result = gradcheck.check(_sin_cos_function(1.001), np.array(x), upstream=v, seed=seed)
+        assert result.verdict == "failed", (seed, result)
+        good = gradcheck.check(_sin_cos_function(1.0), np.array(x), upstream=v, seed=seed)
+        assert good.passed, (seed, good)
+
+
+@pytest.mark.parametrize("x", [2.0856198492102104e-253, 1e-20, 1e-3])
+def test_sin_off_by_1e3_beside_a_cos_of_no_weight_still_fails(x):
+    # (v weighs the sin alone: it resolves its derivative, 1, at every scale)
+    class SinOff(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return torch.sin(x), torch.cos(x)
+
+        @staticmethod
+        def backward(ctx, grad_sin, grad_cos):
+            (x,) = ctx.saved_tensors
+            return 1.001 * grad_sin * torch.cos(x) - grad_cos * torch.sin(x)
+
+    result = gradcheck.check(SinOff.apply, np.array(x), upstream=np.array([1.0, 0.0]))
+    assert result.verdict == "failed", result
 
 
 @pytest.mark.xfail(strict=True, reason="a false alarm of the numerics (see the docstring, 2)")
