@@ -486,26 +486,6 @@ class Evaluator(ForwardRounding, PointProbes):
             (known > 0) & (seen > 0), np.minimum(known, seen), known + seen
         )
 
-    def _quantize(self, levels: LevelScores) -> None:
-        """:meth:`LevelScores.quantize_noise`, with the smallest quantum this point's
-        outputs showed so far (kept for the elements refined next)."""
-        cap = self._rounding_cap()
-        found = levels.quantize_noise(self.quantum, cap * float(np.sum(np.abs(self.v))))
-        if found is not None and found > 0:
-            self.quantum = found if self.quantum is None else min(self.quantum, found)
-        self.output_quanta = levels.quantize_outputs(
-            np.abs(self.v).reshape(-1),
-            self.output_quanta,
-            self.eps * np.abs(self.f0).reshape(-1),
-            cap,
-            self._seeded_quanta,
-        )
-        levels.floor = np.maximum(levels.floor, levels.precision)
-        if levels.line_quantum > 0:
-            done = np.isfinite(levels.d) & np.isfinite(levels.jump)
-            line = np.where(done, levels.line_quantum / (2 * levels.hs), 0.0)
-            levels.floor = np.maximum(levels.floor, line)
-
     def _run_levels(
         self,
         i: int,
@@ -624,10 +604,8 @@ class Evaluator(ForwardRounding, PointProbes):
             # passed). Intermediates far larger than the output show in the levels' own
             # noise (_level_noise) and quanta (LevelScores.quantize_noise).
             ulps = output_ulps(outputs, self.eval_dtype, self.noise_dtype)
-        # Outputs that ``v`` gives no weight are no part of s: a level at which only
-        # they moved left s where it was, and is still (sin x and cos x at x = 2e-253
-        # with v = [0, 1]: sin moves at every step, cos, all that s is, at none, and
-        # the levels' noise was the rounding of sin, 0 weighted, not what cos resolves).
+        # A level at which only outputs of no weight in v moved is still (sin x beside
+        # cos x at 2e-253, v = [0, 1]: sin's rounding, weighted 0, was the noise taken).
         weightless = None if absv.all() else absv == 0
         for row, k in enumerate(pending):
             h = float(hs[k])
