@@ -46,7 +46,9 @@ The numbers, and why:
   per unit of ``v`` is measured where ``v`` is not small (:meth:`Evaluator.unit_rounding`)
   and is the noise of every level along ``v``. Along ``x``, the outputs whose measured
   rounding is far above their own ulps are known to move in quanta of it, for every
-  element from the start (:meth:`Evaluator._seed_quanta`).
+  element from the start (:meth:`Evaluator._seed_quanta`). Its outputs that are exact
+  zeros no step moves (``p·v - v`` at p exactly 1) are resolved no finer than eps of
+  terms of ``v``'s size (:meth:`LevelScores.floor_cancelled`).
 * **Quanta.** An output that stands still at the smaller steps and moves at larger
   ones moves in quanta of its intermediates (p0 - 1 of a softmax at a logit of 30
   rounds at the ulps of p0), which no step resolves below: its quantum over 2h floors
