@@ -314,10 +314,14 @@ class ForwardRounding(ComputedIn):
         return OUTPUT_ROUNDING_EPS * self.eps * max(self._magnitude(), largest)
 
     def _magnitude(self) -> float:
-        """The largest finite |element| of the float inputs, at least 1: the size of
-        intermediates a forward is assumed to round at where nothing shows more."""
-        floats = [np.abs(a[np.isfinite(a)]) for a in self.work if a.dtype.kind == "f"]
-        return max([1.0, *(float(a.max()) for a in floats if a.size)])
+        """The largest finite |element| of the float inputs and of the outputs: the
+        size of intermediates a forward is assumed to round at where nothing shows
+        more. (Not at least 1: a floor of 1 is not scale-free, and let a measured
+        residual of eigvalsh at inputs of 2**-20 stand for a rounding 2**20 times its
+        outputs', where a backward off by 1e-3 then passed.)"""
+        arrays = [self.f0, *(a for a in self.work if a.dtype.kind == "f")]
+        finite = [np.abs(a[np.isfinite(a)]) for a in arrays]
+        return max([0.0, *(float(a.max()) for a in finite if a.size)])
 
     def unit_rounding(self) -> np.ndarray:
         """Per output (flat), the rounding size (as :meth:`rounding_sizes`: its rounding
