@@ -247,11 +247,17 @@ def _reduced(
     elif op.broadcastable:
         grad = reduce_broadcast(grad, shape)
     if grad.shape != shape:
-        raise InvalidGradient(
+        exc = InvalidGradient(
             f"`{type(op).__name__}.backward_var(<gradient>, index={index})` "
             f"returned a gradient of shape {grad.shape} for an input of "
             f"shape {shape}; a gradient must have its input's shape"
         )
+        # (which tensor and shapes: a checker names the input of a function whose
+        # inner op this is, where that tensor is one of the function's inputs)
+        variables = getattr(op, "variables", ())
+        exc.variable = variables[index] if 0 <= index < len(variables) else None
+        exc.shapes = (grad.shape, shape)
+        raise exc
     return grad
 
 
