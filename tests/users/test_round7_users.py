@@ -101,3 +101,12 @@ def test_the_bug_fails_and_its_twin_passes_at_an_input(pair):
         assert f"(input {named}" in head, head
     passed = gradcheck.check(getattr(u, twin), *inputs, **keywords)
     assert passed.verdict == "passed", passed
+
+
+def test_a_complex_input_s_part_is_named_once_by_the_user_s_name():
+    # The failure said "(input 1 is the imaginary part of complex input 0) the gradient
+    # of input z.imag ...": numbers beside the names that already say it.
+    failed = gradcheck.check(u.BadAbs2, np.array([0.3 - 1.2j, -0.7 + 0.4j]))
+    message = failed.failure.message
+    assert message.startswith("the gradient of input z."), message
+    assert "complex input 0" not in message
