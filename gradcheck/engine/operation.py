@@ -255,8 +255,9 @@ def _reduced(
         # (which tensor and shapes: a checker names the input of a function whose
         # inner op this is, where that tensor is one of the function's inputs)
         variables = getattr(op, "variables", ())
-        exc.variable = variables[index] if 0 <= index < len(variables) else None
-        exc.shapes = (grad.shape, shape)
+        variable = variables[index] if 0 <= index < len(variables) else None
+        exc.variable = variable  # type: ignore[attr-defined]
+        exc.shapes = (grad.shape, shape)  # type: ignore[attr-defined]
         raise exc
     return grad
 

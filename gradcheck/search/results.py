@@ -26,7 +26,7 @@ def target_label(obj: Callable[..., Any]) -> str:
         return printable(":".join(named))
     module = getattr(obj, "__module__", None) or "?"
     qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
-    return printable(f"{module}:{bound_name(obj, module, qualname)}")
+    return printable(f"{module}:{bound_name(obj, module, str(qualname))}")
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,7 @@ def _arranged(
     narrower than its variable's (by the variable's id), which MyGrad casts up."""
 
     def noting_backward_var(self: Any, grad: Any, index: int, **kwargs: Any) -> Any:
-        g = obj.backward_var(self, grad, index, **kwargs)
+        g = obj.backward_var(self, grad, index, **kwargs)  # type: ignore[attr-defined]
         dt, var = getattr(g, "dtype", None), self.variables[index]
         want = getattr(var, "dtype", None)
         if dt is not None and want is not None and dt.kind == "f" == np.dtype(want).kind:
