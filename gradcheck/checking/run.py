@@ -37,8 +37,8 @@ from gradcheck.checking.structure import (
     Stage,
     doubled_overflowed,
     first_failure,
-    repeated_and_scaled,
     inner_wrong_shape,
+    repeated_and_scaled,
 )
 from gradcheck.checking.target import Target, own_tensor_hint, user_frame
 from gradcheck.checking.thresholds import (

@@ -229,7 +229,9 @@ class ShapeDomain:
     def note(self) -> str:
         """What was skipped and what to do; empty when nothing was."""
         rejected = {
-            k: e for k, e in self.rejected.items() if not (self.broadcast(k) and self.refuses_broadcast)
+            k: e
+            for k, e in self.rejected.items()
+            if not (self.broadcast(k) and self.refuses_broadcast)
         }  # (an op that wants equal shapes: said in VerifyResult.shapes)
         if not rejected:
             return ""

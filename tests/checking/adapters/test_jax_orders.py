@@ -4,9 +4,8 @@ after every lower order passed."""
 
 from __future__ import annotations
 
-import re
-
 import json
+import re
 
 import numpy as np
 import pytest
