@@ -333,9 +333,7 @@ def inner_wrong_shape(exc: BaseException, graph: Any, e: Evidence) -> Failure | 
     shape, want = shapes
     said = f"the gradient of input {i} has shape {shape}, its input {want}"
     said += unreduced_broadcast(e, shape, want)
-    return Failure(
-        Kind.WRONG_SHAPE, f"{said}\n{exc}", input=i, exception=f"InvalidGradient: {exc}"
-    )
+    return Failure(Kind.WRONG_SHAPE, f"{said}\n{exc}", input=i, exception=f"InvalidGradient: {exc}")
 
 
 def nonfinite_gradient(e: Evidence) -> Failure | None:
