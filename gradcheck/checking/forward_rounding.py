@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 
 from gradcheck.checking.computed_in import ComputedIn, _wider
+from gradcheck.checking.level_scores import LevelScores
 from gradcheck.checking.levels import _extra_levels, step_sizes
 from gradcheck.checking.thresholds import (
     HIGHEST_LEVEL,
@@ -131,6 +132,8 @@ class ForwardRounding(ComputedIn):
     output_quanta: np.ndarray | None
     _unit_sizes: np.ndarray | None
     _seeded_quanta: np.ndarray | None
+    quantum: float | None
+    v: np.ndarray
 
     def call(self, arrays: Sequence[np.ndarray]) -> np.ndarray:
         raise NotImplementedError  # (the Evaluator's)
@@ -318,6 +321,33 @@ class ForwardRounding(ComputedIn):
         intermediates a forward is assumed to round at where nothing shows more."""
         floats = [np.abs(a[np.isfinite(a)]) for a in self.work if a.dtype.kind == "f"]
         return max([1.0, *(float(a.max()) for a in floats if a.size)])
+
+    def _quantize(self, levels: LevelScores) -> None:
+        """:meth:`LevelScores.quantize_noise`, with the smallest quantum this point's
+        outputs showed so far (kept for the elements refined next)."""
+        cap = self._rounding_cap()
+        found = levels.quantize_noise(self.quantum, cap * float(np.sum(np.abs(self.v))))
+        if found is not None and found > 0:
+            self.quantum = found if self.quantum is None else min(self.quantum, found)
+        self.output_quanta = levels.quantize_outputs(
+            np.abs(self.v).reshape(-1),
+            self.output_quanta,
+            self.eps * np.abs(self.f0).reshape(-1),
+            cap,
+            self._seeded_quanta,
+        )
+        levels.floor = np.maximum(levels.floor, levels.precision)
+        if self.linear:  # (the backward's outputs that a cancellation holds at 0)
+            levels.floor_cancelled(self.f0 == 0, np.abs(self.v), self.eps, self.linear_size())
+        if levels.line_quantum > 0:
+            done = np.isfinite(levels.d) & np.isfinite(levels.jump)
+            line = np.where(done, levels.line_quantum / (2 * levels.hs), 0.0)
+            levels.floor = np.maximum(levels.floor, line)
+
+    def linear_size(self) -> float:
+        """The largest |element| of the inputs the forward is linear in (0: none)."""
+        sizes = (float(np.max(np.abs(self.work[k]), initial=0.0)) for k in self.linear)
+        return max(sizes, default=0.0)
 
     def unit_rounding(self) -> np.ndarray:
         """Per output (flat), the rounding size (as :meth:`rounding_sizes`: its rounding

@@ -196,6 +196,32 @@ class LevelScores:
         seen = np.where(quantized, self.least_move, 0.0)
         return np.where((known > 0) & (seen > 0), np.minimum(known, seen), known + seen)
 
+    def floor_cancelled(self, zero: np.ndarray, absv: np.ndarray, eps: float, size: float) -> None:
+        """Where the forward is a backward (order 2: ``B(x, w) = wᵀJ``, linear in its
+        upstream gradient ``w``, whose largest |element| is ``size``), its outputs
+        that are exactly 0 at x (``zero``, flat) and stood still at every level and
+        probe of this element while ``w`` is not 0: each is a term multiplied by 0
+        (relu's ``w·0``, whose true derivative is 0) or a cancellation of terms of the
+        size of ``w`` (a saturated softmax's ``y·(w - Σ w·y)`` with y exactly 1, a
+        cross-entropy's ``p·w - w`` with p exactly 1), which no step moves, no probe,
+        and no measure of rounding shows (the cancellation is exact at every point
+        they reach). Finite differences cannot tell the two apart: each such output's
+        dependence on the element is resolved no finer than eps of terms of ``w``'s
+        size (along ``w`` itself, of ``w`` moved by the step), over 2h, weighted by
+        ``|v|`` of it: a floor of each level. softmax(x / 0.5) at the column [100, 0]
+        has its double backward's elements of 1e-87, which the levels' own noise
+        (1e-98, the rounding of the outputs that moved) took for resolved."""
+        zero = zero.reshape(-1) & (self.moved_step == 0)
+        if self.probed is not None:
+            zero &= self.probed == 0
+        if not zero.any() or not (size > 0 and math.isfinite(size)):
+            return  # (at w = 0 the backward is an exact 0 wherever x is)
+        share = eps * float(np.sum(absv.reshape(-1)[zero]))
+        done = np.isfinite(self.d) & np.isfinite(self.jump)
+        terms = np.maximum(size, self.hs) if self.along_linear else size
+        with np.errstate(all="ignore"):
+            self.floor = np.maximum(self.floor, np.where(done, share * terms / (2 * self.hs), 0.0))
+
     def quantize_noise(self, known: float | None = None, cap: float = math.inf) -> float | None:
         """Where some level's outputs did not move at all and a level of a larger step
         did, ``s`` moves in quanta (its forward's intermediates round far coarser than

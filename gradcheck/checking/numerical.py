@@ -46,7 +46,9 @@ The numbers, and why:
   per unit of ``v`` is measured where ``v`` is not small (:meth:`Evaluator.unit_rounding`)
   and is the noise of every level along ``v``. Along ``x``, the outputs whose measured
   rounding is far above their own ulps are known to move in quanta of it, for every
-  element from the start (:meth:`Evaluator._seed_quanta`).
+  element from the start (:meth:`Evaluator._seed_quanta`). Its outputs that are exact
+  zeros no step moves (``p·v - v`` at p exactly 1) are resolved no finer than eps of
+  terms of ``v``'s size (:meth:`LevelScores.floor_cancelled`).
 * **Quanta.** An output that stands still at the smaller steps and moves at larger
   ones moves in quanta of its intermediates (p0 - 1 of a softmax at a logit of 30
   rounds at the ulps of p0), which no step resolves below: its quantum over 2h floors
@@ -486,26 +488,6 @@ class Evaluator(ForwardRounding, PointProbes):
             (known > 0) & (seen > 0), np.minimum(known, seen), known + seen
         )
 
-    def _quantize(self, levels: LevelScores) -> None:
-        """:meth:`LevelScores.quantize_noise`, with the smallest quantum this point's
-        outputs showed so far (kept for the elements refined next)."""
-        cap = self._rounding_cap()
-        found = levels.quantize_noise(self.quantum, cap * float(np.sum(np.abs(self.v))))
-        if found is not None and found > 0:
-            self.quantum = found if self.quantum is None else min(self.quantum, found)
-        self.output_quanta = levels.quantize_outputs(
-            np.abs(self.v).reshape(-1),
-            self.output_quanta,
-            self.eps * np.abs(self.f0).reshape(-1),
-            cap,
-            self._seeded_quanta,
-        )
-        levels.floor = np.maximum(levels.floor, levels.precision)
-        if levels.line_quantum > 0:
-            done = np.isfinite(levels.d) & np.isfinite(levels.jump)
-            line = np.where(done, levels.line_quantum / (2 * levels.hs), 0.0)
-            levels.floor = np.maximum(levels.floor, line)
-
     def _run_levels(
         self,
         i: int,
@@ -624,11 +606,14 @@ class Evaluator(ForwardRounding, PointProbes):
             # passed). Intermediates far larger than the output show in the levels' own
             # noise (_level_noise) and quanta (LevelScores.quantize_noise).
             ulps = output_ulps(outputs, self.eval_dtype, self.noise_dtype)
+        # A level at which only outputs of no weight in v moved is still (sin x beside
+        # cos x at 2e-253, v = [0, 1]: sin's rounding, weighted 0, was the noise taken).
+        weightless = None if absv.all() else absv == 0
         for row, k in enumerate(pending):
             h = float(hs[k])
             d[k] = float(vdot(v, spread[row])) / (2 * h)
             jump[k] = float(vdot(v, moved[row])) / h
-            t = touched[row]
+            t = touched[row] if weightless is None else touched[row] & ~weightless
             if t.any() and levels.tight:
                 noise[k] = float(vdot(absv[t], ulps[row][t])) / (2 * h) + levels.linear_noise
             elif t.any():

@@ -343,6 +343,15 @@ TIE_BLOCKS_PROBED = 4
 #: than float16's ulp (round(4x) at |x| of 512-1024) does.
 CELL_SHARE = 0.375
 
+#: The shares of its narrower dtype's ulp by which ``computed_in._unmoved_by_a_quarter``
+#: moves each float element away from 0 (element k by the share k modulo their number),
+#: each short of the half where the narrower dtype rounds to its next number, so that
+#: ``F(round(x))`` stands still. One share for all moved x - max(x) at float32 numbers in
+#: one binade (0.02, 0.021) by a common shift, which it ignores: it was taken for a
+#: forward rounding its inputs to float16 and its float16 noise (0.001 per level) hid a
+#: tie 1e-3 away, a false alarm (user round 6, ``good_max_shift`` at float32, seed 2).
+QUARTER_SHARES = (0.25, 0.125, 0.375)
+
 #: Where ``computed_in._moved_in`` checks that a forward taken for one computing in a
 #: narrower dtype gives numbers of it off its steps too: each float element moved by this
 #: share of that step (then rounded to the narrower dtype), a number with many bits. A

@@ -58,9 +58,9 @@ followed by one end of a new pipe (answered ``("forked", index, pid)``; ``("exit
 index, exit_code, pid)`` when that process has ended: the coordinator finds the job it
 is checking now by the pid), or ``None`` to let it go. Over its pipe, a job's process
 waits for ``("go", index)``, then sends ``("started", index, settings)`` (the effective
-settings), ``("example", index, inputs, check_seed, done, total)`` before each example
-is checked (``inputs`` pickled apart: ``unfinished.sealed``; ``done`` of ``total``
-examples counted so far: one message per example, not two), and last ``("result",
+settings) and the descriptor of its ``unfinished.ExampleSlot``, where it leaves each
+example before checking it (no message: the coordinator reads it where it needs it),
+and last ``("result",
 index, VerifyResult, again)`` (``again``: it may check another of gradcheck's own
 targets, and waits for ``("run", index, job)`` or the end of its pipe) or ``("error",
 index, exception)``. The zygote ignores SIGINT and runs in a process group of its own
@@ -92,6 +92,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from multiprocessing.connection import Connection, wait
+from multiprocessing.reduction import recv_handle, send_handle
 from typing import TYPE_CHECKING, Any
 
 from gradcheck.errors import (
@@ -112,9 +113,11 @@ from gradcheck.frontend.jobs import (
 )
 from gradcheck.frontend.process_state import is_own_target
 from gradcheck.frontend.unfinished import (
+    PROGRESS_EVERY,
     _how_it_ended,
     _internal_error,
     _not_run,
+    _read_slot,
     _timed_out,
     _worker_died,
     is_gradcheck_bug,
@@ -187,12 +190,14 @@ class _Running:
 
     index: int
     started: float
-    #: When the current example was reported (or the job started).
+    #: When the current example started (or the job did).
     beat: float = 0.0
     #: The effective settings, once the child has loaded the target.
     settings: dict[str, Any] | None = None
-    #: The example being checked, as sent (gradcheck.frontend.unfinished.sealed).
+    #: The example being checked, as left (gradcheck.frontend.unfinished.sealed), in
+    #: the job's ExampleSlot (its descriptor: ``slot``), as last read.
     example: tuple[bytes, int] | None = None
+    slot: int | None = None
     examples_started: int = 0
     #: The op's inputs' names, once the child has resolved the target.
     input_names: tuple[str, ...] = ()
@@ -504,8 +509,6 @@ class Run:
     def _fork(self, index: int, spare: bool) -> None:
         """Have the zygote fork the process of job ``index``; it starts at once unless
         it is a ``spare``."""
-        from multiprocessing.reduction import send_handle
-
         zygote = self._ready_zygote()
         ours, theirs = self._context.Pipe(duplex=True)
         now = time.monotonic()
@@ -596,7 +599,12 @@ class Run:
             if not running.closed and running.conn is not None:
                 waited[running.conn] = running
         deadlines = [self._deadline(r)[0] for r in self._running.values()]
+        shown = [r for r in self._running.values() if r.progress is not None]
+        if shown:  # (progress bars: the examples counted, read this often)
+            deadlines.append(time.monotonic() + PROGRESS_EVERY)
         timeout = None if not deadlines else max(0.0, min(deadlines) - time.monotonic())
+        for running in shown:
+            _read_slot(running)
         for ready in wait(list(waited), timeout):
             what = waited[ready]
             if isinstance(what, _Running):
@@ -630,7 +638,8 @@ class Run:
             if self._deadline(running)[0] > now:
                 continue
             self._receive(running)  # it may have just finished
-            if index not in self._running:
+            _read_slot(running)  # or be on a later example
+            if index not in self._running or self._deadline(running)[0] > now:
                 continue
             limit = self._deadline(running)[1]
             del self._running[index]
@@ -656,15 +665,7 @@ class Run:
         if what == "started":
             running.settings = rest[1]
             running.input_names = tuple(rest[2]) if len(rest) > 2 else ()
-        elif what == "example":
-            sealed, check_seed, done, total = rest[1], rest[2], rest[3], rest[4]
-            running.example = (sealed, check_seed)
-            running.examples_started += 1
-            running.beat = time.monotonic()
-            if done != running.done:  # the examples counted since the last one
-                running.done = done
-                if running.progress is not None:
-                    running.progress(done, total)
+            running.slot = recv_handle(running.conn)
         elif what == "internal":
             del self._running[running.index]
             self._close(running)
@@ -681,6 +682,11 @@ class Run:
 
     @staticmethod
     def _close(running: _Running) -> None:
+        """Its pipe and its ExampleSlot closed, the example there read first."""
+        _read_slot(running)
+        if running.slot is not None:
+            os.close(running.slot)
+            running.slot = None
         if running.conn is not None:
             running.conn.close()
             running.conn = None
@@ -755,9 +761,6 @@ class Run:
         zygote.kill(wait=not finished)
 
 
-# --- one call in a child process (the pytest plugin) -------------------------------------
-
-
 # --- signals ------------------------------------------------------------------------------
 
 
@@ -794,6 +797,3 @@ class StopOnSignals:
         for number, before in self._before.items():
             signal.signal(number, before)
         self._before.clear()
-
-
-# --- results for what the worker could not report ----------------------------------------

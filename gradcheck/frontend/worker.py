@@ -35,7 +35,7 @@ from gradcheck.errors import (
 )
 from gradcheck.frontend.jobs import THREAD_VARIABLES, Job, WorkerSetup, _size
 from gradcheck.frontend.process_state import ProcessState, changes, is_own_target
-from gradcheck.frontend.unfinished import _how_it_ended, sealed
+from gradcheck.frontend.unfinished import ExampleSlot, _how_it_ended, sealed
 
 if TYPE_CHECKING:
     import numpy as np
@@ -510,16 +510,20 @@ def _serve_one(conn: Connection, index: int, job: Job, start: ProcessState | Non
     """Check one job and send what came of it; whether this process may check another
     of gradcheck's own targets (the job was one, and the process's state is as it was
     at its start)."""
-    counted = [0, 0]  # (done, total): sent with the next example, or in the result
+    from multiprocessing.reduction import send_handle
+
+    counted = [0, 0]  # (done, total): left with the next example, or in the result
+    slot = ExampleSlot.create()
 
     def progress(done: int, total: int) -> None:
         counted[:] = done, total
 
     def on_example(arrays: Sequence[np.ndarray], check_seed: int) -> None:
-        conn.send(("example", index, *sealed(arrays, check_seed), *counted))
+        slot.write(sealed(arrays, check_seed), *counted)
 
     def started(settings: dict[str, Any], names: tuple[str, ...]) -> None:
         conn.send(("started", index, _picklable(settings), names))
+        send_handle(conn, slot.fd, os.getppid())  # (the pid: Windows's; unused here)
 
     try:
         result = run_job(job, progress=progress, on_example=on_example, started=started)
@@ -534,6 +538,8 @@ def _serve_one(conn: Connection, index: int, job: Job, start: ProcessState | Non
         _write_stderr(f"{trace.rstrip()}\n")
         conn.send(("internal", index, type(exc).__name__, _safe_str(exc)))
         return False
+    finally:
+        os.close(slot.fd)  # (the coordinator holds its own)
     if job.max_memory:
         result = _name_the_memory_limit(result, job.max_memory)
     again = start is not None and is_own_target(job.spec) and not changes(start)

@@ -289,17 +289,64 @@ def test_the_cross_entropy_check_passes_from_the_command_line_at_order_2(seed):
     assert result.exit_code == 0, result.output
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known limit: at logits 40 apart p1 rounds to exactly 1 and the backward's "
-    "p1·v - v is 0 at every step and probe, its rounding (eps·|v|) shown by no "
-    "measurement in float64; the double backward's -u1 + u·p rounds to -0 likewise",
-)
 def test_a_cross_entropy_whose_backward_rounds_to_a_constant_passes_at_order_2():
-    # (where `verify --seed 0` of nll_ce with --domain=-5:40 shrinks to)
+    # (where `verify --seed 0` of nll_ce with --domain=-5:40 shrinks to) at logits 40
+    # apart p1 rounds to exactly 1 and the backward's p1·v - v is 0 at every step and
+    # probe, its rounding (eps·|v|) shown by no measurement in float64; the double
+    # backward's -u1 + u·p rounds to -0 likewise: that exact zero counts as resolved to
+    # eps of terms of v's size only (LevelScores.floor_cancelled)
     x = np.array([0.0, 39.99996, 0.0])
     result = check(_ce_ops().nll_ce, x, order=2, upstream=2.0**-52, seed=0)
     assert result.verdict == "passed", result
+
+
+@pytest.mark.parametrize(
+    "logits",
+    [[0.0, 39.99996, 0.0], [0.0, 40.0, 0.0], [0.0, 45.0, 0.0], [-3.0, 50.0, 2.0], [1.0, 38.5, 0.0]],
+)
+@pytest.mark.parametrize("upstream", [2.0**-52, 1.0, None])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_cross_entropies_whose_backward_rounds_to_a_constant_pass_at_order_2(
+    logits, upstream, seed
+):
+    ops = _ce_ops()
+    for target in (ops.nll_ce, ops.nll_ce_plus_max):
+        result = check(target, np.array(logits), order=2, upstream=upstream, seed=seed)
+        assert result.verdict == "passed", (target, result)
+
+
+def _ce_with_a_term(term: float):
+    """A cross-entropy (label 1) whose backward's value is right and whose derivative
+    has a term ``term·g`` too many (``term·g·(z - z)``: 0, of derivative term·g)."""
+
+    class CrossEntropyTerm(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, z):
+            ctx.save_for_backward(z)
+            return -torch.nn.functional.log_softmax(z, dim=-1)[1]
+
+        @staticmethod
+        def backward(ctx, g):
+            (z,) = ctx.saved_tensors
+            still = z.detach()
+            onehot = torch.zeros_like(z)
+            onehot[1] = 1
+            return g * (torch.softmax(z, dim=-1) - onehot) + term * g * (z - still)
+
+    return CrossEntropyTerm.apply
+
+
+@pytest.mark.parametrize("logits", [[0.0, 39.99996, 0.0], [0.0, 45.0, 0.0], [0.3, 1.0, -1.0]])
+@pytest.mark.parametrize("upstream", [2.0**-52, 1.0])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_cross_entropy_with_a_second_derivative_term_too_many_fails_where_it_rounds(
+    logits, upstream, seed
+):
+    # a term of 1e-6·g in the double backward: above the exact zero's eps·|v| / 2h
+    x = np.array(logits)
+    wrong = check(_ce_with_a_term(1e-6), x, order=2, upstream=upstream, seed=seed)
+    assert wrong.verdict == "failed", wrong
+    assert check(_ce_with_a_term(0.0), x, order=2, upstream=upstream, seed=seed).passed
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -1,41 +1,76 @@
-"""The message a job's process sends before each example (gradcheck.frontend.runner):
-its inputs travel pickled apart, and the coordinator opens them only where it reports
-them (a process that died or timed out on that example)."""
+"""What a job's process leaves before each example (gradcheck.frontend.runner): its
+inputs pickled apart, in an ExampleSlot whose descriptor it passes after its
+``("started", ...)`` message, and no message per example; the coordinator opens them
+only where it reports them (a process that died or timed out on that example)."""
 
 from __future__ import annotations
 
+import os
 import pickle
 import select
+import time
 from multiprocessing import Pipe
+from multiprocessing.reduction import recv_handle
 
 import numpy as np
 
 from gradcheck.frontend.runner import Job, _Running, _serve_one
-from gradcheck.frontend.unfinished import _worker_died, opened, sealed
+from gradcheck.frontend.unfinished import (
+    ExampleSlot,
+    _read_slot,
+    _worker_died,
+    opened,
+    sealed,
+)
 from gradcheck.frontend.worker import _readable
 
 OWN = "gradcheck.builtin_targets:"
 
 
-def _messages(job: Job) -> list[tuple]:
+def _messages(job: Job) -> tuple[list[tuple], list[int]]:
+    """The messages a job's process sends, and the slots' descriptors it passed."""
     ours, theirs = Pipe()
     _serve_one(theirs, 0, job, None)
-    found = []
+    found, slots = [], []
     while ours.poll():
         found.append(ours.recv())
-    return found
+        if found[-1][0] == "started":
+            slots.append(recv_handle(ours))
+    return found, slots
 
 
-def test_each_examples_inputs_come_pickled_apart() -> None:
-    messages = [
-        m for m in _messages(Job(OWN + "multiply", {"max_examples": 3})) if m[0] == "example"
-    ]
-    assert len(messages) >= 3
-    for _, index, inputs, check_seed, *_counts in messages:
-        assert index == 0 and isinstance(inputs, bytes) and isinstance(check_seed, int)
-        arrays, shapes = pickle.loads(inputs)
-        assert len(arrays) == 2 and all(isinstance(a, np.ndarray) for a in arrays)
-        assert shapes == ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
+def test_no_message_per_example_the_last_one_left_in_the_slot() -> None:
+    messages, slots = _messages(Job(OWN + "multiply", {"max_examples": 3}))
+    assert [m[0] for m in messages] == ["started", "result"] and len(slots) == 1
+    started, done, total, when, example = ExampleSlot.read(slots[0])
+    result = messages[-1][2]
+    assert started >= 3 and started == result.examples + result.shrink_steps
+    assert done == result.examples - 1 and when <= time.monotonic()
+    arrays, shapes = pickle.loads(example[0])
+    assert len(arrays) == 2 and all(isinstance(a, np.ndarray) for a in arrays)
+    assert shapes == ", ".join(f"{a.dtype}{list(a.shape)}" for a in arrays)
+    os.close(slots[0])
+
+
+def test_the_coordinator_reads_the_slot_where_it_needs_it() -> None:
+    slot = ExampleSlot.create()
+    running = _Running(0, 0.0, slot=slot.fd)
+    shown: list[tuple[int, int]] = []
+    running.progress = lambda done, total: shown.append((done, total))
+    _read_slot(running)
+    assert running.example is None and running.examples_started == 0
+    x = np.array([1.0, -2.0])
+    slot.write(sealed([x], 5), 0, 40)
+    slot.write(sealed([x * 2], 6), 1, 40)
+    before = time.monotonic()
+    slot.write(sealed([np.zeros((100, 100))], 7), 1, 40)
+    _read_slot(running)
+    assert running.examples_started == 3 and running.done == 1 and shown == [(1, 40)]
+    assert running.beat >= before and opened(running.example) == (None, "float64[100, 100]", 7)
+    slot.write(sealed([x], 8), 2, 40)  # a shorter one over a longer one
+    _read_slot(running)
+    assert np.array_equal(opened(running.example)[0][0], x) and shown[-1] == (2, 40)
+    os.close(slot.fd)
 
 
 def test_a_sealed_example_opens_as_the_report_shows_it() -> None:

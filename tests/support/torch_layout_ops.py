@@ -115,3 +115,31 @@ def scaled_rows_view(x, w):
 
 def scaled_rows_reshape(x, w):
     return torch.mul(x, w.reshape(-1)[None, :])
+
+
+def _product(contiguous: bool) -> type:
+    class Product(torch.autograd.Function):
+        """The product of a vector's elements, its gradient y / x (no zeros drawn
+        here); the wrong one reads them with ``as_strided`` as if x were contiguous."""
+
+        @staticmethod
+        def forward(x):
+            flat = x if contiguous else torch.as_strided(x, (x.numel(),), (1,))
+            return flat.prod(0)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0], output)
+
+        @staticmethod
+        def backward(ctx, g):
+            x, y = ctx.saved_tensors
+            return g * y / x
+
+    return Product
+
+
+ProductAsStrided = _product(contiguous=False)
+ProductAsStrided.__name__ = ProductAsStrided.__qualname__ = "ProductAsStrided"
+Product = _product(contiguous=True)
+Product.__name__ = Product.__qualname__ = "Product"

@@ -100,3 +100,25 @@ def test_complex_inputs_are_not_laid_out_otherwise():
     parts = [A, A]
     assert candidates(tgt, parts) == {0, 1}
     assert candidates(tgt.derive(Variant(complex_inputs=(True,))), parts) == frozenset()
+
+
+#: 96 elements, two tiny ones beside 4.0s (bug_corpus3's FixProdZeroShape, seed 2):
+#: torch's prod gives 3.34e-308 over the contiguous vector and 0 over a strided one,
+#: where 2.9e-210·4·2.9e-155 underflows (the true product is 3.38e-308).
+AT_THE_FLOOR = np.full(96, 4.0)
+AT_THE_FLOOR[[0, 2]] = 2.940694067543295e-210, 2.9322888320577125e-155
+
+
+@pytest.mark.parametrize("seed", [1, 3, 5])
+def test_a_product_whose_orders_part_at_the_range_floor_is_no_layout_failure(seed):
+    assert ops.Product.apply(torch.tensor(AT_THE_FLOOR)).item() > 0  # (the premise)
+    result = check(ops.Product, AT_THE_FLOOR, seed=seed)
+    assert result.verdict == "passed", str(result)
+
+
+@pytest.mark.parametrize("seed", [1, 3, 5])
+def test_a_product_reading_its_input_as_if_contiguous_still_fails(seed):
+    x = np.random.default_rng(seed).uniform(0.5, 2.0, size=8)
+    failure = check(ops.ProductAsStrided, x, seed=seed).failure
+    assert (failure.kind, failure.input) == ("noncontiguous_input", 0)
+    assert check(ops.Product, x, seed=seed).verdict == "passed"
