@@ -208,13 +208,16 @@ def _complex_as_real(
     return derived, real, constants, parts
 
 
-def _complex_named(result: CheckResult, parts: list[tuple[int, str]]) -> CheckResult:
-    """A failure at a real input of a complex op named as the part of the op's input."""
+def _complex_named(
+    result: CheckResult, parts: list[tuple[int, str]], names: Sequence[str] = ()
+) -> CheckResult:
+    """A failure at a real input of a complex op named as the part of the op's input,
+    where the op's input has no name of the user's (``z.imag`` says it already)."""
     failure = result.failure
     if failure is None or failure.input is None or failure.input >= len(parts):
         return result
     i, part = parts[failure.input]
-    if part:
+    if part and not (i < len(names) and names[i]):
         note = f"(input {failure.input} is the {part} of complex input {i}) "
         result.failure = replace(failure, message=note + failure.message)
     return result

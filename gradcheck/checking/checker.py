@@ -426,6 +426,7 @@ def _finished(
 ) -> CheckResult:
     """The result with the inputs named (complex ones as their parts), the seed and
     the time."""
+    given = names
     if parts is not None:
         # each complex input as its two real parts: x.real, x.imag
         names = [
@@ -438,7 +439,7 @@ def _finished(
     if result.failure is not None:
         result.failure = _named_failure(result.failure, names)
     if parts is not None:
-        result = _complex_named(result, parts)
+        result = _complex_named(result, parts, given)
     result.seed = seed
     result.seconds = time.perf_counter() - start
     return result

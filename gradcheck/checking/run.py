@@ -37,6 +37,7 @@ from gradcheck.checking.structure import (
     Stage,
     doubled_overflowed,
     first_failure,
+    inner_wrong_shape,
     repeated_and_scaled,
 )
 from gradcheck.checking.target import Target, own_tensor_hint, user_frame
@@ -196,7 +197,7 @@ class _Run:
             return self.tgt.backward(graph, v)
         except TargetRaised as exc:
             if isinstance(exc.exception, InvalidGradient):
-                raise _Fail(self.invalid_gradient(exc, v)) from None
+                raise _Fail(self.invalid_gradient(exc, v, graph)) from None
             if self.outside(exc.exception):
                 raise _Inconclusive(Skip.BACKWARD_DOMAIN_ERROR) from None
             raise _Fail(_raised(Kind.BACKWARD_ERROR, exc)) from None
@@ -751,7 +752,7 @@ class _Run:
             elif g is not None:  # missing: judged after the numerics (fine if it is zero)
                 self.walk(Stage.GRADIENT, e)
 
-    def invalid_gradient(self, exc: TargetRaised, v: np.ndarray) -> Failure:
+    def invalid_gradient(self, exc: TargetRaised, v: np.ndarray, graph: Any = None) -> Failure:
         """The engine rejected a gradient: say which input and what was wrong."""
         raw = self.tgt.raw_gradients(self.xs, self.params, v, constants=sorted(self.const))
         if raw is not None:
@@ -763,6 +764,9 @@ class _Run:
         # A function target: some inner op's gradient; classify by the engine's words.
         text = str(exc.exception)
         kind = Kind.WRONG_SHAPE if "shape" in text else Kind.NOT_ARRAY
+        named = inner_wrong_shape(exc.exception, graph, Evidence(self.xs, self.const))
+        if kind == Kind.WRONG_SHAPE and named is not None:
+            return named
         return Failure(kind, text, exception=f"InvalidGradient: {text}")
 
 

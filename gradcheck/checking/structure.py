@@ -297,12 +297,12 @@ def wrong_shape(e: Evidence) -> Failure | None:
     return Failure(
         Kind.WRONG_SHAPE,
         f"the gradient of input {e.i} has shape {shape}, its input {want}"
-        + _unreduced_broadcast(e, shape, want),
+        + unreduced_broadcast(e, shape, want),
         input=e.i,
     )
 
 
-def _unreduced_broadcast(e: Evidence, shape: tuple[int, ...], want: tuple[int, ...]) -> str:
+def unreduced_broadcast(e: Evidence, shape: tuple[int, ...], want: tuple[int, ...]) -> str:
     """What to do where the inputs broadcast and the gradient kept the broadcast
     shape: the most common gradient bug of an op of several inputs (the search draws
     broadcast shapes by default), or an op meant for equal shapes only."""
@@ -318,6 +318,22 @@ def _unreduced_broadcast(e: Evidence, shape: tuple[int, ...], want: tuple[int, .
         "op meant for equal shapes only says so with describe(broadcast=False) or "
         "--no-broadcast)"
     )
+
+
+def inner_wrong_shape(exc: BaseException, graph: Any, e: Evidence) -> Failure | None:
+    """The engine's rejection of an inner op's gradient shape (``exc``, raised in a
+    function target's backward) as the function's input's ``wrong_shape``, where the
+    inner op's variable is that input's tensor itself: named, with the hint for a
+    gradient left in the inputs' broadcast shape; None where it is no input's."""
+    variable, shapes = getattr(exc, "variable", None), getattr(exc, "shapes", None)
+    tensors = getattr(graph, "tensors", None) or ()
+    i = next((k for k, t in enumerate(tensors) if t is variable), None)
+    if variable is None or shapes is None or i is None:
+        return None
+    shape, want = shapes
+    said = f"the gradient of input {i} has shape {shape}, its input {want}"
+    said += unreduced_broadcast(e, shape, want)
+    return Failure(Kind.WRONG_SHAPE, f"{said}\n{exc}", input=i, exception=f"InvalidGradient: {exc}")
 
 
 def nonfinite_gradient(e: Evidence) -> Failure | None:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import importlib
+import inspect
 import os
 import sys
 import traceback
@@ -519,7 +520,24 @@ def qualname(obj: Any) -> str:
     which may have set it to anything (a newline, a terminal escape, a CI command)."""
     module = getattr(obj, "__module__", None) or ""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) or repr(obj)
+    name = bound_name(obj, module, name)
     return printable(f"{module}:{name}" if module and module != "__main__" else str(name))
+
+
+def bound_name(obj: Any, module: str, name: str) -> str:
+    """``name``, or, for an object that is neither a class nor a function but carries
+    the ``__qualname__`` of the function it wraps (a JAX ``custom_jvp``/``custom_vjp``,
+    a ``functools.partial``...), the name its module binds to it where ``name`` does
+    not: ``bad_log_cosh = jax.custom_jvp(_log_cosh_value)`` is ``bad_log_cosh``, the
+    name that finds it again (``_log_cosh_value`` is the plain function)."""
+    if isinstance(obj, type) or inspect.isroutine(obj):
+        return name
+    names = getattr(sys.modules.get(module), "__dict__", None)
+    if not isinstance(names, dict) or names.get(name) is obj:
+        return name
+    bound = [k for k, v in list(names.items()) if v is obj and isinstance(k, str)]
+    public = [k for k in bound if not k.startswith("_")]
+    return (public or bound or [name])[0]
 
 
 def instance_name(obj: Any) -> tuple[str, str] | None:

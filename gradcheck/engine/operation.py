@@ -247,11 +247,18 @@ def _reduced(
     elif op.broadcastable:
         grad = reduce_broadcast(grad, shape)
     if grad.shape != shape:
-        raise InvalidGradient(
+        exc = InvalidGradient(
             f"`{type(op).__name__}.backward_var(<gradient>, index={index})` "
             f"returned a gradient of shape {grad.shape} for an input of "
             f"shape {shape}; a gradient must have its input's shape"
         )
+        # (which tensor and shapes: a checker names the input of a function whose
+        # inner op this is, where that tensor is one of the function's inputs)
+        variables = getattr(op, "variables", ())
+        variable = variables[index] if 0 <= index < len(variables) else None
+        exc.variable = variable  # type: ignore[attr-defined]
+        exc.shapes = (grad.shape, shape)  # type: ignore[attr-defined]
+        raise exc
     return grad
 
 

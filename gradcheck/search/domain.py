@@ -60,6 +60,9 @@ class ShapeDomain:
         self._ran_at: list[np.ndarray] | None = None
         #: whether the op ran at some inputs of different shapes
         self.broadcast_ran = False
+        #: the user gave the shapes: inputs of different shapes are theirs (a kernel
+        #: beside an image), not broadcast shapes drawn, which the op may refuse
+        self.given = options.get("shapes") is not None
 
     def outside(self, arrays: Sequence[np.ndarray], result: Any) -> bool:
         """True when ``result`` failed because the forward raised at the shapes of
@@ -139,7 +142,7 @@ class ShapeDomain:
 
     def _ran(self, key: Shapes, arrays: Sequence[np.ndarray] = ()) -> None:
         self._runs.add(key)
-        self.broadcast_ran = self.broadcast_ran or _broadcast(key)
+        self.broadcast_ran = self.broadcast_ran or self.broadcast(key)
         if self._ran_at is None and arrays and all(np.size(a) for a in arrays):
             self._ran_at = [np.asarray(a).reshape(-1)[:1].copy() for a in arrays]
 
@@ -163,16 +166,21 @@ class ShapeDomain:
             )
         return attempts
 
+    def broadcast(self, key: Shapes) -> bool:
+        """Whether ``key`` is a draw of broadcast shapes: inputs of different shapes
+        where the user gave none (given shapes that differ are the op's own)."""
+        return not self.given and _broadcast(key)
+
     @property
     def refuses_broadcast(self) -> bool:
         """The op raised at :data:`BROADCAST_REFUSALS` broadcast shapes and ran at
         none: it takes inputs of equal shapes only (the search draws no more)."""
-        refused = sum(_broadcast(key) for key in self.rejected)
+        refused = sum(self.broadcast(key) for key in self.rejected)
         return not self.broadcast_ran and refused >= BROADCAST_REFUSALS
 
     def broadcast_error(self) -> str:
         """The op's error at the first broadcast shapes it rejected, and where."""
-        key, error = next((k, e) for k, e in self.rejected.items() if _broadcast(k))
+        key, error = next((k, e) for k, e in self.rejected.items() if self.broadcast(k))
         return f"{error[:160]} at {_shapes(key)}"
 
     @property
@@ -221,7 +229,9 @@ class ShapeDomain:
     def note(self) -> str:
         """What was skipped and what to do; empty when nothing was."""
         rejected = {
-            k: e for k, e in self.rejected.items() if not (_broadcast(k) and self.refuses_broadcast)
+            k: e
+            for k, e in self.rejected.items()
+            if not (self.broadcast(k) and self.refuses_broadcast)
         }  # (an op that wants equal shapes: said in VerifyResult.shapes)
         if not rejected:
             return ""

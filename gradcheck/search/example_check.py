@@ -315,7 +315,7 @@ class _Search:
         if self.fatal is not None:
             raise self.fatal
         key = tuple(np.shape(a) for a in arrays)
-        broadcast = len(set(key)) > 1
+        broadcast = self.domain.broadcast(key)
         if broadcast and self.domain.refuses_broadcast:
             raise _Rejected  # learnt: the op takes equal shapes only
         if self.fixed and key in self.domain.rejected:

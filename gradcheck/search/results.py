@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gradcheck.checking.result import CheckResult, jsonable
-from gradcheck.checking.target import instance_name
+from gradcheck.checking.target import bound_name, instance_name
 from gradcheck.checking.vocabulary import COMPARISON_KINDS
 from gradcheck.errors import printable
 
@@ -26,7 +26,7 @@ def target_label(obj: Callable[..., Any]) -> str:
         return printable(":".join(named))
     module = getattr(obj, "__module__", None) or "?"
     qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", repr(obj))
-    return printable(f"{module}:{qualname}")
+    return printable(f"{module}:{bound_name(obj, module, str(qualname))}")
 
 
 @dataclass(frozen=True)

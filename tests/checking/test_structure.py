@@ -85,6 +85,33 @@ def test_a_gradient_left_in_the_broadcast_shape_says_what_to_do():
     assert gradcheck.check(PlainMul, np.ones(3), np.ones(3)).verdict == "passed"
 
 
+def test_an_inner_op_s_unreduced_gradient_names_the_function_s_input():
+    # User round 7: a described function calling an op of its own whose backward left
+    # the target's gradient in the broadcast shape failed wrong_shape with the engine's
+    # words alone ("`_Op.backward_var(<gradient>, index=1)` returned a gradient of
+    # shape (1,) for an input of shape ()"): no input named, no hint.
+    import gradcheck
+
+    class PlainSub(gradcheck.Operation):
+        def __call__(self, a, b):
+            self.variables = (a, b)
+            return a.data - b.data
+
+        def backward_var(self, grad, index, **kwargs):
+            return grad if index == 0 else -grad
+
+    def residual(pred, target):
+        return gradcheck.execute_op(PlainSub, pred, target)
+
+    failure = gradcheck.check(residual, np.zeros(3), np.array(1.0)).failure
+    assert failure.kind == "wrong_shape" and failure.input == 1, failure
+    assert "the gradient of input target has shape (3,), its input ()" in failure.message
+    assert "the inputs broadcast, () and (3,): sum the gradient over the axes" in failure.message
+    assert "PlainSub.backward_var(<gradient>, index=1)" in failure.message
+    report = str(gradcheck.check(residual, np.zeros(3), np.array(1.0)))
+    assert "(input target)" in report and "the gradient of input target" in report
+
+
 def test_a_backward_whose_terms_overflow_at_minus_2v_is_not_called_nonlinear():
     # sinh and cosh of x = -709.8 are -/+8.9e307: the gradient cosh·v1 + sinh·v2 is
     # -2.3e307 at v, but at -2v each term overflows and inf - inf is nan; it failed as

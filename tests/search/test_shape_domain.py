@@ -107,3 +107,27 @@ def test_an_input_the_error_names_is_said_to_be_maybe_a_parameter():
     assert "x, named" not in result.note
     given = gradcheck.verify(scaled_sum, kwargs={"axis": 0}, min_dims=1, max_examples=5, seed=0)
     assert "named in the error" not in (given.note or "")
+
+
+def correlate_2d(x, k):
+    """A valid 2-d correlation (user round 7): it raises where x is smaller than the
+    kernel, whose shape the user gave ("h,w" and "2,3": different shapes by design)."""
+    if x.shape[0] < k.shape[0] or x.shape[1] < k.shape[1]:
+        raise ValueError("window shape cannot be larger than input array shape")
+    rows, cols = x.shape[0] - k.shape[0] + 1, x.shape[1] - k.shape[1] + 1
+    out = 0.0
+    for a in range(k.shape[0]):
+        for b in range(k.shape[1]):
+            out = out + x[a : a + rows, b : b + cols] * k[a, b]
+    return out
+
+
+def test_given_shapes_that_differ_are_not_broadcast_shapes_the_op_refuses():
+    # Two rejections of (h, w) too small for the (2, 3) kernel were read as the op
+    # refusing broadcast shapes: the search ended there, 0 examples, forward_error
+    # (and a hint to draw equal shapes), though the shapes were the user's own.
+    for seed in (0, 1, 2):
+        result = gradcheck.verify(correlate_2d, shapes=["h,w", "2,3"], max_examples=15, seed=seed)
+        assert result.verdict == "passed", (seed, result.note)
+        assert result.examples == 15 and "broadcast" not in result.note
+        assert "window shape cannot be larger" in result.note  # (the shapes it skipped)

@@ -45,7 +45,12 @@ def target(obj: Any) -> Any:
     # The drawn inputs the op's forward left out of its self.variables (MyGrad
     # differentiates those never), by the last call: read where its backward fails.
     unkept: list[int] = []
-    arranged = _arranged(mygrad, obj, sig, unkept) if is_op else None
+    # The dtype each variable's gradient had as backward_var returned it, by the
+    # variable's id, where it is narrower than the variable's: MyGrad casts it to the
+    # variable's dtype silently, the precision lost (a float32 gradient of a float64
+    # input). Handed on in that dtype, for the check's wrong_dtype.
+    narrowed: dict[int, np.dtype] = {}
+    arranged = _arranged(mygrad, obj, sig, unkept, narrowed) if is_op else None
 
     def apply(tensors: Sequence[Any], params: Mapping[str, Any]) -> Any:
         if is_op:
@@ -67,6 +72,7 @@ def target(obj: Any) -> Any:
             raise TypeError(f"the target returned {type(out).__name__}, not a mygrad.Tensor")
 
         def backward(grad: Any) -> list[np.ndarray | None]:
+            narrowed.clear()
             try:
                 _backprop(mygrad, outs, list(grad) if several else [grad])
             except mygrad.errors.InvalidGradient as exc:
@@ -80,7 +86,7 @@ def target(obj: Any) -> Any:
             return [
                 None
                 if not isinstance(t, mygrad.Tensor) or t.constant or t.grad is None
-                else np.array(t.grad, copy=True)
+                else np.array(t.grad, copy=True, dtype=narrowed.get(id(t)))
                 for t in tensors
             ]
 
@@ -101,10 +107,23 @@ def target(obj: Any) -> Any:
     return bridge_target(obj, run, evaluate, sig, framework="mygrad")
 
 
-def _arranged(mygrad: Any, obj: type, sig: Any, unkept: list[int]) -> type:
+def _arranged(
+    mygrad: Any, obj: type, sig: Any, unkept: list[int], narrowed: dict[int, np.dtype]
+) -> type:
     """``obj`` whose ``__call__`` takes what ``mygrad.execute_op`` hands it: the labels
     back as arrays, parameters given for positional parameters in place; after each
-    call, ``unkept`` holds the drawn inputs it left out of its ``self.variables``."""
+    call, ``unkept`` holds the drawn inputs it left out of its ``self.variables``.
+    Its ``backward_var`` notes in ``narrowed`` a gradient returned in a floating dtype
+    narrower than its variable's (by the variable's id), which MyGrad casts up."""
+
+    def noting_backward_var(self: Any, grad: Any, index: int, **kwargs: Any) -> Any:
+        g = obj.backward_var(self, grad, index, **kwargs)  # type: ignore[attr-defined]
+        dt, var = getattr(g, "dtype", None), self.variables[index]
+        want = getattr(var, "dtype", None)
+        if dt is not None and want is not None and dt.kind == "f" == np.dtype(want).kind:
+            if np.finfo(dt).eps > np.finfo(want).eps:
+                narrowed[id(var)] = np.dtype(dt)
+        return g
 
     def arranged_call(self: Any, *tensors: Any, **params: Any) -> Any:
         plain = [t.data if _is_plain(t.data) else t for t in tensors]
@@ -118,7 +137,15 @@ def _arranged(mygrad: Any, obj: type, sig: Any, unkept: list[int]) -> type:
         ]
         return out
 
-    return type(obj.__name__, (obj,), {"__call__": arranged_call, "__qualname__": obj.__qualname__})
+    return type(
+        obj.__name__,
+        (obj,),
+        {
+            "__call__": arranged_call,
+            "backward_var": noting_backward_var,
+            "__qualname__": obj.__qualname__,
+        },
+    )
 
 
 def _value(mygrad: Any, out: Any) -> np.ndarray | None:

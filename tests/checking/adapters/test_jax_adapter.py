@@ -172,3 +172,26 @@ def test_several_outputs(ops):
     result = check(ops.values_and_argmax, x)
     assert result.failure.kind == "mismatch" and result.failure.output == 2
     assert check(lambda x: (jnp.tanh(x), jnp.argmax(x)), x).verdict == "passed"
+
+
+def _log_cosh_value(x):
+    return jnp.logaddexp(x, -x) - jnp.log(2.0)
+
+
+# (user round 7: two custom_jvp objects of one function, named by the module)
+stopped_log_cosh = jax.custom_jvp(_log_cosh_value)
+stopped_log_cosh.defjvp(
+    lambda p, t: (stopped_log_cosh(p[0]), t[0] * jnp.tanh(jax.lax.stop_gradient(p[0])))
+)
+
+
+def test_a_custom_jvp_is_named_by_its_module_s_name_not_its_function_s():
+    # The custom_jvp object carries the wrapped function's __qualname__: reports named
+    # it `_log_cosh_value` (the bug and its twin alike), and the describe path's
+    # replay command checked that plain function, which has no bug.
+    failed = check(stopped_log_cosh, np.array([0.3, -1.2]), order=2)
+    head = str(failed).splitlines()[0]
+    assert head.startswith(f"gradcheck: {__name__}:stopped_log_cosh failed"), head
+    found = gradcheck.verify(stopped_log_cosh, order=2, max_examples=10, seed=0)
+    assert found.verdict == "failed"
+    assert f"Replay: gradcheck.verify({__name__}.stopped_log_cosh, seed=0)" in str(found)

@@ -123,3 +123,53 @@ def test_a_function_of_mygrad_tensors_with_two_outputs_is_checked_output_by_outp
     assert gradcheck.verify(
         lambda x: (mygrad.sinh(x), mygrad.execute_op(_RightCosh, x)), max_examples=30, seed=0
     ).passed
+
+
+class _MaskedMeanF32(mygrad.operation_base.Operation):
+    """User round 7: a masked mean whose backward_var builds its gradient as float32
+    (``np.zeros(shape, dtype=np.float32)``); MyGrad casts it back to float64 silently,
+    the precision lost (a relative error of 1e-8, inside float64's tolerances)."""
+
+    dtype: type = np.float32
+
+    def __call__(self, x, mask):
+        self.variables = (x,)
+        self.mask = np.broadcast_to(np.asarray(getattr(mask, "data", mask), dtype=bool), x.shape)
+        self.count = max(int(self.mask.sum()), 1)
+        return np.sum(np.where(self.mask, x.data, 0.0)) / self.count
+
+    def backward_var(self, grad, index, **kwargs):
+        out = np.zeros(self.mask.shape, dtype=self.dtype or self.variables[0].data.dtype)
+        out[self.mask] = grad / self.count
+        return out
+
+
+class _MaskedMeanRight(_MaskedMeanF32):
+    dtype = None
+
+
+class _LeakyWider(mygrad.operation_base.Operation):
+    """The docs' LeakyRelu: ``np.where(..., 1.0, slope)`` is float64, so its gradient
+    of a float32 input is float64, which MyGrad casts to float32: no precision lost."""
+
+    def __call__(self, x):
+        self.variables = (x,)
+        return np.where(x.data > 0, x.data, 0.1 * x.data).astype(x.data.dtype)
+
+    def backward_var(self, grad, index, **kwargs):
+        (x,) = self.variables
+        return grad * np.where(x.data > 0, 1.0, 0.1)
+
+
+def test_a_mygrad_op_s_float32_gradient_of_a_float64_input_is_wrong_dtype():
+    x = np.array([[0.3, -1.2, 2.0], [0.5, 0.7, -0.1]])
+    mask = np.array([[True, False, True], [True, True, False]])
+    failure = check(_MaskedMeanF32, x, mask).failure
+    assert failure is not None and failure.kind == "wrong_dtype", failure
+    assert "float32" in failure.message and "float64" in failure.message
+    assert check(_MaskedMeanRight, x, mask).passed
+    for seed in (0, 1, 2):
+        found = gradcheck.verify(_MaskedMeanF32, booleans=[1], max_examples=10, seed=seed)
+        assert found.verdict == "failed" and found.failure.failure.kind == "wrong_dtype"
+    x32 = np.array([0.3, -1.2, 2.0], dtype=np.float32)
+    assert check(_LeakyWider, x32).passed
