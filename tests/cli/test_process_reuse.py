@@ -14,6 +14,8 @@ import threading
 import warnings
 from collections.abc import Callable, Iterator
 from multiprocessing import Pipe
+from multiprocessing.connection import Connection
+from multiprocessing.reduction import recv_handle
 from pathlib import Path
 from typing import Any
 
@@ -361,6 +363,19 @@ def test_every_item_is_tested():
     assert set(process_state.ITEMS) == set(CHANGES) | {"numpy buffer size", "import machinery"}
 
 
+def _drained(ours: Connection) -> list[Any]:
+    """The messages a job's process sent, as the coordinator reads them: each
+    ``("started", ...)`` is followed by its example slot's descriptor (passed, not a
+    message: read as a message it leaves the pipe's framing broken and the next
+    ``recv`` waiting for ever)."""
+    messages = []
+    while ours.poll():
+        messages.append(ours.recv())
+        if messages[-1][0] == "started":
+            os.close(recv_handle(ours))
+    return messages
+
+
 @pytest.mark.parametrize("item", ["environment", "numpy error state", "signal handlers"])
 def test_a_process_whose_state_changed_checks_no_other_target(item: str, restore: list[Any]):
     """What a job's process does after one of gradcheck's own targets: it offers to
@@ -368,15 +383,12 @@ def test_a_process_whose_state_changed_checks_no_other_target(item: str, restore
     ours, theirs = Pipe()
     job = Job(OWN + "square", FEW)
     _serve_one(theirs, 0, job, None)  # what the zygote builds before it forks
-    while ours.poll():
-        ours.recv()
+    _drained(ours)
     start = ProcessState()
     assert _serve_one(theirs, 0, job, start) is True
     CHANGES[item](restore)
     assert _serve_one(theirs, 1, job, start) is False
-    messages = []
-    while ours.poll():
-        messages.append(ours.recv())
+    messages = _drained(ours)
     results = [m for m in messages if m[0] == "result"]
     assert [(m[1], m[3]) for m in results] == [(0, True), (1, False)]
     assert isinstance(results[0][2], VerifyResult) and results[0][2].passed
