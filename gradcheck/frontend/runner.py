@@ -665,6 +665,7 @@ class Run:
         if what == "started":
             running.settings = rest[1]
             running.input_names = tuple(rest[2]) if len(rest) > 2 else ()
+            assert running.conn is not None  # (the message came through it)
             running.slot = recv_handle(running.conn)
         elif what == "internal":
             del self._running[running.index]
