@@ -317,17 +317,10 @@ class ForwardRounding(ComputedIn):
         return OUTPUT_ROUNDING_EPS * self.eps * max(self._magnitude(), largest)
 
     def _magnitude(self) -> float:
-        """The largest finite |element| of the outputs and of the float inputs as far
-        as the largest steps reach: the size of intermediates a forward is assumed to
-        round at where nothing shows more. (Not at least 1: a floor of 1 is not
-        scale-free, and let a measured residual of eigvalsh at inputs of 2**-20 stand
-        for a rounding 2**20 times its outputs', where a backward off by 1e-3 passed.)"""
-        floats = [a[np.isfinite(a)] for a in self.work if a.dtype.kind == "f"]
-        # (the inputs as far as the largest steps reach: steps relative to max(|x|, 1)
-        # reach intermediates of their own size, x - sin(x) at 2e-308 those of 4e-4)
-        reach = [np.abs(a) + step_sizes(a, self.eps) * LEVEL_RATIO**HIGHEST_LEVEL for a in floats]
-        finite = [np.abs(self.f0[np.isfinite(self.f0)]), *reach]
-        return max([0.0, *(float(a.max()) for a in finite if a.size)])
+        """The largest finite |element| of the float inputs, at least 1: the size of
+        intermediates a forward is assumed to round at where nothing shows more."""
+        floats = [np.abs(a[np.isfinite(a)]) for a in self.work if a.dtype.kind == "f"]
+        return max([1.0, *(float(a.max()) for a in floats if a.size)])
 
     def _quantize(self, levels: LevelScores) -> None:
         """:meth:`LevelScores.quantize_noise`, with the smallest quantum this point's
